@@ -1,0 +1,509 @@
+/* config.c - paddockd's configuration, read with inih (see config.h).
+ *
+ * inih does the splitting into sections and key = value pairs; a reader
+ * placed in front of it (read_line) feeds it one line at a time so that
+ * every message can name its line, and checks what inih would let pass:
+ * NUL bytes, overlong lines (inih would split them), section headers (inih
+ * only reports them together with a key, and truncates long names) and lines
+ * that are neither a section, a pair nor a comment. Leading whitespace is
+ * dropped there too, which turns off inih's multi-line values: an indented
+ * line is an ordinary line. Parsing stops at the first error.
+ */
+#include <ctype.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <stdarg.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include <ini.h>
+
+#include "config.h"
+
+#ifdef HAVE_CONFIG_H
+#include "autoconfig.h" /* CRUN_PATH, as found by configure */
+#endif
+#ifndef CRUN_PATH
+#define CRUN_PATH "/usr/bin/crun"
+#endif
+
+#define GiB (UINT64_C(1) << 30)
+#define STOP_GRACE_MAX 3600
+#define PIDS_MAX 4194304 /* the kernel's PID_MAX_LIMIT */
+
+static const struct box_type builtin_types[] = {
+    {.name = "small", .millicpus = 1000, .memory = 2 * GiB, .pids = 4096, .disk = 10 * GiB},
+    {.name = "medium", .millicpus = 2000, .memory = 4 * GiB, .pids = 4096, .disk = 10 * GiB},
+    {.name = "large", .millicpus = 4000, .memory = 8 * GiB, .pids = 4096, .disk = 10 * GiB},
+};
+
+enum value_kind {
+	VAL_PATH,   /* absolute path */
+	VAL_CGROUP, /* relative cgroup path */
+	VAL_NAME,   /* name_valid() */
+	VAL_TTL,
+	VAL_GRACE,
+};
+
+static const struct paddock_key {
+	const char *key;
+	enum value_kind kind;
+	size_t offset; /* of the char * field, for the string kinds */
+} paddock_keys[] = {
+    {"mount", VAL_PATH, offsetof(struct pd_config, mount)},
+    {"data", VAL_PATH, offsetof(struct pd_config, data)},
+    {"run", VAL_PATH, offsetof(struct pd_config, run)},
+    {"crun", VAL_PATH, offsetof(struct pd_config, crun)},
+    {"cgroup_parent", VAL_CGROUP, offsetof(struct pd_config, cgroup_parent)},
+    {"default_image", VAL_NAME, offsetof(struct pd_config, default_image)},
+    {"default_type", VAL_NAME, offsetof(struct pd_config, default_type)},
+    {"default_ttl", VAL_TTL, 0},
+    {"stop_grace", VAL_GRACE, 0},
+};
+
+static const char *const type_keys[] = {"cpus", "memory", "pids", "disk"};
+
+enum section_kind { SECTION_NONE, SECTION_PADDOCK, SECTION_TYPE };
+
+struct parser {
+	const char *path;
+	FILE *f;
+	struct pd_config *c;
+	pd_error *err;
+	int r;		/* the first error, once there is one */
+	int read_errno; /* of a failed getc() */
+	int lineno;
+	enum section_kind section;
+	size_t type_idx;
+	unsigned paddock_seen;		      /* bit per paddock_keys[] entry */
+	unsigned type_seen[CONFIG_MAX_TYPES]; /* bit per type_keys[] entry */
+	int default_type_line;
+};
+
+/* Records the first error as "FILE:LINE: reason"; later ones are dropped
+ * (parsing stops at the first). Returns code. */
+static int fail_at(struct parser *p, int line, int code, const char *fmt, ...) _printf_(4, 5);
+static int fail_at(struct parser *p, int line, int code, const char *fmt, ...)
+{
+	char reason[PD_ERROR_MAX];
+	va_list ap;
+
+	if (p->r < 0)
+		return p->r;
+	va_start(ap, fmt);
+	vsnprintf(reason, sizeof(reason), fmt, ap);
+	va_end(ap);
+	p->r = code;
+	return pd_error_set(p->err, code, "%s:%d: %s", p->path, line, reason);
+}
+
+#define fail_here(p, ...) fail_at((p), (p)->lineno, -EINVAL, __VA_ARGS__)
+
+static bool has_space_or_control(const char *s)
+{
+	for (; *s; s++)
+		if (isspace((unsigned char)*s) || iscntrl((unsigned char)*s))
+			return true;
+	return false;
+}
+
+static bool path_ok(const char *v)
+{
+	return v[0] == '/' && !has_space_or_control(v);
+}
+
+/* "paddock", "system.slice/paddock": components under the cgroup root. */
+static bool cgroup_ok(const char *v)
+{
+	if (!*v || has_space_or_control(v))
+		return false;
+	for (const char *s = v;;) {
+		size_t n = strcspn(s, "/");
+		if (n == 0 || (n == 1 && s[0] == '.') || (n == 2 && s[0] == '.' && s[1] == '.'))
+			return false;
+		if (s[n] == '\0')
+			return true;
+		s += n + 1;
+	}
+}
+
+static int set_string(struct parser *p, size_t offset, const char *value)
+{
+	char **field = (char **)((char *)p->c + offset);
+	char *s = strdup(value);
+
+	if (!s)
+		return fail_at(p, p->lineno, -ENOMEM, "out of memory");
+	free(*field);
+	*field = s;
+	return 0;
+}
+
+static int set_paddock_key(struct parser *p, const char *key, const char *value)
+{
+	const struct paddock_key *k = NULL;
+	size_t i;
+	bool ok;
+
+	for (i = 0; i < ELEMENTSOF(paddock_keys); i++)
+		if (strcmp(key, paddock_keys[i].key) == 0) {
+			k = &paddock_keys[i];
+			break;
+		}
+	if (!k)
+		return fail_here(p, "unknown key \"%s\" in [paddock]", key);
+	if (p->paddock_seen & (1u << i))
+		return fail_here(p, "duplicate key \"%s\" in [paddock]", key);
+	p->paddock_seen |= 1u << i;
+
+	switch (k->kind) {
+	case VAL_PATH:
+		ok = path_ok(value);
+		break;
+	case VAL_CGROUP:
+		ok = cgroup_ok(value);
+		break;
+	case VAL_NAME:
+		ok = name_valid(value);
+		break;
+	case VAL_TTL:
+		ok = parse_ttl(value, &p->c->default_ttl) >= 0;
+		break;
+	case VAL_GRACE: {
+		uint64_t v;
+		ok = parse_uint64(value, STOP_GRACE_MAX, &v) >= 0;
+		if (ok)
+			p->c->stop_grace = (unsigned)v;
+		break;
+	}
+	default:
+		ok = false;
+	}
+	if (!ok)
+		return fail_here(p, "bad value for %s: \"%s\"", key, value);
+
+	if (k->kind == VAL_TTL || k->kind == VAL_GRACE)
+		return 0;
+	if (strcmp(key, "default_type") == 0)
+		p->default_type_line = p->lineno;
+	return set_string(p, k->offset, value);
+}
+
+static int set_type_key(struct parser *p, const char *key, const char *value)
+{
+	struct box_type *t = &p->c->types[p->type_idx];
+	size_t i;
+	uint64_t v = 0;
+	bool ok;
+
+	for (i = 0; i < ELEMENTSOF(type_keys); i++)
+		if (strcmp(key, type_keys[i]) == 0)
+			break;
+	if (i == ELEMENTSOF(type_keys))
+		return fail_here(p, "unknown key \"%s\" in [types.%s]", key, t->name);
+	if (p->type_seen[p->type_idx] & (1u << i))
+		return fail_here(p, "duplicate key \"%s\" in [types.%s]", key, t->name);
+	p->type_seen[p->type_idx] |= 1u << i;
+
+	switch (i) {
+	case 0:
+		ok = parse_cpus(value, &t->millicpus) >= 0;
+		break;
+	case 1:
+		ok = parse_size(value, &v) >= 0 && v > 0;
+		if (ok)
+			t->memory = v;
+		break;
+	case 2:
+		ok = parse_uint64(value, PIDS_MAX, &v) >= 0 && v > 0;
+		if (ok)
+			t->pids = v;
+		break;
+	default:
+		ok = parse_size(value, &v) >= 0 && v > 0;
+		if (ok)
+			t->disk = v;
+		break;
+	}
+	if (!ok)
+		return fail_here(p, "bad value for %s: \"%s\"", key, value);
+	return 0;
+}
+
+static int on_pair(void *user, const char *section, const char *name, const char *value)
+{
+	struct parser *p = user;
+	int r;
+
+	/* section is inih's idea of it, truncated to 49 bytes; ours is whole. */
+	switch (p->section) {
+	case SECTION_PADDOCK:
+		r = set_paddock_key(p, name, value);
+		break;
+	case SECTION_TYPE:
+		r = set_type_key(p, name, value);
+		break;
+	default:
+		r = fail_here(p, "key \"%s\" outside of any section", name);
+	}
+	return r >= 0; /* inih: nonzero is success */
+}
+
+static int begin_type_section(struct parser *p, const char *header, const char *name)
+{
+	struct pd_config *c = p->c;
+	size_t i;
+
+	if (!name_valid(name))
+		return fail_here(p, "invalid type name \"%s\" in [%s]", name, header);
+
+	for (i = 0; i < c->n_types; i++)
+		if (strcmp(c->types[i].name, name) == 0)
+			break;
+	if (i == c->n_types) {
+		if (c->n_types == CONFIG_MAX_TYPES)
+			return fail_here(p, "too many types (at most %d)", CONFIG_MAX_TYPES);
+		/* A new type starts from small's built-in values. */
+		c->types[i] = builtin_types[0];
+		snprintf(c->types[i].name, sizeof(c->types[i].name), "%s", name);
+		c->n_types++;
+	}
+	p->section = SECTION_TYPE;
+	p->type_idx = i;
+	return 0;
+}
+
+/* line starts with '['. The name ends at ']', found the way inih finds it
+ * (a ';' after whitespace starts a comment first). */
+static int begin_section(struct parser *p, char *line)
+{
+	bool was_space = false;
+	char *end, *rest;
+	int r;
+
+	for (end = line + 1; *end && *end != ']' && !(was_space && *end == ';'); end++)
+		was_space = isspace((unsigned char)*end);
+	if (*end != ']')
+		return fail_here(p, "unterminated section header");
+	for (rest = end + 1; isspace((unsigned char)*rest); rest++)
+		;
+	if (*rest != '\0' && *rest != ';')
+		return fail_here(p, "unexpected text after section header");
+
+	*end = '\0'; /* restored below: inih parses this line too */
+	if (strcmp(line + 1, "paddock") == 0) {
+		p->section = SECTION_PADDOCK;
+		r = 0;
+	} else if (strncmp(line + 1, "types.", 6) == 0)
+		r = begin_type_section(p, line + 1, line + 7);
+	else
+		r = fail_here(p, "unknown section [%s]", line + 1);
+	*end = ']';
+	return r;
+}
+
+/* The ini_reader: fgets()-like, one line per call, num including the NUL. */
+static char *read_line(char *str, int num, void *stream)
+{
+	struct parser *p = stream;
+	size_t n = 0, skip;
+	int ch;
+
+	if (p->r < 0 || num < 3)
+		return NULL;
+
+	ch = getc(p->f);
+	if (ch == EOF) {
+		if (ferror(p->f))
+			p->read_errno = errno;
+		return NULL;
+	}
+	p->lineno++;
+
+	for (; ch != EOF && ch != '\n'; ch = getc(p->f)) {
+		if (ch == '\0') {
+			fail_here(p, "NUL byte");
+			return NULL;
+		}
+		/* Keep room for "\n\0": inih splits longer lines. */
+		if (n >= (size_t)num - 2) {
+			fail_here(p, "line too long (at most %d bytes)", num - 2);
+			return NULL;
+		}
+		str[n++] = (char)ch;
+	}
+	if (ch == '\n')
+		str[n++] = '\n';
+	else if (ferror(p->f))
+		p->read_errno = errno;
+	str[n] = '\0';
+
+	skip = 0;
+	if (p->lineno == 1 && strncmp(str, "\xef\xbb\xbf", 3) == 0)
+		skip = 3;
+	while (isspace((unsigned char)str[skip]))
+		skip++;
+	memmove(str, str + skip, n - skip + 1);
+
+	if (str[0] == '\0' || str[0] == ';' || str[0] == '#')
+		return str;
+	if (str[0] == '[')
+		return begin_section(p, str) < 0 ? NULL : str;
+
+	bool was_space = false;
+	const char *s;
+	for (s = str; *s && *s != '=' && *s != ':' && !(was_space && *s == ';'); s++)
+		was_space = isspace((unsigned char)*s);
+	if (*s != '=' && *s != ':') {
+		fail_here(p, "expected \"key = value\", \"[section]\" or a comment");
+		return NULL;
+	}
+	return str;
+}
+
+void config_release(struct pd_config *c)
+{
+	if (!c)
+		return;
+	free(c->path);
+	free(c->mount);
+	free(c->data);
+	free(c->run);
+	free(c->crun);
+	free(c->cgroup_parent);
+	free(c->default_image);
+	free(c->default_type);
+	memset(c, 0, sizeof(*c));
+}
+
+static int config_defaults(struct pd_config *c)
+{
+	memset(c, 0, sizeof(*c));
+	c->mount = strdup("/paddock");
+	c->data = strdup("/var/lib/paddock");
+	c->run = strdup("/run/paddock");
+	c->crun = strdup(CRUN_PATH);
+	c->cgroup_parent = strdup("paddock");
+	c->default_image = strdup("debian");
+	c->default_type = strdup("small");
+	if (!c->mount || !c->data || !c->run || !c->crun || !c->cgroup_parent ||
+	    !c->default_image || !c->default_type)
+		return -ENOMEM;
+	c->default_ttl = -1;
+	c->stop_grace = 10;
+	memcpy(c->types, builtin_types, sizeof(builtin_types));
+	c->n_types = ELEMENTSOF(builtin_types);
+	return 0;
+}
+
+static int config_parse_file(struct parser *p)
+{
+	_cleanup_fclose_ FILE *f = NULL;
+	struct stat st;
+	int fd, r;
+
+	fd = open(p->path, O_RDONLY | O_CLOEXEC | O_NOCTTY);
+	if (fd < 0)
+		return fail_at(p, 0, -errno, "cannot open: %m");
+	if (fstat(fd, &st) < 0) {
+		r = -errno;
+		close(fd);
+		errno = -r;
+		return fail_at(p, 0, r, "cannot open: %m");
+	}
+	if (S_ISDIR(st.st_mode)) {
+		close(fd);
+		errno = EISDIR;
+		return fail_at(p, 0, -EISDIR, "cannot open: %m");
+	}
+	f = fdopen(fd, "r");
+	if (!f) {
+		r = -errno;
+		close(fd);
+		errno = -r;
+		return fail_at(p, 0, r, "cannot open: %m");
+	}
+
+	p->f = f;
+	r = ini_parse_stream(read_line, p, on_pair, p);
+	p->f = NULL;
+	if (p->r < 0)
+		return p->r;
+	if (ferror(f)) {
+		errno = p->read_errno > 0 ? p->read_errno : EIO;
+		return fail_at(p, 0, -errno, "cannot read: %m");
+	}
+	if (r == -2)
+		return fail_at(p, 0, -ENOMEM, "out of memory");
+	if (r != 0) /* whatever inih refused that read_line let through */
+		return fail_at(p, r, -EINVAL, "syntax error");
+
+	if (!config_find_type(p->c, p->c->default_type))
+		return fail_at(p, p->default_type_line, -EINVAL,
+			       "default_type \"%s\" names no type", p->c->default_type);
+	return 0;
+}
+
+int config_load(const char *path, struct pd_config *ret, pd_error *err)
+{
+	struct pd_config c;
+	struct parser p = {.path = path, .c = &c, .err = err};
+	int r;
+
+	r = config_defaults(&c);
+	if (r < 0) {
+		pd_error_set(err, r, "%s:0: out of memory", path ? path : "(defaults)");
+		goto fail;
+	}
+
+	if (path) {
+		r = config_parse_file(&p);
+		if (r == -ENOENT && strcmp(path, CONFIG_DEFAULT_PATH) == 0) {
+			pd_error_clear(err);
+			path = NULL; /* the defaults stand */
+		} else if (r < 0)
+			goto fail;
+	}
+
+	if (path) {
+		c.path = strdup(path);
+		if (!c.path) {
+			r = pd_error_set(err, -ENOMEM, "%s:0: out of memory", path);
+			goto fail;
+		}
+	}
+	*ret = c;
+	return 0;
+
+fail:
+	config_release(&c);
+	memset(ret, 0, sizeof(*ret));
+	return r;
+}
+
+const struct box_type *config_find_type(const struct pd_config *c, const char *name)
+{
+	if (!c || !name)
+		return NULL;
+	for (size_t i = 0; i < c->n_types; i++)
+		if (strcmp(c->types[i].name, name) == 0)
+			return &c->types[i];
+	return NULL;
+}
+
+int box_type_format(const struct box_type *t, char *buf, size_t bufsz)
+{
+	char cpus[32], memory[32], disk[32];
+	int n;
+
+	format_cpus(t->millicpus, cpus, sizeof(cpus));
+	format_size(t->memory, memory, sizeof(memory));
+	format_size(t->disk, disk, sizeof(disk));
+	n = snprintf(buf, bufsz, "cpus %s\nmemory %s\npids %" PRIu64 "\ndisk %s\n", cpus, memory,
+		     t->pids, disk);
+	if (n < 0)
+		return -EIO;
+	if ((size_t)n >= bufsz)
+		return -ENOBUFS;
+	return n;
+}

@@ -1,0 +1,79 @@
+/* config.h - paddockd's configuration (an INI file read with inih).
+ *
+ * Every key has a compiled-in default, so no file is needed. The file, when
+ * given, may set:
+ *
+ *	[paddock]
+ *	mount = /paddock            where the tree is mounted
+ *	data = /var/lib/paddock     state database, images, boxes
+ *	default_image = debian
+ *	default_type = small        must name a type
+ *	default_ttl = none          seconds, with s/m/h/d suffix, or none
+ *	stop_grace = 10             seconds between SIGTERM and SIGKILL (0-3600)
+ *	crun = /usr/bin/crun        the OCI runtime binary
+ *	cgroup_parent = paddock     boxes' cgroups live under /<cgroup_parent>/NAME
+ *	run = /run/paddock          runtime state (crun's --root lives under it)
+ *
+ *	[types.NAME]                one section per box type
+ *	cpus = 1                    may be fractional: 0.5
+ *	memory = 2G
+ *	pids = 4096
+ *	disk = 10G
+ *
+ * Built-in types small (1 cpu, 2G), medium (2, 4G) and large (4, 8G), each
+ * with pids 4096 and disk 10G, exist unless the file redefines them; a
+ * [types.X] section starts from those built-in values for X (or from small's
+ * for a new type) and overrides what it names.
+ *
+ * Errors: an unknown section or key, a bad value, a duplicated key or an
+ * unreadable file make config_load() fail with "FILE:LINE: reason" in err
+ * (LINE is 0 for whole-file problems).
+ */
+#pragma once
+
+#include <stdint.h>
+
+#include "error.h"
+#include "parse.h"
+
+#define CONFIG_DEFAULT_PATH "/etc/paddock/paddock.ini"
+#define CONFIG_MAX_TYPES 64
+
+struct box_type {
+	char name[NAME_MAX_LEN + 1];
+	unsigned millicpus;
+	uint64_t memory; /* bytes */
+	uint64_t pids;
+	uint64_t disk; /* bytes */
+};
+
+struct pd_config {
+	char *path; /* the file read, or NULL when only defaults are in force */
+	char *mount;
+	char *data;
+	char *run;
+	char *crun;
+	char *cgroup_parent;
+	char *default_image;
+	char *default_type;
+	int64_t default_ttl; /* seconds, -1 = none */
+	unsigned stop_grace; /* seconds */
+	struct box_type types[CONFIG_MAX_TYPES];
+	size_t n_types;
+};
+
+/* Fills *ret with the defaults, then applies path when it is not NULL.
+ * If path is CONFIG_DEFAULT_PATH and that file does not exist, the defaults
+ * stand; any other missing or unreadable file is an error. On failure *ret is
+ * left released (nothing to free) and err says why. */
+int config_load(const char *path, struct pd_config *ret, pd_error *err);
+
+/* Frees what config_load() allocated. Accepts a zeroed struct. */
+void config_release(struct pd_config *c);
+
+/* The type called name, or NULL. */
+const struct box_type *config_find_type(const struct pd_config *c, const char *name);
+
+/* Renders a type the way /paddock/types/NAME shows it:
+ * "cpus 1\nmemory 2G\npids 4096\ndisk 10G\n". Returns the length. */
+int box_type_format(const struct box_type *t, char *buf, size_t bufsz);

@@ -1,0 +1,828 @@
+/* engine.c - boxes: create, start, stop, change, delete, reconcile. */
+#include <fcntl.h>
+#include <ftw.h>
+#include <stdarg.h>
+#include <string.h>
+#include <sys/mount.h>
+#include <sys/stat.h>
+
+#include "engine-internal.h"
+#include "log.h"
+
+#define DISK_USAGE_CACHE_USEC (5ULL * 1000 * 1000)
+#define EVENT_LINE_MAX 1024
+
+/* --- paths --------------------------------------------------------------- */
+
+static void box_path(const struct engine *e, const struct box *b, const char *sub, char *buf,
+		     size_t bufsz)
+{
+	if (sub)
+		snprintf(buf, bufsz, "%s/%lld/%s", e->boxes_dir, (long long)b->row.id, sub);
+	else
+		snprintf(buf, bufsz, "%s/%lld", e->boxes_dir, (long long)b->row.id);
+}
+
+/* --- the box table (engine lock held) ------------------------------------ */
+
+static struct box *find_box(struct engine *e, const char *name)
+{
+	for (size_t i = 0; i < e->n_boxes; i++)
+		if (strcmp(e->boxes[i]->row.name, name) == 0)
+			return e->boxes[i];
+	return NULL;
+}
+
+static struct box *find_box_id(struct engine *e, int64_t id)
+{
+	for (size_t i = 0; i < e->n_boxes; i++)
+		if (e->boxes[i]->row.id == id)
+			return e->boxes[i];
+	return NULL;
+}
+
+static int add_box(struct engine *e, struct box *b)
+{
+	struct box **nb = realloc(e->boxes, (e->n_boxes + 1) * sizeof *nb);
+	if (!nb)
+		return -ENOMEM;
+	e->boxes = nb;
+	e->boxes[e->n_boxes++] = b;
+	return 0;
+}
+
+static void remove_box(struct engine *e, struct box *b)
+{
+	for (size_t i = 0; i < e->n_boxes; i++)
+		if (e->boxes[i] == b) {
+			memmove(&e->boxes[i], &e->boxes[i + 1],
+				(e->n_boxes - i - 1) * sizeof *e->boxes);
+			e->n_boxes--;
+			return;
+		}
+}
+
+/* Persists b->state (or a mid-action marker) with the rest of the row. */
+static int save_box(struct engine *e, struct box *b, const char *marker, pd_error *err)
+{
+	snprintf(b->row.state, sizeof b->row.state, "%s",
+		 marker ? marker : box_state_to_string(b->state));
+	return store_box_update(e->store, &b->row, err);
+}
+
+/* --- events -------------------------------------------------------------- */
+
+static void wake(struct engine *e, uint64_t key)
+{
+	if (e->wake)
+		e->wake(e->wake_data, key);
+}
+
+/* Appends one line to the box's stream and the global one. Engine lock
+ * held. Event logs are best effort: a full disk must not fail an action. */
+static void emit(struct engine *e, struct box *b, const char *fmt, ...) _printf_(3, 4);
+static void emit(struct engine *e, struct box *b, const char *fmt, ...)
+{
+	char line[EVENT_LINE_MAX], ts[32], path[4096];
+	va_list ap;
+	int n;
+
+	format_rfc3339(time(NULL), ts, sizeof ts);
+	n = snprintf(line, sizeof line, "%s %s ", ts, b->row.name);
+	va_start(ap, fmt);
+	n += vsnprintf(line + n, sizeof line - (size_t)n - 1, fmt, ap);
+	va_end(ap);
+	if (n > (int)sizeof line - 2)
+		n = (int)sizeof line - 2;
+	line[n++] = '\n';
+
+	if (e->events_fd >= 0)
+		(void)write_all(e->events_fd, line, (size_t)n);
+	box_path(e, b, "events", path, sizeof path);
+	_cleanup_close_ int fd = open(path, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0644);
+	if (fd >= 0)
+		(void)write_all(fd, line, (size_t)n);
+	wake(e, 0);
+	wake(e, (uint64_t)b->row.id);
+}
+
+/* --- filesystem ------------------------------------------------------------ */
+
+static bool is_mountpoint(const char *path)
+{
+	struct stat st, parent;
+	char p[4200];
+
+	if (stat(path, &st) < 0)
+		return false;
+	snprintf(p, sizeof p, "%s/..", path);
+	if (stat(p, &parent) < 0)
+		return false;
+	/* Overlay roots differ in device from their parent directory. */
+	return st.st_dev != parent.st_dev || st.st_ino == parent.st_ino;
+}
+
+static int mount_root(struct engine *e, struct box *b, pd_error *err)
+{
+	char merged[4096], upper[4096], work[4096], lower[4096];
+	_cleanup_free_ char *opts = NULL;
+
+	box_path(e, b, "rootfs", merged, sizeof merged);
+	if (is_mountpoint(merged))
+		return 0;
+	box_path(e, b, "upper", upper, sizeof upper);
+	box_path(e, b, "work", work, sizeof work);
+	image_rootfs(e->images_dir, b->row.image, lower, sizeof lower);
+	if (access(lower, F_OK) < 0)
+		return pd_error_set(err, -ENOENT, "image %s is not installed", b->row.image);
+	if (asprintf(&opts, "lowerdir=%s,upperdir=%s,workdir=%s", lower, upper, work) < 0)
+		return pd_error_set(err, -ENOMEM, "out of memory");
+	if (mount("overlay", merged, "overlay", 0, opts) < 0)
+		return pd_error_set(err, -errno, "cannot mount the box filesystem: %s",
+				    strerror(errno));
+	return 0;
+}
+
+static void umount_root(struct engine *e, struct box *b)
+{
+	char merged[4096];
+
+	box_path(e, b, "rootfs", merged, sizeof merged);
+	while (is_mountpoint(merged))
+		if (umount2(merged, 0) < 0 && umount2(merged, MNT_DETACH) < 0)
+			break;
+}
+
+static int make_box_dirs(struct engine *e, struct box *b, pd_error *err)
+{
+	static const char *const subs[] = {NULL, "upper", "work", "rootfs", "bundle"};
+	char p[4096];
+
+	for (size_t i = 0; i < ELEMENTSOF(subs); i++) {
+		box_path(e, b, subs[i], p, sizeof p);
+		if (mkdir(p, 0700) < 0 && errno != EEXIST)
+			return pd_error_set(err, -errno, "cannot create %s: %s", p, strerror(errno));
+	}
+	/* The upper directory becomes the box's "/": it must look like one. */
+	box_path(e, b, "upper", p, sizeof p);
+	if (chmod(p, 0755) < 0)
+		return pd_error_set(err, -errno, "cannot chmod %s: %s", p, strerror(errno));
+	box_path(e, b, "rootfs", p, sizeof p);
+	(void)chmod(p, 0755);
+	return 0;
+}
+
+static int remove_box_files(struct engine *e, struct box *b)
+{
+	char p[4096];
+
+	umount_root(e, b);
+	box_path(e, b, NULL, p, sizeof p);
+	return rm_rf(p);
+}
+
+static uint64_t du_total;
+static int du_visit(const char *path, const struct stat *st, int flag, struct FTW *ftw)
+{
+	(void)path, (void)flag, (void)ftw;
+	du_total += (uint64_t)st->st_blocks * 512;
+	return 0;
+}
+
+/* Bytes the box's own layer holds, recomputed at most every few seconds. */
+static uint64_t disk_usage(struct engine *e, struct box *b)
+{
+	static pthread_mutex_t du_lock = PTHREAD_MUTEX_INITIALIZER;
+	unsigned long long now = now_usec();
+	char upper[4096];
+
+	if (b->disk_checked_usec && now - b->disk_checked_usec < DISK_USAGE_CACHE_USEC)
+		return b->disk_bytes;
+	box_path(e, b, "upper", upper, sizeof upper);
+	pthread_mutex_lock(&du_lock);
+	du_total = 0;
+	(void)nftw(upper, du_visit, 16, FTW_PHYS | FTW_MOUNT);
+	b->disk_bytes = du_total;
+	pthread_mutex_unlock(&du_lock);
+	b->disk_checked_usec = now;
+	return b->disk_bytes;
+}
+
+/* --- lifecycle --------------------------------------------------------------- */
+
+static void view_of(const struct box *b, struct box_view *v)
+{
+	*v = (struct box_view){
+		.id = b->row.id,
+		.state = b->state,
+		.created = (time_t)b->row.created,
+		.pid = b->pid,
+	};
+	snprintf(v->name, sizeof v->name, "%s", b->row.name);
+	snprintf(v->type, sizeof v->type, "%s", b->row.type);
+	snprintf(v->image, sizeof v->image, "%s", b->row.image);
+	snprintf(v->error, sizeof v->error, "%s", b->row.error);
+}
+
+int engine_box_names(struct engine *e, char ***ret, size_t *ret_n)
+{
+	char **names;
+	size_t n = 0;
+
+	pthread_mutex_lock(&e->lock);
+	names = calloc(e->n_boxes ? e->n_boxes : 1, sizeof *names);
+	if (!names)
+		goto oom;
+	for (size_t i = 0; i < e->n_boxes; i++) {
+		if (e->boxes[i]->deleting)
+			continue;
+		if (!(names[n] = strdup(e->boxes[i]->row.name)))
+			goto oom;
+		n++;
+	}
+	pthread_mutex_unlock(&e->lock);
+	*ret = names;
+	*ret_n = n;
+	return 0;
+oom:
+	pthread_mutex_unlock(&e->lock);
+	image_list_free(names, n);
+	return -ENOMEM;
+}
+
+int engine_box_get(struct engine *e, const char *name, struct box_view *ret)
+{
+	struct box *b;
+
+	pthread_mutex_lock(&e->lock);
+	b = find_box(e, name);
+	if (b && !b->deleting)
+		view_of(b, ret);
+	pthread_mutex_unlock(&e->lock);
+	return b && !b->deleting ? 0 : -ENOENT;
+}
+
+int engine_box_get_by_id(struct engine *e, int64_t id, struct box_view *ret)
+{
+	struct box *b;
+
+	pthread_mutex_lock(&e->lock);
+	b = find_box_id(e, id);
+	if (b && !b->deleting)
+		view_of(b, ret);
+	pthread_mutex_unlock(&e->lock);
+	return b && !b->deleting ? 0 : -ENOENT;
+}
+
+int engine_box_create(struct engine *e, const char *name, pd_error *err)
+{
+	const struct pd_config *cfg = e->cfg;
+	struct image_info img;
+	struct box *b;
+	int r;
+
+	if (!name_valid(name))
+		return pd_error_set(err, -EINVAL,
+				    "invalid box name \"%s\": use [a-z0-9][a-z0-9._-]{0,62}", name);
+	if (!config_find_type(cfg, cfg->default_type))
+		return pd_error_set(err, -EINVAL, "default type %s is not defined",
+				    cfg->default_type);
+	r = image_get(e->images_dir, cfg->default_image, &img);
+	if (r < 0)
+		return pd_error_set(err, -ENOENT,
+				    "default image %s is not installed (build it with: mkimage %s)",
+				    cfg->default_image, cfg->default_image);
+
+	b = calloc(1, sizeof *b);
+	if (!b)
+		return pd_error_set(err, -ENOMEM, "out of memory");
+	snprintf(b->row.name, sizeof b->row.name, "%s", name);
+	snprintf(b->row.type, sizeof b->row.type, "%s", cfg->default_type);
+	snprintf(b->row.image, sizeof b->row.image, "%s", cfg->default_image);
+	snprintf(b->row.state, sizeof b->row.state, "creating");
+	b->row.created = time(NULL);
+	b->state = BOX_CREATED;
+
+	pthread_mutex_lock(&e->lock);
+	if (find_box(e, name)) {
+		r = pd_error_set(err, -EEXIST, "box %s already exists", name);
+		goto fail;
+	}
+	/* Intent first: a crash from here on leaves a "creating" row that the
+	 * next start rolls back. */
+	r = store_box_insert(e->store, &b->row, err);
+	if (r < 0)
+		goto fail;
+	r = make_box_dirs(e, b, err);
+	if (r >= 0)
+		r = mount_root(e, b, err);
+	if (r >= 0)
+		r = save_box(e, b, NULL, err);
+	if (r < 0) {
+		pd_error saved = *err;
+		remove_box_files(e, b);
+		store_box_delete(e->store, b->row.id, NULL);
+		*err = saved;
+		goto fail;
+	}
+	r = add_box(e, b);
+	if (r < 0) {
+		/* Recorded and on disk: the next start picks it up. */
+		pthread_mutex_unlock(&e->lock);
+		free(b);
+		return pd_error_set(err, r, "out of memory");
+	}
+	emit(e, b, "created");
+	pthread_mutex_unlock(&e->lock);
+	log_debug("box %s created", name);
+	return 0;
+fail:
+	pthread_mutex_unlock(&e->lock);
+	free(b);
+	return r;
+}
+
+/* Looks a box up for an action and marks it busy. Engine lock held. */
+static int claim(struct engine *e, const char *name, struct box **ret, pd_error *err)
+{
+	struct box *b = find_box(e, name);
+
+	if (!b || b->deleting)
+		return pd_error_set(err, -ENOENT, "no box named %s", name);
+	if (b->busy)
+		return pd_error_set(err, -EBUSY, "box %s is %s; try again when it is done", name,
+				    box_state_is_transition(b->state)
+					    ? box_state_to_string(b->state)
+					    : "busy with another change");
+	*ret = b;
+	return 0;
+}
+
+static int box_start(struct engine *e, struct box *b, pd_error *err)
+{
+	const struct box_type *type = config_find_type(e->cfg, b->row.type);
+	char bundle[4096], rootfs[4096];
+	struct box_spec spec;
+	pid_t pid = 0;
+	int r;
+
+	if (!type)
+		return pd_error_set(err, -EINVAL, "type %s is not defined in the configuration",
+				    b->row.type);
+	pthread_mutex_lock(&e->lock);
+	r = mount_root(e, b, err);
+	pthread_mutex_unlock(&e->lock);
+	if (r < 0)
+		return r;
+	box_path(e, b, "bundle", bundle, sizeof bundle);
+	box_path(e, b, "rootfs", rootfs, sizeof rootfs);
+	spec = (struct box_spec){
+		.id = b->row.name,
+		.hostname = b->row.name,
+		.bundle_dir = bundle,
+		.rootfs = rootfs,
+		.type = type,
+	};
+	r = runtime_start(e->rt, &spec, &pid, err);
+	if (r < 0)
+		return r;
+	b->pid = pid;
+	return 0;
+}
+
+int engine_box_set_state(struct engine *e, const char *name, const char *value, pd_error *err)
+{
+	enum box_state target = box_state_from_string(value), prior;
+	enum box_action action;
+	const char *reason = NULL;
+	struct box *b;
+	int r;
+
+	pthread_mutex_lock(&e->lock);
+	r = claim(e, name, &b, err);
+	if (r < 0)
+		goto out;
+	if (target < 0) {
+		r = pd_error_set(err, -EINVAL, "unknown state \"%s\": write running or stopped",
+				 value);
+		goto out;
+	}
+	r = box_state_plan(b->state, target, &action, &reason);
+	if (r < 0) {
+		pd_error_set(err, r, "cannot go from %s to %s: %s", box_state_to_string(b->state),
+			     value, reason);
+		goto out;
+	}
+	if (action == BOX_ACTION_NONE)
+		goto out;
+	prior = b->state;
+	b->busy = true;
+	b->state = action == BOX_ACTION_START ? BOX_STARTING : BOX_STOPPING;
+	r = save_box(e, b, NULL, err);
+	if (r < 0) {
+		b->state = prior;
+		b->busy = false;
+		goto out;
+	}
+	pthread_mutex_unlock(&e->lock);
+
+	if (action == BOX_ACTION_START)
+		r = box_start(e, b, err);
+	else
+		r = runtime_stop(e->rt, b->row.name, e->cfg->stop_grace, err);
+
+	pthread_mutex_lock(&e->lock);
+	b->busy = false;
+	b->state = box_state_finish(prior, action, r >= 0);
+	if (r >= 0 && action == BOX_ACTION_START)
+		b->row.last_started = time(NULL);
+	if (r >= 0 && action == BOX_ACTION_STOP)
+		b->pid = 0;
+	(void)save_box(e, b, NULL, NULL);
+	if (r >= 0)
+		emit(e, b, "%s", action == BOX_ACTION_START ? "started" : "stopped");
+	log_debug("box %s: %s %s", name, action == BOX_ACTION_START ? "start" : "stop",
+		  r >= 0 ? "done" : err->msg);
+out:
+	pthread_mutex_unlock(&e->lock);
+	return r < 0 ? r : 0;
+}
+
+int engine_box_set_type(struct engine *e, const char *name, const char *value, pd_error *err)
+{
+	const struct box_type *type;
+	struct box *b;
+	char old[NAME_MAX_LEN + 1];
+	int r;
+
+	pthread_mutex_lock(&e->lock);
+	r = claim(e, name, &b, err);
+	if (r < 0)
+		goto out;
+	type = config_find_type(e->cfg, value);
+	if (!type) {
+		r = pd_error_set(err, -EINVAL, "unknown type \"%s\" (see /types)", value);
+		goto out;
+	}
+	if (strcmp(b->row.type, value) == 0)
+		goto out;
+	if (b->state == BOX_RUNNING) {
+		b->busy = true;
+		pthread_mutex_unlock(&e->lock);
+		r = runtime_update(e->rt, b->row.name, type, err);
+		pthread_mutex_lock(&e->lock);
+		b->busy = false;
+		if (r < 0)
+			goto out;
+	}
+	snprintf(old, sizeof old, "%s", b->row.type);
+	snprintf(b->row.type, sizeof b->row.type, "%s", value);
+	r = save_box(e, b, NULL, err);
+	if (r < 0) {
+		snprintf(b->row.type, sizeof b->row.type, "%s", old);
+		goto out;
+	}
+	emit(e, b, "type %s", value);
+out:
+	pthread_mutex_unlock(&e->lock);
+	return r;
+}
+
+int engine_box_set_image(struct engine *e, const char *name, const char *value, pd_error *err)
+{
+	char old[NAME_MAX_LEN + 1];
+	struct image_info img;
+	struct box *b;
+	int r;
+
+	pthread_mutex_lock(&e->lock);
+	r = claim(e, name, &b, err);
+	if (r < 0)
+		goto out;
+	if (!name_valid(value)) {
+		r = pd_error_set(err, -EINVAL, "invalid image name \"%s\"", value);
+		goto out;
+	}
+	if (image_get(e->images_dir, value, &img) < 0) {
+		r = pd_error_set(err, -ENOENT, "image %s is not installed (see /images)", value);
+		goto out;
+	}
+	if (strcmp(b->row.image, value) == 0)
+		goto out;
+	if (b->state != BOX_CREATED) {
+		r = pd_error_set(err, -EBUSY,
+				 "the image can only change before the box first starts (it is %s)",
+				 box_state_to_string(b->state));
+		goto out;
+	}
+	snprintf(old, sizeof old, "%s", b->row.image);
+	umount_root(e, b);
+	snprintf(b->row.image, sizeof b->row.image, "%s", value);
+	r = mount_root(e, b, err);
+	if (r >= 0)
+		r = save_box(e, b, NULL, err);
+	if (r < 0) {
+		umount_root(e, b);
+		snprintf(b->row.image, sizeof b->row.image, "%s", old);
+		(void)mount_root(e, b, NULL);
+		goto out;
+	}
+	emit(e, b, "image %s", value);
+out:
+	pthread_mutex_unlock(&e->lock);
+	return r;
+}
+
+int engine_box_delete(struct engine *e, const char *name, pd_error *err)
+{
+	struct box *b;
+	int64_t id;
+	int r;
+
+	pthread_mutex_lock(&e->lock);
+	r = claim(e, name, &b, err);
+	if (r < 0) {
+		pthread_mutex_unlock(&e->lock);
+		return r;
+	}
+	b->busy = true;
+	r = save_box(e, b, "deleting", err);
+	if (r < 0) {
+		b->busy = false;
+		pthread_mutex_unlock(&e->lock);
+		return r;
+	}
+	b->deleting = true;
+	pthread_mutex_unlock(&e->lock);
+
+	/* From here the deletion is recorded: a crash is finished at start. */
+	r = runtime_stop(e->rt, b->row.name, e->cfg->stop_grace, err);
+	if (r < 0) {
+		pthread_mutex_lock(&e->lock);
+		b->busy = false;
+		b->deleting = false;
+		(void)save_box(e, b, NULL, NULL);
+		pthread_mutex_unlock(&e->lock);
+		return r;
+	}
+	r = remove_box_files(e, b);
+	if (r < 0)
+		log_warn("box %s: cannot remove all files: %s", name, strerror(-r));
+
+	pthread_mutex_lock(&e->lock);
+	id = b->row.id;
+	b->state = BOX_STOPPED;
+	(void)store_box_delete(e->store, id, NULL);
+	/* The box's own stream is gone with its directory; the global one
+	 * records the deletion. */
+	if (e->events_fd >= 0) {
+		char line[EVENT_LINE_MAX], ts[32];
+		format_rfc3339(time(NULL), ts, sizeof ts);
+		int n = snprintf(line, sizeof line, "%s %s deleted\n", ts, b->row.name);
+		(void)write_all(e->events_fd, line, (size_t)n);
+	}
+	remove_box(e, b);
+	pthread_mutex_unlock(&e->lock);
+	free(b);
+	wake(e, 0);
+	wake(e, (uint64_t)id);
+	log_debug("box %s deleted", name);
+	return 0;
+}
+
+void engine_box_record_error(struct engine *e, const char *name, const char *file,
+			     const pd_error *err)
+{
+	struct box *b;
+	char ts[32];
+
+	format_rfc3339(time(NULL), ts, sizeof ts);
+	pthread_mutex_lock(&e->lock);
+	b = find_box(e, name);
+	if (b && !b->deleting) {
+		snprintf(b->row.error, sizeof b->row.error, "%s %s: %s (%s)", ts, file, err->msg,
+			 errno_name(-err->code));
+		/* Keep the marker of an action in flight. */
+		(void)store_box_update(e->store, &b->row, NULL);
+	}
+	pthread_mutex_unlock(&e->lock);
+}
+
+int engine_box_usage(struct engine *e, const char *name, struct box_usage *ret)
+{
+	struct cgroup_usage cg = {0};
+	struct box_usage u = {0};
+	struct box *b;
+	bool running;
+
+	pthread_mutex_lock(&e->lock);
+	b = find_box(e, name);
+	if (!b || b->deleting) {
+		pthread_mutex_unlock(&e->lock);
+		return -ENOENT;
+	}
+	running = b->state == BOX_RUNNING || b->state == BOX_STOPPING;
+	u.disk_bytes = disk_usage(e, b);
+	pthread_mutex_unlock(&e->lock);
+	if (running && runtime_usage(e->rt, name, &cg) >= 0) {
+		u.cpu_usec = cg.cpu_usec;
+		u.memory_bytes = cg.memory_bytes;
+		u.pids = cg.pids;
+	}
+	*ret = u;
+	return 0;
+}
+
+int engine_box_limits(struct engine *e, const char *name, struct cgroup_limits *ret)
+{
+	struct box_view v;
+	int r = engine_box_get(e, name, &v);
+
+	if (r < 0)
+		return r;
+	return runtime_limits(e->rt, name, ret);
+}
+
+int engine_events_open(struct engine *e, uint64_t key)
+{
+	char path[4096];
+	int fd;
+
+	if (key == 0) {
+		fd = open(e->events_path, O_RDONLY | O_CLOEXEC);
+		return fd < 0 ? -errno : fd;
+	}
+	pthread_mutex_lock(&e->lock);
+	struct box *b = find_box_id(e, (int64_t)key);
+	if (!b || b->deleting) {
+		pthread_mutex_unlock(&e->lock);
+		return -ENOENT;
+	}
+	box_path(e, b, "events", path, sizeof path);
+	fd = open(path, O_RDONLY | O_CREAT | O_CLOEXEC, 0644);
+	if (fd < 0)
+		fd = -errno;
+	pthread_mutex_unlock(&e->lock);
+	return fd;
+}
+
+bool engine_events_live(struct engine *e, uint64_t key)
+{
+	bool live;
+
+	if (key == 0)
+		return true;
+	pthread_mutex_lock(&e->lock);
+	struct box *b = find_box_id(e, (int64_t)key);
+	live = b && !b->deleting;
+	pthread_mutex_unlock(&e->lock);
+	return live;
+}
+
+/* --- start-up ---------------------------------------------------------------- */
+
+/* Brings one recorded box in line with reality after a restart or crash. */
+static int reconcile(const struct box_row *row, void *userdata)
+{
+	struct engine *e = userdata;
+	enum runtime_status st = RUNTIME_ABSENT;
+	struct box *b;
+	pid_t pid = 0;
+	pd_error err = {0};
+
+	b = calloc(1, sizeof *b);
+	if (!b)
+		return -ENOMEM;
+	b->row = *row;
+
+	if (strcmp(row->state, "creating") == 0 || strcmp(row->state, "deleting") == 0) {
+		/* Roll back a half-made box; finish a half-deleted one. */
+		(void)runtime_stop(e->rt, row->name, 0, NULL);
+		remove_box_files(e, b);
+		store_box_delete(e->store, row->id, NULL);
+		log_info("box %s: %s interrupted by a crash: %s", row->name,
+			 row->state[0] == 'c' ? "creation" : "deletion",
+			 row->state[0] == 'c' ? "rolled back" : "finished");
+		free(b);
+		return 0;
+	}
+
+	if (runtime_status(e->rt, row->name, &st, &pid) < 0)
+		st = RUNTIME_ABSENT;
+	if (st == RUNTIME_RUNNING) {
+		b->state = BOX_RUNNING;
+		b->pid = pid;
+	} else {
+		if (st == RUNTIME_STOPPED)
+			(void)runtime_stop(e->rt, row->name, 0, NULL);
+		b->state = b->row.last_started ? BOX_STOPPED : BOX_CREATED;
+	}
+	if (mount_root(e, b, &err) < 0)
+		log_warn("box %s: %s", row->name, err.msg);
+	if (add_box(e, b) < 0) {
+		free(b);
+		return -ENOMEM;
+	}
+	if (strcmp(row->state, box_state_to_string(b->state)) != 0) {
+		log_info("box %s: was %s, is %s", row->name, row->state,
+			 box_state_to_string(b->state));
+		(void)save_box(e, b, NULL, NULL);
+		if (b->state == BOX_STOPPED && strcmp(row->state, "running") == 0)
+			emit(e, b, "stopped (its container ended while paddockd was down)");
+	} else if (b->state == BOX_RUNNING)
+		log_info("box %s: adopted running container (pid %d)", row->name, (int)pid);
+	return 0;
+}
+
+int engine_new(const struct pd_config *cfg, const char *init_path, struct engine **ret,
+	       pd_error *err)
+{
+	struct engine *e;
+	char path[4096];
+	int r;
+
+	e = calloc(1, sizeof *e);
+	if (!e)
+		return pd_error_set(err, -ENOMEM, "out of memory");
+	pthread_mutex_init(&e->lock, NULL);
+	e->cfg = cfg;
+	e->events_fd = -1;
+	if (asprintf(&e->images_dir, "%s/images", cfg->data) < 0 ||
+	    asprintf(&e->boxes_dir, "%s/boxes", cfg->data) < 0 ||
+	    asprintf(&e->events_path, "%s/events", cfg->data) < 0) {
+		r = pd_error_set(err, -ENOMEM, "out of memory");
+		goto fail;
+	}
+	r = mkdir_p(e->boxes_dir, 0700);
+	if (r >= 0)
+		r = mkdir_p(e->images_dir, 0755);
+	if (r < 0) {
+		pd_error_set(err, r, "cannot create %s: %s", cfg->data, strerror(-r));
+		goto fail;
+	}
+	e->events_fd = open(e->events_path, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0644);
+	if (e->events_fd < 0) {
+		r = pd_error_set(err, -errno, "cannot open %s: %s", e->events_path,
+				 strerror(errno));
+		goto fail;
+	}
+	snprintf(path, sizeof path, "%s/paddock.db", cfg->data);
+	r = store_open(path, &e->store, err);
+	if (r < 0)
+		goto fail;
+	r = runtime_new(cfg, init_path, &e->rt, err);
+	if (r < 0)
+		goto fail;
+	pthread_mutex_lock(&e->lock);
+	r = store_box_foreach(e->store, reconcile, e);
+	pthread_mutex_unlock(&e->lock);
+	if (r < 0) {
+		pd_error_set(err, r, "cannot load boxes: %s", strerror(-r));
+		goto fail;
+	}
+	*ret = e;
+	return 0;
+fail:
+	engine_free(e);
+	return r;
+}
+
+struct engine *engine_free(struct engine *e)
+{
+	if (!e)
+		return NULL;
+	for (size_t i = 0; i < e->n_boxes; i++)
+		free(e->boxes[i]);
+	free(e->boxes);
+	runtime_free(e->rt);
+	store_close(e->store);
+	if (e->events_fd >= 0)
+		close(e->events_fd);
+	free(e->images_dir);
+	free(e->boxes_dir);
+	free(e->events_path);
+	pthread_mutex_destroy(&e->lock);
+	free(e);
+	return NULL;
+}
+
+void engine_set_wake(struct engine *e, engine_wake_fn fn, void *userdata)
+{
+	e->wake = fn;
+	e->wake_data = userdata;
+}
+
+const struct pd_config *engine_config(const struct engine *e)
+{
+	return e->cfg;
+}
+
+enum cgroup_mode engine_cgroup_mode(const struct engine *e)
+{
+	return runtime_cgroup_mode(e->rt);
+}
+
+const char *engine_images_dir(const struct engine *e)
+{
+	return e->images_dir;
+}

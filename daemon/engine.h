@@ -1,0 +1,101 @@
+/* engine.h - the engine: owns every box, records state in the store, runs
+ * boxes through the runtime backend. The tree (fs/tree.c) is its only
+ * caller besides the daemon's main and the tests.
+ *
+ * Locking: one engine mutex guards the box table and the store. Slow work
+ * (starting or stopping a container, deleting files) runs outside it while
+ * the box is marked busy; any other action on a busy box fails with -EBUSY.
+ * Every function here may be called from any thread.
+ *
+ * Crash safety: every multi-step action records its intent in the store
+ * first ("creating", "starting", "stopping", "deleting") and engine_new()
+ * finishes or rolls back whatever a crash interrupted, adopting containers
+ * that are still running.
+ */
+#pragma once
+
+#include <stdint.h>
+#include <sys/types.h>
+#include <time.h>
+
+#include "box-state.h"
+#include "cgroup.h"
+#include "config.h"
+#include "error.h"
+#include "image.h"
+#include "store.h"
+
+struct engine;
+
+/* Called after a stream (key: a box id, or 0 for /paddock/events) grew or
+ * ended. Called with no engine lock held, possibly from any thread; it must
+ * not block. */
+typedef void (*engine_wake_fn)(void *userdata, uint64_t key);
+
+struct box_view {
+	int64_t id;
+	char name[NAME_MAX_LEN + 1];
+	enum box_state state;
+	char type[NAME_MAX_LEN + 1];
+	char image[NAME_MAX_LEN + 1];
+	time_t created;
+	pid_t pid; /* host PID of the box's PID 1 while running */
+	char error[PD_ERROR_MAX + 64];
+};
+
+struct box_usage {
+	uint64_t cpu_usec;
+	uint64_t memory_bytes;
+	uint64_t pids;
+	uint64_t disk_bytes;
+};
+
+/* Opens the state store under cfg->data, detects the runtime and reconciles
+ * boxes with what is really running. init_path is the box init binary.
+ * cfg must outlive the engine. */
+int engine_new(const struct pd_config *cfg, const char *init_path, struct engine **ret,
+	       pd_error *err);
+struct engine *engine_free(struct engine *e);
+
+void engine_set_wake(struct engine *e, engine_wake_fn fn, void *userdata);
+const struct pd_config *engine_config(const struct engine *e);
+enum cgroup_mode engine_cgroup_mode(const struct engine *e);
+
+/* Box names in creation order; free with image_list_free(). */
+int engine_box_names(struct engine *e, char ***ret, size_t *ret_n);
+
+/* A copy of a box's current fields. -ENOENT if there is no such box. */
+int engine_box_get(struct engine *e, const char *name, struct box_view *ret);
+int engine_box_get_by_id(struct engine *e, int64_t id, struct box_view *ret);
+
+/* mkdir: a new box in state created with the default image, type and TTL
+ * and its filesystem mounted. -EINVAL bad name, -EEXIST taken, -ENOENT the
+ * default image is not installed. */
+int engine_box_create(struct engine *e, const char *name, pd_error *err);
+
+/* rmdir: stops the box if running and deletes it with its files. */
+int engine_box_delete(struct engine *e, const char *name, pd_error *err);
+
+/* Writes of the box's control files. value is one parsed value. Each
+ * returns 0 or -errno with the reason in err; a failure changes nothing. */
+int engine_box_set_state(struct engine *e, const char *name, const char *value, pd_error *err);
+int engine_box_set_type(struct engine *e, const char *name, const char *value, pd_error *err);
+int engine_box_set_image(struct engine *e, const char *name, const char *value, pd_error *err);
+
+/* Records a failed control write as the box's `error` ("TIME FILE: reason
+ * (ERRNO)"). */
+void engine_box_record_error(struct engine *e, const char *name, const char *file,
+			     const pd_error *err);
+
+int engine_box_usage(struct engine *e, const char *name, struct box_usage *ret);
+int engine_box_limits(struct engine *e, const char *name, struct cgroup_limits *ret);
+
+/* Event streams. key 0 is the global stream, otherwise a box id. Opens the
+ * stream's log read-only (O_CLOEXEC): the caller reads it with pread() and
+ * closes it. -ENOENT if there is no such box. */
+int engine_events_open(struct engine *e, uint64_t key);
+/* True while more may be appended to the stream (the box still exists). */
+bool engine_events_live(struct engine *e, uint64_t key);
+
+/* The directory holding installed images. */
+const char *engine_images_dir(const struct engine *e);

@@ -1,0 +1,47 @@
+/* parse.h - parsers and formatters for the values users write into the tree
+ * and into the configuration. Every parser is strict: the whole input must be
+ * consumed; garbage, overflow, empty input and embedded NUL bytes are
+ * rejected with -EINVAL (-ERANGE for numbers out of range). Output
+ * parameters are written only on success.
+ */
+#pragma once
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <time.h>
+
+#define NAME_MAX_LEN 63
+
+/* A name of a box, volume, snapshot or exec job:
+ * [a-z0-9][a-z0-9._-]{0,62}. */
+bool name_valid(const char *s);
+
+/* Turns the raw bytes of one control-file write into a single value:
+ * one trailing "\n" (or "\r\n") is dropped; an empty value, a NUL byte,
+ * an interior newline or more than max bytes is -EINVAL. The result is
+ * copied NUL-terminated into out (outsz must be > max). */
+int value_from_write(const char *buf, size_t len, size_t max, char *out, size_t outsz);
+
+/* Decimal unsigned integer, no sign, no spaces, at most max. */
+int parse_uint64(const char *s, uint64_t max, uint64_t *ret);
+
+/* Size in bytes: "123", "64K", "2M", "10G", "1T" (powers of 1024; a
+ * trailing "B" or "iB" is accepted: "2GiB", "2GB"). */
+int parse_size(const char *s, uint64_t *ret);
+
+/* Formats a size the way the types files show it: the largest exact unit
+ * ("2G", "512M", "1000"). */
+void format_size(uint64_t v, char *buf, size_t bufsz);
+
+/* CPU count in thousandths: "1" -> 1000, "0.5" -> 500, "2.25" -> 2250.
+ * 0 is refused; at most 3 decimals; at most 1024 CPUs. */
+int parse_cpus(const char *s, unsigned *ret_millicpus);
+void format_cpus(unsigned millicpus, char *buf, size_t bufsz);
+
+/* Duration in seconds: "3600", "30s", "15m", "2h", "1d", or "none"
+ * (returns -1 in *ret). */
+int parse_ttl(const char *s, int64_t *ret);
+
+/* RFC 3339 UTC with seconds: "2026-11-29T22:40:00Z". bufsz >= 21. */
+void format_rfc3339(time_t t, char *buf, size_t bufsz);

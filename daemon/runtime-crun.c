@@ -1,0 +1,478 @@
+/* runtime-crun.c - boxes as crun containers.
+ *
+ * crun is driven through its CLI (≈10 ms a call) with its state under our
+ * own --root, so we never touch other users of crun on the host. On hybrid
+ * cgroup hosts whose v2 tree holds controllers, each crun call runs in a
+ * private mount namespace where /sys/fs/cgroup/unified is unmounted (see
+ * cgroup.h); that costs one unshare() in the forked child, well under a
+ * millisecond, and changes nothing outside that child.
+ */
+#include <fcntl.h>
+#include <inttypes.h>
+#include <jansson.h>
+#include <poll.h>
+#include <sched.h>
+#include <signal.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/mount.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+
+#include "runtime.h"
+#include "util.h"
+
+#define CGROUP_ROOT "/sys/fs/cgroup"
+#define CPU_PERIOD_USEC 100000
+#define CRUN_OUTPUT_MAX (256 * 1024)
+#define INIT_IN_BOX "/dev/paddock-init"
+
+struct runtime {
+	char *crun;
+	char *root; /* crun --root */
+	char *cgroup_parent;
+	char *init_path;
+	enum cgroup_mode mode;
+	bool private_ns;
+	bool swap_accounting;
+};
+
+struct runtime *runtime_free(struct runtime *rt)
+{
+	if (rt) {
+		free(rt->crun);
+		free(rt->root);
+		free(rt->cgroup_parent);
+		free(rt->init_path);
+		free(rt);
+	}
+	return NULL;
+}
+
+int runtime_new(const struct pd_config *cfg, const char *init_path, struct runtime **ret,
+		pd_error *err)
+{
+	struct runtime *rt;
+	char path[4096];
+	int r;
+
+	if (access(cfg->crun, X_OK) < 0)
+		return pd_error_set(err, -errno, "crun not found at %s: %s", cfg->crun,
+				    strerror(errno));
+	if (access(init_path, X_OK) < 0)
+		return pd_error_set(err, -errno, "box init not found at %s: %s", init_path,
+				    strerror(errno));
+	rt = calloc(1, sizeof *rt);
+	if (!rt)
+		return pd_error_set(err, -ENOMEM, "out of memory");
+	snprintf(path, sizeof path, "%s/crun", cfg->run);
+	rt->crun = strdup(cfg->crun);
+	rt->root = strdup(path);
+	rt->cgroup_parent = strdup(cfg->cgroup_parent);
+	rt->init_path = strdup(init_path);
+	if (!rt->crun || !rt->root || !rt->cgroup_parent || !rt->init_path) {
+		runtime_free(rt);
+		return pd_error_set(err, -ENOMEM, "out of memory");
+	}
+	r = cgroup_detect(CGROUP_ROOT, &rt->mode, &rt->private_ns);
+	if (r < 0) {
+		runtime_free(rt);
+		return pd_error_set(err, r, "cannot detect cgroup layout: %s", strerror(-r));
+	}
+	if (rt->mode == CGROUP_UNIFIED)
+		rt->swap_accounting = access(CGROUP_ROOT "/memory.swap.max", F_OK) == 0 ||
+				      access(CGROUP_ROOT "/init.scope/memory.swap.max", F_OK) == 0;
+	else
+		rt->swap_accounting =
+			access(CGROUP_ROOT "/memory/memory.memsw.limit_in_bytes", F_OK) == 0;
+	r = mkdir_p(rt->root, 0700);
+	if (r < 0) {
+		pd_error_set(err, r, "cannot create %s: %s", rt->root, strerror(-r));
+		runtime_free(rt);
+		return r;
+	}
+	*ret = rt;
+	return 0;
+}
+
+enum cgroup_mode runtime_cgroup_mode(const struct runtime *rt)
+{
+	return rt->mode;
+}
+
+void runtime_cgroup_path(const struct runtime *rt, const char *id, char *buf, size_t bufsz)
+{
+	snprintf(buf, bufsz, "/%s/%s", rt->cgroup_parent, id);
+}
+
+static char *memfd_slurp(int fd)
+{
+	struct stat st;
+	size_t len;
+	char *buf;
+
+	if (fstat(fd, &st) < 0)
+		return NULL;
+	len = (size_t)st.st_size > CRUN_OUTPUT_MAX ? CRUN_OUTPUT_MAX : (size_t)st.st_size;
+	buf = malloc(len + 1);
+	if (!buf)
+		return NULL;
+	ssize_t n = pread(fd, buf, len, 0);
+	buf[n > 0 ? n : 0] = '\0';
+	return buf;
+}
+
+/* Runs crun with args (NULL-terminated, after the global options). Returns
+ * crun's exit status (>= 0) or -errno if it could not run. Captured stdout
+ * and stderr are returned when asked for. Output goes to memfds rather than
+ * pipes: `crun run -d` leaves its stdio to the container, so a pipe would
+ * never see EOF. */
+static int crun(struct runtime *rt, const char *const *args, char **ret_out, char **ret_err)
+{
+	const char *argv[32];
+	size_t n = 0;
+	char rootopt[4200];
+	_cleanup_close_ int out = -1, errfd = -1, devnull = -1;
+	pid_t pid;
+	int status;
+
+	snprintf(rootopt, sizeof rootopt, "--root=%s", rt->root);
+	argv[n++] = rt->crun;
+	argv[n++] = rootopt;
+	for (size_t i = 0; args[i]; i++) {
+		if (n >= ELEMENTSOF(argv) - 1)
+			return -E2BIG;
+		argv[n++] = args[i];
+	}
+	argv[n] = NULL;
+
+	out = memfd_create("crun-out", MFD_CLOEXEC);
+	errfd = memfd_create("crun-err", MFD_CLOEXEC);
+	devnull = open("/dev/null", O_RDWR | O_CLOEXEC);
+	if (out < 0 || errfd < 0 || devnull < 0)
+		return -errno;
+
+	pid = fork();
+	if (pid < 0)
+		return -errno;
+	if (pid == 0) {
+		/* Only async-signal-safe calls from here: the daemon is threaded. */
+		if (rt->private_ns) {
+			if (unshare(CLONE_NEWNS) < 0 ||
+			    mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) < 0 ||
+			    umount2(CGROUP_ROOT "/unified", MNT_DETACH) < 0)
+				_exit(125);
+		}
+		if (dup2(devnull, 0) < 0 || dup2(out, 1) < 0 || dup2(errfd, 2) < 0)
+			_exit(125);
+		execv(argv[0], (char *const *)argv);
+		_exit(127);
+	}
+	while (waitpid(pid, &status, 0) < 0)
+		if (errno != EINTR)
+			return -errno;
+	if (ret_out)
+		*ret_out = memfd_slurp(out);
+	if (ret_err)
+		*ret_err = memfd_slurp(errfd);
+	if (WIFEXITED(status))
+		return WEXITSTATUS(status);
+	return 128 + WTERMSIG(status);
+}
+
+/* crun's error text, trimmed to its last line, for the user's `error` file. */
+static const char *crun_reason(char *text)
+{
+	if (!text || !*text)
+		return "crun failed without a message";
+	size_t len = strlen(text);
+	while (len && (text[len - 1] == '\n' || text[len - 1] == ' '))
+		text[--len] = '\0';
+	char *nl = strrchr(text, '\n');
+	return nl ? nl + 1 : text;
+}
+
+static json_t *strv(const char *const *v)
+{
+	json_t *a = json_array();
+	for (size_t i = 0; v[i]; i++)
+		json_array_append_new(a, json_string(v[i]));
+	return a;
+}
+
+static json_t *mount_entry(const char *dst, const char *type, const char *src,
+			   const char *const *opts)
+{
+	return json_pack("{s:s, s:s, s:s, s:o}", "destination", dst, "type", type, "source", src,
+			 "options", strv(opts));
+}
+
+static void limits_from_type(const struct runtime *rt, const struct box_type *t, int64_t *quota,
+			     int64_t *mem, int64_t *swap)
+{
+	*quota = (int64_t)t->millicpus * CPU_PERIOD_USEC / 1000;
+	*mem = (int64_t)t->memory;
+	*swap = rt->swap_accounting ? (int64_t)t->memory : -1;
+}
+
+static json_t *resources_json(const struct runtime *rt, const struct box_type *t)
+{
+	int64_t quota, mem, swap;
+	json_t *memory;
+
+	limits_from_type(rt, t, &quota, &mem, &swap);
+	memory = json_pack("{s:I}", "limit", (json_int_t)mem);
+	if (swap > 0)
+		json_object_set_new(memory, "swap", json_integer(swap));
+	return json_pack("{s:o, s:{s:I, s:I}, s:{s:I}, s:[{s:b, s:s}]}", "memory", memory, "cpu",
+			 "quota", (json_int_t)quota, "period", (json_int_t)CPU_PERIOD_USEC, "pids",
+			 "limit", (json_int_t)t->pids, "devices", "allow", 0, "access", "rwm");
+}
+
+static json_t *config_json(const struct runtime *rt, const struct box_spec *spec)
+{
+	static const char *const caps[] = {
+		"CAP_CHOWN",	     "CAP_DAC_OVERRIDE", "CAP_FSETID",	 "CAP_FOWNER",
+		"CAP_MKNOD",	     "CAP_NET_RAW",	 "CAP_SETGID",	 "CAP_SETUID",
+		"CAP_SETFCAP",	     "CAP_SETPCAP",	 "CAP_NET_BIND_SERVICE", "CAP_SYS_CHROOT",
+		"CAP_KILL",	     "CAP_AUDIT_WRITE",	 NULL};
+	static const char *const env[] = {
+		"PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin", "TERM=xterm",
+		"container=paddock", NULL};
+	static const char *const masked[] = {
+		"/proc/acpi",	    "/proc/asound",	 "/proc/kcore",	      "/proc/keys",
+		"/proc/latency_stats", "/proc/timer_list", "/proc/timer_stats", "/proc/sched_debug",
+		"/proc/scsi",	    "/sys/firmware",	 "/sys/devices/virtual/powercap", NULL};
+	static const char *const readonly[] = {"/proc/bus", "/proc/fs", "/proc/irq", "/proc/sys",
+					       "/proc/sysrq-trigger", NULL};
+	static const char *const args[] = {INIT_IN_BOX, NULL};
+	char cgpath[512];
+	json_t *mounts;
+
+	runtime_cgroup_path(rt, spec->id, cgpath, sizeof cgpath);
+	mounts = json_array();
+	json_array_append_new(mounts, mount_entry("/proc", "proc", "proc",
+						  (const char *const[]){"nosuid", "noexec", "nodev", NULL}));
+	json_array_append_new(mounts,
+			      mount_entry("/dev", "tmpfs", "tmpfs",
+					  (const char *const[]){"nosuid", "strictatime", "mode=755",
+								"size=65536k", NULL}));
+	json_array_append_new(mounts,
+			      mount_entry("/dev/pts", "devpts", "devpts",
+					  (const char *const[]){"nosuid", "noexec", "newinstance",
+								"ptmxmode=0666", "mode=0620", NULL}));
+	json_array_append_new(mounts,
+			      mount_entry("/dev/shm", "tmpfs", "shm",
+					  (const char *const[]){"nosuid", "noexec", "nodev",
+								"mode=1777", "size=65536k", NULL}));
+	json_array_append_new(mounts, mount_entry("/dev/mqueue", "mqueue", "mqueue",
+						  (const char *const[]){"nosuid", "noexec", "nodev", NULL}));
+	json_array_append_new(mounts,
+			      mount_entry("/sys", "sysfs", "sysfs",
+					  (const char *const[]){"nosuid", "noexec", "nodev", "ro", NULL}));
+	json_array_append_new(mounts,
+			      mount_entry("/sys/fs/cgroup", "cgroup", "cgroup",
+					  (const char *const[]){"nosuid", "noexec", "nodev",
+								"relatime", "ro", NULL}));
+	json_array_append_new(mounts, mount_entry(INIT_IN_BOX, "bind", rt->init_path,
+						  (const char *const[]){"bind", "ro", "nosuid", "nodev",
+									NULL}));
+
+	return json_pack(
+		"{s:s, s:{s:b, s:{s:i, s:i}, s:o, s:o, s:s, s:{s:o, s:o, s:o, s:o},"
+		" s:b}, s:{s:s, s:b}, s:s, s:o, s:{s:s, s:o, s:[{s:s}, {s:s}, {s:s}, {s:s}, {s:s}],"
+		" s:o, s:o}}",
+		"ociVersion", "1.0.2",
+		"process", "terminal", 0, "user", "uid", 0, "gid", 0, "args", strv(args), "env",
+		strv(env), "cwd", "/", "capabilities", "bounding", strv(caps), "effective", strv(caps),
+		"permitted", strv(caps), "ambient", json_array(), "noNewPrivileges", 1,
+		"root", "path", spec->rootfs, "readonly", 0,
+		"hostname", spec->hostname,
+		"mounts", mounts,
+		"linux", "cgroupsPath", cgpath, "resources", resources_json(rt, spec->type),
+		"namespaces", "type", "pid", "type", "network", "type", "ipc", "type", "uts", "type",
+		"mount", "maskedPaths", strv(masked), "readonlyPaths", strv(readonly));
+}
+
+static int read_pid_file(const char *path, pid_t *ret)
+{
+	_cleanup_free_ char *buf = NULL;
+	int r = read_file_at(AT_FDCWD, path, 64, &buf, NULL);
+	if (r < 0)
+		return r;
+	long v = strtol(buf, NULL, 10);
+	if (v <= 0)
+		return -EIO;
+	*ret = (pid_t)v;
+	return 0;
+}
+
+int runtime_start(struct runtime *rt, const struct box_spec *spec, pid_t *ret_pid, pd_error *err)
+{
+	char cfgpath[4096], pidpath[4096];
+	_cleanup_free_ char *text = NULL, *errtext = NULL;
+	json_t *cfg;
+	pid_t pid;
+	int r;
+
+	cfg = config_json(rt, spec);
+	if (!cfg)
+		return pd_error_set(err, -ENOMEM, "cannot build the container configuration");
+	text = json_dumps(cfg, JSON_INDENT(1));
+	json_decref(cfg);
+	if (!text)
+		return pd_error_set(err, -ENOMEM, "out of memory");
+	snprintf(cfgpath, sizeof cfgpath, "%s/config.json", spec->bundle_dir);
+	r = write_file_atomic(cfgpath, text, strlen(text), 0600);
+	if (r < 0)
+		return pd_error_set(err, r, "cannot write %s: %s", cfgpath, strerror(-r));
+
+	/* A leftover container of the same name (a crash between start and
+	 * record) would make `run` fail: clear it first. */
+	(void)crun(rt, (const char *const[]){"delete", "--force", spec->id, NULL}, NULL, NULL);
+
+	snprintf(pidpath, sizeof pidpath, "%s/pid", spec->bundle_dir);
+	unlink(pidpath);
+	r = crun(rt,
+		 (const char *const[]){"run", "--detach", "--bundle", spec->bundle_dir,
+				       "--pid-file", pidpath, spec->id, NULL},
+		 NULL, &errtext);
+	if (r != 0) {
+		int e = r < 0 ? r : -EIO;
+		(void)crun(rt, (const char *const[]){"delete", "--force", spec->id, NULL}, NULL,
+			   NULL);
+		return pd_error_set(err, e, "cannot start container: %s",
+				    r < 0 ? strerror(-r) : crun_reason(errtext));
+	}
+	r = read_pid_file(pidpath, &pid);
+	if (r < 0) {
+		(void)crun(rt, (const char *const[]){"delete", "--force", spec->id, NULL}, NULL,
+			   NULL);
+		return pd_error_set(err, r, "container started but its PID is unknown");
+	}
+	*ret_pid = pid;
+	return 0;
+}
+
+int runtime_status(struct runtime *rt, const char *id, enum runtime_status *ret_status,
+		   pid_t *ret_pid)
+{
+	_cleanup_free_ char *out = NULL, *errtext = NULL;
+	json_t *j;
+	const char *status = NULL;
+	json_int_t pid = 0;
+	int r;
+
+	r = crun(rt, (const char *const[]){"state", id, NULL}, &out, &errtext);
+	if (r < 0)
+		return r;
+	if (r != 0) {
+		/* crun says "container `x` does not exist" (or cannot find it). */
+		*ret_status = RUNTIME_ABSENT;
+		*ret_pid = 0;
+		return 0;
+	}
+	j = json_loads(out ? out : "", 0, NULL);
+	if (!j || json_unpack(j, "{s:s, s?I}", "status", &status, "pid", &pid) < 0) {
+		json_decref(j);
+		return -EIO;
+	}
+	*ret_status = strcmp(status, "running") == 0 ? RUNTIME_RUNNING : RUNTIME_STOPPED;
+	*ret_pid = (pid_t)pid;
+	json_decref(j);
+	return 0;
+}
+
+/* Waits until pid has exited or timeout_ms passed. Returns 0 when gone,
+ * -ETIMEDOUT otherwise. Works for processes that are not our children. */
+static int wait_gone(pid_t pid, int timeout_ms)
+{
+	_cleanup_close_ int pfd = -1;
+	struct pollfd p;
+
+	if (pid <= 0)
+		return 0;
+	pfd = (int)syscall(SYS_pidfd_open, pid, 0);
+	if (pfd < 0)
+		return errno == ESRCH ? 0 : -errno;
+	p = (struct pollfd){.fd = pfd, .events = POLLIN};
+	for (;;) {
+		int n = poll(&p, 1, timeout_ms);
+		if (n > 0)
+			return 0;
+		if (n == 0)
+			return -ETIMEDOUT;
+		if (errno != EINTR)
+			return -errno;
+	}
+}
+
+int runtime_stop(struct runtime *rt, const char *id, unsigned grace_sec, pd_error *err)
+{
+	_cleanup_free_ char *errtext = NULL;
+	enum runtime_status st;
+	pid_t pid;
+	int r;
+
+	r = runtime_status(rt, id, &st, &pid);
+	if (r < 0)
+		return pd_error_set(err, r, "cannot query container: %s", strerror(-r));
+	if (st == RUNTIME_ABSENT)
+		return 0;
+	if (st == RUNTIME_RUNNING) {
+		(void)crun(rt, (const char *const[]){"kill", id, "TERM", NULL}, NULL, NULL);
+		if (wait_gone(pid, (int)grace_sec * 1000) < 0) {
+			(void)crun(rt, (const char *const[]){"kill", "--all", id, "KILL", NULL},
+				   NULL, NULL);
+			(void)wait_gone(pid, 10000);
+		}
+	}
+	r = crun(rt, (const char *const[]){"delete", "--force", id, NULL}, NULL, &errtext);
+	if (r != 0)
+		return pd_error_set(err, r < 0 ? r : -EIO, "cannot delete container: %s",
+				    r < 0 ? strerror(-r) : crun_reason(errtext));
+	return 0;
+}
+
+int runtime_update(struct runtime *rt, const char *id, const struct box_type *type,
+		   pd_error *err)
+{
+	char quota[32], period[32], mem[32], swap[32], pids[32];
+	_cleanup_free_ char *errtext = NULL;
+	int64_t q, m, s;
+	int r;
+
+	limits_from_type(rt, type, &q, &m, &s);
+	snprintf(quota, sizeof quota, "--cpu-quota=%" PRId64, q);
+	snprintf(period, sizeof period, "--cpu-period=%d", CPU_PERIOD_USEC);
+	snprintf(mem, sizeof mem, "--memory=%" PRId64, m);
+	snprintf(swap, sizeof swap, "--memory-swap=%" PRId64, s);
+	snprintf(pids, sizeof pids, "--pids-limit=%" PRIu64, type->pids);
+	if (s > 0)
+		r = crun(rt, (const char *const[]){"update", period, quota, mem, swap, pids, id, NULL},
+			 NULL, &errtext);
+	else
+		r = crun(rt, (const char *const[]){"update", period, quota, mem, pids, id, NULL}, NULL,
+			 &errtext);
+	if (r != 0)
+		return pd_error_set(err, r < 0 ? r : -EIO, "cannot update limits: %s",
+				    r < 0 ? strerror(-r) : crun_reason(errtext));
+	return 0;
+}
+
+int runtime_usage(struct runtime *rt, const char *id, struct cgroup_usage *ret)
+{
+	char path[512];
+
+	runtime_cgroup_path(rt, id, path, sizeof path);
+	return cgroup_read_usage(CGROUP_ROOT, rt->mode, path, ret);
+}
+
+int runtime_limits(struct runtime *rt, const char *id, struct cgroup_limits *ret)
+{
+	char path[512];
+
+	runtime_cgroup_path(rt, id, path, sizeof path);
+	return cgroup_read_limits(CGROUP_ROOT, rt->mode, path, ret);
+}

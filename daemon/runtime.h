@@ -1,0 +1,65 @@
+/* runtime.h - the backend that runs boxes. One implementation today:
+ * runtime-crun.c (crun driven through its CLI with a generated OCI
+ * config.json). Node-local details (paths, cgroup layout, namespaces) stay
+ * behind this interface.
+ *
+ * Thread-safety: every function may be called from any thread; calls for
+ * different boxes run in parallel, the caller serialises calls for one box.
+ */
+#pragma once
+
+#include <stdbool.h>
+#include <sys/types.h>
+
+#include "cgroup.h"
+#include "config.h"
+#include "error.h"
+
+struct runtime;
+
+/* What a box runs as. All strings are borrowed for the call. */
+struct box_spec {
+	const char *id;         /* container id: the box name */
+	const char *hostname;
+	const char *bundle_dir; /* where config.json is written */
+	const char *rootfs;     /* the box's mounted root filesystem */
+	const struct box_type *type;
+};
+
+enum runtime_status {
+	RUNTIME_ABSENT,  /* no such container */
+	RUNTIME_RUNNING, /* PID 1 is alive */
+	RUNTIME_STOPPED, /* known to the runtime but not running */
+};
+
+/* Detects the host's cgroup layout and finds the box init binary. */
+int runtime_new(const struct pd_config *cfg, const char *init_path, struct runtime **ret,
+		pd_error *err);
+struct runtime *runtime_free(struct runtime *rt);
+
+enum cgroup_mode runtime_cgroup_mode(const struct runtime *rt);
+
+/* The cgroup path of a box ("/<cgroup_parent>/<id>"), in buf. */
+void runtime_cgroup_path(const struct runtime *rt, const char *id, char *buf, size_t bufsz);
+
+/* Writes config.json and starts the container detached. Returns once PID 1
+ * runs, with its host PID in *ret_pid. On failure nothing is left behind
+ * (no container, no cgroup). */
+int runtime_start(struct runtime *rt, const struct box_spec *spec, pid_t *ret_pid, pd_error *err);
+
+/* Asks the runtime about a container. */
+int runtime_status(struct runtime *rt, const char *id, enum runtime_status *ret_status,
+		   pid_t *ret_pid);
+
+/* Stops a container: SIGTERM to PID 1, SIGKILL to every process after
+ * grace_sec, then deletes the container and its cgroup. A container that is
+ * already gone is success. */
+int runtime_stop(struct runtime *rt, const char *id, unsigned grace_sec, pd_error *err);
+
+/* Applies a type's CPU, memory and pids limits to a running container. */
+int runtime_update(struct runtime *rt, const char *id, const struct box_type *type,
+		   pd_error *err);
+
+/* Usage and limits from the container's cgroup. */
+int runtime_usage(struct runtime *rt, const char *id, struct cgroup_usage *ret);
+int runtime_limits(struct runtime *rt, const char *id, struct cgroup_limits *ret);

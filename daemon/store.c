@@ -1,0 +1,266 @@
+#include <sqlite3.h>
+#include <string.h>
+
+#include "store.h"
+
+struct store {
+	sqlite3 *db;
+};
+
+/* Each entry takes the schema from version i to i + 1. Append only: a
+ * released migration is never edited. */
+static const char *const migrations[] = {
+	/* 0 -> 1 */
+	"CREATE TABLE boxes ("
+	"  id INTEGER PRIMARY KEY AUTOINCREMENT,"
+	"  name TEXT NOT NULL UNIQUE,"
+	"  state TEXT NOT NULL,"
+	"  type TEXT NOT NULL,"
+	"  image TEXT NOT NULL,"
+	"  created INTEGER NOT NULL,"
+	"  last_started INTEGER NOT NULL DEFAULT 0,"
+	"  error TEXT NOT NULL DEFAULT ''"
+	");",
+};
+
+static int sql_err(sqlite3 *db, pd_error *err, const char *what)
+{
+	int rc = sqlite3_extended_errcode(db);
+	int e;
+
+	switch (rc & 0xff) {
+	case SQLITE_CONSTRAINT:
+		e = -EEXIST;
+		break;
+	case SQLITE_FULL:
+		e = -ENOSPC;
+		break;
+	case SQLITE_BUSY:
+	case SQLITE_LOCKED:
+		e = -EAGAIN;
+		break;
+	case SQLITE_READONLY:
+	case SQLITE_PERM:
+		e = -EPERM;
+		break;
+	case SQLITE_NOMEM:
+		e = -ENOMEM;
+		break;
+	default:
+		e = -EIO;
+	}
+	return pd_error_set(err, e, "%s: %s", what, sqlite3_errmsg(db));
+}
+
+static void finalizep(sqlite3_stmt **st)
+{
+	sqlite3_finalize(*st);
+}
+#define _cleanup_stmt_ _cleanup_(finalizep)
+
+static int exec_sql(sqlite3 *db, const char *sql, pd_error *err, const char *what)
+{
+	if (sqlite3_exec(db, sql, NULL, NULL, NULL) != SQLITE_OK)
+		return sql_err(db, err, what);
+	return 0;
+}
+
+int store_schema_version(struct store *s)
+{
+	_cleanup_stmt_ sqlite3_stmt *st = NULL;
+
+	if (sqlite3_prepare_v2(s->db, "PRAGMA user_version", -1, &st, NULL) != SQLITE_OK)
+		return -EIO;
+	if (sqlite3_step(st) != SQLITE_ROW)
+		return -EIO;
+	return sqlite3_column_int(st, 0);
+}
+
+static int migrate(struct store *s, pd_error *err)
+{
+	int v = store_schema_version(s);
+
+	if (v < 0)
+		return pd_error_set(err, v, "cannot read schema version");
+	if (v > (int)ELEMENTSOF(migrations))
+		return pd_error_set(err, -EPROTO,
+				    "database schema version %d is newer than this paddockd (%d)", v,
+				    (int)ELEMENTSOF(migrations));
+	for (; v < (int)ELEMENTSOF(migrations); v++) {
+		char bump[64];
+		int r;
+
+		r = exec_sql(s->db, "BEGIN IMMEDIATE", err, "begin migration");
+		if (r < 0)
+			return r;
+		snprintf(bump, sizeof bump, "PRAGMA user_version = %d", v + 1);
+		r = exec_sql(s->db, migrations[v], err, "migrate");
+		if (r >= 0)
+			r = exec_sql(s->db, bump, err, "set schema version");
+		if (r >= 0)
+			r = exec_sql(s->db, "COMMIT", err, "commit migration");
+		if (r < 0) {
+			sqlite3_exec(s->db, "ROLLBACK", NULL, NULL, NULL);
+			return pd_error_prefix(err, "schema %d -> %d", v, v + 1);
+		}
+	}
+	return 0;
+}
+
+int store_open(const char *path, struct store **ret, pd_error *err)
+{
+	struct store *s;
+	int r;
+
+	s = calloc(1, sizeof *s);
+	if (!s)
+		return pd_error_set(err, -ENOMEM, "out of memory");
+	if (sqlite3_open_v2(path, &s->db,
+			    SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX, NULL) !=
+	    SQLITE_OK) {
+		r = pd_error_set(err, -EIO, "cannot open database %s: %s", path,
+				 s->db ? sqlite3_errmsg(s->db) : "out of memory");
+		goto fail;
+	}
+	sqlite3_busy_timeout(s->db, 5000);
+	r = exec_sql(s->db,
+		     "PRAGMA journal_mode = WAL;"
+		     "PRAGMA synchronous = NORMAL;"
+		     "PRAGMA foreign_keys = ON;",
+		     err, "configure database");
+	if (r < 0)
+		goto fail;
+	r = migrate(s, err);
+	if (r < 0)
+		goto fail;
+	*ret = s;
+	return 0;
+fail:
+	store_close(s);
+	return r;
+}
+
+struct store *store_close(struct store *s)
+{
+	if (s) {
+		sqlite3_close(s->db);
+		free(s);
+	}
+	return NULL;
+}
+
+static void copy_text(char *dst, size_t dstsz, sqlite3_stmt *st, int col)
+{
+	const unsigned char *t = sqlite3_column_text(st, col);
+
+	snprintf(dst, dstsz, "%s", t ? (const char *)t : "");
+}
+
+static int bind_row(sqlite3_stmt *st, const struct box_row *row)
+{
+	if (sqlite3_bind_text(st, 1, row->name, -1, SQLITE_STATIC) != SQLITE_OK ||
+	    sqlite3_bind_text(st, 2, row->state, -1, SQLITE_STATIC) != SQLITE_OK ||
+	    sqlite3_bind_text(st, 3, row->type, -1, SQLITE_STATIC) != SQLITE_OK ||
+	    sqlite3_bind_text(st, 4, row->image, -1, SQLITE_STATIC) != SQLITE_OK ||
+	    sqlite3_bind_int64(st, 5, row->created) != SQLITE_OK ||
+	    sqlite3_bind_int64(st, 6, row->last_started) != SQLITE_OK ||
+	    sqlite3_bind_text(st, 7, row->error, -1, SQLITE_STATIC) != SQLITE_OK)
+		return -EIO;
+	return 0;
+}
+
+int store_box_insert(struct store *s, struct box_row *row, pd_error *err)
+{
+	_cleanup_stmt_ sqlite3_stmt *st = NULL;
+
+	if (sqlite3_prepare_v2(s->db,
+			       "INSERT INTO boxes (name, state, type, image, created, last_started,"
+			       " error) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
+			       -1, &st, NULL) != SQLITE_OK ||
+	    bind_row(st, row) < 0)
+		return sql_err(s->db, err, "insert box");
+	if (sqlite3_step(st) != SQLITE_DONE) {
+		int r = sql_err(s->db, err, "insert box");
+		if (r == -EEXIST)
+			return pd_error_set(err, -EEXIST, "box %s already exists", row->name);
+		return r;
+	}
+	row->id = sqlite3_last_insert_rowid(s->db);
+	return 0;
+}
+
+int store_box_update(struct store *s, const struct box_row *row, pd_error *err)
+{
+	_cleanup_stmt_ sqlite3_stmt *st = NULL;
+
+	if (sqlite3_prepare_v2(s->db,
+			       "UPDATE boxes SET name = ?1, state = ?2, type = ?3, image = ?4,"
+			       " created = ?5, last_started = ?6, error = ?7 WHERE id = ?8",
+			       -1, &st, NULL) != SQLITE_OK ||
+	    bind_row(st, row) < 0 || sqlite3_bind_int64(st, 8, row->id) != SQLITE_OK)
+		return sql_err(s->db, err, "update box");
+	if (sqlite3_step(st) != SQLITE_DONE)
+		return sql_err(s->db, err, "update box");
+	if (sqlite3_changes(s->db) != 1)
+		return pd_error_set(err, -ENOENT, "box %s is not in the database", row->name);
+	return 0;
+}
+
+int store_box_delete(struct store *s, int64_t id, pd_error *err)
+{
+	_cleanup_stmt_ sqlite3_stmt *st = NULL;
+
+	if (sqlite3_prepare_v2(s->db, "DELETE FROM boxes WHERE id = ?1", -1, &st, NULL) !=
+		    SQLITE_OK ||
+	    sqlite3_bind_int64(st, 1, id) != SQLITE_OK)
+		return sql_err(s->db, err, "delete box");
+	if (sqlite3_step(st) != SQLITE_DONE)
+		return sql_err(s->db, err, "delete box");
+	return 0;
+}
+
+int store_box_foreach(struct store *s, int (*fn)(const struct box_row *row, void *userdata),
+		      void *userdata)
+{
+	_cleanup_stmt_ sqlite3_stmt *st = NULL;
+	int rc;
+
+	if (sqlite3_prepare_v2(s->db,
+			       "SELECT id, name, state, type, image, created, last_started, error"
+			       " FROM boxes ORDER BY id",
+			       -1, &st, NULL) != SQLITE_OK)
+		return -EIO;
+	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+		struct box_row row = {0};
+		int r;
+
+		row.id = sqlite3_column_int64(st, 0);
+		copy_text(row.name, sizeof row.name, st, 1);
+		copy_text(row.state, sizeof row.state, st, 2);
+		copy_text(row.type, sizeof row.type, st, 3);
+		copy_text(row.image, sizeof row.image, st, 4);
+		row.created = sqlite3_column_int64(st, 5);
+		row.last_started = sqlite3_column_int64(st, 6);
+		copy_text(row.error, sizeof row.error, st, 7);
+		r = fn(&row, userdata);
+		if (r < 0)
+			return r;
+	}
+	return rc == SQLITE_DONE ? 0 : -EIO;
+}
+
+int store_transaction(struct store *s, int (*fn)(struct store *s, void *userdata), void *userdata,
+		      pd_error *err)
+{
+	int r;
+
+	r = exec_sql(s->db, "BEGIN IMMEDIATE", err, "begin");
+	if (r < 0)
+		return r;
+	r = fn(s, userdata);
+	if (r < 0) {
+		sqlite3_exec(s->db, "ROLLBACK", NULL, NULL, NULL);
+		return r;
+	}
+	return exec_sql(s->db, "COMMIT", err, "commit");
+}

@@ -1,0 +1,83 @@
+/* util.h - small helpers shared by every part of Paddock.
+ *
+ * Cleanup attributes in the style of systemd and crun: a variable declared
+ * with _cleanup_free_ is freed when it leaves scope; TAKE_PTR()/TAKE_FD()
+ * hand ownership out of such a variable.
+ */
+#pragma once
+
+#include <errno.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <unistd.h>
+
+#define _cleanup_(f) __attribute__((cleanup(f)))
+#define _printf_(a, b) __attribute__((format(printf, a, b)))
+#define _unused_ __attribute__((unused))
+
+static inline void freep(void *p)
+{
+	free(*(void **)p);
+}
+
+static inline void closep(int *fd)
+{
+	if (*fd >= 0) {
+		int saved = errno;
+		close(*fd);
+		errno = saved;
+	}
+}
+
+static inline void fclosep(FILE **f)
+{
+	if (*f)
+		fclose(*f);
+}
+
+#define _cleanup_free_ _cleanup_(freep)
+#define _cleanup_close_ _cleanup_(closep)
+#define _cleanup_fclose_ _cleanup_(fclosep)
+
+#define TAKE_PTR(p)                                                                                \
+	({                                                                                         \
+		__typeof__(p) _p_ = (p);                                                           \
+		(p) = NULL;                                                                        \
+		_p_;                                                                               \
+	})
+#define TAKE_FD(fd)                                                                                \
+	({                                                                                         \
+		int _fd_ = (fd);                                                                   \
+		(fd) = -1;                                                                         \
+		_fd_;                                                                              \
+	})
+
+#define ELEMENTSOF(a) (sizeof(a) / sizeof((a)[0]))
+
+/* Returns the symbolic name of an errno value ("EINVAL"), or "EIO" for an
+ * unknown one. Never NULL. */
+const char *errno_name(int err);
+
+/* Writes buf to fd completely, retrying on EINTR and short writes.
+ * Returns 0 or -errno. */
+int write_all(int fd, const void *buf, size_t len);
+
+/* Reads a whole small file (at most max bytes) into a NUL-terminated malloc'd
+ * buffer. Returns 0 and sets *ret (and *ret_len if not NULL), or -errno;
+ * -EFBIG when the file is larger than max. */
+int read_file_at(int dirfd, const char *path, size_t max, char **ret, size_t *ret_len);
+
+/* Writes a file atomically: temp file in the same directory, fsync, rename.
+ * Returns 0 or -errno. */
+int write_file_atomic(const char *path, const void *buf, size_t len, mode_t mode);
+
+/* mkdir -p with the given mode. Returns 0 or -errno. */
+int mkdir_p(const char *path, mode_t mode);
+
+/* Removes a directory tree without following symlinks or crossing into
+ * other mounts. A missing path is success. Returns 0 or -errno. */
+int rm_rf(const char *path);
+
+/* Monotonic clock in microseconds. */
+unsigned long long now_usec(void);

@@ -1,0 +1,644 @@
+/* fuse-adapter.c - the tree over FUSE. */
+#define FUSE_USE_VERSION 312
+
+#include <fcntl.h>
+#include <fuse_lowlevel.h>
+#include <pthread.h>
+#include <stddef.h>
+#include <string.h>
+#include <sys/mount.h>
+#include <sys/stat.h>
+
+#include "fuse-adapter.h"
+#include "log.h"
+
+#define READ_MAX (128 * 1024)
+#define WAKE_QUEUE_MAX 1024
+
+struct parked {
+	fuse_req_t req;
+	struct tree_file *f;
+	uint64_t off;
+	size_t size;
+	uint64_t key;
+	struct parked *next;
+};
+
+struct fuse_adapter {
+	struct tree *tree;
+	struct engine *engine;
+	struct fuse_session *se;
+	char *mountpoint;
+	bool mounted;
+
+	pthread_mutex_t park_lock;
+	struct parked *parked;
+	size_t n_parked;
+
+	pthread_mutex_t wake_lock;
+	pthread_cond_t wake_cond;
+	uint64_t wake_keys[WAKE_QUEUE_MAX];
+	size_t n_wake;
+	bool wake_all; /* the queue overflowed: retry every parked read */
+	bool stopping;
+	pthread_t waker;
+	bool waker_started;
+};
+
+struct dir_handle {
+	struct tree_entry *entries;
+	size_t n;
+};
+
+static struct fuse_adapter *adapter(fuse_req_t req)
+{
+	return fuse_req_userdata(req);
+}
+
+static void to_stat(const struct tree_attr *a, struct stat *st)
+{
+	memset(st, 0, sizeof *st);
+	st->st_ino = a->ino;
+	st->st_mode = a->mode;
+	st->st_nlink = a->nlink;
+	st->st_size = (off_t)a->size;
+	st->st_blocks = (blkcnt_t)((a->size + 511) / 512);
+	st->st_blksize = 4096;
+	st->st_mtime = st->st_ctime = st->st_atime = a->mtime;
+}
+
+/* Attributes and entries are never cached: daemon-side changes (and HTTP
+ * ones) must show at once, and the tree answers from memory. */
+static void reply_entry(fuse_req_t req, const struct tree_attr *a)
+{
+	struct fuse_entry_param e = {0};
+
+	e.ino = a->ino;
+	e.generation = 1;
+	to_stat(a, &e.attr);
+	e.attr_timeout = 0;
+	e.entry_timeout = 0;
+	fuse_reply_entry(req, &e);
+}
+
+static void reply_attr(fuse_req_t req, const struct tree_attr *a)
+{
+	struct stat st;
+
+	to_stat(a, &st);
+	fuse_reply_attr(req, &st, 0);
+}
+
+static void op_lookup(fuse_req_t req, fuse_ino_t parent, const char *name)
+{
+	struct tree_attr a;
+	int r = tree_lookup(adapter(req)->tree, parent, name, &a);
+
+	if (r < 0)
+		fuse_reply_err(req, -r);
+	else
+		reply_entry(req, &a);
+}
+
+static void op_getattr(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
+{
+	struct tree_attr a;
+	int r = tree_getattr(adapter(req)->tree, ino, &a);
+
+	if (r < 0)
+		fuse_reply_err(req, -r);
+	else
+		reply_attr(req, &a);
+}
+
+static void op_setattr(fuse_req_t req, fuse_ino_t ino, struct stat *attr, int to_set,
+		       struct fuse_file_info *fi)
+{
+	struct fuse_adapter *a = adapter(req);
+	struct tree_attr ta;
+	int r = 0;
+
+	if (to_set & FUSE_SET_ATTR_SIZE)
+		r = tree_truncate(a->tree, ino, (uint64_t)attr->st_size);
+	/* Mode, owner and times are fixed by the tree; tools that copy them
+	 * (editors, `cp -p`) must not fail, so those changes are ignored. */
+	if (r >= 0)
+		r = tree_getattr(a->tree, ino, &ta);
+	if (r < 0)
+		fuse_reply_err(req, -r);
+	else
+		reply_attr(req, &ta);
+}
+
+static void op_opendir(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
+{
+	struct dir_handle *d = calloc(1, sizeof *d);
+	int r;
+
+	if (!d) {
+		fuse_reply_err(req, ENOMEM);
+		return;
+	}
+	r = tree_readdir(adapter(req)->tree, ino, &d->entries, &d->n);
+	if (r < 0) {
+		free(d);
+		fuse_reply_err(req, -r);
+		return;
+	}
+	fi->fh = (uintptr_t)d;
+	fuse_reply_open(req, fi);
+}
+
+static void op_readdir(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
+		       struct fuse_file_info *fi)
+{
+	struct dir_handle *d = (struct dir_handle *)(uintptr_t)fi->fh;
+	_cleanup_free_ char *buf = malloc(size);
+	size_t pos = 0;
+
+	if (!buf) {
+		fuse_reply_err(req, ENOMEM);
+		return;
+	}
+	/* Offsets: 1 ".", 2 "..", 3 + i entry i. */
+	for (off_t i = off; i < (off_t)d->n + 2; i++) {
+		struct stat st = {0};
+		const char *name;
+		size_t need;
+
+		if (i == 0) {
+			name = ".";
+			st.st_ino = ino;
+			st.st_mode = S_IFDIR;
+		} else if (i == 1) {
+			name = "..";
+			st.st_ino = TREE_ROOT_INO;
+			st.st_mode = S_IFDIR;
+		} else {
+			name = d->entries[i - 2].name;
+			to_stat(&d->entries[i - 2].attr, &st);
+		}
+		need = fuse_add_direntry(req, buf + pos, size - pos, name, &st, i + 1);
+		if (need > size - pos)
+			break;
+		pos += need;
+	}
+	fuse_reply_buf(req, buf, pos);
+}
+
+static void op_releasedir(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
+{
+	struct dir_handle *d = (struct dir_handle *)(uintptr_t)fi->fh;
+
+	if (d) {
+		free(d->entries);
+		free(d);
+	}
+	fuse_reply_err(req, 0);
+}
+
+static void op_open(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
+{
+	struct tree_file *f;
+	int r = tree_open(adapter(req)->tree, ino, fi->flags, &f);
+
+	if (r < 0) {
+		fuse_reply_err(req, -r);
+		return;
+	}
+	fi->fh = (uintptr_t)f;
+	/* Values change size at any time: never serve them from the page
+	 * cache. */
+	fi->direct_io = 1;
+	fi->keep_cache = 0;
+	if (fuse_reply_open(req, fi) == -ENOENT)
+		tree_release(adapter(req)->tree, f); /* the opener was interrupted */
+}
+
+static void op_create(fuse_req_t req, fuse_ino_t parent, const char *name, mode_t mode,
+		      struct fuse_file_info *fi)
+{
+	struct fuse_adapter *a = adapter(req);
+	struct fuse_entry_param e = {0};
+	struct tree_attr ta;
+	struct tree_file *f;
+	int r;
+
+	r = tree_create(a->tree, parent, name, fi->flags, &ta, &f);
+	if (r < 0) {
+		fuse_reply_err(req, -r);
+		return;
+	}
+	e.ino = ta.ino;
+	e.generation = 1;
+	to_stat(&ta, &e.attr);
+	fi->fh = (uintptr_t)f;
+	fi->direct_io = 1;
+	if (fuse_reply_create(req, &e, fi) == -ENOENT)
+		tree_release(a->tree, f);
+}
+
+static void op_release(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
+{
+	tree_release(adapter(req)->tree, (struct tree_file *)(uintptr_t)fi->fh);
+	fuse_reply_err(req, 0);
+}
+
+/* Called by libfuse when the reader of a parked request gives up (a signal
+ * reached it). The entry may already have been answered. */
+static void parked_interrupted(fuse_req_t req, void *data)
+{
+	struct fuse_adapter *a = data;
+	struct parked *victim = NULL;
+
+	pthread_mutex_lock(&a->park_lock);
+	for (struct parked **p = &a->parked; *p; p = &(*p)->next)
+		if ((*p)->req == req) {
+			victim = *p;
+			*p = victim->next;
+			a->n_parked--;
+			break;
+		}
+	pthread_mutex_unlock(&a->park_lock);
+	if (victim) {
+		fuse_reply_err(req, EINTR);
+		free(victim);
+	}
+}
+
+/* Tries a read; replies unless it must wait. Returns true when replied. */
+static bool try_read(struct fuse_adapter *a, fuse_req_t req, struct tree_file *f, uint64_t off,
+		     size_t size)
+{
+	char stackbuf[4096];
+	char *buf = size <= sizeof stackbuf ? stackbuf : malloc(size);
+	size_t n = 0;
+	int r;
+
+	if (!buf) {
+		fuse_reply_err(req, ENOMEM);
+		return true;
+	}
+	r = tree_read(a->tree, f, off, buf, size, &n);
+	if (r == TREE_WAIT) {
+		if (buf != stackbuf)
+			free(buf);
+		return false;
+	}
+	if (r < 0)
+		fuse_reply_err(req, -r);
+	else
+		fuse_reply_buf(req, buf, n);
+	if (buf != stackbuf)
+		free(buf);
+	return true;
+}
+
+static void op_read(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
+		    struct fuse_file_info *fi)
+{
+	struct fuse_adapter *a = adapter(req);
+	struct tree_file *f = (struct tree_file *)(uintptr_t)fi->fh;
+	struct parked *p;
+
+	if (size > READ_MAX)
+		size = READ_MAX;
+	if (!tree_file_is_stream(f)) {
+		(void)try_read(a, req, f, (uint64_t)off, size);
+		return;
+	}
+	/* Registered before the request can be parked (and so answered by
+	 * the waker and freed); if the reader was already interrupted, this
+	 * finds nothing to cancel and the read parks until data comes. */
+	fuse_req_interrupt_func(req, parked_interrupted, a);
+	/* Park under the lock, so a wake between the failed read and the
+	 * parking cannot be missed: wakers retry parked reads under it. */
+	pthread_mutex_lock(&a->park_lock);
+	if (try_read(a, req, f, (uint64_t)off, size)) {
+		pthread_mutex_unlock(&a->park_lock);
+		return;
+	}
+	p = calloc(1, sizeof *p);
+	if (!p) {
+		pthread_mutex_unlock(&a->park_lock);
+		fuse_reply_err(req, ENOMEM);
+		return;
+	}
+	*p = (struct parked){.req = req,
+			     .f = f,
+			     .off = (uint64_t)off,
+			     .size = size,
+			     .key = tree_file_wait_key(f),
+			     .next = a->parked};
+	a->parked = p;
+	a->n_parked++;
+	pthread_mutex_unlock(&a->park_lock);
+}
+
+static void op_write(fuse_req_t req, fuse_ino_t ino, const char *buf, size_t size, off_t off,
+		     struct fuse_file_info *fi)
+{
+	struct tree_file *f = (struct tree_file *)(uintptr_t)fi->fh;
+	int r = tree_write(adapter(req)->tree, f, (uint64_t)off, buf, size);
+
+	if (r < 0)
+		fuse_reply_err(req, -r);
+	else
+		fuse_reply_write(req, size);
+}
+
+static void op_flush(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
+{
+	fuse_reply_err(req, 0);
+}
+
+static void op_fsync(fuse_req_t req, fuse_ino_t ino, int datasync, struct fuse_file_info *fi)
+{
+	fuse_reply_err(req, 0);
+}
+
+static void op_mkdir(fuse_req_t req, fuse_ino_t parent, const char *name, mode_t mode)
+{
+	struct tree_attr a;
+	int r = tree_mkdir(adapter(req)->tree, parent, name, &a);
+
+	if (r < 0)
+		fuse_reply_err(req, -r);
+	else
+		reply_entry(req, &a);
+}
+
+static void op_rmdir(fuse_req_t req, fuse_ino_t parent, const char *name)
+{
+	fuse_reply_err(req, -tree_rmdir(adapter(req)->tree, parent, name));
+}
+
+static void op_unlink(fuse_req_t req, fuse_ino_t parent, const char *name)
+{
+	fuse_reply_err(req, -tree_unlink(adapter(req)->tree, parent, name));
+}
+
+static void op_rename(fuse_req_t req, fuse_ino_t parent, const char *name, fuse_ino_t newparent,
+		      const char *newname, unsigned int flags)
+{
+	if (flags & RENAME_EXCHANGE) {
+		fuse_reply_err(req, EINVAL);
+		return;
+	}
+	fuse_reply_err(req, -tree_rename(adapter(req)->tree, parent, name, newparent, newname));
+}
+
+static void op_statfs(fuse_req_t req, fuse_ino_t ino)
+{
+	struct statvfs sv = {.f_bsize = 4096, .f_frsize = 4096, .f_namemax = TREE_NAME_MAX};
+
+	fuse_reply_statfs(req, &sv);
+}
+
+static const struct fuse_lowlevel_ops ops = {
+	.lookup = op_lookup,
+	.getattr = op_getattr,
+	.setattr = op_setattr,
+	.opendir = op_opendir,
+	.readdir = op_readdir,
+	.releasedir = op_releasedir,
+	.open = op_open,
+	.create = op_create,
+	.read = op_read,
+	.write = op_write,
+	.flush = op_flush,
+	.fsync = op_fsync,
+	.release = op_release,
+	.mkdir = op_mkdir,
+	.rmdir = op_rmdir,
+	.unlink = op_unlink,
+	.rename = op_rename,
+	.statfs = op_statfs,
+};
+
+/* --- waking parked reads ----------------------------------------------------------- */
+
+static void on_wake(void *userdata, uint64_t key)
+{
+	struct fuse_adapter *a = userdata;
+
+	pthread_mutex_lock(&a->wake_lock);
+	bool queued = false;
+	for (size_t i = 0; i < a->n_wake; i++)
+		queued |= a->wake_keys[i] == key;
+	if (!queued) {
+		if (a->n_wake < WAKE_QUEUE_MAX)
+			a->wake_keys[a->n_wake++] = key;
+		else
+			a->wake_all = true;
+	}
+	pthread_cond_signal(&a->wake_cond);
+	pthread_mutex_unlock(&a->wake_lock);
+}
+
+static void retry_parked(struct fuse_adapter *a, const uint64_t *keys, size_t n, bool all)
+{
+	pthread_mutex_lock(&a->park_lock);
+	for (struct parked **pp = &a->parked; *pp;) {
+		struct parked *p = *pp;
+		bool match = all;
+		for (size_t i = 0; i < n && !match; i++)
+			match = p->key == keys[i];
+		if (match && try_read(a, p->req, p->f, p->off, p->size)) {
+			*pp = p->next;
+			a->n_parked--;
+			free(p);
+		} else
+			pp = &p->next;
+	}
+	pthread_mutex_unlock(&a->park_lock);
+}
+
+static void *waker_main(void *userdata)
+{
+	struct fuse_adapter *a = userdata;
+	uint64_t keys[WAKE_QUEUE_MAX];
+
+	for (;;) {
+		size_t n;
+		bool all;
+
+		pthread_mutex_lock(&a->wake_lock);
+		while (!a->n_wake && !a->wake_all && !a->stopping)
+			pthread_cond_wait(&a->wake_cond, &a->wake_lock);
+		if (a->stopping) {
+			pthread_mutex_unlock(&a->wake_lock);
+			return NULL;
+		}
+		n = a->n_wake;
+		memcpy(keys, a->wake_keys, n * sizeof *keys);
+		all = a->wake_all;
+		a->n_wake = 0;
+		a->wake_all = false;
+		pthread_mutex_unlock(&a->wake_lock);
+		retry_parked(a, keys, n, all);
+	}
+}
+
+size_t fuse_adapter_parked(struct fuse_adapter *a)
+{
+	pthread_mutex_lock(&a->park_lock);
+	size_t n = a->n_parked;
+	pthread_mutex_unlock(&a->park_lock);
+	return n;
+}
+
+/* --- mounting ------------------------------------------------------------------------ */
+
+/* A daemon killed with -9 leaves its mount behind: every access then fails
+ * with ENOTCONN. Detach it so we can mount afresh. */
+static int clear_stale_mount(const char *mountpoint, pd_error *err)
+{
+	struct stat st;
+
+	if (stat(mountpoint, &st) == 0) {
+		if (!S_ISDIR(st.st_mode))
+			return pd_error_set(err, -ENOTDIR, "mount point %s is not a directory",
+					    mountpoint);
+		return 0;
+	}
+	if (errno == ENOENT) {
+		int r = mkdir_p(mountpoint, 0755);
+		return r < 0 ? pd_error_set(err, r, "cannot create %s: %s", mountpoint,
+					    strerror(-r))
+			     : 0;
+	}
+	if (errno == ENOTCONN) {
+		log_info("detaching the stale mount at %s", mountpoint);
+		if (umount2(mountpoint, MNT_DETACH) < 0)
+			return pd_error_set(err, -errno, "cannot detach stale mount %s: %s",
+					    mountpoint, strerror(errno));
+		return 0;
+	}
+	return pd_error_set(err, -errno, "cannot use mount point %s: %s", mountpoint,
+			    strerror(errno));
+}
+
+static bool is_paddock_mount(const char *mountpoint)
+{
+	_cleanup_fclose_ FILE *f = fopen("/proc/self/mountinfo", "re");
+	char line[8192];
+
+	if (!f)
+		return false;
+	while (fgets(line, sizeof line, f)) {
+		char mp[4096], fstype[256];
+		/* id parent maj:min root mountpoint opts ... - fstype source */
+		if (sscanf(line, "%*s %*s %*s %*s %4095s", mp) != 1)
+			continue;
+		char *dash = strstr(line, " - ");
+		if (!dash || sscanf(dash, " - %255s", fstype) != 1)
+			continue;
+		if (strcmp(mp, mountpoint) == 0 && strncmp(fstype, "fuse.paddock", 12) == 0)
+			return true;
+	}
+	return false;
+}
+
+int fuse_adapter_mount(struct tree *t, struct engine *e, const char *mountpoint,
+		       struct fuse_adapter **ret, pd_error *err)
+{
+	const char *argv[] = {"paddockd", "-o", "fsname=paddock,subtype=paddock,allow_other",
+			      NULL};
+	struct fuse_args args = FUSE_ARGS_INIT(3, (char **)argv);
+	struct fuse_adapter *a;
+	int r;
+
+	r = clear_stale_mount(mountpoint, err);
+	if (r < 0)
+		return r;
+	if (is_paddock_mount(mountpoint))
+		return pd_error_set(err, -EBUSY, "%s is already served by a running paddockd",
+				    mountpoint);
+
+	a = calloc(1, sizeof *a);
+	if (!a)
+		return pd_error_set(err, -ENOMEM, "out of memory");
+	a->tree = t;
+	a->engine = e;
+	pthread_mutex_init(&a->park_lock, NULL);
+	pthread_mutex_init(&a->wake_lock, NULL);
+	pthread_cond_init(&a->wake_cond, NULL);
+	a->mountpoint = strdup(mountpoint);
+	if (!a->mountpoint) {
+		fuse_adapter_free(a);
+		return pd_error_set(err, -ENOMEM, "out of memory");
+	}
+	a->se = fuse_session_new(&args, &ops, sizeof ops, a);
+	if (!a->se) {
+		fuse_adapter_free(a);
+		return pd_error_set(err, -EIO, "cannot create the FUSE session");
+	}
+	if (fuse_session_mount(a->se, mountpoint) != 0) {
+		fuse_adapter_free(a);
+		return pd_error_set(err, -EIO, "cannot mount %s (is /dev/fuse available?)",
+				    mountpoint);
+	}
+	a->mounted = true;
+	r = pthread_create(&a->waker, NULL, waker_main, a);
+	if (r != 0) {
+		fuse_adapter_free(a);
+		return pd_error_set(err, -r, "cannot start the waker thread");
+	}
+	a->waker_started = true;
+	engine_set_wake(e, on_wake, a);
+	*ret = a;
+	return 0;
+}
+
+int fuse_adapter_run(struct fuse_adapter *a)
+{
+	struct fuse_loop_config *cfg;
+	int r;
+
+	if (fuse_set_signal_handlers(a->se) != 0)
+		return -EIO;
+	cfg = fuse_loop_cfg_create();
+	if (!cfg)
+		return -ENOMEM;
+	fuse_loop_cfg_set_idle_threads(cfg, 4);
+	fuse_loop_cfg_set_max_threads(cfg, 64);
+	r = fuse_session_loop_mt(a->se, cfg);
+	fuse_loop_cfg_destroy(cfg);
+	fuse_remove_signal_handlers(a->se);
+	return r < 0 ? r : 0;
+}
+
+struct fuse_adapter *fuse_adapter_free(struct fuse_adapter *a)
+{
+	if (!a)
+		return NULL;
+	if (a->engine)
+		engine_set_wake(a->engine, NULL, NULL);
+	if (a->waker_started) {
+		pthread_mutex_lock(&a->wake_lock);
+		a->stopping = true;
+		pthread_cond_signal(&a->wake_cond);
+		pthread_mutex_unlock(&a->wake_lock);
+		pthread_join(a->waker, NULL);
+	}
+	pthread_mutex_lock(&a->park_lock);
+	while (a->parked) {
+		struct parked *p = a->parked;
+		a->parked = p->next;
+		fuse_reply_err(p->req, EINTR);
+		free(p);
+	}
+	pthread_mutex_unlock(&a->park_lock);
+	if (a->se) {
+		if (a->mounted)
+			fuse_session_unmount(a->se);
+		fuse_session_destroy(a->se);
+	}
+	free(a->mountpoint);
+	pthread_mutex_destroy(&a->park_lock);
+	pthread_mutex_destroy(&a->wake_lock);
+	pthread_cond_destroy(&a->wake_cond);
+	free(a);
+	return NULL;
+}

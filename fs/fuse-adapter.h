@@ -1,0 +1,27 @@
+/* fuse-adapter.h - serves a tree through the kernel's FUSE (libfuse3
+ * low-level API). Translates requests into tree calls and -errno into
+ * replies; parks reads that must wait and answers them when the engine's
+ * wake callback fires (no thread is held by a waiting read).
+ */
+#pragma once
+
+#include "error.h"
+#include "tree.h"
+
+struct fuse_adapter;
+
+/* Mounts the tree at mountpoint. A stale mount left by a daemon that died
+ * (ENOTCONN) is detached first; a live one is -EBUSY. Installs the wake
+ * callback on the tree's engine. */
+int fuse_adapter_mount(struct tree *t, struct engine *e, const char *mountpoint,
+		       struct fuse_adapter **ret, pd_error *err);
+
+/* Serves requests with a pool of threads until fuse_adapter_exit() or
+ * SIGTERM/SIGINT/SIGHUP. Returns 0 or -errno. */
+int fuse_adapter_run(struct fuse_adapter *a);
+
+/* Unmounts and frees. Parked reads are answered with EINTR. */
+struct fuse_adapter *fuse_adapter_free(struct fuse_adapter *a);
+
+/* The number of reads parked right now (for tests and diagnostics). */
+size_t fuse_adapter_parked(struct fuse_adapter *a);

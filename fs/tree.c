@@ -1,0 +1,1119 @@
+/* tree.c - the nodes of /paddock and their handlers.
+ *
+ * Inode numbers: the top byte is the node kind; the rest names the object
+ * (a store id or a slot) and, in the low byte, the file within it.
+ */
+#include <fcntl.h>
+#include <inttypes.h>
+#include <jansson.h>
+#include <pthread.h>
+#include <stdarg.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "autoconfig.h"
+#include "tree.h"
+
+
+#define KIND_STATIC 0ULL
+#define KIND_TYPE 1ULL
+#define KIND_IMAGE 2ULL
+#define KIND_BOX 3ULL
+#define KIND_TEMP 4ULL
+
+#define INO(kind, id, file) (((kind) << 56) | ((uint64_t)(id) << 8) | (uint64_t)(file))
+#define INO_KIND(ino) ((ino) >> 56)
+#define INO_ID(ino) (((ino) >> 8) & ((1ULL << 48) - 1))
+#define INO_FILE(ino) ((ino)&0xff)
+
+enum {
+	S_ROOT = TREE_ROOT_INO,
+	S_README,
+	S_VERSION,
+	S_TYPES,
+	S_IMAGES,
+	S_BOXES,
+	S_EVENTS,
+};
+
+#define VALUE_MAX 255
+#define TEMP_MAX_PER_DIR 32
+#define TEMP_DATA_MAX (64 * 1024)
+#define IMAGE_SLOTS_MAX 4096
+
+struct node_def {
+	const char *name;
+	uint32_t mode;
+};
+
+static const struct node_def root_nodes[] = {
+	[S_README] = {"README", S_IFREG | 0444},   [S_VERSION] = {"version", S_IFREG | 0444},
+	[S_TYPES] = {"types", S_IFDIR | 0555},     [S_IMAGES] = {"images", S_IFDIR | 0555},
+	[S_BOXES] = {"boxes", S_IFDIR | 0755},     [S_EVENTS] = {"events", S_IFREG | 0444},
+};
+
+enum { IF_DIR, IF_DESCRIPTION, IF_SIZE, IF_CREATED, _IF_MAX };
+static const struct node_def image_files[] = {
+	[IF_DESCRIPTION] = {"description", S_IFREG | 0444},
+	[IF_SIZE] = {"size", S_IFREG | 0444},
+	[IF_CREATED] = {"created", S_IFREG | 0444},
+};
+
+enum { BF_DIR, BF_STATE, BF_TYPE, BF_IMAGE, BF_CREATED, BF_USAGE, BF_INFO, BF_ERROR, BF_EVENTS,
+       _BF_MAX };
+static const struct node_def box_files[] = {
+	[BF_STATE] = {"state", S_IFREG | 0644},	  [BF_TYPE] = {"type", S_IFREG | 0644},
+	[BF_IMAGE] = {"image", S_IFREG | 0644},	  [BF_CREATED] = {"created", S_IFREG | 0444},
+	[BF_USAGE] = {"usage", S_IFREG | 0444},	  [BF_INFO] = {"info", S_IFREG | 0444},
+	[BF_ERROR] = {"error", S_IFREG | 0444},	  [BF_EVENTS] = {"events", S_IFREG | 0444},
+};
+
+static const char readme_text[] =
+	"Paddock: isolated Linux boxes, driven by file operations.\n"
+	"\n"
+	"  mkdir boxes/web                   create a box (state: created)\n"
+	"  echo running > boxes/web/state    start it; echo stopped > ... stops it\n"
+	"  cat boxes/web/usage               cpu_usec, memory_bytes, pids, disk_bytes\n"
+	"  echo medium > boxes/web/type      change its limits (live when running)\n"
+	"  cat boxes/web/error               why the last control write failed\n"
+	"  cat boxes/web/events              follow its lifecycle events\n"
+	"  rmdir boxes/web                   stop and delete it\n"
+	"\n"
+	"  types/NAME    limits of each box type\n"
+	"  images/NAME/  installed base images\n"
+	"  events        every lifecycle event, live\n"
+	"\n"
+	"A failed write returns an errno (EINVAL bad value, EBUSY wrong state,\n"
+	"ENOENT no such object, EEXIST name taken) and changes nothing; the\n"
+	"reason is in the box's error file.\n";
+
+struct temp_file {
+	uint64_t id;
+	uint64_t parent;
+	char name[TREE_NAME_MAX + 1];
+	char *data;
+	size_t len;
+	uint32_t mode;
+	time_t mtime;
+	struct temp_file *next;
+};
+
+struct tree {
+	struct engine *engine;
+	time_t started;
+	pthread_mutex_t lock; /* temps and image slots */
+	struct temp_file *temps;
+	uint64_t next_temp_id;
+	char *image_slots[IMAGE_SLOTS_MAX];
+	size_t n_image_slots;
+};
+
+struct tree_file {
+	uint64_t ino;
+	int flags;
+	char *content; /* rendered value */
+	size_t len;
+	int stream_fd; /* events log, or -1 */
+	uint64_t wait_key;
+};
+
+/* --- helpers ---------------------------------------------------------------- */
+
+static struct tree_attr mkattr(uint64_t ino, uint32_t mode, uint64_t size, time_t mtime)
+{
+	return (struct tree_attr){.ino = ino,
+				  .mode = mode,
+				  .size = size,
+				  .nlink = S_ISDIR(mode) ? 2 : 1,
+				  .mtime = mtime};
+}
+
+static int image_slot(struct tree *t, const char *name)
+{
+	int slot = -ENOSPC;
+
+	pthread_mutex_lock(&t->lock);
+	for (size_t i = 0; i < t->n_image_slots; i++)
+		if (strcmp(t->image_slots[i], name) == 0) {
+			slot = (int)i;
+			goto out;
+		}
+	if (t->n_image_slots < IMAGE_SLOTS_MAX) {
+		char *copy = strdup(name);
+		if (!copy) {
+			slot = -ENOMEM;
+			goto out;
+		}
+		t->image_slots[t->n_image_slots] = copy;
+		slot = (int)t->n_image_slots++;
+	}
+out:
+	pthread_mutex_unlock(&t->lock);
+	return slot;
+}
+
+static const char *image_slot_name(struct tree *t, uint64_t slot)
+{
+	const char *name = NULL;
+
+	pthread_mutex_lock(&t->lock);
+	if (slot < t->n_image_slots)
+		name = t->image_slots[slot];
+	pthread_mutex_unlock(&t->lock);
+	return name; /* slots are never freed while the tree lives */
+}
+
+static struct temp_file *find_temp(struct tree *t, uint64_t parent, const char *name)
+{
+	for (struct temp_file *f = t->temps; f; f = f->next)
+		if (f->parent == parent && strcmp(f->name, name) == 0)
+			return f;
+	return NULL;
+}
+
+static struct temp_file *find_temp_id(struct tree *t, uint64_t id)
+{
+	for (struct temp_file *f = t->temps; f; f = f->next)
+		if (f->id == id)
+			return f;
+	return NULL;
+}
+
+static void drop_temp(struct tree *t, struct temp_file *victim)
+{
+	for (struct temp_file **p = &t->temps; *p; p = &(*p)->next)
+		if (*p == victim) {
+			*p = victim->next;
+			free(victim->data);
+			free(victim);
+			return;
+		}
+}
+
+/* Temp files of a deleted box go with it. Tree lock held. */
+static void drop_temps_of(struct tree *t, uint64_t parent)
+{
+	struct temp_file **p = &t->temps;
+
+	while (*p) {
+		if ((*p)->parent == parent) {
+			struct temp_file *f = *p;
+			*p = f->next;
+			free(f->data);
+			free(f);
+		} else
+			p = &(*p)->next;
+	}
+}
+
+static int lookup_index(const struct node_def *defs, size_t n, const char *name)
+{
+	for (size_t i = 1; i < n; i++)
+		if (defs[i].name && strcmp(defs[i].name, name) == 0)
+			return (int)i;
+	return -ENOENT;
+}
+
+/* --- rendering ---------------------------------------------------------------- */
+
+struct buf {
+	char *data;
+	size_t len;
+};
+
+static int buf_printf(struct buf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static int buf_printf(struct buf *b, const char *fmt, ...)
+{
+	va_list ap;
+	char *s;
+	int n;
+
+	va_start(ap, fmt);
+	n = vasprintf(&s, fmt, ap);
+	va_end(ap);
+	if (n < 0)
+		return -ENOMEM;
+	char *nd = realloc(b->data, b->len + (size_t)n + 1);
+	if (!nd) {
+		free(s);
+		return -ENOMEM;
+	}
+	memcpy(nd + b->len, s, (size_t)n + 1);
+	b->data = nd;
+	b->len += (size_t)n;
+	free(s);
+	return 0;
+}
+
+static json_t *usage_json(const struct box_usage *u)
+{
+	return json_pack("{s:I, s:I, s:I, s:I}", "cpu_usec", (json_int_t)u->cpu_usec,
+			 "memory_bytes", (json_int_t)u->memory_bytes, "pids", (json_int_t)u->pids,
+			 "disk_bytes", (json_int_t)u->disk_bytes);
+}
+
+static int render_info(struct tree *t, const struct box_view *v, struct buf *out)
+{
+	const struct box_type *type = config_find_type(engine_config(t->engine), v->type);
+	struct box_usage u = {0};
+	char created[32];
+	json_t *j, *limits;
+	char *s;
+
+	(void)engine_box_usage(t->engine, v->name, &u);
+	format_rfc3339(v->created, created, sizeof created);
+	limits = json_object();
+	if (type) {
+		char cpus[32];
+		format_cpus(type->millicpus, cpus, sizeof cpus);
+		json_object_set_new(limits, "cpus", json_string(cpus));
+		json_object_set_new(limits, "memory", json_integer((json_int_t)type->memory));
+		json_object_set_new(limits, "pids", json_integer((json_int_t)type->pids));
+		json_object_set_new(limits, "disk", json_integer((json_int_t)type->disk));
+	}
+	j = json_pack("{s:s, s:s, s:s, s:s, s:s, s:o, s:o, s:s}", "name", v->name, "state",
+		      box_state_to_string(v->state), "type", v->type, "image", v->image, "created",
+		      created, "usage", usage_json(&u), "limits", limits, "error", v->error);
+	if (!j)
+		return -ENOMEM;
+	s = json_dumps(j, JSON_COMPACT);
+	json_decref(j);
+	if (!s)
+		return -ENOMEM;
+	int r = buf_printf(out, "%s\n", s);
+	free(s);
+	return r;
+}
+
+static int render_box_file(struct tree *t, int64_t id, unsigned file, struct buf *out)
+{
+	struct box_view v;
+	struct box_usage u;
+	char ts[32];
+	int r;
+
+	r = engine_box_get_by_id(t->engine, id, &v);
+	if (r < 0)
+		return r;
+	switch (file) {
+	case BF_STATE:
+		return buf_printf(out, "%s\n", box_state_to_string(v.state));
+	case BF_TYPE:
+		return buf_printf(out, "%s\n", v.type);
+	case BF_IMAGE:
+		return buf_printf(out, "%s\n", v.image);
+	case BF_CREATED:
+		format_rfc3339(v.created, ts, sizeof ts);
+		return buf_printf(out, "%s\n", ts);
+	case BF_USAGE:
+		r = engine_box_usage(t->engine, v.name, &u);
+		if (r < 0)
+			return r;
+		return buf_printf(out, "cpu_usec %" PRIu64 "\nmemory_bytes %" PRIu64
+				       "\npids %" PRIu64 "\ndisk_bytes %" PRIu64 "\n",
+				  u.cpu_usec, u.memory_bytes, u.pids, u.disk_bytes);
+	case BF_INFO:
+		return render_info(t, &v, out);
+	case BF_ERROR:
+		return v.error[0] ? buf_printf(out, "%s\n", v.error) : 0;
+	}
+	return -ENOENT;
+}
+
+static int render_image_file(struct tree *t, uint64_t slot, unsigned file, struct buf *out)
+{
+	const char *name = image_slot_name(t, slot);
+	struct image_info img;
+	int r;
+
+	if (!name)
+		return -ENOENT;
+	r = image_get(engine_images_dir(t->engine), name, &img);
+	if (r < 0)
+		return r;
+	switch (file) {
+	case IF_DESCRIPTION:
+		return buf_printf(out, "%s\n", img.description);
+	case IF_SIZE:
+		return buf_printf(out, "%s\n", img.size);
+	case IF_CREATED:
+		return buf_printf(out, "%s\n", img.created);
+	}
+	return -ENOENT;
+}
+
+/* Renders the value of a regular, non-stream file. */
+static int render(struct tree *t, uint64_t ino, struct buf *out)
+{
+	const struct pd_config *cfg = engine_config(t->engine);
+
+	switch (INO_KIND(ino)) {
+	case KIND_STATIC:
+		if (ino == S_README)
+			return buf_printf(out, "%s", readme_text);
+		if (ino == S_VERSION)
+			return buf_printf(out, "paddock %s\n", PACKAGE_VERSION);
+		return -EISDIR;
+	case KIND_TYPE: {
+		uint64_t i = INO_ID(ino);
+		char text[256];
+		if (i >= cfg->n_types)
+			return -ENOENT;
+		box_type_format(&cfg->types[i], text, sizeof text);
+		return buf_printf(out, "%s", text);
+	}
+	case KIND_IMAGE:
+		return render_image_file(t, INO_ID(ino), INO_FILE(ino), out);
+	case KIND_BOX:
+		return render_box_file(t, (int64_t)INO_ID(ino), INO_FILE(ino), out);
+	case KIND_TEMP: {
+		pthread_mutex_lock(&t->lock);
+		struct temp_file *f = find_temp_id(t, INO_ID(ino));
+		int r = f ? 0 : -ENOENT;
+		if (f && f->len) {
+			out->data = malloc(f->len + 1);
+			if (out->data) {
+				memcpy(out->data, f->data, f->len);
+				out->len = f->len;
+			} else
+				r = -ENOMEM;
+		}
+		pthread_mutex_unlock(&t->lock);
+		return r;
+	}
+	}
+	return -ENOENT;
+}
+
+/* The events log behind a stream node, or 0 if ino is not a stream. */
+static bool stream_key(uint64_t ino, uint64_t *ret_key)
+{
+	if (ino == S_EVENTS) {
+		*ret_key = 0;
+		return true;
+	}
+	if (INO_KIND(ino) == KIND_BOX && INO_FILE(ino) == BF_EVENTS) {
+		*ret_key = INO_ID(ino);
+		return true;
+	}
+	return false;
+}
+
+/* --- attributes ----------------------------------------------------------------- */
+
+int tree_getattr(struct tree *t, uint64_t ino, struct tree_attr *ret)
+{
+	const struct pd_config *cfg = engine_config(t->engine);
+	struct buf b = {0};
+	uint64_t key;
+	uint32_t mode;
+	time_t mtime = t->started;
+	int r;
+
+	switch (INO_KIND(ino)) {
+	case KIND_STATIC:
+		if (ino == S_ROOT) {
+			*ret = mkattr(ino, S_IFDIR | 0755, 0, mtime);
+			return 0;
+		}
+		if (ino >= ELEMENTSOF(root_nodes) || !root_nodes[ino].name)
+			return -ENOENT;
+		mode = root_nodes[ino].mode;
+		break;
+	case KIND_TYPE:
+		if (INO_ID(ino) >= cfg->n_types)
+			return -ENOENT;
+		mode = S_IFREG | 0444;
+		break;
+	case KIND_IMAGE: {
+		const char *name = image_slot_name(t, INO_ID(ino));
+		struct image_info img;
+		if (!name || image_get(engine_images_dir(t->engine), name, &img) < 0 ||
+		    INO_FILE(ino) >= _IF_MAX)
+			return -ENOENT;
+		mode = INO_FILE(ino) == IF_DIR ? (S_IFDIR | 0555) : image_files[INO_FILE(ino)].mode;
+		break;
+	}
+	case KIND_BOX: {
+		struct box_view v;
+		if (INO_FILE(ino) >= _BF_MAX)
+			return -ENOENT;
+		r = engine_box_get_by_id(t->engine, (int64_t)INO_ID(ino), &v);
+		if (r < 0)
+			return r;
+		mtime = v.created;
+		mode = INO_FILE(ino) == BF_DIR ? (S_IFDIR | 0755) : box_files[INO_FILE(ino)].mode;
+		break;
+	}
+	case KIND_TEMP: {
+		pthread_mutex_lock(&t->lock);
+		struct temp_file *f = find_temp_id(t, INO_ID(ino));
+		if (f)
+			*ret = mkattr(ino, S_IFREG | (f->mode & 07777), f->len, f->mtime);
+		pthread_mutex_unlock(&t->lock);
+		return f ? 0 : -ENOENT;
+	}
+	default:
+		return -ENOENT;
+	}
+
+	if (S_ISDIR(mode)) {
+		*ret = mkattr(ino, mode, 0, mtime);
+		return 0;
+	}
+	if (stream_key(ino, &key)) {
+		struct stat st;
+		int fd = engine_events_open(t->engine, key);
+		if (fd < 0)
+			return fd;
+		r = fstat(fd, &st);
+		close(fd);
+		*ret = mkattr(ino, mode, r == 0 ? (uint64_t)st.st_size : 0, mtime);
+		return 0;
+	}
+	/* The real size of the value, so tools that trust st_size read it all. */
+	r = render(t, ino, &b);
+	free(b.data);
+	if (r < 0)
+		return r;
+	*ret = mkattr(ino, mode, b.len, mtime);
+	return 0;
+}
+
+int tree_lookup(struct tree *t, uint64_t parent, const char *name, struct tree_attr *ret)
+{
+	const struct pd_config *cfg = engine_config(t->engine);
+	int i;
+
+	if (strlen(name) > TREE_NAME_MAX)
+		return -ENAMETOOLONG;
+	switch (INO_KIND(parent)) {
+	case KIND_STATIC:
+		if (parent == S_ROOT) {
+			i = lookup_index(root_nodes, ELEMENTSOF(root_nodes), name);
+			return i < 0 ? i : tree_getattr(t, (uint64_t)i, ret);
+		}
+		if (parent == S_TYPES) {
+			for (size_t k = 0; k < cfg->n_types; k++)
+				if (strcmp(cfg->types[k].name, name) == 0)
+					return tree_getattr(t, INO(KIND_TYPE, k, 0), ret);
+			return -ENOENT;
+		}
+		if (parent == S_IMAGES) {
+			struct image_info img;
+			if (!name_valid(name) ||
+			    image_get(engine_images_dir(t->engine), name, &img) < 0)
+				return -ENOENT;
+			i = image_slot(t, name);
+			return i < 0 ? i : tree_getattr(t, INO(KIND_IMAGE, i, IF_DIR), ret);
+		}
+		if (parent == S_BOXES) {
+			struct box_view v;
+			if (!name_valid(name) || engine_box_get(t->engine, name, &v) < 0)
+				return -ENOENT;
+			return tree_getattr(t, INO(KIND_BOX, v.id, BF_DIR), ret);
+		}
+		return tree_getattr(t, parent, ret) < 0 ? -ENOENT : -ENOTDIR;
+	case KIND_IMAGE:
+		if (INO_FILE(parent) != IF_DIR)
+			return -ENOTDIR;
+		i = lookup_index(image_files, ELEMENTSOF(image_files), name);
+		return i < 0 ? i : tree_getattr(t, parent | (uint64_t)i, ret);
+	case KIND_BOX:
+		if (INO_FILE(parent) != BF_DIR)
+			return -ENOTDIR;
+		i = lookup_index(box_files, ELEMENTSOF(box_files), name);
+		if (i >= 0)
+			return tree_getattr(t, parent | (uint64_t)i, ret);
+		pthread_mutex_lock(&t->lock);
+		struct temp_file *f = find_temp(t, parent, name);
+		uint64_t tid = f ? f->id : 0;
+		pthread_mutex_unlock(&t->lock);
+		if (!f)
+			return -ENOENT;
+		return tree_getattr(t, INO(KIND_TEMP, tid, 0), ret);
+	}
+	return -ENOTDIR;
+}
+
+int tree_resolve(struct tree *t, const char *path, struct tree_attr *ret)
+{
+	struct tree_attr a;
+	char name[TREE_NAME_MAX + 1];
+	int r;
+
+	r = tree_getattr(t, TREE_ROOT_INO, &a);
+	if (r < 0)
+		return r;
+	while (*path) {
+		size_t n;
+		while (*path == '/')
+			path++;
+		if (!*path)
+			break;
+		n = strcspn(path, "/");
+		if (n > TREE_NAME_MAX)
+			return -ENAMETOOLONG;
+		memcpy(name, path, n);
+		name[n] = '\0';
+		if (strcmp(name, ".") == 0 || strcmp(name, "..") == 0)
+			return -EINVAL;
+		r = tree_lookup(t, a.ino, name, &a);
+		if (r < 0)
+			return r;
+		path += n;
+	}
+	*ret = a;
+	return 0;
+}
+
+/* --- directories -------------------------------------------------------------------- */
+
+struct entries {
+	struct tree_entry *v;
+	size_t n, cap;
+};
+
+static int add_entry(struct entries *es, const char *name, const struct tree_attr *a)
+{
+	if (es->n == es->cap) {
+		size_t cap = es->cap ? es->cap * 2 : 16;
+		struct tree_entry *nv = realloc(es->v, cap * sizeof *nv);
+		if (!nv)
+			return -ENOMEM;
+		es->v = nv;
+		es->cap = cap;
+	}
+	snprintf(es->v[es->n].name, sizeof es->v[es->n].name, "%s", name);
+	es->v[es->n].attr = *a;
+	es->n++;
+	return 0;
+}
+
+/* Lists names through lookup, so listing and lookup never disagree. Names
+ * that vanished in between are skipped. */
+static int add_by_lookup(struct tree *t, struct entries *es, uint64_t parent, const char *name)
+{
+	struct tree_attr a;
+	int r = tree_lookup(t, parent, name, &a);
+
+	if (r == -ENOENT)
+		return 0;
+	if (r < 0)
+		return r;
+	return add_entry(es, name, &a);
+}
+
+int tree_readdir(struct tree *t, uint64_t ino, struct tree_entry **ret, size_t *ret_n)
+{
+	const struct pd_config *cfg = engine_config(t->engine);
+	struct entries es = {0};
+	char **names = NULL;
+	size_t n = 0;
+	int r = 0;
+
+	switch (INO_KIND(ino)) {
+	case KIND_STATIC:
+		if (ino == S_ROOT) {
+			for (size_t i = 1; i < ELEMENTSOF(root_nodes) && r >= 0; i++)
+				if (root_nodes[i].name)
+					r = add_by_lookup(t, &es, ino, root_nodes[i].name);
+		} else if (ino == S_TYPES) {
+			for (size_t i = 0; i < cfg->n_types && r >= 0; i++)
+				r = add_by_lookup(t, &es, ino, cfg->types[i].name);
+		} else if (ino == S_IMAGES || ino == S_BOXES) {
+			r = ino == S_IMAGES ? image_list(engine_images_dir(t->engine), &names, &n)
+					    : engine_box_names(t->engine, &names, &n);
+			for (size_t i = 0; i < n && r >= 0; i++)
+				r = add_by_lookup(t, &es, ino, names[i]);
+			image_list_free(names, n);
+		} else
+			r = tree_getattr(t, ino, &(struct tree_attr){0}) < 0 ? -ENOENT : -ENOTDIR;
+		break;
+	case KIND_IMAGE:
+		for (size_t i = 1; i < ELEMENTSOF(image_files) && r >= 0; i++)
+			r = add_by_lookup(t, &es, ino, image_files[i].name);
+		break;
+	case KIND_BOX: {
+		if (INO_FILE(ino) != BF_DIR) {
+			r = -ENOTDIR;
+			break;
+		}
+		struct box_view v;
+		r = engine_box_get_by_id(t->engine, (int64_t)INO_ID(ino), &v);
+		for (size_t i = 1; i < ELEMENTSOF(box_files) && r >= 0; i++)
+			r = add_by_lookup(t, &es, ino, box_files[i].name);
+		pthread_mutex_lock(&t->lock);
+		for (struct temp_file *f = t->temps; f && r >= 0; f = f->next)
+			if (f->parent == ino) {
+				struct tree_attr ta = mkattr(INO(KIND_TEMP, f->id, 0),
+							     S_IFREG | (f->mode & 07777), f->len,
+							     f->mtime);
+				r = add_entry(&es, f->name, &ta);
+			}
+		pthread_mutex_unlock(&t->lock);
+		break;
+	}
+	default:
+		r = -ENOTDIR;
+	}
+	if (r < 0) {
+		free(es.v);
+		return r;
+	}
+	*ret = es.v;
+	*ret_n = es.n;
+	return 0;
+}
+
+/* --- open, read, write ---------------------------------------------------------------- */
+
+static bool writable(uint32_t mode)
+{
+	return (mode & 0222) != 0;
+}
+
+int tree_open(struct tree *t, uint64_t ino, int flags, struct tree_file **ret)
+{
+	struct tree_attr a;
+	struct tree_file *f;
+	int acc = flags & O_ACCMODE;
+	struct buf b = {0};
+	uint64_t key;
+	int r;
+
+	r = tree_getattr(t, ino, &a);
+	if (r < 0)
+		return r;
+	if (S_ISDIR(a.mode))
+		return -EISDIR;
+	/* Root passes the kernel's permission checks: enforce the modes here. */
+	if (acc != O_RDONLY && !writable(a.mode))
+		return -EACCES;
+	if (acc != O_WRONLY && !(a.mode & 0444))
+		return -EACCES;
+	f = calloc(1, sizeof *f);
+	if (!f)
+		return -ENOMEM;
+	f->ino = ino;
+	f->flags = flags;
+	f->stream_fd = -1;
+	if (stream_key(ino, &key)) {
+		f->wait_key = key;
+		f->stream_fd = engine_events_open(t->engine, key);
+		if (f->stream_fd < 0) {
+			r = f->stream_fd;
+			free(f);
+			return r;
+		}
+	} else if (acc != O_WRONLY) {
+		r = render(t, ino, &b);
+		if (r < 0) {
+			free(b.data);
+			free(f);
+			return r;
+		}
+		f->content = b.data;
+		f->len = b.len;
+	}
+	if ((flags & O_TRUNC) && acc != O_RDONLY) {
+		r = tree_truncate(t, ino, 0);
+		if (r < 0) {
+			tree_release(t, f);
+			return r;
+		}
+	}
+	*ret = f;
+	return 0;
+}
+
+void tree_release(struct tree *t, struct tree_file *f)
+{
+	(void)t;
+	if (!f)
+		return;
+	if (f->stream_fd >= 0)
+		close(f->stream_fd);
+	free(f->content);
+	free(f);
+}
+
+bool tree_file_is_stream(const struct tree_file *f)
+{
+	return f->stream_fd >= 0;
+}
+
+uint64_t tree_file_wait_key(const struct tree_file *f)
+{
+	return f->wait_key;
+}
+
+int tree_read(struct tree *t, struct tree_file *f, uint64_t off, char *buf, size_t size,
+	      size_t *ret_n)
+{
+	if (f->stream_fd >= 0) {
+		ssize_t n = pread(f->stream_fd, buf, size, (off_t)off);
+		if (n < 0)
+			return -errno;
+		if (n == 0 && size > 0 && engine_events_live(t->engine, f->wait_key)) {
+			if (f->flags & O_NONBLOCK)
+				return -EAGAIN;
+			return TREE_WAIT;
+		}
+		*ret_n = (size_t)n;
+		return 0;
+	}
+	if (INO_KIND(f->ino) == KIND_TEMP) {
+		/* Temp files read their current bytes, like a real file. */
+		struct buf b = {0};
+		int r = render(t, f->ino, &b);
+		if (r < 0)
+			return r;
+		free(f->content);
+		f->content = b.data;
+		f->len = b.len;
+	}
+	if (off >= f->len) {
+		*ret_n = 0;
+		return 0;
+	}
+	size_t n = f->len - off < size ? f->len - off : size;
+	memcpy(buf, f->content + off, n);
+	*ret_n = n;
+	return 0;
+}
+
+/* Applies one value to a box control file, recording a failure in the box's
+ * error file. */
+static int write_box_file(struct tree *t, int64_t id, unsigned file, const char *data,
+			  size_t len)
+{
+	char value[VALUE_MAX + 1];
+	struct box_view v;
+	pd_error err = {0};
+	int r;
+
+	r = engine_box_get_by_id(t->engine, id, &v);
+	if (r < 0)
+		return r;
+	r = value_from_write(data, len, VALUE_MAX, value, sizeof value);
+	if (r < 0) {
+		pd_error_set(&err, -EINVAL,
+			     "not a value: write one line of at most %d bytes, no NUL bytes",
+			     VALUE_MAX);
+		goto fail;
+	}
+	switch (file) {
+	case BF_STATE:
+		r = engine_box_set_state(t->engine, v.name, value, &err);
+		break;
+	case BF_TYPE:
+		r = engine_box_set_type(t->engine, v.name, value, &err);
+		break;
+	case BF_IMAGE:
+		r = engine_box_set_image(t->engine, v.name, value, &err);
+		break;
+	default:
+		return -EACCES;
+	}
+	if (r >= 0)
+		return 0;
+fail:
+	if (!err.code)
+		pd_error_set(&err, r, "%s", strerror(-r));
+	engine_box_record_error(t->engine, v.name, box_files[file].name, &err);
+	return err.code;
+}
+
+static int write_temp(struct tree *t, uint64_t id, uint64_t off, const char *data, size_t len)
+{
+	struct temp_file *f;
+	int r = 0;
+
+	pthread_mutex_lock(&t->lock);
+	f = find_temp_id(t, id);
+	if (!f) {
+		r = -ENOENT;
+		goto out;
+	}
+	if (off > TEMP_DATA_MAX || len > TEMP_DATA_MAX - off) {
+		r = -EFBIG;
+		goto out;
+	}
+	if (off + len > f->len) {
+		char *nd = realloc(f->data, off + len);
+		if (!nd) {
+			r = -ENOMEM;
+			goto out;
+		}
+		memset(nd + f->len, 0, off > f->len ? off - f->len : 0);
+		f->data = nd;
+		f->len = off + len;
+	}
+	memcpy(f->data + off, data, len);
+	f->mtime = time(NULL);
+out:
+	pthread_mutex_unlock(&t->lock);
+	return r;
+}
+
+int tree_write(struct tree *t, struct tree_file *f, uint64_t off, const char *buf, size_t len)
+{
+	switch (INO_KIND(f->ino)) {
+	case KIND_BOX:
+		(void)off; /* each write(2) is one whole value */
+		return write_box_file(t, (int64_t)INO_ID(f->ino), INO_FILE(f->ino), buf, len);
+	case KIND_TEMP:
+		return write_temp(t, INO_ID(f->ino), off, buf, len);
+	}
+	return -EACCES;
+}
+
+int tree_truncate(struct tree *t, uint64_t ino, uint64_t size)
+{
+	struct tree_attr a;
+	int r;
+
+	if (INO_KIND(ino) == KIND_TEMP) {
+		pthread_mutex_lock(&t->lock);
+		struct temp_file *f = find_temp_id(t, INO_ID(ino));
+		r = f ? 0 : -ENOENT;
+		if (f && size > TEMP_DATA_MAX)
+			r = -EFBIG;
+		else if (f && size < f->len)
+			f->len = (size_t)size;
+		else if (f && size > f->len) {
+			char *nd = realloc(f->data, size);
+			if (nd) {
+				memset(nd + f->len, 0, size - f->len);
+				f->data = nd;
+				f->len = (size_t)size;
+			} else
+				r = -ENOMEM;
+		}
+		pthread_mutex_unlock(&t->lock);
+		return r;
+	}
+	r = tree_getattr(t, ino, &a);
+	if (r < 0)
+		return r;
+	if (S_ISDIR(a.mode))
+		return -EISDIR;
+	if (!writable(a.mode))
+		return -EACCES;
+	/* Truncating a control file is how shells open it for writing: it
+	 * changes nothing. */
+	return 0;
+}
+
+/* --- directory operations ------------------------------------------------------------------ */
+
+int tree_mkdir(struct tree *t, uint64_t parent, const char *name, struct tree_attr *ret)
+{
+	pd_error err = {0};
+	int r;
+
+	if (parent != S_BOXES) {
+		struct tree_attr a;
+		r = tree_lookup(t, parent, name, &a);
+		if (r >= 0)
+			return -EEXIST;
+		return tree_getattr(t, parent, &a) < 0 ? -ENOENT : -EPERM;
+	}
+	if (!name_valid(name))
+		return -EINVAL;
+	r = engine_box_create(t->engine, name, &err);
+	if (r < 0)
+		return r;
+	return tree_lookup(t, parent, name, ret);
+}
+
+int tree_rmdir(struct tree *t, uint64_t parent, const char *name)
+{
+	struct tree_attr a;
+	pd_error err = {0};
+	int r;
+
+	r = tree_lookup(t, parent, name, &a);
+	if (r < 0)
+		return r;
+	if (!S_ISDIR(a.mode))
+		return -ENOTDIR;
+	if (parent != S_BOXES)
+		return -EPERM;
+	r = engine_box_delete(t->engine, name, &err);
+	if (r < 0) {
+		engine_box_record_error(t->engine, name, "rmdir", &err);
+		return r;
+	}
+	pthread_mutex_lock(&t->lock);
+	drop_temps_of(t, a.ino);
+	pthread_mutex_unlock(&t->lock);
+	return 0;
+}
+
+static bool temps_allowed(uint64_t parent)
+{
+	return INO_KIND(parent) == KIND_BOX && INO_FILE(parent) == BF_DIR;
+}
+
+int tree_create(struct tree *t, uint64_t parent, const char *name, int flags, struct tree_attr *ret,
+		struct tree_file **ret_f)
+{
+	struct tree_attr a;
+	struct temp_file *f;
+	size_t count = 0;
+	int r;
+
+	r = tree_lookup(t, parent, name, &a);
+	if (r >= 0) {
+		if (flags & O_EXCL)
+			return -EEXIST;
+		r = tree_open(t, a.ino, flags, ret_f);
+		if (r >= 0)
+			*ret = a;
+		return r;
+	}
+	if (r != -ENOENT)
+		return r;
+	if (!temps_allowed(parent))
+		return tree_getattr(t, parent, &a) < 0 ? -ENOENT : -EACCES;
+	if (strlen(name) > TREE_NAME_MAX)
+		return -ENAMETOOLONG;
+
+	pthread_mutex_lock(&t->lock);
+	for (struct temp_file *p = t->temps; p; p = p->next)
+		count += p->parent == parent;
+	if (count >= TEMP_MAX_PER_DIR) {
+		pthread_mutex_unlock(&t->lock);
+		return -ENOSPC;
+	}
+	f = calloc(1, sizeof *f);
+	if (!f) {
+		pthread_mutex_unlock(&t->lock);
+		return -ENOMEM;
+	}
+	f->id = ++t->next_temp_id;
+	f->parent = parent;
+	f->mode = 0644;
+	f->mtime = time(NULL);
+	snprintf(f->name, sizeof f->name, "%s", name);
+	f->next = t->temps;
+	t->temps = f;
+	uint64_t ino = INO(KIND_TEMP, f->id, 0);
+	pthread_mutex_unlock(&t->lock);
+
+	r = tree_getattr(t, ino, ret);
+	if (r >= 0)
+		r = tree_open(t, ino, flags & ~O_TRUNC, ret_f);
+	return r;
+}
+
+int tree_unlink(struct tree *t, uint64_t parent, const char *name)
+{
+	struct tree_attr a;
+	int r;
+
+	pthread_mutex_lock(&t->lock);
+	struct temp_file *f = find_temp(t, parent, name);
+	if (f)
+		drop_temp(t, f);
+	pthread_mutex_unlock(&t->lock);
+	if (f)
+		return 0;
+	r = tree_lookup(t, parent, name, &a);
+	if (r < 0)
+		return r;
+	return S_ISDIR(a.mode) ? -EISDIR : -EPERM;
+}
+
+int tree_rename(struct tree *t, uint64_t parent, const char *name, uint64_t newparent,
+		const char *newname)
+{
+	struct tree_attr target;
+	char *data = NULL;
+	size_t len = 0;
+	int r;
+
+	pthread_mutex_lock(&t->lock);
+	struct temp_file *src = find_temp(t, parent, name);
+	if (src && src->len) {
+		data = malloc(src->len);
+		if (data) {
+			memcpy(data, src->data, src->len);
+			len = src->len;
+		}
+	}
+	uint64_t src_id = src ? src->id : 0;
+	bool oom = src && src->len && !data;
+	pthread_mutex_unlock(&t->lock);
+	if (!src_id) {
+		r = tree_lookup(t, parent, name, &target);
+		return r < 0 ? r : -EPERM; /* objects are not renamed */
+	}
+	if (oom)
+		return -ENOMEM;
+	if (newparent != parent) {
+		free(data);
+		return -EXDEV;
+	}
+
+	r = tree_lookup(t, newparent, newname, &target);
+	if (r >= 0 && INO_KIND(target.ino) == KIND_BOX) {
+		/* The temp-then-rename write: apply the content as one write. */
+		if (!writable(target.mode))
+			r = -EACCES;
+		else
+			r = write_box_file(t, (int64_t)INO_ID(target.ino), INO_FILE(target.ino),
+					   data ? data : "", len);
+		free(data);
+		if (r < 0)
+			return r;
+		pthread_mutex_lock(&t->lock);
+		struct temp_file *f = find_temp_id(t, src_id);
+		if (f)
+			drop_temp(t, f);
+		pthread_mutex_unlock(&t->lock);
+		return 0;
+	}
+	free(data);
+	if (r < 0 && r != -ENOENT)
+		return r;
+	/* Temp to temp: a plain rename, replacing any temp of that name. */
+	pthread_mutex_lock(&t->lock);
+	struct temp_file *f = find_temp_id(t, src_id), *old = find_temp(t, newparent, newname);
+	if (f && old && old != f)
+		drop_temp(t, old);
+	if (f)
+		snprintf(f->name, sizeof f->name, "%s", newname);
+	pthread_mutex_unlock(&t->lock);
+	return f ? 0 : -ENOENT;
+}
+
+/* --- life ---------------------------------------------------------------------------------- */
+
+int tree_new(struct engine *e, struct tree **ret)
+{
+	struct tree *t = calloc(1, sizeof *t);
+
+	if (!t)
+		return -ENOMEM;
+	t->engine = e;
+	t->started = time(NULL);
+	pthread_mutex_init(&t->lock, NULL);
+	*ret = t;
+	return 0;
+}
+
+struct tree *tree_free(struct tree *t)
+{
+	if (!t)
+		return NULL;
+	while (t->temps)
+		drop_temp(t, t->temps);
+	for (size_t i = 0; i < t->n_image_slots; i++)
+		free(t->image_slots[i]);
+	pthread_mutex_destroy(&t->lock);
+	free(t);
+	return NULL;
+}

@@ -1,0 +1,98 @@
+/* tree.h - the /paddock tree: every node, its mode and its handlers, with
+ * no FUSE or HTTP types. The FUSE adapter (fuse-adapter.c) and the HTTP
+ * adapter translate requests into these calls and errno into replies.
+ *
+ * Nodes are named by 64-bit inode numbers that stay stable for an object's
+ * life (they are derived from store ids), so adapters may cache them.
+ * Directory contents and file values are computed on demand from the engine:
+ * nothing here is a second copy of engine state.
+ *
+ * Control files: a write takes effect in tree_write() and returns its error
+ * there; the reason goes to the owning box's `error` file. Writes to files
+ * that do not exist in a box directory create temporary files held in memory
+ * (for the "write a temp file, rename it over the target" pattern): renaming
+ * one over a control file applies its content as one write.
+ *
+ * Streams (events): tree_read() at the end of a stream returns TREE_WAIT when
+ * more may come. The adapter parks the request and calls tree_read() again
+ * after the engine's wake callback names tree_file_wait_key(f).
+ *
+ * All functions are thread-safe. Return values: >= 0 success, -errno.
+ */
+#pragma once
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/types.h>
+#include <time.h>
+
+#include "engine.h"
+
+#define TREE_ROOT_INO 1
+#define TREE_WAIT 1 /* tree_read(): park and retry after a wake */
+#define TREE_NAME_MAX 255
+
+struct tree;
+struct tree_file;
+
+struct tree_attr {
+	uint64_t ino;
+	uint32_t mode; /* S_IFDIR/S_IFREG | permission bits */
+	uint64_t size;
+	uint32_t nlink;
+	time_t mtime;
+};
+
+struct tree_entry {
+	char name[TREE_NAME_MAX + 1];
+	struct tree_attr attr;
+};
+
+int tree_new(struct engine *e, struct tree **ret);
+struct tree *tree_free(struct tree *t);
+
+int tree_lookup(struct tree *t, uint64_t parent, const char *name, struct tree_attr *ret);
+int tree_getattr(struct tree *t, uint64_t ino, struct tree_attr *ret);
+
+/* Resolves a path relative to the tree's root ("boxes/web/state"; empty or
+ * "/" is the root). */
+int tree_resolve(struct tree *t, const char *path, struct tree_attr *ret);
+
+/* Lists a directory ("." and ".." excluded). *ret is malloc'd. */
+int tree_readdir(struct tree *t, uint64_t ino, struct tree_entry **ret, size_t *ret_n);
+
+/* Opens a file. flags as for open(2): O_ACCMODE, O_TRUNC, O_NONBLOCK.
+ * Regular values are rendered once here, so every read of one open sees
+ * the same bytes. */
+int tree_open(struct tree *t, uint64_t ino, int flags, struct tree_file **ret);
+void tree_release(struct tree *t, struct tree_file *f);
+
+/* Reads up to size bytes at off. Returns 0 with the count in *ret_n
+ * (0 = end of file), TREE_WAIT (see above; a file opened O_NONBLOCK gets
+ * -EAGAIN instead), or -errno. */
+int tree_read(struct tree *t, struct tree_file *f, uint64_t off, char *buf, size_t size,
+	      size_t *ret_n);
+
+/* True if reads of f may wait (TREE_WAIT); only those ever need parking. */
+bool tree_file_is_stream(const struct tree_file *f);
+
+/* The key that wakes a parked read of f (see engine_wake_fn). */
+uint64_t tree_file_wait_key(const struct tree_file *f);
+
+/* One write(2). Returns 0 (all of len taken) or -errno. */
+int tree_write(struct tree *t, struct tree_file *f, uint64_t off, const char *buf, size_t len);
+
+/* truncate(2)/O_TRUNC: accepted on writable files, changes nothing on
+ * control files. */
+int tree_truncate(struct tree *t, uint64_t ino, uint64_t size);
+
+int tree_mkdir(struct tree *t, uint64_t parent, const char *name, struct tree_attr *ret);
+int tree_rmdir(struct tree *t, uint64_t parent, const char *name);
+
+/* Creates (or opens, if it exists) a file in a directory that allows
+ * temporary files. */
+int tree_create(struct tree *t, uint64_t parent, const char *name, int flags, struct tree_attr *ret,
+		struct tree_file **ret_f);
+int tree_unlink(struct tree *t, uint64_t parent, const char *name);
+int tree_rename(struct tree *t, uint64_t parent, const char *name, uint64_t newparent,
+		const char *newname);

@@ -1,0 +1,686 @@
+/* check_config.c - defaults, a full file, types, and every refused input with
+ * its "FILE:LINE: reason". */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "check-tap.h"
+#include "config.h"
+
+#ifdef HAVE_CONFIG_H
+#include "autoconfig.h"
+#endif
+#ifndef CRUN_PATH
+#define CRUN_PATH "/usr/bin/crun"
+#endif
+
+#define GiB (1ULL << 30)
+
+/* Each test runs in its own process (fork mode) with a fresh directory. */
+static char tmpdir[64];
+static char ini_path[128];
+
+static void setup(void)
+{
+	snprintf(tmpdir, sizeof(tmpdir), "/tmp/check_config.XXXXXX");
+	ck_assert_ptr_nonnull(mkdtemp(tmpdir));
+	snprintf(ini_path, sizeof(ini_path), "%s/paddock.ini", tmpdir);
+}
+
+static void teardown(void)
+{
+	rm_rf(tmpdir);
+}
+
+static void write_ini_len(const char *text, size_t len)
+{
+	int fd = open(ini_path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+	ck_assert_int_ge(fd, 0);
+	ck_assert_int_eq(write_all(fd, text, len), 0);
+	close(fd);
+}
+
+static void write_ini(const char *text)
+{
+	write_ini_len(text, strlen(text));
+}
+
+static int load_text(const char *text, struct pd_config *c, pd_error *err)
+{
+	write_ini(text);
+	return config_load(ini_path, c, err);
+}
+
+static void assert_released(const struct pd_config *c)
+{
+	ck_assert_ptr_null(c->path);
+	ck_assert_ptr_null(c->mount);
+	ck_assert_ptr_null(c->data);
+	ck_assert_ptr_null(c->run);
+	ck_assert_ptr_null(c->crun);
+	ck_assert_ptr_null(c->cgroup_parent);
+	ck_assert_ptr_null(c->default_image);
+	ck_assert_ptr_null(c->default_type);
+	ck_assert_uint_eq(c->n_types, 0);
+}
+
+/* Loads text, expects code and the message "INI:line: reason" exactly. */
+static void expect_error_code(const char *text, int code, int line, const char *fmt, ...)
+    __attribute__((format(printf, 4, 5)));
+static void expect_error_code(const char *text, int code, int line, const char *fmt, ...)
+{
+	struct pd_config c;
+	pd_error err;
+	char reason[PD_ERROR_MAX], want[PD_ERROR_MAX + 256];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(reason, sizeof(reason), fmt, ap);
+	va_end(ap);
+	snprintf(want, sizeof(want), "%s:%d: %s", ini_path, line, reason);
+
+	pd_error_clear(&err);
+	memset(&c, 0xaa, sizeof(c));
+	ck_assert_int_eq(load_text(text, &c, &err), code);
+	ck_assert_int_eq(err.code, code);
+	ck_assert_str_eq(err.msg, want);
+	assert_released(&c);
+}
+
+#define expect_error(text, line, ...) expect_error_code(text, -EINVAL, line, __VA_ARGS__)
+
+static void assert_type(const struct pd_config *c, const char *name, unsigned millicpus,
+			unsigned long long memory, unsigned long long pids, unsigned long long disk)
+{
+	const struct box_type *t = config_find_type(c, name);
+
+	ck_assert_msg(t != NULL, "type %s missing", name);
+	ck_assert_str_eq(t->name, name);
+	ck_assert_uint_eq(t->millicpus, millicpus);
+	ck_assert_uint_eq(t->memory, memory);
+	ck_assert_uint_eq(t->pids, pids);
+	ck_assert_uint_eq(t->disk, disk);
+}
+
+static void assert_defaults(const struct pd_config *c)
+{
+	ck_assert_str_eq(c->mount, "/paddock");
+	ck_assert_str_eq(c->data, "/var/lib/paddock");
+	ck_assert_str_eq(c->run, "/run/paddock");
+	ck_assert_str_eq(c->crun, CRUN_PATH);
+	ck_assert_str_eq(c->cgroup_parent, "paddock");
+	ck_assert_str_eq(c->default_image, "debian");
+	ck_assert_str_eq(c->default_type, "small");
+	ck_assert_int_eq(c->default_ttl, -1);
+	ck_assert_uint_eq(c->stop_grace, 10);
+	ck_assert_uint_eq(c->n_types, 3);
+	assert_type(c, "small", 1000, 2 * GiB, 4096, 10 * GiB);
+	assert_type(c, "medium", 2000, 4 * GiB, 4096, 10 * GiB);
+	assert_type(c, "large", 4000, 8 * GiB, 4096, 10 * GiB);
+}
+
+/* ---- core ---- */
+
+START_TEST(test_defaults_without_file)
+{
+	struct pd_config c;
+	pd_error err;
+
+	pd_error_clear(&err);
+	ck_assert_int_eq(config_load(NULL, &c, &err), 0);
+	ck_assert_ptr_null(c.path);
+	assert_defaults(&c);
+	ck_assert_int_eq(err.code, 0);
+	config_release(&c);
+	assert_released(&c);
+}
+END_TEST
+
+START_TEST(test_default_path_missing)
+{
+	struct pd_config c;
+	pd_error err;
+
+	/* Only meaningful where the machine has no config file of its own. */
+	if (access(CONFIG_DEFAULT_PATH, F_OK) == 0 || errno != ENOENT)
+		return;
+	pd_error_clear(&err);
+	ck_assert_int_eq(config_load(CONFIG_DEFAULT_PATH, &c, &err), 0);
+	ck_assert_ptr_null(c.path);
+	assert_defaults(&c);
+	ck_assert_int_eq(err.code, 0);
+	ck_assert_str_eq(err.msg, "");
+	config_release(&c);
+}
+END_TEST
+
+START_TEST(test_empty_file)
+{
+	struct pd_config c;
+	pd_error err;
+
+	ck_assert_int_eq(load_text("", &c, &err), 0);
+	ck_assert_str_eq(c.path, ini_path);
+	assert_defaults(&c);
+	config_release(&c);
+
+	ck_assert_int_eq(load_text("; nothing\n\n# here\n   \n", &c, &err), 0);
+	assert_defaults(&c);
+	config_release(&c);
+}
+END_TEST
+
+START_TEST(test_full_file)
+{
+	static const char text[] = "\xef\xbb\xbf; Paddock configuration\n"
+				   "# comments of both kinds\n"
+				   "\n"
+				   "[paddock]\n"
+				   "mount = /srv/paddock ; inline comment\n"
+				   "data=/srv/data\n"
+				   "  run = /run/pd\n"
+				   "crun = /opt/crun/bin/crun\n"
+				   "cgroup_parent = system.slice/paddock\n"
+				   "default_image = alpine-3.19\n"
+				   "default_type = gpu\n"
+				   "default_ttl = 2h\n"
+				   "stop_grace = 30\n"
+				   "\n"
+				   "[types.gpu]\n"
+				   "cpus = 8\n"
+				   "memory = 32GiB\n"
+				   "pids = 65536\n"
+				   "disk = 1T\n"
+				   "[types.tiny]\n"
+				   "cpus = 0.25\n"
+				   "memory = 256M\n";
+	struct pd_config c;
+	pd_error err;
+
+	pd_error_clear(&err);
+	ck_assert_int_eq(load_text(text, &c, &err), 0);
+	ck_assert_str_eq(c.path, ini_path);
+	ck_assert_str_eq(c.mount, "/srv/paddock");
+	ck_assert_str_eq(c.data, "/srv/data");
+	ck_assert_str_eq(c.run, "/run/pd");
+	ck_assert_str_eq(c.crun, "/opt/crun/bin/crun");
+	ck_assert_str_eq(c.cgroup_parent, "system.slice/paddock");
+	ck_assert_str_eq(c.default_image, "alpine-3.19");
+	ck_assert_str_eq(c.default_type, "gpu");
+	ck_assert_int_eq(c.default_ttl, 7200);
+	ck_assert_uint_eq(c.stop_grace, 30);
+	ck_assert_uint_eq(c.n_types, 5);
+	assert_type(&c, "small", 1000, 2 * GiB, 4096, 10 * GiB);
+	assert_type(&c, "medium", 2000, 4 * GiB, 4096, 10 * GiB);
+	assert_type(&c, "large", 4000, 8 * GiB, 4096, 10 * GiB);
+	assert_type(&c, "gpu", 8000, 32 * GiB, 65536, 1024 * GiB);
+	assert_type(&c, "tiny", 250, 256ULL << 20, 4096, 10 * GiB);
+	ck_assert_int_eq(err.code, 0);
+	config_release(&c);
+	assert_released(&c);
+	config_release(&c); /* twice is fine */
+}
+END_TEST
+
+START_TEST(test_custom_type_starts_from_small)
+{
+	struct pd_config c;
+	pd_error err;
+
+	ck_assert_int_eq(load_text("[types.build]\ncpus = 6\n", &c, &err), 0);
+	assert_type(&c, "build", 6000, 2 * GiB, 4096, 10 * GiB);
+	config_release(&c);
+
+	/* An empty section still defines the type. */
+	ck_assert_int_eq(load_text("[types.plain]\n", &c, &err), 0);
+	assert_type(&c, "plain", 1000, 2 * GiB, 4096, 10 * GiB);
+	ck_assert_uint_eq(c.n_types, 4);
+	config_release(&c);
+}
+END_TEST
+
+START_TEST(test_override_builtin_type)
+{
+	struct pd_config c;
+	pd_error err;
+
+	ck_assert_int_eq(
+	    load_text("[types.medium]\nmemory = 6G\n[types.small]\ncpus = 0.5\n", &c, &err), 0);
+	ck_assert_uint_eq(c.n_types, 3);
+	assert_type(&c, "medium", 2000, 6 * GiB, 4096, 10 * GiB);
+	assert_type(&c, "small", 500, 2 * GiB, 4096, 10 * GiB);
+	assert_type(&c, "large", 4000, 8 * GiB, 4096, 10 * GiB);
+	config_release(&c);
+}
+END_TEST
+
+START_TEST(test_repeated_sections_merge)
+{
+	struct pd_config c;
+	pd_error err;
+
+	ck_assert_int_eq(load_text("[paddock]\nmount = /a\n[types.x]\ncpus = 2\n"
+				   "[paddock]\ndata = /b\n[types.x]\ndisk = 1G\n",
+				   &c, &err),
+			 0);
+	ck_assert_str_eq(c.mount, "/a");
+	ck_assert_str_eq(c.data, "/b");
+	assert_type(&c, "x", 2000, 2 * GiB, 4096, 1 * GiB);
+	config_release(&c);
+}
+END_TEST
+
+START_TEST(test_default_type_defined_later)
+{
+	struct pd_config c;
+	pd_error err;
+
+	ck_assert_int_eq(load_text("[paddock]\ndefault_type = later\n[types.later]\n", &c, &err),
+			 0);
+	ck_assert_str_eq(c.default_type, "later");
+	ck_assert_ptr_nonnull(config_find_type(&c, "later"));
+	config_release(&c);
+}
+END_TEST
+
+START_TEST(test_values)
+{
+	struct pd_config c;
+	pd_error err;
+
+	ck_assert_int_eq(load_text("[paddock]\ndefault_ttl = none\nstop_grace = 0\n", &c, &err), 0);
+	ck_assert_int_eq(c.default_ttl, -1);
+	ck_assert_uint_eq(c.stop_grace, 0);
+	config_release(&c);
+
+	ck_assert_int_eq(load_text("[paddock]\ndefault_ttl = 3600\nmount: /colon\n", &c, &err), 0);
+	ck_assert_int_eq(c.default_ttl, 3600);
+	ck_assert_str_eq(c.mount, "/colon");
+	config_release(&c);
+
+	/* CRLF line ends. */
+	ck_assert_int_eq(load_text("[paddock]\r\nmount = /crlf\r\n", &c, &err), 0);
+	ck_assert_str_eq(c.mount, "/crlf");
+	config_release(&c);
+
+	/* No newline at the end. */
+	ck_assert_int_eq(load_text("[paddock]\nmount = /last", &c, &err), 0);
+	ck_assert_str_eq(c.mount, "/last");
+	config_release(&c);
+}
+END_TEST
+
+START_TEST(test_find_type)
+{
+	struct pd_config c;
+
+	ck_assert_int_eq(config_load(NULL, &c, NULL), 0);
+	ck_assert_ptr_nonnull(config_find_type(&c, "small"));
+	ck_assert_ptr_null(config_find_type(&c, "huge"));
+	ck_assert_ptr_null(config_find_type(&c, "Small"));
+	ck_assert_ptr_null(config_find_type(&c, ""));
+	ck_assert_ptr_null(config_find_type(&c, NULL));
+	config_release(&c);
+}
+END_TEST
+
+START_TEST(test_type_format)
+{
+	struct pd_config c;
+	struct box_type t = {
+	    .name = "odd", .millicpus = 500, .memory = 1536, .pids = 7, .disk = 512ULL << 20};
+	char buf[128];
+
+	ck_assert_int_eq(config_load(NULL, &c, NULL), 0);
+	ck_assert_int_eq(box_type_format(config_find_type(&c, "small"), buf, sizeof(buf)), 36);
+	ck_assert_str_eq(buf, "cpus 1\nmemory 2G\npids 4096\ndisk 10G\n");
+	box_type_format(config_find_type(&c, "medium"), buf, sizeof(buf));
+	ck_assert_str_eq(buf, "cpus 2\nmemory 4G\npids 4096\ndisk 10G\n");
+	box_type_format(config_find_type(&c, "large"), buf, sizeof(buf));
+	ck_assert_str_eq(buf, "cpus 4\nmemory 8G\npids 4096\ndisk 10G\n");
+	box_type_format(&t, buf, sizeof(buf));
+	ck_assert_str_eq(buf, "cpus 0.5\nmemory 1536\npids 7\ndisk 512M\n");
+	/* Too small a buffer is an error, not a silently cut file. */
+	ck_assert_int_eq(box_type_format(&t, buf, 10), -ENOBUFS);
+	ck_assert_int_eq(box_type_format(config_find_type(&c, "small"), buf, 36), -ENOBUFS);
+	ck_assert_int_eq(box_type_format(config_find_type(&c, "small"), buf, 37), 36);
+	config_release(&c);
+}
+END_TEST
+
+/* ---- limits ---- */
+
+START_TEST(test_max_types)
+{
+	char *text = NULL;
+	size_t size = 0;
+	FILE *f = open_memstream(&text, &size);
+
+	ck_assert_ptr_nonnull(f);
+	for (int i = 0; i < CONFIG_MAX_TYPES - 3; i++)
+		fprintf(f, "[types.t%d]\n", i);
+	fclose(f);
+
+	struct pd_config c;
+	pd_error err;
+	ck_assert_int_eq(load_text(text, &c, &err), 0);
+	ck_assert_uint_eq(c.n_types, CONFIG_MAX_TYPES);
+	config_release(&c);
+
+	/* Redefining an existing type adds none. */
+	char *more = NULL;
+	ck_assert_int_ge(asprintf(&more, "%s[types.small]\n[types.t0]\n", text), 0);
+	ck_assert_int_eq(load_text(more, &c, &err), 0);
+	config_release(&c);
+	free(more);
+
+	ck_assert_int_ge(asprintf(&more, "%s[types.onemore]\n", text), 0);
+	expect_error(more, CONFIG_MAX_TYPES - 3 + 1, "too many types (at most %d)",
+		     CONFIG_MAX_TYPES);
+	free(more);
+	free(text);
+}
+END_TEST
+
+START_TEST(test_type_name_length)
+{
+	char n63[64], n64[65], text[256];
+	struct pd_config c;
+	pd_error err;
+
+	memset(n63, 'n', 63);
+	n63[63] = '\0';
+	memset(n64, 'n', 64);
+	n64[64] = '\0';
+	snprintf(text, sizeof(text), "[types.%s]\ncpus = 3\n", n63);
+	ck_assert_int_eq(load_text(text, &c, &err), 0);
+	assert_type(&c, n63, 3000, 2 * GiB, 4096, 10 * GiB);
+	config_release(&c);
+
+	snprintf(text, sizeof(text), "\n[types.%s]\ncpus = 3\n", n64);
+	expect_error(text, 2, "invalid type name \"%s\" in [types.%s]", n64, n64);
+}
+END_TEST
+
+START_TEST(test_value_bounds)
+{
+	struct pd_config c;
+	pd_error err;
+
+	ck_assert_int_eq(load_text("[paddock]\nstop_grace = 3600\ndefault_ttl = 3650d\n"
+				   "[types.big]\ncpus = 1024\nmemory = 16777215T\n"
+				   "pids = 4194304\ndisk = 1\n",
+				   &c, &err),
+			 0);
+	ck_assert_uint_eq(c.stop_grace, 3600);
+	ck_assert_int_eq(c.default_ttl, 3650LL * 86400);
+	assert_type(&c, "big", 1024000, 16777215ULL << 40, 4194304, 1);
+	config_release(&c);
+
+	expect_error("[paddock]\nstop_grace = 3601\n", 2, "bad value for stop_grace: \"3601\"");
+	expect_error("[paddock]\nstop_grace = -1\n", 2, "bad value for stop_grace: \"-1\"");
+	expect_error("[paddock]\ndefault_ttl = 3651d\n", 2, "bad value for default_ttl: \"3651d\"");
+	expect_error("[types.x]\ncpus = 1025\n", 2, "bad value for cpus: \"1025\"");
+	expect_error("[types.x]\ncpus = 0\n", 2, "bad value for cpus: \"0\"");
+	expect_error("[types.x]\nmemory = 16777216T\n", 2, "bad value for memory: \"16777216T\"");
+	expect_error("[types.x]\nmemory = 0\n", 2, "bad value for memory: \"0\"");
+	expect_error("[types.x]\npids = 4194305\n", 2, "bad value for pids: \"4194305\"");
+	expect_error("[types.x]\npids = 0\n", 2, "bad value for pids: \"0\"");
+	expect_error("[types.x]\ndisk = 0\n", 2, "bad value for disk: \"0\"");
+}
+END_TEST
+
+START_TEST(test_long_line)
+{
+	char text[1024];
+	struct pd_config c;
+	pd_error err;
+
+	/* A path of 150 bytes fits ... */
+	snprintf(text, sizeof(text), "[paddock]\nmount = /%0150d\n", 0);
+	ck_assert_int_eq(load_text(text, &c, &err), 0);
+	ck_assert_uint_eq(strlen(c.mount), 151);
+	config_release(&c);
+
+	/* ... one of 600 does not, and is not cut into two lines either. */
+	snprintf(text, sizeof(text), "[paddock]\n\nmount = /%0600d\ndata = /x\n", 0);
+	write_ini(text);
+	pd_error_clear(&err);
+	ck_assert_int_eq(config_load(ini_path, &c, &err), -EINVAL);
+	char want[256];
+	snprintf(want, sizeof(want), "%s:3: line too long", ini_path);
+	ck_assert_msg(strncmp(err.msg, want, strlen(want)) == 0, "%s", err.msg);
+	assert_released(&c);
+}
+END_TEST
+
+/* ---- errors ---- */
+
+START_TEST(test_unknown_key)
+{
+	expect_error("; header\n[paddock]\nmount = /x\n\n\n\nfoo = 1\n", 7,
+		     "unknown key \"foo\" in [paddock]");
+	expect_error("[paddock]\nMount = /x\n", 2, "unknown key \"Mount\" in [paddock]");
+	expect_error("[types.small]\ncpus = 1\nram = 2G\n", 3,
+		     "unknown key \"ram\" in [types.small]");
+	expect_error("[paddock]\n= /x\n", 2, "unknown key \"\" in [paddock]");
+}
+END_TEST
+
+START_TEST(test_bad_values)
+{
+	expect_error("[types.x]\n\nmemory = 12Q\n", 3, "bad value for memory: \"12Q\"");
+	expect_error("[paddock]\nmount = paddock\n", 2, "bad value for mount: \"paddock\"");
+	expect_error("[paddock]\ndata = ./data\n", 2, "bad value for data: \"./data\"");
+	expect_error("[paddock]\nrun =\n", 2, "bad value for run: \"\"");
+	expect_error("[paddock]\ncrun = \"/usr/bin/crun\"\n", 2,
+		     "bad value for crun: \"\"/usr/bin/crun\"\"");
+	/* '#' is not an inline comment: the value keeps it and is refused. */
+	expect_error("[paddock]\nmount = /p # note\n", 2, "bad value for mount: \"/p # note\"");
+	expect_error("[paddock]\ncgroup_parent = /paddock\n", 2,
+		     "bad value for cgroup_parent: \"/paddock\"");
+	expect_error("[paddock]\ncgroup_parent = a/../b\n", 2,
+		     "bad value for cgroup_parent: \"a/../b\"");
+	expect_error("[paddock]\ncgroup_parent = a//b\n", 2,
+		     "bad value for cgroup_parent: \"a//b\"");
+	expect_error("[paddock]\ndefault_image = Debian\n", 2,
+		     "bad value for default_image: \"Debian\"");
+	expect_error("[paddock]\ndefault_type = Small\n", 2,
+		     "bad value for default_type: \"Small\"");
+	expect_error("[paddock]\ndefault_ttl = forever\n", 2,
+		     "bad value for default_ttl: \"forever\"");
+	expect_error("[paddock]\nstop_grace = 10s\n", 2, "bad value for stop_grace: \"10s\"");
+	expect_error("[types.x]\ncpus = 0.0001\n", 2, "bad value for cpus: \"0.0001\"");
+	expect_error("[types.x]\npids = many\n", 2, "bad value for pids: \"many\"");
+	expect_error("[types.x]\ndisk = 1.5G\n", 2, "bad value for disk: \"1.5G\"");
+}
+END_TEST
+
+START_TEST(test_duplicate_key)
+{
+	expect_error("[paddock]\nmount = /a\nmount = /b\n", 3,
+		     "duplicate key \"mount\" in [paddock]");
+	expect_error("[paddock]\nstop_grace = 1\n[types.x]\n[paddock]\nstop_grace = 1\n", 5,
+		     "duplicate key \"stop_grace\" in [paddock]");
+	expect_error("[types.x]\ncpus = 1\n[types.x]\ncpus = 2\n", 4,
+		     "duplicate key \"cpus\" in [types.x]");
+	expect_error("[types.medium]\ndisk = 1G\ndisk = 1G\n", 3,
+		     "duplicate key \"disk\" in [types.medium]");
+}
+END_TEST
+
+START_TEST(test_sections)
+{
+	expect_error("[paddock]\nmount = /a\n[foo]\n", 3, "unknown section [foo]");
+	expect_error("[Paddock]\n", 1, "unknown section [Paddock]");
+	expect_error("[types]\n", 1, "unknown section [types]");
+	expect_error("[ paddock ]\n", 1, "unknown section [ paddock ]");
+	expect_error("\n[types.Big]\ncpus = 1\n", 2, "invalid type name \"Big\" in [types.Big]");
+	expect_error("[types.]\n", 1, "invalid type name \"\" in [types.]");
+	expect_error("[types.-x]\n", 1, "invalid type name \"-x\" in [types.-x]");
+	expect_error("[types.a/b]\n", 1, "invalid type name \"a/b\" in [types.a/b]");
+	expect_error("mount = /x\n[paddock]\n", 1, "key \"mount\" outside of any section");
+	expect_error("[paddock\nmount = /x\n", 1, "unterminated section header");
+	expect_error("[paddock ; comment]\n", 1, "unterminated section header");
+	expect_error("[paddock] mount = /x\n", 1, "unexpected text after section header");
+}
+END_TEST
+
+START_TEST(test_section_comments)
+{
+	struct pd_config c;
+	pd_error err;
+
+	ck_assert_int_eq(load_text("[paddock] ; main\n  mount = /a\n\t[types.x];c\n", &c, &err), 0);
+	ck_assert_str_eq(c.mount, "/a");
+	ck_assert_ptr_nonnull(config_find_type(&c, "x"));
+	config_release(&c);
+}
+END_TEST
+
+START_TEST(test_syntax)
+{
+	expect_error("[paddock]\nmount /x\n", 2,
+		     "expected \"key = value\", \"[section]\" or a comment");
+	expect_error("[paddock]\nmount = /a ; x\njunk\n", 3,
+		     "expected \"key = value\", \"[section]\" or a comment");
+	expect_error("[paddock]\n\n  mount ; = /x\n", 3,
+		     "expected \"key = value\", \"[section]\" or a comment");
+}
+END_TEST
+
+START_TEST(test_nul_byte)
+{
+	static const char text[] = "[paddock]\nmount = /a\0b\n";
+	struct pd_config c;
+	pd_error err;
+	char want[256];
+
+	write_ini_len(text, sizeof(text) - 1);
+	ck_assert_int_eq(config_load(ini_path, &c, &err), -EINVAL);
+	snprintf(want, sizeof(want), "%s:2: NUL byte", ini_path);
+	ck_assert_str_eq(err.msg, want);
+}
+END_TEST
+
+START_TEST(test_default_type_missing)
+{
+	expect_error("[paddock]\nmount = /a\n\ndefault_type = huge\ndata = /b\n[types.x]\n", 4,
+		     "default_type \"huge\" names no type");
+}
+END_TEST
+
+/* Parsing stops at the first error; default_type is checked after the
+ * whole file, so an error further down is reported first. */
+START_TEST(test_first_error_wins)
+{
+	expect_error("[paddock]\nmount = rel\nfoo = 1\n[bar]\n", 2, "bad value for mount: \"rel\"");
+	expect_error("[paddock]\ndefault_type = nope\nfoo = 1\n", 3,
+		     "unknown key \"foo\" in [paddock]");
+}
+END_TEST
+
+START_TEST(test_missing_file)
+{
+	struct pd_config c;
+	pd_error err;
+	char path[256], want[512];
+
+	snprintf(path, sizeof(path), "%s/nonexistent.ini", tmpdir);
+	memset(&c, 0xaa, sizeof(c));
+	ck_assert_int_eq(config_load(path, &c, &err), -ENOENT);
+	snprintf(want, sizeof(want), "%s:0: cannot open: %s", path, strerror(ENOENT));
+	ck_assert_str_eq(err.msg, want);
+	ck_assert_int_eq(err.code, -ENOENT);
+	assert_released(&c);
+}
+END_TEST
+
+START_TEST(test_unreadable_file)
+{
+	struct pd_config c;
+	pd_error err;
+	char want[512];
+
+	/* Root reads any file whatever its mode; a directory it cannot. */
+	memset(&c, 0xaa, sizeof(c));
+	ck_assert_int_eq(config_load(tmpdir, &c, &err), -EISDIR);
+	snprintf(want, sizeof(want), "%s:0: cannot open: %s", tmpdir, strerror(EISDIR));
+	ck_assert_str_eq(err.msg, want);
+	assert_released(&c);
+
+	/* Under a regular file: ENOTDIR. */
+	write_ini("");
+	char path[256];
+	snprintf(path, sizeof(path), "%s/x.ini", ini_path);
+	ck_assert_int_eq(config_load(path, &c, &err), -ENOTDIR);
+	snprintf(want, sizeof(want), "%s:0: cannot open: %s", path, strerror(ENOTDIR));
+	ck_assert_str_eq(err.msg, want);
+}
+END_TEST
+
+START_TEST(test_null_error)
+{
+	struct pd_config c;
+
+	write_ini("[nope]\n");
+	ck_assert_int_eq(config_load(ini_path, &c, NULL), -EINVAL);
+	assert_released(&c);
+}
+END_TEST
+
+static Suite *config_suite(void)
+{
+	Suite *s = suite_create("config");
+	TCase *tc;
+
+	tc = tcase_create("core");
+	tcase_add_checked_fixture(tc, setup, teardown);
+	tcase_add_test(tc, test_defaults_without_file);
+	tcase_add_test(tc, test_default_path_missing);
+	tcase_add_test(tc, test_empty_file);
+	tcase_add_test(tc, test_full_file);
+	tcase_add_test(tc, test_custom_type_starts_from_small);
+	tcase_add_test(tc, test_override_builtin_type);
+	tcase_add_test(tc, test_repeated_sections_merge);
+	tcase_add_test(tc, test_default_type_defined_later);
+	tcase_add_test(tc, test_values);
+	tcase_add_test(tc, test_section_comments);
+	tcase_add_test(tc, test_find_type);
+	tcase_add_test(tc, test_type_format);
+	suite_add_tcase(s, tc);
+
+	tc = tcase_create("limits");
+	tcase_add_checked_fixture(tc, setup, teardown);
+	tcase_add_test(tc, test_max_types);
+	tcase_add_test(tc, test_type_name_length);
+	tcase_add_test(tc, test_value_bounds);
+	tcase_add_test(tc, test_long_line);
+	suite_add_tcase(s, tc);
+
+	tc = tcase_create("errors");
+	tcase_add_checked_fixture(tc, setup, teardown);
+	tcase_add_test(tc, test_unknown_key);
+	tcase_add_test(tc, test_bad_values);
+	tcase_add_test(tc, test_duplicate_key);
+	tcase_add_test(tc, test_sections);
+	tcase_add_test(tc, test_syntax);
+	tcase_add_test(tc, test_nul_byte);
+	tcase_add_test(tc, test_default_type_missing);
+	tcase_add_test(tc, test_first_error_wins);
+	tcase_add_test(tc, test_missing_file);
+	tcase_add_test(tc, test_unreadable_file);
+	tcase_add_test(tc, test_null_error);
+	suite_add_tcase(s, tc);
+
+	return s;
+}
+
+int main(void)
+{
+	return check_tap_run(config_suite());
+}
