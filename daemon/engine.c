@@ -319,10 +319,8 @@ int engine_box_create(struct engine *e, const char *name, pd_error *err)
 	if (r >= 0)
 		r = save_box(e, b, NULL, err);
 	if (r < 0) {
-		pd_error saved = *err;
 		remove_box_files(e, b);
 		store_box_delete(e->store, b->row.id, NULL);
-		*err = saved;
 		goto fail;
 	}
 	r = add_box(e, b);

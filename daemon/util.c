@@ -347,15 +347,25 @@ static int rm_children(int fd, dev_t dev)
 	return r;
 }
 
-int rm_rf(const char *path)
+int rm_rf(const char *path_in)
 {
+	_cleanup_free_ char *path = NULL;
 	struct stat st;
+	size_t len;
 	int fd, r;
 
-	if (!path || !*path)
+	if (!path_in || !*path_in)
 		return -EINVAL;
-	if (strspn(path, "/") == strlen(path))
+	if (strspn(path_in, "/") == strlen(path_in))
 		return -EPERM; /* never the root directory */
+	/* A trailing slash would make open() follow a symlink despite
+	 * O_NOFOLLOW: drop it. */
+	path = strdup(path_in);
+	if (!path)
+		return -ENOMEM;
+	len = strlen(path);
+	while (len > 1 && path[len - 1] == '/')
+		path[--len] = '\0';
 
 	fd = open(path, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC | O_NOCTTY);
 	if (fd < 0) {

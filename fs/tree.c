@@ -952,9 +952,13 @@ int tree_rmdir(struct tree *t, uint64_t parent, const char *name)
 	return 0;
 }
 
-static bool temps_allowed(uint64_t parent)
+/* Temp files live in box directories of boxes that exist. */
+static bool temps_allowed(struct tree *t, uint64_t parent)
 {
-	return INO_KIND(parent) == KIND_BOX && INO_FILE(parent) == BF_DIR;
+	struct box_view v;
+
+	return INO_KIND(parent) == KIND_BOX && INO_FILE(parent) == BF_DIR &&
+	       engine_box_get_by_id(t->engine, (int64_t)INO_ID(parent), &v) >= 0;
 }
 
 int tree_create(struct tree *t, uint64_t parent, const char *name, int flags, struct tree_attr *ret,
@@ -976,7 +980,7 @@ int tree_create(struct tree *t, uint64_t parent, const char *name, int flags, st
 	}
 	if (r != -ENOENT)
 		return r;
-	if (!temps_allowed(parent))
+	if (!temps_allowed(t, parent))
 		return tree_getattr(t, parent, &a) < 0 ? -ENOENT : -EACCES;
 	if (strlen(name) > TREE_NAME_MAX)
 		return -ENAMETOOLONG;

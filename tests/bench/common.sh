@@ -1,0 +1,114 @@
+# common.sh - shared pieces of the benchmarks (sourced, not run).
+#
+# Reuses the integration harness (tests/integration/lib.sh): a private
+# paddockd with its own mount point, data directory, crun root and cgroup
+# parent, torn down on exit or Ctrl-C. On top of it:
+#
+#   bench_on_exit CMD      run CMD (a function name) before lib.sh's cleanup
+#   bench_stats FILE       "median mean min p90 stdev n" of the numbers in FILE
+#   bench_broken MSG       report a real failure and exit 1 (cleanup runs)
+#   bench_in_private_ns    unmount the v2 tree in the current (private) mount
+#                          namespace so crun accepts a hybrid host
+#
+# Benchmarks are not tests: a slow machine never makes them fail; only
+# something that does not work (a box that does not start, crun refusing)
+# does.
+
+BENCH_DIR=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+# shellcheck source=../integration/lib.sh
+. "$BENCH_DIR/../integration/lib.sh"
+
+# lib.sh's skip_all prints a TAP plan; benchmarks print a RESULT line.
+skip_all() {
+	echo "skipped: $*"
+	echo "RESULT ${BENCH_NAME:-bench}=skipped ratio=nan target=${BENCH_TARGET:-nan}"
+	exit 0
+}
+
+bench_hooks=()
+
+bench_on_exit() {
+	bench_hooks+=("$1")
+}
+
+# Runs our hooks, then lib.sh's pd_cleanup with the original exit status
+# (pd_cleanup reads $? first thing).
+bench_cleanup() {
+	local rc=$? h
+	set +e
+	trap '' INT TERM
+	for h in "${bench_hooks[@]}"; do
+		"$h" 2>/dev/null
+	done
+	(exit $rc)
+	pd_cleanup
+}
+
+# Starts the private daemon and installs our cleanup in front of lib.sh's.
+bench_start() {
+	pd_setup || bench_broken "cannot set up (building the tiny image failed?)"
+	trap bench_cleanup EXIT
+	trap 'exit 130' INT TERM
+	pd_start
+}
+
+bench_broken() {
+	echo "BROKEN: $*" >&2
+	if [ -n "${PD_TMP:-}" ] && [ -f "$PD_TMP/paddockd.log" ]; then
+		echo "--- paddockd log (tail) ---" >&2
+		tail -n 20 "$PD_TMP/paddockd.log" >&2
+	fi
+	exit 1
+}
+
+bench_stats() {
+	python3 - "$1" <<'PY'
+import statistics, sys
+xs = sorted(float(l) for l in open(sys.argv[1]) if l.strip())
+if not xs:
+    print("nan nan nan nan nan 0")
+    sys.exit(0)
+p90 = xs[min(len(xs) - 1, int(round(0.9 * (len(xs) - 1))))]
+sd = statistics.stdev(xs) if len(xs) > 1 else 0.0
+print("%.3f %.3f %.3f %.3f %.3f %d" % (statistics.median(xs), statistics.mean(xs), xs[0], p90, sd, len(xs)))
+PY
+}
+
+# x / y with 2 decimals ("nan" if y is 0 or not a number).
+bench_ratio() {
+	python3 -c '
+import sys
+try:
+    print("%.2f" % (float(sys.argv[1]) / float(sys.argv[2])))
+except (ValueError, ZeroDivisionError):
+    print("nan")' "$1" "$2"
+}
+
+# "yes" if ratio <= target.
+bench_meets() {
+	python3 -c '
+import sys
+try:
+    print("yes" if float(sys.argv[1]) <= float(sys.argv[2]) else "NO")
+except ValueError:
+    print("unknown")' "$1" "$2"
+}
+
+# To be called inside `unshare -m --propagation private`: crun refuses a
+# hybrid host whose v2 tree lists controllers, and paddockd does the same.
+bench_in_private_ns() {
+	if [ "$(stat -f -c %T /sys/fs/cgroup 2>/dev/null)" != cgroup2fs ] &&
+		[ "$(stat -f -c %T /sys/fs/cgroup/unified 2>/dev/null)" = cgroup2fs ]; then
+		umount /sys/fs/cgroup/unified 2>/dev/null || umount -l /sys/fs/cgroup/unified
+	fi
+}
+
+# Removes the directories of cgroup parent $1 (every v1 controller, or v2).
+bench_rm_cgroup() {
+	local d
+	[ -n "$1" ] || return 0
+	for d in /sys/fs/cgroup/*/"$1" /sys/fs/cgroup/"$1"; do
+		[ -d "$d" ] || continue
+		find "$d" -depth -type d -exec rmdir {} + 2>/dev/null
+	done
+}

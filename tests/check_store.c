@@ -1,0 +1,573 @@
+/* check_store.c - the state store: WAL and schema version on open, refusal
+ * of a newer schema, box rows round-trip, constraint errors, transactions. */
+#include <errno.h>
+#include <fcntl.h>
+#include <sqlite3.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "check-tap.h"
+#include "store.h"
+
+/* Each test runs in its own process (fork mode) with a fresh directory. */
+static char tmpdir[64];
+static char db_path[128];
+static struct store *st;
+
+static void setup(void)
+{
+	snprintf(tmpdir, sizeof(tmpdir), "/tmp/check_store.XXXXXX");
+	ck_assert_ptr_nonnull(mkdtemp(tmpdir));
+	snprintf(db_path, sizeof(db_path), "%s/paddock.db", tmpdir);
+	st = NULL;
+}
+
+static void teardown(void)
+{
+	st = store_close(st);
+	rm_rf(tmpdir);
+}
+
+static void open_store(void)
+{
+	pd_error err = {0};
+	int r = store_open(db_path, &st, &err);
+	ck_assert_msg(r == 0, "store_open: %d %s", r, err.msg);
+	ck_assert_ptr_nonnull(st);
+}
+
+/* A second, independent connection to the same file. */
+static sqlite3 *raw_open(void)
+{
+	sqlite3 *db = NULL;
+	ck_assert_int_eq(
+	    sqlite3_open_v2(db_path, &db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE, NULL),
+	    SQLITE_OK);
+	return db;
+}
+
+/* The first column of the first row of sql, as text (static buffer). */
+static const char *raw_query(sqlite3 *db, const char *sql)
+{
+	static char out[256];
+	sqlite3_stmt *stmt = NULL;
+
+	ck_assert_msg(sqlite3_prepare_v2(db, sql, -1, &stmt, NULL) == SQLITE_OK, "%s: %s", sql,
+		      sqlite3_errmsg(db));
+	ck_assert_int_eq(sqlite3_step(stmt), SQLITE_ROW);
+	snprintf(out, sizeof(out), "%s", (const char *)sqlite3_column_text(stmt, 0));
+	sqlite3_finalize(stmt);
+	return out;
+}
+
+static void raw_exec(sqlite3 *db, const char *sql)
+{
+	ck_assert_msg(sqlite3_exec(db, sql, NULL, NULL, NULL) == SQLITE_OK, "%s: %s", sql,
+		      sqlite3_errmsg(db));
+}
+
+static struct box_row make_row(const char *name)
+{
+	struct box_row row;
+
+	memset(&row, 0, sizeof(row));
+	snprintf(row.name, sizeof(row.name), "%s", name);
+	snprintf(row.state, sizeof(row.state), "created");
+	snprintf(row.type, sizeof(row.type), "small");
+	snprintf(row.image, sizeof(row.image), "debian");
+	row.created = 1700000000;
+	row.last_started = 0;
+	return row;
+}
+
+static void insert(struct box_row *row)
+{
+	pd_error err = {0};
+	int r = store_box_insert(st, row, &err);
+	ck_assert_msg(r == 0, "insert %s: %d %s", row->name, r, err.msg);
+}
+
+/* Collects every row foreach gives. */
+struct rows {
+	struct box_row v[16];
+	size_t n;
+};
+
+static int collect(const struct box_row *row, void *userdata)
+{
+	struct rows *rs = userdata;
+	ck_assert_uint_lt(rs->n, ELEMENTSOF(rs->v));
+	rs->v[rs->n++] = *row;
+	return 0;
+}
+
+static struct rows all_rows(void)
+{
+	struct rows rs;
+
+	memset(&rs, 0, sizeof(rs));
+	ck_assert_int_eq(store_box_foreach(st, collect, &rs), 0);
+	return rs;
+}
+
+static void assert_row_eq(const struct box_row *a, const struct box_row *b)
+{
+	ck_assert_int_eq(a->id, b->id);
+	ck_assert_str_eq(a->name, b->name);
+	ck_assert_str_eq(a->state, b->state);
+	ck_assert_str_eq(a->type, b->type);
+	ck_assert_str_eq(a->image, b->image);
+	ck_assert_int_eq(a->created, b->created);
+	ck_assert_int_eq(a->last_started, b->last_started);
+	ck_assert_str_eq(a->error, b->error);
+}
+
+/* ---- core ---- */
+
+START_TEST(test_open_creates_wal_db)
+{
+	struct stat s;
+	sqlite3 *db;
+
+	ck_assert_int_ne(stat(db_path, &s), 0);
+	open_store();
+	ck_assert_int_eq(stat(db_path, &s), 0);
+
+	db = raw_open();
+	ck_assert_str_eq(raw_query(db, "PRAGMA journal_mode"), "wal");
+	sqlite3_close(db);
+}
+END_TEST
+
+START_TEST(test_schema_version)
+{
+	char want[16];
+	sqlite3 *db;
+
+	open_store();
+	ck_assert_int_eq(store_schema_version(st), STORE_SCHEMA_VERSION);
+
+	db = raw_open();
+	snprintf(want, sizeof(want), "%d", STORE_SCHEMA_VERSION);
+	ck_assert_str_eq(raw_query(db, "PRAGMA user_version"), want);
+	ck_assert_str_eq(raw_query(db, "SELECT count(*) FROM boxes"), "0");
+	sqlite3_close(db);
+}
+END_TEST
+
+START_TEST(test_reopen_idempotent)
+{
+	struct box_row row = make_row("web");
+	struct rows rs;
+
+	open_store();
+	insert(&row);
+	st = store_close(st);
+
+	/* Opening again migrates nothing and loses nothing. */
+	for (int i = 0; i < 3; i++) {
+		open_store();
+		ck_assert_int_eq(store_schema_version(st), STORE_SCHEMA_VERSION);
+		rs = all_rows();
+		ck_assert_uint_eq(rs.n, 1);
+		assert_row_eq(&rs.v[0], &row);
+		st = store_close(st);
+	}
+}
+END_TEST
+
+START_TEST(test_insert_foreach)
+{
+	struct box_row a = make_row("alpha"), b = make_row("beta"), c = make_row("gamma");
+	struct rows rs;
+
+	open_store();
+	b.last_started = 1700000100;
+	snprintf(b.state, sizeof(b.state), "stopped");
+	snprintf(b.error, sizeof(b.error), "2026-01-01T00:00:00Z state: no (EIO)");
+	snprintf(c.type, sizeof(c.type), "large");
+	snprintf(c.image, sizeof(c.image), "alpine-3.19");
+	insert(&a);
+	insert(&b);
+	insert(&c);
+	ck_assert_int_gt(a.id, 0);
+	ck_assert_int_gt(b.id, a.id);
+	ck_assert_int_gt(c.id, b.id);
+
+	/* In id order, every column as written. */
+	rs = all_rows();
+	ck_assert_uint_eq(rs.n, 3);
+	assert_row_eq(&rs.v[0], &a);
+	assert_row_eq(&rs.v[1], &b);
+	assert_row_eq(&rs.v[2], &c);
+}
+END_TEST
+
+START_TEST(test_update)
+{
+	struct box_row a = make_row("alpha"), b = make_row("beta");
+	pd_error err = {0};
+	struct rows rs;
+
+	open_store();
+	insert(&a);
+	insert(&b);
+
+	snprintf(a.state, sizeof(a.state), "running");
+	snprintf(a.type, sizeof(a.type), "medium");
+	snprintf(a.image, sizeof(a.image), "ubuntu");
+	a.last_started = 1700000500;
+	a.created = 1600000000;
+	snprintf(a.error, sizeof(a.error), "some error");
+	ck_assert_int_eq(store_box_update(st, &a, &err), 0);
+
+	rs = all_rows();
+	ck_assert_uint_eq(rs.n, 2);
+	assert_row_eq(&rs.v[0], &a);
+	assert_row_eq(&rs.v[1], &b); /* untouched */
+
+	/* A rename through update keeps the id. */
+	snprintf(a.name, sizeof(a.name), "renamed");
+	ck_assert_int_eq(store_box_update(st, &a, &err), 0);
+	rs = all_rows();
+	ck_assert_str_eq(rs.v[0].name, "renamed");
+	ck_assert_int_eq(rs.v[0].id, a.id);
+}
+END_TEST
+
+START_TEST(test_delete)
+{
+	struct box_row a = make_row("alpha"), b = make_row("beta"), c = make_row("gamma");
+	pd_error err = {0};
+	struct rows rs;
+
+	open_store();
+	insert(&a);
+	insert(&b);
+	insert(&c);
+	ck_assert_int_eq(store_box_delete(st, b.id, &err), 0);
+	rs = all_rows();
+	ck_assert_uint_eq(rs.n, 2);
+	assert_row_eq(&rs.v[0], &a);
+	assert_row_eq(&rs.v[1], &c);
+
+	/* The name is free again; ids are never reused (AUTOINCREMENT). */
+	struct box_row b2 = make_row("beta");
+	insert(&b2);
+	ck_assert_int_gt(b2.id, c.id);
+
+	ck_assert_int_eq(store_box_delete(st, a.id, &err), 0);
+	ck_assert_int_eq(store_box_delete(st, c.id, &err), 0);
+	ck_assert_int_eq(store_box_delete(st, b2.id, &err), 0);
+	rs = all_rows();
+	ck_assert_uint_eq(rs.n, 0);
+}
+END_TEST
+
+static int stop_at_second(const struct box_row *row, void *userdata)
+{
+	int *seen = userdata;
+	(void)row;
+	return ++*seen == 2 ? -ECANCELED : 0;
+}
+
+START_TEST(test_foreach_stops_early)
+{
+	struct box_row a = make_row("a"), b = make_row("b"), c = make_row("c");
+	int seen = 0;
+
+	open_store();
+	insert(&a);
+	insert(&b);
+	insert(&c);
+	ck_assert_int_eq(store_box_foreach(st, stop_at_second, &seen), -ECANCELED);
+	ck_assert_int_eq(seen, 2);
+}
+END_TEST
+
+static int insert_two(struct store *s, void *userdata)
+{
+	const char *prefix = userdata;
+	char name[32];
+
+	for (int i = 0; i < 2; i++) {
+		snprintf(name, sizeof(name), "%s%d", prefix, i);
+		struct box_row row = make_row(name);
+		int r = store_box_insert(s, &row, NULL);
+		if (r < 0)
+			return r;
+	}
+	return 0;
+}
+
+START_TEST(test_transaction_commit)
+{
+	pd_error err = {0};
+	struct rows rs;
+
+	open_store();
+	ck_assert_int_eq(store_transaction(st, insert_two, (void *)"t", &err), 0);
+	rs = all_rows();
+	ck_assert_uint_eq(rs.n, 2);
+	ck_assert_str_eq(rs.v[0].name, "t0");
+	ck_assert_str_eq(rs.v[1].name, "t1");
+
+	/* Committed for other connections too, and after reopening. */
+	sqlite3 *db = raw_open();
+	ck_assert_str_eq(raw_query(db, "SELECT count(*) FROM boxes"), "2");
+	sqlite3_close(db);
+	st = store_close(st);
+	open_store();
+	ck_assert_uint_eq(all_rows().n, 2);
+}
+END_TEST
+
+static int insert_then_fail(struct store *s, void *userdata)
+{
+	int r = insert_two(s, userdata);
+	return r < 0 ? r : -ECANCELED;
+}
+
+static int update_then_fail(struct store *s, void *userdata)
+{
+	struct box_row *row = userdata;
+	int r;
+
+	snprintf(row->state, sizeof(row->state), "running");
+	r = store_box_update(s, row, NULL);
+	if (r < 0)
+		return r;
+	r = store_box_delete(s, row->id, NULL);
+	if (r < 0)
+		return r;
+	return -EIO;
+}
+
+START_TEST(test_transaction_rollback)
+{
+	struct box_row keep = make_row("keep");
+	pd_error err = {0};
+	struct rows rs;
+
+	open_store();
+	insert(&keep);
+
+	/* fn's own error comes back and nothing it did stays. */
+	ck_assert_int_eq(store_transaction(st, insert_then_fail, (void *)"r", &err), -ECANCELED);
+	rs = all_rows();
+	ck_assert_uint_eq(rs.n, 1);
+	assert_row_eq(&rs.v[0], &keep);
+
+	struct box_row changed = keep;
+	ck_assert_int_eq(store_transaction(st, update_then_fail, &changed, &err), -EIO);
+	rs = all_rows();
+	ck_assert_uint_eq(rs.n, 1);
+	assert_row_eq(&rs.v[0], &keep);
+
+	/* The store is usable afterwards (no transaction left open). */
+	ck_assert_int_eq(store_transaction(st, insert_two, (void *)"ok", &err), 0);
+	ck_assert_uint_eq(all_rows().n, 3);
+	sqlite3 *db = raw_open();
+	ck_assert_str_eq(raw_query(db, "SELECT count(*) FROM boxes"), "3");
+	sqlite3_close(db);
+}
+END_TEST
+
+/* ---- limits ---- */
+
+START_TEST(test_long_fields)
+{
+	struct box_row row = make_row("x");
+	struct rows rs;
+
+	open_store();
+	/* Every fixed buffer filled to its last byte survives the trip. */
+	memset(row.name, 'n', sizeof(row.name) - 1);
+	row.name[sizeof(row.name) - 1] = '\0';
+	memset(row.type, 't', sizeof(row.type) - 1);
+	row.type[sizeof(row.type) - 1] = '\0';
+	memset(row.image, 'i', sizeof(row.image) - 1);
+	row.image[sizeof(row.image) - 1] = '\0';
+	memset(row.state, 's', sizeof(row.state) - 1);
+	row.state[sizeof(row.state) - 1] = '\0';
+	memset(row.error, 'e', sizeof(row.error) - 1);
+	row.error[sizeof(row.error) - 1] = '\0';
+	row.created = INT64_MAX;
+	row.last_started = INT64_MIN;
+	insert(&row);
+
+	rs = all_rows();
+	ck_assert_uint_eq(rs.n, 1);
+	assert_row_eq(&rs.v[0], &row);
+}
+END_TEST
+
+START_TEST(test_many_rows)
+{
+	char name[32];
+	int seen = 0;
+
+	open_store();
+	for (int i = 0; i < 500; i++) {
+		snprintf(name, sizeof(name), "box%03d", i);
+		struct box_row row = make_row(name);
+		insert(&row);
+	}
+	sqlite3 *db = raw_open();
+	ck_assert_str_eq(raw_query(db, "SELECT count(*) FROM boxes"), "500");
+	sqlite3_close(db);
+	ck_assert_int_eq(store_box_foreach(st, stop_at_second, &seen), -ECANCELED);
+	ck_assert_int_eq(seen, 2);
+}
+END_TEST
+
+/* ---- errors ---- */
+
+START_TEST(test_newer_schema_refused)
+{
+	pd_error err = {0};
+	struct store *s = (struct store *)&err; /* must stay untouched */
+	sqlite3 *db = raw_open();
+
+	raw_exec(db, "PRAGMA user_version = 99");
+	sqlite3_close(db);
+
+	ck_assert_int_eq(store_open(db_path, &s, &err), -EPROTO);
+	ck_assert_int_eq(err.code, -EPROTO);
+	ck_assert_ptr_nonnull(strstr(err.msg, "99"));
+	ck_assert_ptr_eq(s, (struct store *)&err);
+
+	/* Refused, not downgraded. */
+	db = raw_open();
+	ck_assert_str_eq(raw_query(db, "PRAGMA user_version"), "99");
+	sqlite3_close(db);
+
+	/* err may be NULL. */
+	ck_assert_int_eq(store_open(db_path, &s, NULL), -EPROTO);
+}
+END_TEST
+
+START_TEST(test_duplicate_name)
+{
+	struct box_row a = make_row("web"), dup = make_row("web");
+	pd_error err = {0};
+	struct rows rs;
+
+	open_store();
+	insert(&a);
+	dup.id = 12345;
+	ck_assert_int_eq(store_box_insert(st, &dup, &err), -EEXIST);
+	ck_assert_int_eq(err.code, -EEXIST);
+	ck_assert_str_eq(err.msg, "box web already exists");
+	ck_assert_int_eq(dup.id, 12345); /* id set only on success */
+	ck_assert_int_eq(store_box_insert(st, &dup, NULL), -EEXIST);
+
+	rs = all_rows();
+	ck_assert_uint_eq(rs.n, 1);
+	assert_row_eq(&rs.v[0], &a);
+
+	/* Renaming onto a taken name is refused the same way. */
+	struct box_row b = make_row("other");
+	insert(&b);
+	snprintf(b.name, sizeof(b.name), "web");
+	pd_error_clear(&err);
+	ck_assert_int_eq(store_box_update(st, &b, &err), -EEXIST);
+	ck_assert_int_eq(err.code, -EEXIST);
+	ck_assert_str_ne(err.msg, "");
+	rs = all_rows();
+	ck_assert_str_eq(rs.v[1].name, "other");
+}
+END_TEST
+
+START_TEST(test_update_missing)
+{
+	struct box_row a = make_row("ghost");
+	pd_error err = {0};
+
+	open_store();
+	a.id = 42;
+	ck_assert_int_eq(store_box_update(st, &a, &err), -ENOENT);
+	ck_assert_int_eq(err.code, -ENOENT);
+	ck_assert_ptr_nonnull(strstr(err.msg, "ghost"));
+	ck_assert_int_eq(store_box_update(st, &a, NULL), -ENOENT);
+	ck_assert_uint_eq(all_rows().n, 0);
+
+	/* Deleted, then updated: gone is gone. */
+	insert(&a);
+	ck_assert_int_eq(store_box_delete(st, a.id, &err), 0);
+	ck_assert_int_eq(store_box_update(st, &a, &err), -ENOENT);
+	ck_assert_uint_eq(all_rows().n, 0);
+}
+END_TEST
+
+START_TEST(test_open_errors)
+{
+	pd_error err = {0};
+	struct store *s = NULL;
+	char path[256];
+
+	/* A directory that does not exist. */
+	snprintf(path, sizeof(path), "%s/no/such/dir/db", tmpdir);
+	ck_assert_int_lt(store_open(path, &s, &err), 0);
+	ck_assert_int_lt(err.code, 0);
+	ck_assert_str_ne(err.msg, "");
+	ck_assert_ptr_null(s);
+
+	/* A file that is not a database. */
+	snprintf(path, sizeof(path), "%s/garbage", tmpdir);
+	int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+	ck_assert_int_ge(fd, 0);
+	char junk[4096];
+	memset(junk, 'j', sizeof(junk));
+	ck_assert_int_eq(write_all(fd, junk, sizeof(junk)), 0);
+	close(fd);
+	pd_error_clear(&err);
+	ck_assert_int_lt(store_open(path, &s, &err), 0);
+	ck_assert_int_lt(err.code, 0);
+	ck_assert_str_ne(err.msg, "");
+	ck_assert_ptr_null(s);
+	ck_assert_int_lt(store_open(path, &s, NULL), 0);
+}
+END_TEST
+
+static Suite *store_suite(void)
+{
+	Suite *s = suite_create("store");
+	TCase *tc;
+
+	tc = tcase_create("core");
+	tcase_add_checked_fixture(tc, setup, teardown);
+	tcase_add_test(tc, test_open_creates_wal_db);
+	tcase_add_test(tc, test_schema_version);
+	tcase_add_test(tc, test_reopen_idempotent);
+	tcase_add_test(tc, test_insert_foreach);
+	tcase_add_test(tc, test_update);
+	tcase_add_test(tc, test_delete);
+	tcase_add_test(tc, test_foreach_stops_early);
+	tcase_add_test(tc, test_transaction_commit);
+	tcase_add_test(tc, test_transaction_rollback);
+	suite_add_tcase(s, tc);
+
+	tc = tcase_create("limits");
+	tcase_add_checked_fixture(tc, setup, teardown);
+	tcase_add_test(tc, test_long_fields);
+	tcase_add_test(tc, test_many_rows);
+	suite_add_tcase(s, tc);
+
+	tc = tcase_create("errors");
+	tcase_add_checked_fixture(tc, setup, teardown);
+	tcase_add_test(tc, test_newer_schema_refused);
+	tcase_add_test(tc, test_duplicate_name);
+	tcase_add_test(tc, test_update_missing);
+	tcase_add_test(tc, test_open_errors);
+	suite_add_tcase(s, tc);
+
+	return s;
+}
+
+int main(void)
+{
+	return check_tap_run(store_suite());
+}

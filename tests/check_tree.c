@@ -1,0 +1,1348 @@
+/* check_tree.c - the /paddock tree driven directly (no FUSE) over a real
+ * engine: static nodes, box directories, control-file writes and their
+ * errors, temp-then-rename, event streams.
+ *
+ * The runtime is /bin/false, so starting a box fails with EIO; everything
+ * else is real, including the overlay mount of each box's filesystem, which
+ * is why the suite needs root. */
+#include <errno.h>
+#include <fcntl.h>
+#include <glob.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/mount.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "autoconfig.h"
+#include "check-tap.h"
+#include "engine.h"
+#include "tree.h"
+
+#define TEMP_MAX_PER_DIR 32
+#define TEMP_DATA_MAX (64 * 1024)
+
+/* Every test's directory lives under base, so main() can clean up after a
+ * test that died before its teardown. */
+static char base[64];
+static char tmp[128];
+static struct pd_config cfg;
+static struct engine *eng;
+static struct tree *tr;
+
+/* Buffers handed out by the helpers, freed in teardown. */
+static char *owned[256];
+static size_t n_owned;
+
+static char *keep(char *p)
+{
+	ck_assert_ptr_nonnull(p);
+	ck_assert_uint_lt(n_owned, ELEMENTSOF(owned));
+	owned[n_owned++] = p;
+	return p;
+}
+
+static void replace(char **field, const char *value)
+{
+	free(*field);
+	*field = strdup(value);
+	ck_assert_ptr_nonnull(*field);
+}
+
+static void write_text(const char *dir, const char *file, const char *text)
+{
+	char path[512];
+	snprintf(path, sizeof(path), "%s/%s", dir, file);
+	ck_assert_int_eq(write_file_atomic(path, text, strlen(text), 0644), 0);
+}
+
+/* Detaches every box filesystem the engine left mounted under root. */
+static void umount_boxes(const char *root)
+{
+	char pattern[512];
+	glob_t g;
+
+	snprintf(pattern, sizeof(pattern), "%s/data/boxes/*/rootfs", root);
+	if (glob(pattern, GLOB_NOSORT, NULL, &g) != 0)
+		return;
+	for (size_t i = 0; i < g.gl_pathc; i++)
+		while (umount2(g.gl_pathv[i], MNT_DETACH) == 0)
+			;
+	globfree(&g);
+}
+
+static void setup(void)
+{
+	char images[256], path[256];
+	pd_error err = {0};
+	int r;
+
+	snprintf(tmp, sizeof(tmp), "%s/t.XXXXXX", base);
+	ck_assert_ptr_nonnull(mkdtemp(tmp));
+
+	ck_assert_int_eq(config_load(NULL, &cfg, &err), 0);
+	snprintf(path, sizeof(path), "%s/data", tmp);
+	replace(&cfg.data, path);
+	snprintf(path, sizeof(path), "%s/run", tmp);
+	replace(&cfg.run, path);
+	replace(&cfg.default_image, "tiny");
+	replace(&cfg.crun, "/bin/false");
+	snprintf(path, sizeof(path), "paddock-check-tree-%d", (int)getpid());
+	replace(&cfg.cgroup_parent, path);
+
+	snprintf(images, sizeof(images), "%s/images/tiny", cfg.data);
+	ck_assert_int_eq(mkdir_p(images, 0755), 0);
+	snprintf(images, sizeof(images), "%s/images/tiny/rootfs", cfg.data);
+	ck_assert_int_eq(mkdir_p(images, 0755), 0);
+	snprintf(images, sizeof(images), "%s/images/tiny", cfg.data);
+	write_text(images, "description", "Tiny test image\n");
+	write_text(images, "size", "4096\n");
+	write_text(images, "created", "2026-01-01T00:00:00Z\n");
+
+	r = engine_new(&cfg, "/bin/true", &eng, &err);
+	ck_assert_msg(r == 0, "engine_new: %d %s", r, err.msg);
+	ck_assert_int_eq(tree_new(eng, &tr), 0);
+}
+
+static void teardown(void)
+{
+	tr = tree_free(tr);
+	eng = engine_free(eng);
+	umount_boxes(tmp);
+	config_release(&cfg);
+	rm_rf(tmp);
+	for (size_t i = 0; i < n_owned; i++)
+		free(owned[i]);
+	n_owned = 0;
+}
+
+/* ---- helpers ---- */
+
+static struct tree_attr attr_of(const char *path)
+{
+	struct tree_attr a;
+	int r = tree_resolve(tr, path, &a);
+	ck_assert_msg(r == 0, "resolve %s: %d", path, r);
+	return a;
+}
+
+static uint64_t ino_of(const char *path)
+{
+	return attr_of(path).ino;
+}
+
+/* Reads an open file to its end in small pieces (so offsets matter).
+ * *ret_end is how the end showed: 0 (EOF), -EAGAIN or TREE_WAIT. */
+static char *read_open(struct tree_file *f, int *ret_end)
+{
+	size_t cap = 256, len = 0;
+	char *buf = malloc(cap + 1);
+
+	ck_assert_ptr_nonnull(buf);
+	for (;;) {
+		size_t n = 0;
+		if (cap - len < 13) {
+			cap *= 2;
+			buf = realloc(buf, cap + 1);
+			ck_assert_ptr_nonnull(buf);
+		}
+		int r = tree_read(tr, f, len, buf + len, 13, &n);
+		if (r != 0) {
+			ck_assert_msg(r == -EAGAIN || r == TREE_WAIT, "read: %d", r);
+			*ret_end = r;
+			break;
+		}
+		if (n == 0) {
+			*ret_end = 0;
+			break;
+		}
+		ck_assert_uint_le(n, 13);
+		len += n;
+	}
+	buf[len] = '\0';
+	return keep(buf);
+}
+
+/* The content of a file (streams: what is there now). */
+static const char *cat(const char *path)
+{
+	struct tree_file *f;
+	int r, end;
+
+	r = tree_open(tr, ino_of(path), O_RDONLY | O_NONBLOCK, &f);
+	ck_assert_msg(r == 0, "open %s: %d", path, r);
+	char *s = read_open(f, &end);
+	tree_release(tr, f);
+	return s;
+}
+
+static int write_path(const char *path, const void *data, size_t len)
+{
+	struct tree_attr a;
+	struct tree_file *f;
+	int r;
+
+	r = tree_resolve(tr, path, &a);
+	if (r < 0)
+		return r;
+	r = tree_open(tr, a.ino, O_WRONLY, &f);
+	if (r < 0)
+		return r;
+	r = tree_write(tr, f, 0, data, len);
+	tree_release(tr, f);
+	return r;
+}
+
+static int write_str(const char *path, const char *s)
+{
+	return write_path(path, s, strlen(s));
+}
+
+static bool dir_has(uint64_t ino, const char *name, struct tree_attr *ret)
+{
+	struct tree_entry *es = NULL;
+	size_t n = 0;
+	bool found = false;
+
+	ck_assert_int_eq(tree_readdir(tr, ino, &es, &n), 0);
+	for (size_t i = 0; i < n; i++)
+		if (strcmp(es[i].name, name) == 0) {
+			found = true;
+			if (ret)
+				*ret = es[i].attr;
+		}
+	free(es);
+	return found;
+}
+
+static size_t dir_count(uint64_t ino)
+{
+	struct tree_entry *es = NULL;
+	size_t n = 0;
+
+	ck_assert_int_eq(tree_readdir(tr, ino, &es, &n), 0);
+	free(es);
+	return n;
+}
+
+static uint64_t make_box(const char *name)
+{
+	struct tree_attr a;
+	int r = tree_mkdir(tr, ino_of("boxes"), name, &a);
+	ck_assert_msg(r == 0, "mkdir %s: %d", name, r);
+	ck_assert(S_ISDIR(a.mode));
+	return a.ino;
+}
+
+static struct tree_file *create_temp(uint64_t dir, const char *name)
+{
+	struct tree_attr a;
+	struct tree_file *f = NULL;
+	int r = tree_create(tr, dir, name, O_WRONLY | O_CREAT | O_TRUNC, &a, &f);
+	ck_assert_msg(r == 0, "create %s: %d", name, r);
+	ck_assert(S_ISREG(a.mode));
+	return f;
+}
+
+static void write_temp(uint64_t dir, const char *name, const char *content)
+{
+	struct tree_file *f = create_temp(dir, name);
+	ck_assert_int_eq(tree_write(tr, f, 0, content, strlen(content)), 0);
+	tree_release(tr, f);
+}
+
+static bool has(const char *haystack, const char *needle)
+{
+	return strstr(haystack, needle) != NULL;
+}
+
+#define assert_has(h, n) ck_assert_msg(has((h), (n)), "\"%s\" does not contain \"%s\"", (h), (n))
+
+/* ---- core ---- */
+
+START_TEST(test_root)
+{
+	static const char *const names[] = {"README", "version", "types",
+					    "images", "boxes",	 "events"};
+	struct tree_attr a = attr_of("");
+
+	ck_assert_uint_eq(a.ino, TREE_ROOT_INO);
+	ck_assert(S_ISDIR(a.mode));
+	ck_assert_uint_eq(attr_of("/").ino, TREE_ROOT_INO);
+	ck_assert_uint_eq(attr_of("//boxes/").ino, ino_of("boxes"));
+	ck_assert_uint_eq(dir_count(TREE_ROOT_INO), ELEMENTSOF(names));
+	for (size_t i = 0; i < ELEMENTSOF(names); i++) {
+		struct tree_attr e, l;
+		ck_assert_msg(dir_has(TREE_ROOT_INO, names[i], &e), "%s missing", names[i]);
+		ck_assert_int_eq(tree_lookup(tr, TREE_ROOT_INO, names[i], &l), 0);
+		ck_assert_uint_eq(e.ino, l.ino);
+		ck_assert_uint_eq(e.mode, l.mode);
+	}
+}
+END_TEST
+
+START_TEST(test_readme)
+{
+	struct tree_attr a = attr_of("README");
+	const char *text = cat("README");
+
+	ck_assert(S_ISREG(a.mode));
+	ck_assert_uint_eq(a.mode & 07777, 0444);
+	ck_assert_uint_gt(strlen(text), 0);
+	ck_assert_uint_eq(a.size, strlen(text)); /* st_size is the real size */
+	assert_has(text, "mkdir boxes/");
+	ck_assert(text[strlen(text) - 1] == '\n');
+}
+END_TEST
+
+START_TEST(test_version)
+{
+	struct tree_attr a = attr_of("version");
+
+	ck_assert_str_eq(cat("version"), "paddock " PACKAGE_VERSION "\n");
+	ck_assert(S_ISREG(a.mode));
+	ck_assert_uint_eq(a.mode & 07777, 0444);
+	ck_assert_uint_eq(a.size, strlen("paddock " PACKAGE_VERSION "\n"));
+}
+END_TEST
+
+START_TEST(test_types)
+{
+	struct tree_attr a = attr_of("types/small");
+
+	ck_assert(S_ISDIR(attr_of("types").mode));
+	ck_assert(dir_has(ino_of("types"), "small", NULL));
+	ck_assert(dir_has(ino_of("types"), "medium", NULL));
+	ck_assert(dir_has(ino_of("types"), "large", NULL));
+	ck_assert_uint_eq(dir_count(ino_of("types")), cfg.n_types);
+	ck_assert_str_eq(cat("types/small"), "cpus 1\nmemory 2G\npids 4096\ndisk 10G\n");
+	ck_assert_str_eq(cat("types/medium"), "cpus 2\nmemory 4G\npids 4096\ndisk 10G\n");
+	ck_assert(S_ISREG(a.mode));
+	ck_assert_uint_eq(a.mode & 07777, 0444);
+	ck_assert_uint_eq(a.size, strlen("cpus 1\nmemory 2G\npids 4096\ndisk 10G\n"));
+}
+END_TEST
+
+START_TEST(test_images)
+{
+	struct tree_attr a;
+
+	ck_assert(dir_has(ino_of("images"), "tiny", &a));
+	ck_assert(S_ISDIR(a.mode));
+	ck_assert_uint_eq(a.ino, ino_of("images/tiny"));
+	ck_assert_uint_eq(dir_count(ino_of("images")), 1);
+	ck_assert_uint_eq(dir_count(ino_of("images/tiny")), 3);
+	ck_assert(dir_has(ino_of("images/tiny"), "description", NULL));
+	ck_assert(dir_has(ino_of("images/tiny"), "size", NULL));
+	ck_assert(dir_has(ino_of("images/tiny"), "created", NULL));
+	ck_assert_str_eq(cat("images/tiny/description"), "Tiny test image\n");
+	ck_assert_str_eq(cat("images/tiny/size"), "4096\n");
+	ck_assert_str_eq(cat("images/tiny/created"), "2026-01-01T00:00:00Z\n");
+	ck_assert_uint_eq(attr_of("images/tiny/size").mode & 07777, 0444);
+
+	/* An image installed later shows up at once; a build in progress
+	 * (a dot directory) never does. */
+	char path[512];
+	snprintf(path, sizeof(path), "%s/images/second/rootfs", cfg.data);
+	ck_assert_int_eq(mkdir_p(path, 0755), 0);
+	snprintf(path, sizeof(path), "%s/images/.building/rootfs", cfg.data);
+	ck_assert_int_eq(mkdir_p(path, 0755), 0);
+	ck_assert(dir_has(ino_of("images"), "second", NULL));
+	ck_assert_uint_eq(dir_count(ino_of("images")), 2);
+	ck_assert_str_eq(cat("images/second/description"), "\n");
+}
+END_TEST
+
+START_TEST(test_modes)
+{
+	static const struct {
+		const char *file;
+		unsigned mode;
+	} files[] = {
+	    {"state", 0644}, {"type", 0644}, {"image", 0644}, {"created", 0444},
+	    {"usage", 0444}, {"info", 0444}, {"error", 0444}, {"events", 0444},
+	};
+	char path[64];
+
+	ck_assert_uint_eq(attr_of("README").mode, S_IFREG | 0444);
+	ck_assert(S_ISDIR(attr_of("boxes").mode));
+	ck_assert(S_ISDIR(attr_of("types").mode));
+	ck_assert(S_ISDIR(attr_of("images").mode));
+	ck_assert_uint_eq(attr_of("events").mode, S_IFREG | 0444);
+
+	make_box("web");
+	ck_assert(S_ISDIR(attr_of("boxes/web").mode));
+	ck_assert_uint_eq(dir_count(ino_of("boxes/web")), ELEMENTSOF(files));
+	for (size_t i = 0; i < ELEMENTSOF(files); i++) {
+		struct tree_attr e;
+		snprintf(path, sizeof(path), "boxes/web/%s", files[i].file);
+		ck_assert_msg(attr_of(path).mode == (S_IFREG | files[i].mode), "%s: %o", path,
+			      attr_of(path).mode);
+		ck_assert_msg(dir_has(ino_of("boxes/web"), files[i].file, &e), "%s", path);
+		ck_assert_uint_eq(e.mode, S_IFREG | files[i].mode);
+		ck_assert_uint_eq(e.ino, ino_of(path));
+	}
+}
+END_TEST
+
+START_TEST(test_mkdir_box)
+{
+	struct tree_attr a, l;
+	uint64_t boxes = ino_of("boxes");
+
+	ck_assert_uint_eq(dir_count(boxes), 0);
+	ck_assert_int_eq(tree_mkdir(tr, boxes, "web", &a), 0);
+	ck_assert(S_ISDIR(a.mode));
+	ck_assert(dir_has(boxes, "web", &l));
+	ck_assert_uint_eq(l.ino, a.ino);
+	ck_assert_int_eq(tree_lookup(tr, boxes, "web", &l), 0);
+	ck_assert_uint_eq(l.ino, a.ino); /* stable */
+	ck_assert_int_eq(tree_getattr(tr, a.ino, &l), 0);
+	ck_assert(S_ISDIR(l.mode));
+
+	ck_assert_str_eq(cat("boxes/web/state"), "created\n");
+	ck_assert_str_eq(cat("boxes/web/type"), "small\n");
+	ck_assert_str_eq(cat("boxes/web/image"), "tiny\n");
+	ck_assert_str_eq(cat("boxes/web/error"), "");
+	const char *created = cat("boxes/web/created");
+	ck_assert_uint_eq(strlen(created), strlen("2026-01-01T00:00:00Z\n"));
+	ck_assert(created[4] == '-' && created[10] == 'T' && created[19] == 'Z');
+	const char *usage = cat("boxes/web/usage");
+	assert_has(usage, "cpu_usec 0\n");
+	assert_has(usage, "memory_bytes 0\n");
+	assert_has(usage, "pids 0\n");
+	assert_has(usage, "disk_bytes ");
+	const char *info = cat("boxes/web/info");
+	assert_has(info, "\"name\":\"web\"");
+	assert_has(info, "\"state\":\"created\"");
+	assert_has(info, "\"type\":\"small\"");
+	assert_has(info, "\"image\":\"tiny\"");
+
+	/* A second box, listed after the first. */
+	make_box("db-1.x_y");
+	ck_assert_uint_eq(dir_count(boxes), 2);
+	ck_assert_str_eq(cat("boxes/db-1.x_y/state"), "created\n");
+	ck_assert_uint_ne(ino_of("boxes/db-1.x_y"), ino_of("boxes/web"));
+}
+END_TEST
+
+START_TEST(test_write_type)
+{
+	struct tree_file *f;
+
+	make_box("web");
+	ck_assert_int_eq(write_str("boxes/web/type", "medium"), 0);
+	ck_assert_str_eq(cat("boxes/web/type"), "medium\n");
+	ck_assert_int_eq(write_str("boxes/web/type", "large\n"), 0);
+	ck_assert_str_eq(cat("boxes/web/type"), "large\n");
+	ck_assert_int_eq(write_str("boxes/web/type", "small\r\n"), 0);
+	ck_assert_str_eq(cat("boxes/web/type"), "small\n");
+	/* The same value again: success, nothing to do. */
+	ck_assert_int_eq(write_str("boxes/web/type", "small"), 0);
+
+	/* The shell's way: O_TRUNC, then one write. */
+	ck_assert_int_eq(tree_open(tr, ino_of("boxes/web/type"), O_WRONLY | O_TRUNC, &f), 0);
+	ck_assert_int_eq(tree_write(tr, f, 0, "medium\n", 7), 0);
+	tree_release(tr, f);
+	ck_assert_str_eq(cat("boxes/web/type"), "medium\n");
+	assert_has(cat("boxes/web/info"), "\"type\":\"medium\"");
+	ck_assert_str_eq(cat("boxes/web/error"), "");
+
+	/* Values read at open stay fixed for that open. */
+	ck_assert_int_eq(tree_open(tr, ino_of("boxes/web/type"), O_RDONLY, &f), 0);
+	ck_assert_int_eq(write_str("boxes/web/type", "large"), 0);
+	int end;
+	ck_assert_str_eq(read_open(f, &end), "medium\n");
+	tree_release(tr, f);
+	ck_assert_str_eq(cat("boxes/web/type"), "large\n");
+}
+END_TEST
+
+START_TEST(test_write_image_same)
+{
+	make_box("web");
+	ck_assert_int_eq(write_str("boxes/web/image", "tiny\n"), 0);
+	ck_assert_str_eq(cat("boxes/web/image"), "tiny\n");
+}
+END_TEST
+
+START_TEST(test_write_image_change)
+{
+	char path[512];
+
+	/* While created, the image may change; the box's filesystem follows. */
+	snprintf(path, sizeof(path), "%s/images/second/rootfs/etc", cfg.data);
+	ck_assert_int_eq(mkdir_p(path, 0755), 0);
+	snprintf(path, sizeof(path), "%s/images/second/rootfs/etc", cfg.data);
+	write_text(path, "marker", "second\n");
+	make_box("web");
+	ck_assert_int_eq(write_str("boxes/web/image", "second\n"), 0);
+	ck_assert_str_eq(cat("boxes/web/image"), "second\n");
+	assert_has(cat("boxes/web/events"), " web image second\n");
+	assert_has(cat("boxes/web/info"), "\"image\":\"second\"");
+	snprintf(path, sizeof(path), "%s/boxes/1/rootfs/etc/marker", cfg.data);
+	ck_assert_int_eq(access(path, F_OK), 0);
+
+	ck_assert_int_eq(write_str("boxes/web/image", "tiny"), 0);
+	ck_assert_str_eq(cat("boxes/web/image"), "tiny\n");
+	ck_assert_int_ne(access(path, F_OK), 0);
+	ck_assert_str_eq(cat("boxes/web/error"), "");
+}
+END_TEST
+
+START_TEST(test_usage_disk)
+{
+	char path[512];
+	unsigned long long disk = 0;
+
+	make_box("web");
+	/* A file written into the box's filesystem counts against it. */
+	snprintf(path, sizeof(path), "%s/boxes/1/rootfs/blob", cfg.data);
+	char *data = calloc(1, 256 * 1024);
+	ck_assert_ptr_nonnull(data);
+	memset(data, 'd', 256 * 1024);
+	ck_assert_int_eq(write_file_atomic(path, data, 256 * 1024, 0644), 0);
+	free(data);
+
+	const char *usage = cat("boxes/web/usage");
+	const char *p = strstr(usage, "disk_bytes ");
+	ck_assert_ptr_nonnull(p);
+	ck_assert_int_eq(sscanf(p, "disk_bytes %llu", &disk), 1);
+	ck_assert_uint_ge(disk, 256 * 1024);
+	ck_assert_uint_eq(attr_of("boxes/web/usage").size, strlen(usage));
+}
+END_TEST
+
+START_TEST(test_restart_keeps_boxes)
+{
+	pd_error err = {0};
+	uint64_t ino;
+
+	make_box("web");
+	make_box("db");
+	ck_assert_int_eq(write_str("boxes/web/type", "medium"), 0);
+	ck_assert_int_eq(write_str("boxes/db/state", "running"), -EIO);
+	ino = ino_of("boxes/web");
+
+	/* The daemon restarts over the same data directory. */
+	tr = tree_free(tr);
+	eng = engine_free(eng);
+	ck_assert_int_eq(engine_new(&cfg, "/bin/true", &eng, &err), 0);
+	ck_assert_int_eq(tree_new(eng, &tr), 0);
+
+	ck_assert_uint_eq(dir_count(ino_of("boxes")), 2);
+	ck_assert_uint_eq(ino_of("boxes/web"), ino); /* inodes stay stable */
+	ck_assert_str_eq(cat("boxes/web/state"), "created\n");
+	ck_assert_str_eq(cat("boxes/web/type"), "medium\n");
+	ck_assert_str_eq(cat("boxes/db/state"), "created\n");
+	assert_has(cat("boxes/db/error"), "(EIO)");
+	ck_assert_int_eq(tree_rmdir(tr, ino_of("boxes"), "web"), 0);
+	ck_assert_uint_eq(dir_count(ino_of("boxes")), 1);
+}
+END_TEST
+
+START_TEST(test_truncate_control)
+{
+	struct tree_file *f;
+
+	make_box("web");
+	ck_assert_int_eq(tree_truncate(tr, ino_of("boxes/web/state"), 0), 0);
+	ck_assert_int_eq(tree_truncate(tr, ino_of("boxes/web/type"), 0), 0);
+	ck_assert_str_eq(cat("boxes/web/state"), "created\n");
+	ck_assert_str_eq(cat("boxes/web/type"), "small\n");
+
+	ck_assert_int_eq(tree_open(tr, ino_of("boxes/web/state"), O_WRONLY | O_TRUNC, &f), 0);
+	tree_release(tr, f);
+	ck_assert_str_eq(cat("boxes/web/state"), "created\n");
+}
+END_TEST
+
+START_TEST(test_temp_rename)
+{
+	uint64_t box = make_box("web");
+	struct tree_attr a;
+
+	write_temp(box, "type.tmp", "large");
+	ck_assert_int_eq(tree_rename(tr, box, "type.tmp", box, "type"), 0);
+	ck_assert_str_eq(cat("boxes/web/type"), "large\n");
+	ck_assert(!dir_has(box, "type.tmp", NULL));
+	ck_assert_int_eq(tree_lookup(tr, box, "type.tmp", &a), -ENOENT);
+	ck_assert_str_eq(cat("boxes/web/error"), "");
+
+	/* The same with a trailing newline and an editor-style name. */
+	write_temp(box, ".type.swp", "medium\n");
+	ck_assert_int_eq(tree_rename(tr, box, ".type.swp", box, "type"), 0);
+	ck_assert_str_eq(cat("boxes/web/type"), "medium\n");
+	ck_assert_uint_eq(dir_count(box), 8);
+}
+END_TEST
+
+START_TEST(test_temp_listing_unlink)
+{
+	uint64_t box = make_box("web");
+	struct tree_attr a, l;
+	struct tree_file *f;
+	int end;
+
+	f = create_temp(box, "a.tmp");
+	ck_assert(dir_has(box, "a.tmp", &a));
+	ck_assert_uint_eq(a.mode, S_IFREG | 0644);
+	ck_assert_uint_eq(a.size, 0);
+	ck_assert_int_eq(tree_write(tr, f, 0, "hello ", 6), 0);
+	ck_assert_int_eq(tree_write(tr, f, 6, "world", 5), 0);
+	tree_release(tr, f);
+
+	ck_assert_int_eq(tree_lookup(tr, box, "a.tmp", &l), 0);
+	ck_assert_uint_eq(l.ino, a.ino);
+	ck_assert_uint_eq(l.size, 11);
+	ck_assert_str_eq(cat("boxes/web/a.tmp"), "hello world");
+
+	/* Reads of an open temp see its current bytes. */
+	ck_assert_int_eq(tree_open(tr, l.ino, O_RDWR, &f), 0);
+	ck_assert_int_eq(tree_write(tr, f, 11, "!", 1), 0);
+	ck_assert_str_eq(read_open(f, &end), "hello world!");
+	ck_assert_int_eq(end, 0);
+	tree_release(tr, f);
+
+	/* Truncation works on temps like on real files. */
+	ck_assert_int_eq(tree_truncate(tr, l.ino, 5), 0);
+	ck_assert_str_eq(cat("boxes/web/a.tmp"), "hello");
+
+	write_temp(box, "b.tmp", "x");
+	ck_assert(dir_has(box, "b.tmp", NULL));
+	ck_assert_uint_eq(dir_count(box), 10);
+
+	ck_assert_int_eq(tree_unlink(tr, box, "a.tmp"), 0);
+	ck_assert(!dir_has(box, "a.tmp", NULL));
+	ck_assert_int_eq(tree_lookup(tr, box, "a.tmp", &l), -ENOENT);
+	ck_assert_int_eq(tree_unlink(tr, box, "a.tmp"), -ENOENT);
+	ck_assert_int_eq(tree_unlink(tr, box, "b.tmp"), 0);
+	ck_assert_uint_eq(dir_count(box), 8);
+}
+END_TEST
+
+START_TEST(test_temp_to_temp_rename)
+{
+	uint64_t box = make_box("web");
+	struct tree_attr a;
+
+	write_temp(box, "a", "first");
+	write_temp(box, "b", "second");
+	ck_assert_int_eq(tree_rename(tr, box, "a", box, "c"), 0);
+	ck_assert_int_eq(tree_lookup(tr, box, "a", &a), -ENOENT);
+	ck_assert_str_eq(cat("boxes/web/c"), "first");
+
+	/* Onto an existing temp: it is replaced. */
+	ck_assert_int_eq(tree_rename(tr, box, "c", box, "b"), 0);
+	ck_assert_str_eq(cat("boxes/web/b"), "first");
+	ck_assert_uint_eq(dir_count(box), 9);
+}
+END_TEST
+
+START_TEST(test_create_existing_control)
+{
+	uint64_t box = make_box("web");
+	struct tree_attr a;
+	struct tree_file *f = NULL;
+
+	/* open(O_CREAT) of an existing control file opens it. */
+	ck_assert_int_eq(tree_create(tr, box, "type", O_WRONLY | O_CREAT | O_TRUNC, &a, &f), 0);
+	ck_assert_uint_eq(a.ino, ino_of("boxes/web/type"));
+	ck_assert_int_eq(tree_write(tr, f, 0, "large\n", 6), 0);
+	tree_release(tr, f);
+	ck_assert_str_eq(cat("boxes/web/type"), "large\n");
+	ck_assert_uint_eq(dir_count(box), 8);
+}
+END_TEST
+
+START_TEST(test_events_box)
+{
+	struct tree_file *f;
+	struct tree_attr a;
+	char buf[64];
+	size_t n = 99;
+	int end;
+
+	make_box("web");
+	a = attr_of("boxes/web/events");
+
+	ck_assert_int_eq(tree_open(tr, a.ino, O_RDONLY | O_NONBLOCK, &f), 0);
+	ck_assert(tree_file_is_stream(f));
+	ck_assert_uint_ne(tree_file_wait_key(f), 0);
+	const char *text = read_open(f, &end);
+	ck_assert_int_eq(end, -EAGAIN);
+	ck_assert_uint_gt(strlen(text), strlen(" created\n"));
+	ck_assert_str_eq(text + strlen(text) - strlen(" created\n"), " created\n");
+	ck_assert_ptr_eq(strchr(text, '\n'), text + strlen(text) - 1); /* one line */
+	assert_has(text, " web created\n");
+	/* Read at the end again: still -EAGAIN, n untouched. */
+	ck_assert_int_eq(tree_read(tr, f, strlen(text), buf, sizeof(buf), &n), -EAGAIN);
+	ck_assert_uint_eq(n, 99);
+
+	/* A later event is appended and readable from where we were. */
+	ck_assert_int_eq(write_str("boxes/web/type", "medium"), 0);
+	ck_assert_int_eq(tree_read(tr, f, strlen(text), buf, sizeof(buf) - 1, &n), 0);
+	buf[n] = '\0';
+	assert_has(buf, " web type medium\n");
+	tree_release(tr, f);
+
+	/* Without O_NONBLOCK the read at the end parks. */
+	ck_assert_int_eq(tree_open(tr, a.ino, O_RDONLY, &f), 0);
+	text = read_open(f, &end);
+	ck_assert_int_eq(end, TREE_WAIT);
+	assert_has(text, " created\n");
+	ck_assert_int_eq(tree_getattr(tr, a.ino, &a), 0);
+	ck_assert_uint_eq(a.size, strlen(text));
+	tree_release(tr, f);
+}
+END_TEST
+
+START_TEST(test_events_global)
+{
+	struct tree_file *f;
+	int end;
+
+	ck_assert_int_eq(tree_open(tr, ino_of("events"), O_RDONLY | O_NONBLOCK, &f), 0);
+	ck_assert(tree_file_is_stream(f));
+	ck_assert_uint_eq(tree_file_wait_key(f), 0);
+	ck_assert_str_eq(read_open(f, &end), "");
+	ck_assert_int_eq(end, -EAGAIN);
+	tree_release(tr, f);
+
+	make_box("web");
+	make_box("db");
+	const char *text = cat("events");
+	assert_has(text, " web created\n");
+	assert_has(text, " db created\n");
+	ck_assert(strstr(text, " web created\n") < strstr(text, " db created\n"));
+
+	/* The global stream never ends. */
+	ck_assert_int_eq(tree_open(tr, ino_of("events"), O_RDONLY, &f), 0);
+	read_open(f, &end);
+	ck_assert_int_eq(end, TREE_WAIT);
+	tree_release(tr, f);
+}
+END_TEST
+
+START_TEST(test_rmdir)
+{
+	uint64_t boxes = ino_of("boxes");
+	uint64_t box = make_box("web");
+	struct tree_attr a;
+	char dir[512];
+
+	make_box("keep");
+	write_temp(box, "x.tmp", "x");
+	ck_assert_int_eq(tree_rmdir(tr, boxes, "web"), 0);
+	ck_assert(!dir_has(boxes, "web", NULL));
+	ck_assert(dir_has(boxes, "keep", NULL));
+	ck_assert_int_eq(tree_lookup(tr, boxes, "web", &a), -ENOENT);
+	ck_assert_int_eq(tree_getattr(tr, box, &a), -ENOENT);
+	ck_assert_int_eq(tree_resolve(tr, "boxes/web/state", &a), -ENOENT);
+	ck_assert_int_eq(tree_readdir(tr, box, &(struct tree_entry *){NULL}, &(size_t){0}),
+			 -ENOENT);
+
+	const char *events = cat("events");
+	assert_has(events, " web created\n");
+	assert_has(events, " web deleted\n");
+
+	/* Its files are gone from the data directory (the mount with them). */
+	snprintf(dir, sizeof(dir), "%s/data/boxes/1", tmp);
+	ck_assert_int_ne(access(dir, F_OK), 0);
+
+	/* The name can be used again: a new box, fresh state. */
+	uint64_t again = make_box("web");
+	ck_assert_uint_ne(again, box);
+	ck_assert_str_eq(cat("boxes/web/state"), "created\n");
+	ck_assert_uint_eq(dir_count(again), 8); /* the old temps went with the old box */
+}
+END_TEST
+
+START_TEST(test_rmdir_ends_stream)
+{
+	struct tree_file *f;
+	char buf[64];
+	size_t n = 99;
+	int end;
+
+	make_box("web");
+	ck_assert_int_eq(tree_open(tr, ino_of("boxes/web/events"), O_RDONLY, &f), 0);
+	const char *text = read_open(f, &end);
+	ck_assert_int_eq(end, TREE_WAIT);
+	ck_assert_int_eq(tree_rmdir(tr, ino_of("boxes"), "web"), 0);
+	/* A reader parked at the end now sees EOF. */
+	ck_assert_int_eq(tree_read(tr, f, strlen(text), buf, sizeof(buf), &n), 0);
+	ck_assert_uint_eq(n, 0);
+	tree_release(tr, f);
+}
+END_TEST
+
+/* ---- limits ---- */
+
+START_TEST(test_name_lengths)
+{
+	char name[80], line[100];
+	struct tree_attr a;
+
+	memset(name, 'a', 63);
+	name[63] = '\0';
+	make_box(name);
+	ck_assert(dir_has(ino_of("boxes"), name, NULL));
+	snprintf(line, sizeof(line), " %s created\n", name);
+	assert_has(cat("events"), line);
+
+	name[63] = 'a';
+	name[64] = '\0';
+	ck_assert_int_eq(tree_mkdir(tr, ino_of("boxes"), name, &a), -EINVAL);
+	ck_assert_int_eq(tree_mkdir(tr, ino_of("boxes"), "0", &a), 0);
+	ck_assert_uint_eq(dir_count(ino_of("boxes")), 2);
+}
+END_TEST
+
+START_TEST(test_temp_count)
+{
+	uint64_t box = make_box("web"), other = make_box("db");
+	struct tree_attr a;
+	struct tree_file *f = NULL;
+	char name[32];
+
+	for (int i = 0; i < TEMP_MAX_PER_DIR; i++) {
+		snprintf(name, sizeof(name), "t%02d", i);
+		write_temp(box, name, "x");
+	}
+	ck_assert_uint_eq(dir_count(box), 8 + TEMP_MAX_PER_DIR);
+	ck_assert_int_eq(tree_create(tr, box, "one-more", O_WRONLY | O_CREAT, &a, &f), -ENOSPC);
+	ck_assert(!dir_has(box, "one-more", NULL));
+
+	/* Per directory: another box has room of its own. */
+	write_temp(other, "t00", "y");
+
+	/* Room again after an unlink, and after a rename over a control
+	 * file consumed one. */
+	ck_assert_int_eq(tree_unlink(tr, box, "t00"), 0);
+	write_temp(box, "type.tmp", "medium");
+	ck_assert_int_eq(tree_create(tr, box, "one-more", O_WRONLY | O_CREAT, &a, &f), -ENOSPC);
+	ck_assert_int_eq(tree_rename(tr, box, "type.tmp", box, "type"), 0);
+	write_temp(box, "one-more", "z");
+	ck_assert_uint_eq(dir_count(box), 8 + TEMP_MAX_PER_DIR);
+}
+END_TEST
+
+START_TEST(test_temp_size)
+{
+	uint64_t box = make_box("web");
+	struct tree_file *f = create_temp(box, "big");
+	char *data = calloc(1, TEMP_DATA_MAX + 1);
+	struct tree_attr a;
+
+	ck_assert_ptr_nonnull(data);
+	memset(data, 'a', TEMP_DATA_MAX + 1);
+	ck_assert_int_eq(tree_write(tr, f, 0, data, TEMP_DATA_MAX + 1), -EFBIG);
+	ck_assert_int_eq(tree_write(tr, f, 0, data, TEMP_DATA_MAX), 0);
+	ck_assert_int_eq(tree_write(tr, f, TEMP_DATA_MAX, "b", 1), -EFBIG);
+	ck_assert_int_eq(tree_write(tr, f, TEMP_DATA_MAX - 1, "bc", 2), -EFBIG);
+	ck_assert_int_eq(tree_write(tr, f, UINT64_MAX, "b", 1), -EFBIG);
+	ck_assert_int_eq(tree_write(tr, f, TEMP_DATA_MAX - 1, "b", 1), 0);
+	ck_assert_int_eq(tree_lookup(tr, box, "big", &a), 0);
+	ck_assert_uint_eq(a.size, TEMP_DATA_MAX);
+	ck_assert_int_eq(tree_truncate(tr, a.ino, TEMP_DATA_MAX + 1), -EFBIG);
+	ck_assert_int_eq(tree_truncate(tr, a.ino, 10), 0);
+	ck_assert_int_eq(tree_truncate(tr, a.ino, 20), 0);
+	ck_assert_int_eq(tree_lookup(tr, box, "big", &a), 0);
+	ck_assert_uint_eq(a.size, 20);
+	tree_release(tr, f);
+	free(data);
+
+	/* A write past the end leaves a zero-filled hole. */
+	f = create_temp(box, "hole");
+	ck_assert_int_eq(tree_write(tr, f, 4, "x", 1), 0);
+	tree_release(tr, f);
+	ck_assert_int_eq(tree_lookup(tr, box, "hole", &a), 0);
+	ck_assert_uint_eq(a.size, 5);
+}
+END_TEST
+
+START_TEST(test_value_length)
+{
+	char value[300];
+
+	make_box("web");
+	/* One value is at most 255 bytes. */
+	memset(value, 'a', sizeof(value));
+	ck_assert_int_eq(write_path("boxes/web/type", value, 256), -EINVAL);
+	assert_has(cat("boxes/web/error"), "type:");
+	assert_has(cat("boxes/web/error"), "(EINVAL)");
+	ck_assert_int_eq(write_path("boxes/web/type", value, 255), -EINVAL); /* no such type */
+	ck_assert_str_eq(cat("boxes/web/type"), "small\n");
+}
+END_TEST
+
+START_TEST(test_many_boxes)
+{
+	char name[16];
+	struct tree_entry *es;
+	size_t n;
+
+	for (int i = 0; i < 10; i++) {
+		snprintf(name, sizeof(name), "box%d", 9 - i);
+		make_box(name);
+	}
+	/* Listed in creation order. */
+	ck_assert_int_eq(tree_readdir(tr, ino_of("boxes"), &es, &n), 0);
+	ck_assert_uint_eq(n, 10);
+	for (int i = 0; i < 10; i++) {
+		snprintf(name, sizeof(name), "box%d", 9 - i);
+		ck_assert_str_eq(es[i].name, name);
+		ck_assert(S_ISDIR(es[i].attr.mode));
+	}
+	free(es);
+}
+END_TEST
+
+/* ---- errors ---- */
+
+START_TEST(test_mkdir_invalid_names)
+{
+	static const char *const bad[] = {"Bad", "-x", "",   ".",     "..",	    "a/b",
+					  "a b", "_x", ".x", "UPPER", "caf\xc3\xa9"};
+	uint64_t boxes = ino_of("boxes");
+	struct tree_attr a;
+	char long_name[65];
+
+	for (size_t i = 0; i < ELEMENTSOF(bad); i++)
+		ck_assert_msg(tree_mkdir(tr, boxes, bad[i], &a) == -EINVAL, "\"%s\"", bad[i]);
+	memset(long_name, 'x', 64);
+	long_name[64] = '\0';
+	ck_assert_int_eq(tree_mkdir(tr, boxes, long_name, &a), -EINVAL);
+	ck_assert_uint_eq(dir_count(boxes), 0);
+	ck_assert_str_eq(cat("events"), "");
+}
+END_TEST
+
+START_TEST(test_mkdir_duplicate)
+{
+	struct tree_attr a;
+
+	make_box("web");
+	ck_assert_int_eq(tree_mkdir(tr, ino_of("boxes"), "web", &a), -EEXIST);
+	ck_assert_uint_eq(dir_count(ino_of("boxes")), 1);
+}
+END_TEST
+
+START_TEST(test_mkdir_elsewhere)
+{
+	uint64_t box;
+	struct tree_attr a;
+	int r;
+
+	ck_assert_int_eq(tree_mkdir(tr, TREE_ROOT_INO, "types", &a), -EEXIST);
+	ck_assert_int_eq(tree_mkdir(tr, TREE_ROOT_INO, "README", &a), -EEXIST);
+	ck_assert_int_eq(tree_mkdir(tr, TREE_ROOT_INO, "newdir", &a), -EPERM);
+	ck_assert_int_eq(tree_mkdir(tr, ino_of("types"), "x", &a), -EPERM);
+	ck_assert_int_eq(tree_mkdir(tr, ino_of("images"), "x", &a), -EPERM);
+	ck_assert_int_eq(tree_mkdir(tr, ino_of("images/tiny"), "x", &a), -EPERM);
+	box = make_box("web");
+	ck_assert_int_eq(tree_mkdir(tr, box, "sub", &a), -EPERM);
+	ck_assert_int_eq(tree_mkdir(tr, box, "state", &a), -EEXIST);
+	r = tree_mkdir(tr, ino_of("README"), "x", &a);
+	ck_assert_msg(r == -EPERM || r == -ENOTDIR, "%d", r);
+	ck_assert_uint_eq(dir_count(TREE_ROOT_INO), 6);
+	ck_assert_uint_eq(dir_count(box), 8);
+}
+END_TEST
+
+START_TEST(test_mkdir_no_default_image)
+{
+	struct tree_attr a;
+
+	replace(&cfg.default_image, "absent");
+	ck_assert_int_eq(tree_mkdir(tr, ino_of("boxes"), "web", &a), -ENOENT);
+	ck_assert_uint_eq(dir_count(ino_of("boxes")), 0);
+	ck_assert_str_eq(cat("events"), "");
+}
+END_TEST
+
+START_TEST(test_write_state_invalid)
+{
+	make_box("web");
+	const char *before = cat("boxes/web/events");
+
+	ck_assert_int_eq(write_str("boxes/web/state", "bogus\n"), -EINVAL);
+	const char *error = cat("boxes/web/error");
+	assert_has(error, "state:");
+	assert_has(error, "(EINVAL)");
+	assert_has(error, "bogus");
+	ck_assert(error[strlen(error) - 1] == '\n');
+	ck_assert_str_eq(cat("boxes/web/state"), "created\n");
+
+	/* States a user may not ask for, and a wrong-state request. */
+	ck_assert_int_eq(write_str("boxes/web/state", "created"), -EINVAL);
+	ck_assert_int_eq(write_str("boxes/web/state", "starting"), -EINVAL);
+	ck_assert_int_eq(write_str("boxes/web/state", "stopped"), -EBUSY);
+	assert_has(cat("boxes/web/error"), "(EBUSY)");
+	ck_assert_int_eq(write_str("boxes/web/state", ""), -EINVAL);
+	ck_assert_int_eq(write_str("boxes/web/state", "\n"), -EINVAL);
+	ck_assert_int_eq(write_str("boxes/web/state", "running\nstopped\n"), -EINVAL);
+	ck_assert_str_eq(cat("boxes/web/state"), "created\n");
+	ck_assert_str_eq(cat("boxes/web/events"), before);
+	assert_has(cat("boxes/web/info"), "(EINVAL)");
+}
+END_TEST
+
+START_TEST(test_write_nul)
+{
+	make_box("web");
+	ck_assert_int_eq(write_path("boxes/web/state", "run\0ning", 8), -EINVAL);
+	ck_assert_int_eq(write_path("boxes/web/type", "medium\0", 7), -EINVAL);
+	ck_assert_int_eq(write_path("boxes/web/type", "\0", 1), -EINVAL);
+	assert_has(cat("boxes/web/error"), "type:");
+	assert_has(cat("boxes/web/error"), "(EINVAL)");
+	ck_assert_str_eq(cat("boxes/web/state"), "created\n");
+	ck_assert_str_eq(cat("boxes/web/type"), "small\n");
+}
+END_TEST
+
+START_TEST(test_start_fails)
+{
+	make_box("web");
+	/* The runtime is /bin/false: starting fails and nothing changes. */
+	ck_assert_int_eq(write_str("boxes/web/state", "running\n"), -EIO);
+	ck_assert_str_eq(cat("boxes/web/state"), "created\n");
+	const char *error = cat("boxes/web/error");
+	assert_has(error, "state:");
+	assert_has(error, "(EIO)");
+	ck_assert(!has(cat("boxes/web/events"), "started"));
+	ck_assert(!has(cat("events"), "started"));
+
+	/* The box is not left busy: other writes still work. */
+	ck_assert_int_eq(write_str("boxes/web/type", "medium"), 0);
+	ck_assert_int_eq(write_str("boxes/web/state", "running"), -EIO);
+	ck_assert_int_eq(tree_rmdir(tr, ino_of("boxes"), "web"), 0);
+}
+END_TEST
+
+START_TEST(test_write_type_invalid)
+{
+	make_box("web");
+	ck_assert_int_eq(write_str("boxes/web/type", "nope"), -EINVAL);
+	ck_assert_str_eq(cat("boxes/web/type"), "small\n");
+	assert_has(cat("boxes/web/error"), "type:");
+	assert_has(cat("boxes/web/error"), "nope");
+	assert_has(cat("boxes/web/error"), "(EINVAL)");
+
+	/* A later success does not clear the record of the failure. */
+	ck_assert_int_eq(write_str("boxes/web/type", "medium"), 0);
+	assert_has(cat("boxes/web/error"), "type:");
+}
+END_TEST
+
+START_TEST(test_write_image_invalid)
+{
+	make_box("web");
+	ck_assert_int_eq(write_str("boxes/web/image", "missing"), -ENOENT);
+	ck_assert_str_eq(cat("boxes/web/image"), "tiny\n");
+	assert_has(cat("boxes/web/error"), "image:");
+	assert_has(cat("boxes/web/error"), "(ENOENT)");
+	ck_assert_int_eq(write_str("boxes/web/image", "Bad/Name"), -EINVAL);
+	ck_assert_str_eq(cat("boxes/web/image"), "tiny\n");
+}
+END_TEST
+
+START_TEST(test_open_readonly_for_write)
+{
+	static const char *const ro[] = {"README",
+					 "version",
+					 "events",
+					 "types/small",
+					 "images/tiny/size",
+					 "boxes/web/usage",
+					 "boxes/web/created",
+					 "boxes/web/info",
+					 "boxes/web/error",
+					 "boxes/web/events"};
+	struct tree_file *f = NULL;
+
+	make_box("web");
+	for (size_t i = 0; i < ELEMENTSOF(ro); i++) {
+		ck_assert_msg(tree_open(tr, ino_of(ro[i]), O_WRONLY, &f) == -EACCES, "%s", ro[i]);
+		ck_assert_msg(tree_open(tr, ino_of(ro[i]), O_RDWR, &f) == -EACCES, "%s", ro[i]);
+		ck_assert_msg(tree_truncate(tr, ino_of(ro[i]), 0) == -EACCES, "%s", ro[i]);
+	}
+	ck_assert_int_eq(tree_open(tr, ino_of("boxes"), O_RDONLY, &f), -EISDIR);
+	ck_assert_int_eq(tree_open(tr, ino_of("boxes/web"), O_RDONLY, &f), -EISDIR);
+	ck_assert_int_eq(tree_truncate(tr, ino_of("boxes"), 0), -EISDIR);
+	ck_assert_str_eq(cat("boxes/web/error"), "");
+}
+END_TEST
+
+START_TEST(test_temp_bad_rename)
+{
+	uint64_t box = make_box("web"), other = make_box("db");
+	struct tree_attr a;
+
+	write_temp(box, "type.tmp", "no-such-type\n");
+	ck_assert_int_eq(tree_rename(tr, box, "type.tmp", box, "type"), -EINVAL);
+	ck_assert_str_eq(cat("boxes/web/type"), "small\n");
+	assert_has(cat("boxes/web/error"), "type:");
+	/* A failed rename changes nothing: the temp is still there. */
+	ck_assert(dir_has(box, "type.tmp", NULL));
+
+	/* An empty temp is no value either. */
+	struct tree_file *f = create_temp(box, "empty");
+	tree_release(tr, f);
+	ck_assert_int_eq(tree_rename(tr, box, "empty", box, "state"), -EINVAL);
+	ck_assert_str_eq(cat("boxes/web/state"), "created\n");
+
+	/* Over a read-only file; into another directory. */
+	write_temp(box, "u.tmp", "1");
+	ck_assert_int_eq(tree_rename(tr, box, "u.tmp", box, "usage"), -EACCES);
+	ck_assert_int_eq(tree_rename(tr, box, "u.tmp", other, "type"), -EXDEV);
+	ck_assert_int_eq(tree_rename(tr, box, "u.tmp", TREE_ROOT_INO, "README"), -EXDEV);
+	ck_assert_int_eq(tree_lookup(tr, box, "u.tmp", &a), 0);
+	ck_assert_str_eq(cat("boxes/db/type"), "small\n");
+}
+END_TEST
+
+START_TEST(test_rename_box_file)
+{
+	uint64_t box = make_box("web"), boxes = ino_of("boxes");
+
+	ck_assert_int_eq(tree_rename(tr, box, "state", box, "other"), -EPERM);
+	ck_assert_int_eq(tree_rename(tr, box, "type", box, "state"), -EPERM);
+	ck_assert_int_eq(tree_rename(tr, boxes, "web", boxes, "www"), -EPERM);
+	ck_assert_int_eq(tree_rename(tr, TREE_ROOT_INO, "README", TREE_ROOT_INO, "x"), -EPERM);
+	ck_assert_int_eq(tree_rename(tr, box, "missing", box, "type"), -ENOENT);
+	ck_assert_str_eq(cat("boxes/web/state"), "created\n");
+	ck_assert(dir_has(boxes, "web", NULL));
+	ck_assert(dir_has(box, "state", NULL));
+}
+END_TEST
+
+START_TEST(test_create_errors)
+{
+	uint64_t box = make_box("web");
+	struct tree_attr a;
+	struct tree_file *f = NULL;
+	char long_name[300];
+
+	/* Temps live only in box directories. */
+	ck_assert_int_eq(tree_create(tr, TREE_ROOT_INO, "x", O_WRONLY | O_CREAT, &a, &f), -EACCES);
+	ck_assert_int_eq(tree_create(tr, ino_of("boxes"), "x", O_WRONLY | O_CREAT, &a, &f),
+			 -EACCES);
+	ck_assert_int_eq(tree_create(tr, ino_of("types"), "x", O_WRONLY | O_CREAT, &a, &f),
+			 -EACCES);
+	/* O_EXCL on an existing name. */
+	ck_assert_int_eq(tree_create(tr, box, "state", O_WRONLY | O_CREAT | O_EXCL, &a, &f),
+			 -EEXIST);
+	write_temp(box, "t", "x");
+	ck_assert_int_eq(tree_create(tr, box, "t", O_WRONLY | O_CREAT | O_EXCL, &a, &f), -EEXIST);
+	/* An existing read-only file. */
+	ck_assert_int_eq(tree_create(tr, box, "usage", O_WRONLY | O_CREAT, &a, &f), -EACCES);
+	/* Too long a name. */
+	memset(long_name, 'n', sizeof(long_name) - 1);
+	long_name[sizeof(long_name) - 1] = '\0';
+	ck_assert_int_eq(tree_create(tr, box, long_name, O_WRONLY | O_CREAT, &a, &f),
+			 -ENAMETOOLONG);
+	ck_assert_uint_eq(dir_count(box), 9);
+}
+END_TEST
+
+START_TEST(test_create_in_deleted_box)
+{
+	/* Regression: a temp could be created in the directory of a box
+	 * that no longer exists (FUSE sends such a create when the box was
+	 * deleted behind the kernel's back while a shell sat in its
+	 * directory); it was invisible and never freed. Expected -ENOENT. */
+	uint64_t box = make_box("web");
+	struct tree_attr a;
+	struct tree_file *f = NULL;
+
+	ck_assert_int_eq(tree_rmdir(tr, ino_of("boxes"), "web"), 0);
+	int r = tree_create(tr, box, "x.tmp", O_WRONLY | O_CREAT, &a, &f);
+	if (r == 0)
+		tree_release(tr, f);
+	ck_assert_int_eq(r, -ENOENT);
+}
+END_TEST
+
+START_TEST(test_unlink_errors)
+{
+	uint64_t box = make_box("web");
+
+	ck_assert_int_eq(tree_unlink(tr, box, "state"), -EPERM);
+	ck_assert_int_eq(tree_unlink(tr, box, "missing"), -ENOENT);
+	ck_assert_int_eq(tree_unlink(tr, TREE_ROOT_INO, "README"), -EPERM);
+	ck_assert_int_eq(tree_unlink(tr, ino_of("boxes"), "web"), -EISDIR);
+	ck_assert_str_eq(cat("boxes/web/state"), "created\n");
+}
+END_TEST
+
+START_TEST(test_rmdir_errors)
+{
+	uint64_t boxes = ino_of("boxes");
+
+	ck_assert_int_eq(tree_rmdir(tr, boxes, "missing"), -ENOENT);
+	ck_assert_int_eq(tree_rmdir(tr, boxes, "Bad"), -ENOENT);
+	ck_assert_int_eq(tree_rmdir(tr, TREE_ROOT_INO, "types"), -EPERM);
+	ck_assert_int_eq(tree_rmdir(tr, TREE_ROOT_INO, "README"), -ENOTDIR);
+	ck_assert_int_eq(tree_rmdir(tr, ino_of("images"), "tiny"), -EPERM);
+	make_box("web");
+	ck_assert_int_eq(tree_rmdir(tr, ino_of("boxes/web"), "state"), -ENOTDIR);
+	ck_assert_int_eq(tree_rmdir(tr, boxes, "web"), 0);
+	ck_assert_int_eq(tree_rmdir(tr, boxes, "web"), -ENOENT);
+	ck_assert(dir_has(TREE_ROOT_INO, "types", NULL));
+	ck_assert(dir_has(ino_of("images"), "tiny", NULL));
+}
+END_TEST
+
+START_TEST(test_lookup_errors)
+{
+	struct tree_attr a;
+	char long_name[300];
+	struct tree_entry *es = NULL;
+	size_t n = 0;
+
+	memset(long_name, 'n', sizeof(long_name) - 1);
+	long_name[sizeof(long_name) - 1] = '\0';
+	ck_assert_int_eq(tree_lookup(tr, TREE_ROOT_INO, long_name, &a), -ENAMETOOLONG);
+	ck_assert_int_eq(tree_lookup(tr, TREE_ROOT_INO, "nothing", &a), -ENOENT);
+	ck_assert_int_eq(tree_lookup(tr, ino_of("README"), "x", &a), -ENOTDIR);
+	ck_assert_int_eq(tree_lookup(tr, ino_of("types/small"), "x", &a), -ENOTDIR);
+	ck_assert_int_eq(tree_lookup(tr, ino_of("images/tiny/size"), "x", &a), -ENOTDIR);
+	ck_assert_int_eq(tree_lookup(tr, ino_of("boxes"), "Bad", &a), -ENOENT);
+	ck_assert_int_eq(tree_lookup(tr, ino_of("images"), "none", &a), -ENOENT);
+	ck_assert_int_eq(tree_lookup(tr, ino_of("types"), "none", &a), -ENOENT);
+	ck_assert_int_eq(tree_resolve(tr, "boxes/../README", &a), -EINVAL);
+	ck_assert_int_eq(tree_resolve(tr, "./README", &a), -EINVAL);
+	ck_assert_int_eq(tree_resolve(tr, "README/x", &a), -ENOTDIR);
+	ck_assert_int_eq(tree_getattr(tr, 0, &a), -ENOENT);
+	ck_assert_int_eq(tree_getattr(tr, 9999, &a), -ENOENT);
+	ck_assert_int_eq(tree_getattr(tr, UINT64_MAX, &a), -ENOENT);
+	ck_assert_int_eq(tree_readdir(tr, ino_of("README"), &es, &n), -ENOTDIR);
+	ck_assert_int_eq(tree_readdir(tr, ino_of("types/small"), &es, &n), -ENOTDIR);
+	ck_assert_int_eq(tree_readdir(tr, ino_of("images/tiny/size"), &es, &n), -ENOTDIR);
+	ck_assert_int_eq(tree_readdir(tr, 9999, &es, &n), -ENOENT);
+}
+END_TEST
+
+static Suite *tree_suite(void)
+{
+	Suite *s = suite_create("tree");
+	TCase *tc;
+
+	tc = tcase_create("core");
+	tcase_add_checked_fixture(tc, setup, teardown);
+	tcase_set_timeout(tc, 30);
+	tcase_add_test(tc, test_root);
+	tcase_add_test(tc, test_readme);
+	tcase_add_test(tc, test_version);
+	tcase_add_test(tc, test_types);
+	tcase_add_test(tc, test_images);
+	tcase_add_test(tc, test_modes);
+	tcase_add_test(tc, test_mkdir_box);
+	tcase_add_test(tc, test_write_type);
+	tcase_add_test(tc, test_write_image_same);
+	tcase_add_test(tc, test_write_image_change);
+	tcase_add_test(tc, test_usage_disk);
+	tcase_add_test(tc, test_restart_keeps_boxes);
+	tcase_add_test(tc, test_truncate_control);
+	tcase_add_test(tc, test_temp_rename);
+	tcase_add_test(tc, test_temp_listing_unlink);
+	tcase_add_test(tc, test_temp_to_temp_rename);
+	tcase_add_test(tc, test_create_existing_control);
+	tcase_add_test(tc, test_events_box);
+	tcase_add_test(tc, test_events_global);
+	tcase_add_test(tc, test_rmdir);
+	tcase_add_test(tc, test_rmdir_ends_stream);
+	suite_add_tcase(s, tc);
+
+	tc = tcase_create("limits");
+	tcase_add_checked_fixture(tc, setup, teardown);
+	tcase_set_timeout(tc, 30);
+	tcase_add_test(tc, test_name_lengths);
+	tcase_add_test(tc, test_temp_count);
+	tcase_add_test(tc, test_temp_size);
+	tcase_add_test(tc, test_value_length);
+	tcase_add_test(tc, test_many_boxes);
+	suite_add_tcase(s, tc);
+
+	tc = tcase_create("errors");
+	tcase_add_checked_fixture(tc, setup, teardown);
+	tcase_set_timeout(tc, 30);
+	tcase_add_test(tc, test_mkdir_invalid_names);
+	tcase_add_test(tc, test_mkdir_duplicate);
+	tcase_add_test(tc, test_mkdir_elsewhere);
+	tcase_add_test(tc, test_mkdir_no_default_image);
+	tcase_add_test(tc, test_write_state_invalid);
+	tcase_add_test(tc, test_write_nul);
+	tcase_add_test(tc, test_start_fails);
+	tcase_add_test(tc, test_write_type_invalid);
+	tcase_add_test(tc, test_write_image_invalid);
+	tcase_add_test(tc, test_open_readonly_for_write);
+	tcase_add_test(tc, test_temp_bad_rename);
+	tcase_add_test(tc, test_rename_box_file);
+	tcase_add_test(tc, test_create_errors);
+	tcase_add_test(tc, test_create_in_deleted_box);
+	tcase_add_test(tc, test_unlink_errors);
+	tcase_add_test(tc, test_rmdir_errors);
+	tcase_add_test(tc, test_lookup_errors);
+	suite_add_tcase(s, tc);
+
+	return s;
+}
+
+/* Can this machine mount an overlay (every box needs one)? */
+static bool overlay_works(void)
+{
+	char d[128], l[160], u[160], w[160], m[160], opts[600];
+	bool ok;
+
+	snprintf(d, sizeof(d), "%s/probe", base);
+	snprintf(l, sizeof(l), "%s/l", d);
+	snprintf(u, sizeof(u), "%s/u", d);
+	snprintf(w, sizeof(w), "%s/w", d);
+	snprintf(m, sizeof(m), "%s/m", d);
+	if (mkdir_p(l, 0755) < 0 || mkdir_p(u, 0755) < 0 || mkdir_p(w, 0755) < 0 ||
+	    mkdir_p(m, 0755) < 0)
+		return false;
+	snprintf(opts, sizeof(opts), "lowerdir=%s,upperdir=%s,workdir=%s", l, u, w);
+	ok = mount("overlay", m, "overlay", 0, opts) == 0;
+	if (ok)
+		umount2(m, MNT_DETACH);
+	rm_rf(d);
+	return ok;
+}
+
+int main(void)
+{
+	char pattern[128];
+	glob_t g;
+	int r;
+
+	if (getuid() != 0) {
+		printf("1..0 # SKIP needs root (boxes mount overlayfs)\n");
+		return 0;
+	}
+	snprintf(base, sizeof(base), "/tmp/check_tree.XXXXXX");
+	if (!mkdtemp(base)) {
+		perror("mkdtemp");
+		return EXIT_FAILURE;
+	}
+	if (!overlay_works()) {
+		rm_rf(base);
+		printf("1..0 # SKIP cannot mount overlayfs here\n");
+		return 0;
+	}
+
+	r = check_tap_run(tree_suite());
+
+	/* Whatever a failed test left behind. */
+	snprintf(pattern, sizeof(pattern), "%s/*", base);
+	if (glob(pattern, GLOB_NOSORT, NULL, &g) == 0) {
+		for (size_t i = 0; i < g.gl_pathc; i++)
+			umount_boxes(g.gl_pathv[i]);
+		globfree(&g);
+	}
+	rm_rf(base);
+	return r;
+}

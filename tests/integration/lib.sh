@@ -1,0 +1,223 @@
+# lib.sh - shared setup for integration tests: a private paddockd with its
+# own mount point, data directory, run directory and cgroup parent, started
+# from the build tree and torn down (boxes, mounts, cgroups) on exit, even
+# on failure. Tests print TAP.
+#
+#   . "$(dirname "$0")/lib.sh"
+#   pd_start                 # starts paddockd; sets M (mount), D (data)
+#   ok "name" command...     # one TAP test
+#   pd_done                  # prints the plan, exits with the result
+
+set -u
+
+TOP_BUILDDIR=${TOP_BUILDDIR:-$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)}
+TOP_SRCDIR=${TOP_SRCDIR:-$TOP_BUILDDIR}
+PADDOCKD=${PADDOCKD:-$TOP_BUILDDIR/daemon/paddockd}
+MKIMAGE=${MKIMAGE:-$TOP_SRCDIR/scripts/mkimage}
+
+pd_n=0
+pd_failed=0
+PD_PID=
+PD_TMP=
+
+skip_all() {
+	echo "1..0 # SKIP $*"
+	exit 0
+}
+
+require_root() {
+	[ "$(id -u)" = 0 ] || skip_all "needs root"
+	[ -c /dev/fuse ] || skip_all "needs /dev/fuse"
+	command -v crun >/dev/null || skip_all "needs crun"
+}
+
+ok() {
+	local name=$1
+	shift
+	pd_n=$((pd_n + 1))
+	if "$@"; then
+		echo "ok $pd_n - $name"
+	else
+		echo "not ok $pd_n - $name"
+		pd_failed=$((pd_failed + 1))
+	fi
+}
+
+diag() {
+	echo "# $*"
+}
+
+# Fails (returns 1) with a diagnostic unless $1 = $2.
+same() {
+	if [ "$1" != "$2" ]; then
+		diag "expected [$2], got [$1]"
+		return 1
+	fi
+}
+
+# write_expect ERRNO_NAME FILE VALUE: the write must fail with that errno.
+write_expect() {
+	local want=$1 file=$2 value=$3 out
+	out=$(python3 -c '
+import errno, os, sys
+try:
+    fd = os.open(sys.argv[1], os.O_WRONLY | os.O_TRUNC)
+    v = sys.argv[2]
+    # "hex:..." carries bytes argv cannot (NUL).
+    data = bytes.fromhex(v[4:]) if v.startswith("hex:") else v.encode("utf-8", "surrogateescape")
+    os.write(fd, data)
+    os.close(fd)
+    print("OK")
+except OSError as e:
+    print(errno.errorcode[e.errno])
+' "$file" "$value")
+	same "$out" "$want"
+}
+
+# wait_for SECONDS COMMAND...: polls until the command succeeds.
+wait_for() {
+	local limit=$1
+	shift
+	local end=$(($(date +%s%N) / 1000000 + limit * 1000))
+	while ! "$@" 2>/dev/null; do
+		[ $(($(date +%s%N) / 1000000)) -lt $end ] || return 1
+		sleep 0.05
+	done
+}
+
+pd_config() {
+	cat >"$PD_TMP/paddock.ini" <<INI
+[paddock]
+mount = $M
+data = $D
+run = $PD_TMP/run
+default_image = ${PD_IMAGE:-tiny}
+cgroup_parent = $PD_CGROUP
+stop_grace = ${PD_STOP_GRACE:-2}
+[types.tiny]
+cpus = 0.5
+memory = 64M
+pids = 256
+disk = 1G
+INI
+}
+
+# The image cache: building tiny takes under a second, so each test run
+# builds its own unless PD_IMAGES points at a prepared data directory.
+pd_setup() {
+	require_root
+	PD_TMP=$(mktemp -d /tmp/paddock-test.XXXXXX)
+	M=$PD_TMP/mnt
+	D=$PD_TMP/data
+	PD_CGROUP=paddock-test-$$
+	trap pd_cleanup EXIT
+	trap 'exit 1' INT TERM
+	pd_config
+	mkdir -p "$D/images"
+	if [ -n "${PD_IMAGES:-}" ] && [ -d "$PD_IMAGES/${PD_IMAGE:-tiny}" ]; then
+		ln -s "$PD_IMAGES/${PD_IMAGE:-tiny}" "$D/images/${PD_IMAGE:-tiny}"
+	else
+		"$MKIMAGE" --config "$PD_TMP/paddock.ini" tiny >"$PD_TMP/mkimage.log" 2>&1 ||
+			{ cat "$PD_TMP/mkimage.log" >&2; return 1; }
+	fi
+}
+
+pd_start() {
+	export PD_TMP M D PD_CGROUP
+	[ -n "$PD_TMP" ] || pd_setup || exit 1
+	"$PADDOCKD" --config "$PD_TMP/paddock.ini" --foreground ${PD_DEBUG:+--debug} \
+		>>"$PD_TMP/paddockd.log" 2>&1 &
+	PD_PID=$!
+	if ! wait_for 10 test -f "$M/version"; then
+		diag "paddockd did not come up:"
+		sed 's/^/# /' "$PD_TMP/paddockd.log"
+		exit 1
+	fi
+}
+
+# Stops the daemon the way a service manager would.
+pd_stop() {
+	[ -n "$PD_PID" ] || return 0
+	kill -TERM "$PD_PID" 2>/dev/null
+	wait "$PD_PID" 2>/dev/null
+	local rc=$?
+	PD_PID=
+	return $rc
+}
+
+# Kills the daemon with SIGKILL: the mount is left stale, boxes run on.
+pd_kill9() {
+	[ -n "$PD_PID" ] || return 0
+	kill -KILL "$PD_PID" 2>/dev/null
+	wait "$PD_PID" 2>/dev/null
+	PD_PID=
+	return 0
+}
+
+# crun against our daemon's containers. On hybrid cgroup hosts crun needs
+# the private mount namespace paddockd also uses (see daemon/cgroup.h).
+pd_crun() {
+	unshare -m --propagation private sh -c \
+		'umount /sys/fs/cgroup/unified 2>/dev/null; r=$1; shift; exec crun --root "$r" "$@"' \
+		- "$PD_TMP/run/crun" "$@"
+}
+
+crun_list() {
+	pd_crun list -q 2>/dev/null
+}
+
+pd_cleanup() {
+	local rc=$?
+	set +e
+	[ -n "$PD_TMP" ] || exit $rc
+	if [ -n "$PD_PID" ]; then
+		kill -TERM "$PD_PID" 2>/dev/null
+		wait "$PD_PID" 2>/dev/null
+	fi
+	# Containers the daemon left running: only ours, by our crun root.
+	for c in $(crun_list); do
+		pd_crun kill --all "$c" KILL 2>/dev/null
+		pd_crun delete --force "$c" 2>/dev/null
+	done
+	umount -l "$M" 2>/dev/null
+	grep -o " $D/boxes/[0-9]*/rootfs " /proc/self/mountinfo | while read -r mp; do
+		umount -l "$mp"
+	done
+	for d in /sys/fs/cgroup/*/"$PD_CGROUP" /sys/fs/cgroup/"$PD_CGROUP"; do
+		[ -d "$d" ] || continue
+		find "$d" -depth -type d -exec rmdir {} + 2>/dev/null
+	done
+	if [ "$pd_failed" -ne 0 ] || [ $rc -ne 0 ]; then
+		diag "paddockd log:"
+		tail -n 40 "$PD_TMP/paddockd.log" 2>/dev/null | sed 's/^/# /'
+	fi
+	rm -rf --one-file-system "$PD_TMP"
+	exit $rc
+}
+
+pd_done() {
+	echo "1..$pd_n"
+	[ "$pd_failed" -eq 0 ]
+	exit $?
+}
+
+# Prints what a stream holds now, without waiting for more (O_NONBLOCK).
+snap() {
+	python3 - "$1" <<'PY'
+import os, sys
+fd = os.open(sys.argv[1], os.O_RDONLY | os.O_NONBLOCK)
+out = b""
+while True:
+    try:
+        b = os.read(fd, 65536)
+    except BlockingIOError:
+        break
+    if not b:
+        break
+    out += b
+sys.stdout.buffer.write(out)
+PY
+}
+
+# Helpers usable from `bash -c` in tests.
+export -f pd_crun crun_list same diag snap
