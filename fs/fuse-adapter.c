@@ -570,6 +570,7 @@ int fuse_adapter_mount(struct tree *t, struct engine *e, const char *mountpoint,
 		return pd_error_set(err, -ENOMEM, "out of memory");
 	}
 	a->se = fuse_session_new(&args, &ops, sizeof ops, a);
+	fuse_opt_free_args(&args);
 	if (!a->se) {
 		fuse_adapter_free(a);
 		return pd_error_set(err, -EIO, "cannot create the FUSE session");
