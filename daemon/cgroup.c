@@ -44,7 +44,8 @@ int cgroup_detect(const char *root, enum cgroup_mode *ret_mode, bool *ret_crun_p
 	/* A hybrid host whose v2 tree holds controllers: crun refuses it. */
 	_cleanup_free_ char *ctrl = NULL;
 	snprintf(path, sizeof path, "%s/unified/cgroup.controllers", root);
-	if (read_file_at(AT_FDCWD, path, 4096, &ctrl, NULL) >= 0 && ctrl[strspn(ctrl, " \n")] != '\0')
+	if (read_file_at(AT_FDCWD, path, 4096, &ctrl, NULL) >= 0 &&
+	    ctrl[strspn(ctrl, " \n")] != '\0')
 		private_ns = true;
 	*ret_mode = CGROUP_HYBRID;
 	*ret_crun_private_ns = private_ns;
@@ -92,7 +93,8 @@ static int read_keyed(const char *root, const char *path, const char *file, cons
 	r = read_file_at(AT_FDCWD, p, 65536, &buf, NULL);
 	if (r < 0)
 		return r;
-	for (char *line = buf; line && *line; line = strchr(line, '\n') ? strchr(line, '\n') + 1 : NULL) {
+	for (char *line = buf; line && *line;
+	     line = strchr(line, '\n') ? strchr(line, '\n') + 1 : NULL) {
 		if (strncmp(line, key, klen) == 0 && line[klen] == ' ') {
 			*ret = strtoull(line + klen + 1, NULL, 10);
 			return 0;
@@ -115,8 +117,8 @@ static bool dir_exists(const char *root, const char *ctrl, const char *path)
 
 bool cgroup_exists(const char *root, enum cgroup_mode mode, const char *path)
 {
-	static const char *const v1[] = {"memory", "pids", "cpu", "cpuacct", "freezer", "devices",
-					 "blkio", "cpuset", "systemd"};
+	static const char *const v1[] = {"memory",  "pids",  "cpu",    "cpuacct", "freezer",
+					 "devices", "blkio", "cpuset", "systemd"};
 
 	if (mode == CGROUP_UNIFIED)
 		return dir_exists(root, NULL, path);

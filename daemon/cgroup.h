@@ -23,10 +23,10 @@ struct cgroup_usage {
 };
 
 struct cgroup_limits {
-	uint64_t cpu_quota_usec;  /* per period; 0 = none */
+	uint64_t cpu_quota_usec; /* per period; 0 = none */
 	uint64_t cpu_period_usec;
-	uint64_t memory_bytes;    /* UINT64_MAX = none */
-	uint64_t pids;            /* UINT64_MAX = none */
+	uint64_t memory_bytes; /* UINT64_MAX = none */
+	uint64_t pids;	       /* UINT64_MAX = none */
 };
 
 /* Detects the layout under root (normally "/sys/fs/cgroup"). Returns 0 or

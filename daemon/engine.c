@@ -161,7 +161,8 @@ static int make_box_dirs(struct engine *e, struct box *b, pd_error *err)
 	for (size_t i = 0; i < ELEMENTSOF(subs); i++) {
 		box_path(e, b, subs[i], p, sizeof p);
 		if (mkdir(p, 0700) < 0 && errno != EEXIST)
-			return pd_error_set(err, -errno, "cannot create %s: %s", p, strerror(errno));
+			return pd_error_set(err, -errno, "cannot create %s: %s", p,
+					    strerror(errno));
 	}
 	/* The upper directory becomes the box's "/": it must look like one. */
 	box_path(e, b, "upper", p, sizeof p);
@@ -213,10 +214,10 @@ static uint64_t disk_usage(struct engine *e, struct box *b)
 static void view_of(const struct box *b, struct box_view *v)
 {
 	*v = (struct box_view){
-		.id = b->row.id,
-		.state = b->state,
-		.created = (time_t)b->row.created,
-		.pid = b->pid,
+	    .id = b->row.id,
+	    .state = b->state,
+	    .created = (time_t)b->row.created,
+	    .pid = b->pid,
 	};
 	snprintf(v->name, sizeof v->name, "%s", b->row.name);
 	snprintf(v->type, sizeof v->type, "%s", b->row.type);
@@ -350,8 +351,8 @@ static int claim(struct engine *e, const char *name, struct box **ret, pd_error 
 	if (b->busy)
 		return pd_error_set(err, -EBUSY, "box %s is %s; try again when it is done", name,
 				    box_state_is_transition(b->state)
-					    ? box_state_to_string(b->state)
-					    : "busy with another change");
+					? box_state_to_string(b->state)
+					: "busy with another change");
 	*ret = b;
 	return 0;
 }
@@ -375,11 +376,11 @@ static int box_start(struct engine *e, struct box *b, pd_error *err)
 	box_path(e, b, "bundle", bundle, sizeof bundle);
 	box_path(e, b, "rootfs", rootfs, sizeof rootfs);
 	spec = (struct box_spec){
-		.id = b->row.name,
-		.hostname = b->row.name,
-		.bundle_dir = bundle,
-		.rootfs = rootfs,
-		.type = type,
+	    .id = b->row.name,
+	    .hostname = b->row.name,
+	    .bundle_dir = bundle,
+	    .rootfs = rootfs,
+	    .type = type,
 	};
 	r = runtime_start(e->rt, &spec, &pid, err);
 	if (r < 0)

@@ -96,9 +96,9 @@ static void notify(int *fd, const char *msg)
 int main(int argc, char **argv)
 {
 	static const struct option opts[] = {
-		{"config", required_argument, NULL, 'c'}, {"foreground", no_argument, NULL, 'f'},
-		{"debug", no_argument, NULL, 'd'},	   {"version", no_argument, NULL, 'V'},
-		{"help", no_argument, NULL, 'h'},	   {0},
+	    {"config", required_argument, NULL, 'c'}, {"foreground", no_argument, NULL, 'f'},
+	    {"debug", no_argument, NULL, 'd'},	      {"version", no_argument, NULL, 'V'},
+	    {"help", no_argument, NULL, 'h'},	      {0},
 	};
 	const char *config_path = CONFIG_DEFAULT_PATH;
 	bool foreground = false;
@@ -148,8 +148,10 @@ int main(int argc, char **argv)
 		return 1;
 	}
 	if (find_init(init_path, sizeof init_path) < 0) {
-		fprintf(stderr, "paddockd: paddock-init not found (looked next to paddockd and in "
-				"%s)\n", LIBEXECDIR);
+		fprintf(stderr,
+			"paddockd: paddock-init not found (looked next to paddockd and in "
+			"%s)\n",
+			LIBEXECDIR);
 		return 1;
 	}
 	signal(SIGPIPE, SIG_IGN);

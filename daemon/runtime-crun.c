@@ -85,7 +85,7 @@ int runtime_new(const struct pd_config *cfg, const char *init_path, struct runti
 				      access(CGROUP_ROOT "/init.scope/memory.swap.max", F_OK) == 0;
 	else
 		rt->swap_accounting =
-			access(CGROUP_ROOT "/memory/memory.memsw.limit_in_bytes", F_OK) == 0;
+		    access(CGROUP_ROOT "/memory/memory.memsw.limit_in_bytes", F_OK) == 0;
 	r = mkdir_p(rt->root, 0700);
 	if (r < 0) {
 		pd_error_set(err, r, "cannot create %s: %s", rt->root, strerror(-r));
@@ -232,67 +232,84 @@ static json_t *resources_json(const struct runtime *rt, const struct box_type *t
 
 static json_t *config_json(const struct runtime *rt, const struct box_spec *spec)
 {
-	static const char *const caps[] = {
-		"CAP_CHOWN",	     "CAP_DAC_OVERRIDE", "CAP_FSETID",	 "CAP_FOWNER",
-		"CAP_MKNOD",	     "CAP_NET_RAW",	 "CAP_SETGID",	 "CAP_SETUID",
-		"CAP_SETFCAP",	     "CAP_SETPCAP",	 "CAP_NET_BIND_SERVICE", "CAP_SYS_CHROOT",
-		"CAP_KILL",	     "CAP_AUDIT_WRITE",	 NULL};
+	static const char *const caps[] = {"CAP_CHOWN",
+					   "CAP_DAC_OVERRIDE",
+					   "CAP_FSETID",
+					   "CAP_FOWNER",
+					   "CAP_MKNOD",
+					   "CAP_NET_RAW",
+					   "CAP_SETGID",
+					   "CAP_SETUID",
+					   "CAP_SETFCAP",
+					   "CAP_SETPCAP",
+					   "CAP_NET_BIND_SERVICE",
+					   "CAP_SYS_CHROOT",
+					   "CAP_KILL",
+					   "CAP_AUDIT_WRITE",
+					   NULL};
 	static const char *const env[] = {
-		"PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin", "TERM=xterm",
-		"container=paddock", NULL};
-	static const char *const masked[] = {
-		"/proc/acpi",	    "/proc/asound",	 "/proc/kcore",	      "/proc/keys",
-		"/proc/latency_stats", "/proc/timer_list", "/proc/timer_stats", "/proc/sched_debug",
-		"/proc/scsi",	    "/sys/firmware",	 "/sys/devices/virtual/powercap", NULL};
-	static const char *const readonly[] = {"/proc/bus", "/proc/fs", "/proc/irq", "/proc/sys",
-					       "/proc/sysrq-trigger", NULL};
+	    "PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin", "TERM=xterm",
+	    "container=paddock", NULL};
+	static const char *const masked[] = {"/proc/acpi",
+					     "/proc/asound",
+					     "/proc/kcore",
+					     "/proc/keys",
+					     "/proc/latency_stats",
+					     "/proc/timer_list",
+					     "/proc/timer_stats",
+					     "/proc/sched_debug",
+					     "/proc/scsi",
+					     "/sys/firmware",
+					     "/sys/devices/virtual/powercap",
+					     NULL};
+	static const char *const readonly[] = {
+	    "/proc/bus", "/proc/fs", "/proc/irq", "/proc/sys", "/proc/sysrq-trigger", NULL};
 	static const char *const args[] = {INIT_IN_BOX, NULL};
 	char cgpath[512];
 	json_t *mounts;
 
 	runtime_cgroup_path(rt, spec->id, cgpath, sizeof cgpath);
 	mounts = json_array();
-	json_array_append_new(mounts, mount_entry("/proc", "proc", "proc",
-						  (const char *const[]){"nosuid", "noexec", "nodev", NULL}));
+	json_array_append_new(
+	    mounts, mount_entry("/proc", "proc", "proc",
+				(const char *const[]){"nosuid", "noexec", "nodev", NULL}));
 	json_array_append_new(mounts,
 			      mount_entry("/dev", "tmpfs", "tmpfs",
 					  (const char *const[]){"nosuid", "strictatime", "mode=755",
 								"size=65536k", NULL}));
-	json_array_append_new(mounts,
-			      mount_entry("/dev/pts", "devpts", "devpts",
-					  (const char *const[]){"nosuid", "noexec", "newinstance",
-								"ptmxmode=0666", "mode=0620", NULL}));
+	json_array_append_new(
+	    mounts, mount_entry("/dev/pts", "devpts", "devpts",
+				(const char *const[]){"nosuid", "noexec", "newinstance",
+						      "ptmxmode=0666", "mode=0620", NULL}));
 	json_array_append_new(mounts,
 			      mount_entry("/dev/shm", "tmpfs", "shm",
 					  (const char *const[]){"nosuid", "noexec", "nodev",
 								"mode=1777", "size=65536k", NULL}));
-	json_array_append_new(mounts, mount_entry("/dev/mqueue", "mqueue", "mqueue",
-						  (const char *const[]){"nosuid", "noexec", "nodev", NULL}));
-	json_array_append_new(mounts,
-			      mount_entry("/sys", "sysfs", "sysfs",
-					  (const char *const[]){"nosuid", "noexec", "nodev", "ro", NULL}));
-	json_array_append_new(mounts,
-			      mount_entry("/sys/fs/cgroup", "cgroup", "cgroup",
-					  (const char *const[]){"nosuid", "noexec", "nodev",
-								"relatime", "ro", NULL}));
-	json_array_append_new(mounts, mount_entry(INIT_IN_BOX, "bind", rt->init_path,
-						  (const char *const[]){"bind", "ro", "nosuid", "nodev",
-									NULL}));
+	json_array_append_new(
+	    mounts, mount_entry("/dev/mqueue", "mqueue", "mqueue",
+				(const char *const[]){"nosuid", "noexec", "nodev", NULL}));
+	json_array_append_new(
+	    mounts, mount_entry("/sys", "sysfs", "sysfs",
+				(const char *const[]){"nosuid", "noexec", "nodev", "ro", NULL}));
+	json_array_append_new(mounts, mount_entry("/sys/fs/cgroup", "cgroup", "cgroup",
+						  (const char *const[]){"nosuid", "noexec", "nodev",
+									"relatime", "ro", NULL}));
+	json_array_append_new(
+	    mounts, mount_entry(INIT_IN_BOX, "bind", rt->init_path,
+				(const char *const[]){"bind", "ro", "nosuid", "nodev", NULL}));
 
 	return json_pack(
-		"{s:s, s:{s:b, s:{s:i, s:i}, s:o, s:o, s:s, s:{s:o, s:o, s:o, s:o},"
-		" s:b}, s:{s:s, s:b}, s:s, s:o, s:{s:s, s:o, s:[{s:s}, {s:s}, {s:s}, {s:s}, {s:s}],"
-		" s:o, s:o}}",
-		"ociVersion", "1.0.2",
-		"process", "terminal", 0, "user", "uid", 0, "gid", 0, "args", strv(args), "env",
-		strv(env), "cwd", "/", "capabilities", "bounding", strv(caps), "effective", strv(caps),
-		"permitted", strv(caps), "ambient", json_array(), "noNewPrivileges", 1,
-		"root", "path", spec->rootfs, "readonly", 0,
-		"hostname", spec->hostname,
-		"mounts", mounts,
-		"linux", "cgroupsPath", cgpath, "resources", resources_json(rt, spec->type),
-		"namespaces", "type", "pid", "type", "network", "type", "ipc", "type", "uts", "type",
-		"mount", "maskedPaths", strv(masked), "readonlyPaths", strv(readonly));
+	    "{s:s, s:{s:b, s:{s:i, s:i}, s:o, s:o, s:s, s:{s:o, s:o, s:o, s:o},"
+	    " s:b}, s:{s:s, s:b}, s:s, s:o, s:{s:s, s:o, s:[{s:s}, {s:s}, {s:s}, {s:s}, {s:s}],"
+	    " s:o, s:o}}",
+	    "ociVersion", "1.0.2", "process", "terminal", 0, "user", "uid", 0, "gid", 0, "args",
+	    strv(args), "env", strv(env), "cwd", "/", "capabilities", "bounding", strv(caps),
+	    "effective", strv(caps), "permitted", strv(caps), "ambient", json_array(),
+	    "noNewPrivileges", 1, "root", "path", spec->rootfs, "readonly", 0, "hostname",
+	    spec->hostname, "mounts", mounts, "linux", "cgroupsPath", cgpath, "resources",
+	    resources_json(rt, spec->type), "namespaces", "type", "pid", "type", "network", "type",
+	    "ipc", "type", "uts", "type", "mount", "maskedPaths", strv(masked), "readonlyPaths",
+	    strv(readonly));
 }
 
 static int read_pid_file(const char *path, pid_t *ret)
@@ -435,8 +452,7 @@ int runtime_stop(struct runtime *rt, const char *id, unsigned grace_sec, pd_erro
 	return 0;
 }
 
-int runtime_update(struct runtime *rt, const char *id, const struct box_type *type,
-		   pd_error *err)
+int runtime_update(struct runtime *rt, const char *id, const struct box_type *type, pd_error *err)
 {
 	char quota[32], period[32], mem[32], swap[32], pids[32];
 	_cleanup_free_ char *errtext = NULL;
@@ -450,11 +466,12 @@ int runtime_update(struct runtime *rt, const char *id, const struct box_type *ty
 	snprintf(swap, sizeof swap, "--memory-swap=%" PRId64, s);
 	snprintf(pids, sizeof pids, "--pids-limit=%" PRIu64, type->pids);
 	if (s > 0)
-		r = crun(rt, (const char *const[]){"update", period, quota, mem, swap, pids, id, NULL},
+		r = crun(rt,
+			 (const char *const[]){"update", period, quota, mem, swap, pids, id, NULL},
 			 NULL, &errtext);
 	else
-		r = crun(rt, (const char *const[]){"update", period, quota, mem, pids, id, NULL}, NULL,
-			 &errtext);
+		r = crun(rt, (const char *const[]){"update", period, quota, mem, pids, id, NULL},
+			 NULL, &errtext);
 	if (r != 0)
 		return pd_error_set(err, r < 0 ? r : -EIO, "cannot update limits: %s",
 				    r < 0 ? strerror(-r) : crun_reason(errtext));

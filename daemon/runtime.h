@@ -19,15 +19,15 @@ struct runtime;
 
 /* What a box runs as. All strings are borrowed for the call. */
 struct box_spec {
-	const char *id;         /* container id: the box name */
+	const char *id; /* container id: the box name */
 	const char *hostname;
 	const char *bundle_dir; /* where config.json is written */
-	const char *rootfs;     /* the box's mounted root filesystem */
+	const char *rootfs;	/* the box's mounted root filesystem */
 	const struct box_type *type;
 };
 
 enum runtime_status {
-	RUNTIME_ABSENT,  /* no such container */
+	RUNTIME_ABSENT,	 /* no such container */
 	RUNTIME_RUNNING, /* PID 1 is alive */
 	RUNTIME_STOPPED, /* known to the runtime but not running */
 };
@@ -57,8 +57,7 @@ int runtime_status(struct runtime *rt, const char *id, enum runtime_status *ret_
 int runtime_stop(struct runtime *rt, const char *id, unsigned grace_sec, pd_error *err);
 
 /* Applies a type's CPU, memory and pids limits to a running container. */
-int runtime_update(struct runtime *rt, const char *id, const struct box_type *type,
-		   pd_error *err);
+int runtime_update(struct runtime *rt, const char *id, const struct box_type *type, pd_error *err);
 
 /* Usage and limits from the container's cgroup. */
 int runtime_usage(struct runtime *rt, const char *id, struct cgroup_usage *ret);

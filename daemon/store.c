@@ -10,17 +10,17 @@ struct store {
 /* Each entry takes the schema from version i to i + 1. Append only: a
  * released migration is never edited. */
 static const char *const migrations[] = {
-	/* 0 -> 1 */
-	"CREATE TABLE boxes ("
-	"  id INTEGER PRIMARY KEY AUTOINCREMENT,"
-	"  name TEXT NOT NULL UNIQUE,"
-	"  state TEXT NOT NULL,"
-	"  type TEXT NOT NULL,"
-	"  image TEXT NOT NULL,"
-	"  created INTEGER NOT NULL,"
-	"  last_started INTEGER NOT NULL DEFAULT 0,"
-	"  error TEXT NOT NULL DEFAULT ''"
-	");",
+    /* 0 -> 1 */
+    "CREATE TABLE boxes ("
+    "  id INTEGER PRIMARY KEY AUTOINCREMENT,"
+    "  name TEXT NOT NULL UNIQUE,"
+    "  state TEXT NOT NULL,"
+    "  type TEXT NOT NULL,"
+    "  image TEXT NOT NULL,"
+    "  created INTEGER NOT NULL,"
+    "  last_started INTEGER NOT NULL DEFAULT 0,"
+    "  error TEXT NOT NULL DEFAULT ''"
+    ");",
 };
 
 static int sql_err(sqlite3 *db, pd_error *err, const char *what)
@@ -84,8 +84,8 @@ static int migrate(struct store *s, pd_error *err)
 		return pd_error_set(err, v, "cannot read schema version");
 	if (v > (int)ELEMENTSOF(migrations))
 		return pd_error_set(err, -EPROTO,
-				    "database schema version %d is newer than this paddockd (%d)", v,
-				    (int)ELEMENTSOF(migrations));
+				    "database schema version %d is newer than this paddockd (%d)",
+				    v, (int)ELEMENTSOF(migrations));
 	for (; v < (int)ELEMENTSOF(migrations); v++) {
 		char bump[64];
 		int r;
@@ -116,8 +116,8 @@ int store_open(const char *path, struct store **ret, pd_error *err)
 	if (!s)
 		return pd_error_set(err, -ENOMEM, "out of memory");
 	if (sqlite3_open_v2(path, &s->db,
-			    SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX, NULL) !=
-	    SQLITE_OK) {
+			    SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX,
+			    NULL) != SQLITE_OK) {
 		r = pd_error_set(err, -EIO, "cannot open database %s: %s", path,
 				 s->db ? sqlite3_errmsg(s->db) : "out of memory");
 		goto fail;
@@ -211,7 +211,7 @@ int store_box_delete(struct store *s, int64_t id, pd_error *err)
 	_cleanup_stmt_ sqlite3_stmt *st = NULL;
 
 	if (sqlite3_prepare_v2(s->db, "DELETE FROM boxes WHERE id = ?1", -1, &st, NULL) !=
-		    SQLITE_OK ||
+		SQLITE_OK ||
 	    sqlite3_bind_int64(st, 1, id) != SQLITE_OK)
 		return sql_err(s->db, err, "delete box");
 	if (sqlite3_step(st) != SQLITE_DONE)

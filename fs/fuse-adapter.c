@@ -396,24 +396,24 @@ static void op_statfs(fuse_req_t req, fuse_ino_t ino)
 }
 
 static const struct fuse_lowlevel_ops ops = {
-	.lookup = op_lookup,
-	.getattr = op_getattr,
-	.setattr = op_setattr,
-	.opendir = op_opendir,
-	.readdir = op_readdir,
-	.releasedir = op_releasedir,
-	.open = op_open,
-	.create = op_create,
-	.read = op_read,
-	.write = op_write,
-	.flush = op_flush,
-	.fsync = op_fsync,
-	.release = op_release,
-	.mkdir = op_mkdir,
-	.rmdir = op_rmdir,
-	.unlink = op_unlink,
-	.rename = op_rename,
-	.statfs = op_statfs,
+    .lookup = op_lookup,
+    .getattr = op_getattr,
+    .setattr = op_setattr,
+    .opendir = op_opendir,
+    .readdir = op_readdir,
+    .releasedir = op_releasedir,
+    .open = op_open,
+    .create = op_create,
+    .read = op_read,
+    .write = op_write,
+    .flush = op_flush,
+    .fsync = op_fsync,
+    .release = op_release,
+    .mkdir = op_mkdir,
+    .rmdir = op_rmdir,
+    .unlink = op_unlink,
+    .rename = op_rename,
+    .statfs = op_statfs,
 };
 
 /* --- waking parked reads ----------------------------------------------------------- */
@@ -504,9 +504,9 @@ static int clear_stale_mount(const char *mountpoint, pd_error *err)
 	}
 	if (errno == ENOENT) {
 		int r = mkdir_p(mountpoint, 0755);
-		return r < 0 ? pd_error_set(err, r, "cannot create %s: %s", mountpoint,
-					    strerror(-r))
-			     : 0;
+		return r < 0
+			   ? pd_error_set(err, r, "cannot create %s: %s", mountpoint, strerror(-r))
+			   : 0;
 	}
 	if (errno == ENOTCONN) {
 		log_info("detaching the stale mount at %s", mountpoint);
@@ -543,8 +543,7 @@ static bool is_paddock_mount(const char *mountpoint)
 int fuse_adapter_mount(struct tree *t, struct engine *e, const char *mountpoint,
 		       struct fuse_adapter **ret, pd_error *err)
 {
-	const char *argv[] = {"paddockd", "-o", "fsname=paddock,subtype=paddock,allow_other",
-			      NULL};
+	const char *argv[] = {"paddockd", "-o", "fsname=paddock,subtype=paddock,allow_other", NULL};
 	struct fuse_args args = FUSE_ARGS_INIT(3, (char **)argv);
 	struct fuse_adapter *a;
 	int r;

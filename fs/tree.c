@@ -14,7 +14,6 @@
 #include "autoconfig.h"
 #include "tree.h"
 
-
 #define KIND_STATIC 0ULL
 #define KIND_TYPE 1ULL
 #define KIND_IMAGE 2ULL
@@ -47,45 +46,55 @@ struct node_def {
 };
 
 static const struct node_def root_nodes[] = {
-	[S_README] = {"README", S_IFREG | 0444},   [S_VERSION] = {"version", S_IFREG | 0444},
-	[S_TYPES] = {"types", S_IFDIR | 0555},     [S_IMAGES] = {"images", S_IFDIR | 0555},
-	[S_BOXES] = {"boxes", S_IFDIR | 0755},     [S_EVENTS] = {"events", S_IFREG | 0444},
+    [S_README] = {"README", S_IFREG | 0444}, [S_VERSION] = {"version", S_IFREG | 0444},
+    [S_TYPES] = {"types", S_IFDIR | 0555},   [S_IMAGES] = {"images", S_IFDIR | 0555},
+    [S_BOXES] = {"boxes", S_IFDIR | 0755},   [S_EVENTS] = {"events", S_IFREG | 0444},
 };
 
 enum { IF_DIR, IF_DESCRIPTION, IF_SIZE, IF_CREATED, _IF_MAX };
 static const struct node_def image_files[] = {
-	[IF_DESCRIPTION] = {"description", S_IFREG | 0444},
-	[IF_SIZE] = {"size", S_IFREG | 0444},
-	[IF_CREATED] = {"created", S_IFREG | 0444},
+    [IF_DESCRIPTION] = {"description", S_IFREG | 0444},
+    [IF_SIZE] = {"size", S_IFREG | 0444},
+    [IF_CREATED] = {"created", S_IFREG | 0444},
 };
 
-enum { BF_DIR, BF_STATE, BF_TYPE, BF_IMAGE, BF_CREATED, BF_USAGE, BF_INFO, BF_ERROR, BF_EVENTS,
-       _BF_MAX };
+enum {
+	BF_DIR,
+	BF_STATE,
+	BF_TYPE,
+	BF_IMAGE,
+	BF_CREATED,
+	BF_USAGE,
+	BF_INFO,
+	BF_ERROR,
+	BF_EVENTS,
+	_BF_MAX
+};
 static const struct node_def box_files[] = {
-	[BF_STATE] = {"state", S_IFREG | 0644},	  [BF_TYPE] = {"type", S_IFREG | 0644},
-	[BF_IMAGE] = {"image", S_IFREG | 0644},	  [BF_CREATED] = {"created", S_IFREG | 0444},
-	[BF_USAGE] = {"usage", S_IFREG | 0444},	  [BF_INFO] = {"info", S_IFREG | 0444},
-	[BF_ERROR] = {"error", S_IFREG | 0444},	  [BF_EVENTS] = {"events", S_IFREG | 0444},
+    [BF_STATE] = {"state", S_IFREG | 0644}, [BF_TYPE] = {"type", S_IFREG | 0644},
+    [BF_IMAGE] = {"image", S_IFREG | 0644}, [BF_CREATED] = {"created", S_IFREG | 0444},
+    [BF_USAGE] = {"usage", S_IFREG | 0444}, [BF_INFO] = {"info", S_IFREG | 0444},
+    [BF_ERROR] = {"error", S_IFREG | 0444}, [BF_EVENTS] = {"events", S_IFREG | 0444},
 };
 
 static const char readme_text[] =
-	"Paddock: isolated Linux boxes, driven by file operations.\n"
-	"\n"
-	"  mkdir boxes/web                   create a box (state: created)\n"
-	"  echo running > boxes/web/state    start it; echo stopped > ... stops it\n"
-	"  cat boxes/web/usage               cpu_usec, memory_bytes, pids, disk_bytes\n"
-	"  echo medium > boxes/web/type      change its limits (live when running)\n"
-	"  cat boxes/web/error               why the last control write failed\n"
-	"  cat boxes/web/events              follow its lifecycle events\n"
-	"  rmdir boxes/web                   stop and delete it\n"
-	"\n"
-	"  types/NAME    limits of each box type\n"
-	"  images/NAME/  installed base images\n"
-	"  events        every lifecycle event, live\n"
-	"\n"
-	"A failed write returns an errno (EINVAL bad value, EBUSY wrong state,\n"
-	"ENOENT no such object, EEXIST name taken) and changes nothing; the\n"
-	"reason is in the box's error file.\n";
+    "Paddock: isolated Linux boxes, driven by file operations.\n"
+    "\n"
+    "  mkdir boxes/web                   create a box (state: created)\n"
+    "  echo running > boxes/web/state    start it; echo stopped > ... stops it\n"
+    "  cat boxes/web/usage               cpu_usec, memory_bytes, pids, disk_bytes\n"
+    "  echo medium > boxes/web/type      change its limits (live when running)\n"
+    "  cat boxes/web/error               why the last control write failed\n"
+    "  cat boxes/web/events              follow its lifecycle events\n"
+    "  rmdir boxes/web                   stop and delete it\n"
+    "\n"
+    "  types/NAME    limits of each box type\n"
+    "  images/NAME/  installed base images\n"
+    "  events        every lifecycle event, live\n"
+    "\n"
+    "A failed write returns an errno (EINVAL bad value, EBUSY wrong state,\n"
+    "ENOENT no such object, EEXIST name taken) and changes nothing; the\n"
+    "reason is in the box's error file.\n";
 
 struct temp_file {
 	uint64_t id;
@@ -121,11 +130,8 @@ struct tree_file {
 
 static struct tree_attr mkattr(uint64_t ino, uint32_t mode, uint64_t size, time_t mtime)
 {
-	return (struct tree_attr){.ino = ino,
-				  .mode = mode,
-				  .size = size,
-				  .nlink = S_ISDIR(mode) ? 2 : 1,
-				  .mtime = mtime};
+	return (struct tree_attr){
+	    .ino = ino, .mode = mode, .size = size, .nlink = S_ISDIR(mode) ? 2 : 1, .mtime = mtime};
 }
 
 static int image_slot(struct tree *t, const char *name)
@@ -309,8 +315,9 @@ static int render_box_file(struct tree *t, int64_t id, unsigned file, struct buf
 		r = engine_box_usage(t->engine, v.name, &u);
 		if (r < 0)
 			return r;
-		return buf_printf(out, "cpu_usec %" PRIu64 "\nmemory_bytes %" PRIu64
-				       "\npids %" PRIu64 "\ndisk_bytes %" PRIu64 "\n",
+		return buf_printf(out,
+				  "cpu_usec %" PRIu64 "\nmemory_bytes %" PRIu64 "\npids %" PRIu64
+				  "\ndisk_bytes %" PRIu64 "\n",
 				  u.cpu_usec, u.memory_bytes, u.pids, u.disk_bytes);
 	case BF_INFO:
 		return render_info(t, &v, out);
@@ -646,9 +653,9 @@ int tree_readdir(struct tree *t, uint64_t ino, struct tree_entry **ret, size_t *
 		pthread_mutex_lock(&t->lock);
 		for (struct temp_file *f = t->temps; f && r >= 0; f = f->next)
 			if (f->parent == ino) {
-				struct tree_attr ta = mkattr(INO(KIND_TEMP, f->id, 0),
-							     S_IFREG | (f->mode & 07777), f->len,
-							     f->mtime);
+				struct tree_attr ta =
+				    mkattr(INO(KIND_TEMP, f->id, 0), S_IFREG | (f->mode & 07777),
+					   f->len, f->mtime);
 				r = add_entry(&es, f->name, &ta);
 			}
 		pthread_mutex_unlock(&t->lock);
@@ -785,8 +792,7 @@ int tree_read(struct tree *t, struct tree_file *f, uint64_t off, char *buf, size
 
 /* Applies one value to a box control file, recording a failure in the box's
  * error file. */
-static int write_box_file(struct tree *t, int64_t id, unsigned file, const char *data,
-			  size_t len)
+static int write_box_file(struct tree *t, int64_t id, unsigned file, const char *data, size_t len)
 {
 	char value[VALUE_MAX + 1];
 	struct box_view v;
