@@ -325,6 +325,33 @@ static int read_pid_file(const char *path, pid_t *ret)
 	return 0;
 }
 
+static bool container_known(const struct runtime *rt, const char *id)
+{
+	char path[4200];
+
+	snprintf(path, sizeof path, "%s/%s", rt->root, id);
+	return access(path, F_OK) == 0;
+}
+
+/* config.json is rewritten at every start, so it needs no fsync: a temp
+ * file renamed into place is enough for crun never to read half of one. */
+static int write_config(const char *path, const char *text)
+{
+	char tmp[4200];
+	int r = 0;
+
+	snprintf(tmp, sizeof tmp, "%s.tmp", path);
+	_cleanup_close_ int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+	if (fd < 0)
+		return -errno;
+	r = write_all(fd, text, strlen(text));
+	if (r >= 0 && rename(tmp, path) < 0)
+		r = -errno;
+	if (r < 0)
+		unlink(tmp);
+	return r;
+}
+
 int runtime_start(struct runtime *rt, const struct box_spec *spec, pid_t *ret_pid, pd_error *err)
 {
 	char cfgpath[4096], pidpath[4096];
@@ -341,13 +368,17 @@ int runtime_start(struct runtime *rt, const struct box_spec *spec, pid_t *ret_pi
 	if (!text)
 		return pd_error_set(err, -ENOMEM, "out of memory");
 	snprintf(cfgpath, sizeof cfgpath, "%s/config.json", spec->bundle_dir);
-	r = write_file_atomic(cfgpath, text, strlen(text), 0600);
+	r = write_config(cfgpath, text);
 	if (r < 0)
 		return pd_error_set(err, r, "cannot write %s: %s", cfgpath, strerror(-r));
 
 	/* A leftover container of the same name (a crash between start and
-	 * record) would make `run` fail: clear it first. */
-	(void)crun(rt, (const char *const[]){"delete", "--force", spec->id, NULL}, NULL, NULL);
+	 * record) would make `run` fail: clear it first. crun keeps a
+	 * directory per container under its root, so this costs a stat when
+	 * there is none. */
+	if (container_known(rt, spec->id))
+		(void)crun(rt, (const char *const[]){"delete", "--force", spec->id, NULL}, NULL,
+			   NULL);
 
 	snprintf(pidpath, sizeof pidpath, "%s/pid", spec->bundle_dir);
 	unlink(pidpath);
