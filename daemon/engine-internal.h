@@ -30,4 +30,9 @@ struct engine {
 	int events_fd; /* global log, O_APPEND */
 	engine_wake_fn wake;
 	void *wake_data;
+
+	pthread_t timer;
+	bool timer_started;
+	bool stopping;
+	pthread_cond_t timer_cond; /* signalled when a deadline changes */
 };

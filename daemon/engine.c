@@ -218,6 +218,7 @@ static void view_of(const struct box *b, struct box_view *v)
 	    .state = b->state,
 	    .created = (time_t)b->row.created,
 	    .pid = b->pid,
+	    .expires = (time_t)b->row.expires,
 	};
 	snprintf(v->name, sizeof v->name, "%s", b->row.name);
 	snprintf(v->type, sizeof v->type, "%s", b->row.type);
@@ -302,6 +303,7 @@ int engine_box_create(struct engine *e, const char *name, pd_error *err)
 	snprintf(b->row.image, sizeof b->row.image, "%s", cfg->default_image);
 	snprintf(b->row.state, sizeof b->row.state, "creating");
 	b->row.created = time(NULL);
+	b->row.expires = cfg->default_ttl >= 0 ? b->row.created + cfg->default_ttl : 0;
 	b->state = BOX_CREATED;
 
 	pthread_mutex_lock(&e->lock);
@@ -332,6 +334,8 @@ int engine_box_create(struct engine *e, const char *name, pd_error *err)
 		return pd_error_set(err, r, "out of memory");
 	}
 	emit(e, b, "created");
+	if (b->row.expires)
+		pthread_cond_signal(&e->timer_cond);
 	pthread_mutex_unlock(&e->lock);
 	log_debug("box %s created", name);
 	return 0;
@@ -530,6 +534,136 @@ int engine_box_set_image(struct engine *e, const char *name, const char *value, 
 out:
 	pthread_mutex_unlock(&e->lock);
 	return r;
+}
+
+int engine_box_set_ttl(struct engine *e, const char *name, const char *value, pd_error *err)
+{
+	int64_t secs, old;
+	struct box *b;
+	int r;
+
+	r = parse_ttl(value, &secs);
+	if (r < 0)
+		return pd_error_set(err, -EINVAL,
+				    "not a TTL: \"%s\" (seconds, with s/m/h/d, or none)", value);
+	pthread_mutex_lock(&e->lock);
+	b = find_box(e, name);
+	if (!b || b->deleting) {
+		r = pd_error_set(err, -ENOENT, "no box named %s", name);
+		goto out;
+	}
+	old = b->row.expires;
+	b->row.expires = secs < 0 ? 0 : (int64_t)time(NULL) + secs;
+	r = save_box(e, b, NULL, err);
+	if (r < 0) {
+		b->row.expires = old;
+		goto out;
+	}
+	if (secs < 0)
+		emit(e, b, "ttl none");
+	else
+		emit(e, b, "ttl %lld", (long long)secs);
+	pthread_cond_signal(&e->timer_cond);
+out:
+	pthread_mutex_unlock(&e->lock);
+	return r;
+}
+
+int engine_box_root(struct engine *e, const char *name, char *buf, size_t bufsz)
+{
+	struct box *b;
+
+	pthread_mutex_lock(&e->lock);
+	b = find_box(e, name);
+	if (b && !b->deleting)
+		box_path(e, b, "rootfs", buf, bufsz);
+	pthread_mutex_unlock(&e->lock);
+	return b && !b->deleting ? 0 : -ENOENT;
+}
+
+/* Fires expired TTLs. Returns the next deadline (0 = none). Engine lock
+ * held; stops run after the lock is dropped, by name. */
+static time_t expire_due(struct engine *e, char ***ret_stop, size_t *ret_n)
+{
+	time_t now = time(NULL), next = 0;
+	char **stop = NULL;
+	size_t n = 0;
+
+	for (size_t i = 0; i < e->n_boxes; i++) {
+		struct box *b = e->boxes[i];
+		if (!b->row.expires || b->deleting)
+			continue;
+		if (b->row.expires > now) {
+			if (!next || b->row.expires < next)
+				next = (time_t)b->row.expires;
+			continue;
+		}
+		if (b->busy) {
+			/* Mid-start or mid-stop: look again in a second. */
+			if (!next || now + 1 < next)
+				next = now + 1;
+			continue;
+		}
+		b->row.expires = 0;
+		(void)save_box(e, b, NULL, NULL);
+		emit(e, b, "expired");
+		if (b->state == BOX_RUNNING) {
+			char **ns = realloc(stop, (n + 1) * sizeof *ns);
+			if (ns && (ns[n] = strdup(b->row.name))) {
+				stop = ns;
+				n++;
+			} else if (ns)
+				stop = ns;
+		}
+	}
+	*ret_stop = stop;
+	*ret_n = n;
+	return next;
+}
+
+static void *timer_main(void *userdata)
+{
+	struct engine *e = userdata;
+
+	pthread_mutex_lock(&e->lock);
+	while (!e->stopping) {
+		char **stop;
+		size_t n;
+		time_t next = expire_due(e, &stop, &n);
+
+		if (n) {
+			pthread_mutex_unlock(&e->lock);
+			for (size_t i = 0; i < n; i++) {
+				pd_error err = {0};
+				if (engine_box_set_state(e, stop[i], "stopped", &err) < 0)
+					log_warn("box %s: TTL expired but it could not be stopped: %s",
+						 stop[i], err.msg);
+				else
+					log_info("box %s: TTL expired, stopped", stop[i]);
+			}
+			image_list_free(stop, n);
+			pthread_mutex_lock(&e->lock);
+			continue;
+		}
+		free(stop);
+		if (next) {
+			struct timespec ts = {.tv_sec = next, .tv_nsec = 0};
+			pthread_cond_timedwait(&e->timer_cond, &e->lock, &ts);
+		} else
+			pthread_cond_wait(&e->timer_cond, &e->lock);
+	}
+	pthread_mutex_unlock(&e->lock);
+	return NULL;
+}
+
+int engine_start_timers(struct engine *e)
+{
+	int r = pthread_create(&e->timer, NULL, timer_main, e);
+
+	if (r != 0)
+		return -r;
+	e->timer_started = true;
+	return 0;
 }
 
 int engine_box_delete(struct engine *e, const char *name, pd_error *err)
@@ -744,6 +878,7 @@ int engine_new(const struct pd_config *cfg, const char *init_path, struct engine
 	if (!e)
 		return pd_error_set(err, -ENOMEM, "out of memory");
 	pthread_mutex_init(&e->lock, NULL);
+	pthread_cond_init(&e->timer_cond, NULL);
 	e->cfg = cfg;
 	e->events_fd = -1;
 	if (asprintf(&e->images_dir, "%s/images", cfg->data) < 0 ||
@@ -790,6 +925,13 @@ struct engine *engine_free(struct engine *e)
 {
 	if (!e)
 		return NULL;
+	if (e->timer_started) {
+		pthread_mutex_lock(&e->lock);
+		e->stopping = true;
+		pthread_cond_signal(&e->timer_cond);
+		pthread_mutex_unlock(&e->lock);
+		pthread_join(e->timer, NULL);
+	}
 	for (size_t i = 0; i < e->n_boxes; i++)
 		free(e->boxes[i]);
 	free(e->boxes);
@@ -801,6 +943,7 @@ struct engine *engine_free(struct engine *e)
 	free(e->boxes_dir);
 	free(e->events_path);
 	pthread_mutex_destroy(&e->lock);
+	pthread_cond_destroy(&e->timer_cond);
 	free(e);
 	return NULL;
 }

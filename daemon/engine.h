@@ -39,7 +39,8 @@ struct box_view {
 	char type[NAME_MAX_LEN + 1];
 	char image[NAME_MAX_LEN + 1];
 	time_t created;
-	pid_t pid; /* host PID of the box's PID 1 while running */
+	pid_t pid;      /* host PID of the box's PID 1 while running */
+	time_t expires; /* TTL deadline, 0 = none */
 	char error[PD_ERROR_MAX + 64];
 };
 
@@ -81,6 +82,17 @@ int engine_box_delete(struct engine *e, const char *name, pd_error *err);
 int engine_box_set_state(struct engine *e, const char *name, const char *value, pd_error *err);
 int engine_box_set_type(struct engine *e, const char *name, const char *value, pd_error *err);
 int engine_box_set_image(struct engine *e, const char *name, const char *value, pd_error *err);
+/* "none" or seconds (s/m/h/d suffixes): restarts the countdown. When it
+ * runs out the box is stopped if running, the TTL is cleared (none) and an
+ * "expired" event is emitted. Deadlines are stored, so one that passed
+ * while the daemon was down fires at start. */
+int engine_box_set_ttl(struct engine *e, const char *name, const char *value, pd_error *err);
+
+/* Starts the TTL timer thread. Call once, after engine_new(). */
+int engine_start_timers(struct engine *e);
+
+/* The box's root filesystem on the host (the mounted overlay), in buf. */
+int engine_box_root(struct engine *e, const char *name, char *buf, size_t bufsz);
 
 /* Records a failed control write as the box's `error` ("TIME FILE: reason
  * (ERRNO)"). */

@@ -192,6 +192,11 @@ int main(int argc, char **argv)
 	r = fuse_adapter_mount(tree, engine, cfg.mount, &fa, &err);
 	if (r < 0)
 		goto fail;
+	r = engine_start_timers(engine);
+	if (r < 0) {
+		pd_error_set(&err, r, "cannot start the TTL timer: %s", strerror(-r));
+		goto fail;
+	}
 
 	log_info("serving %s (data %s, cgroups %s, config %s)", cfg.mount, cfg.data,
 		 cgroup_mode_to_string(engine_cgroup_mode(engine)),

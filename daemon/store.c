@@ -21,6 +21,8 @@ static const char *const migrations[] = {
     "  last_started INTEGER NOT NULL DEFAULT 0,"
     "  error TEXT NOT NULL DEFAULT ''"
     ");",
+    /* 1 -> 2: TTL deadlines */
+    "ALTER TABLE boxes ADD COLUMN expires INTEGER NOT NULL DEFAULT 0;",
 };
 
 static int sql_err(sqlite3 *db, pd_error *err, const char *what)
@@ -164,7 +166,8 @@ static int bind_row(sqlite3_stmt *st, const struct box_row *row)
 	    sqlite3_bind_text(st, 4, row->image, -1, SQLITE_STATIC) != SQLITE_OK ||
 	    sqlite3_bind_int64(st, 5, row->created) != SQLITE_OK ||
 	    sqlite3_bind_int64(st, 6, row->last_started) != SQLITE_OK ||
-	    sqlite3_bind_text(st, 7, row->error, -1, SQLITE_STATIC) != SQLITE_OK)
+	    sqlite3_bind_text(st, 7, row->error, -1, SQLITE_STATIC) != SQLITE_OK ||
+	    sqlite3_bind_int64(st, 9, row->expires) != SQLITE_OK)
 		return -EIO;
 	return 0;
 }
@@ -175,7 +178,7 @@ int store_box_insert(struct store *s, struct box_row *row, pd_error *err)
 
 	if (sqlite3_prepare_v2(s->db,
 			       "INSERT INTO boxes (name, state, type, image, created, last_started,"
-			       " error) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
+			       " error, expires) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?9)",
 			       -1, &st, NULL) != SQLITE_OK ||
 	    bind_row(st, row) < 0)
 		return sql_err(s->db, err, "insert box");
@@ -195,7 +198,7 @@ int store_box_update(struct store *s, const struct box_row *row, pd_error *err)
 
 	if (sqlite3_prepare_v2(s->db,
 			       "UPDATE boxes SET name = ?1, state = ?2, type = ?3, image = ?4,"
-			       " created = ?5, last_started = ?6, error = ?7 WHERE id = ?8",
+			       " created = ?5, last_started = ?6, error = ?7, expires = ?9 WHERE id = ?8",
 			       -1, &st, NULL) != SQLITE_OK ||
 	    bind_row(st, row) < 0 || sqlite3_bind_int64(st, 8, row->id) != SQLITE_OK)
 		return sql_err(s->db, err, "update box");
@@ -226,7 +229,7 @@ int store_box_foreach(struct store *s, int (*fn)(const struct box_row *row, void
 	int rc;
 
 	if (sqlite3_prepare_v2(s->db,
-			       "SELECT id, name, state, type, image, created, last_started, error"
+			       "SELECT id, name, state, type, image, created, last_started, error, expires"
 			       " FROM boxes ORDER BY id",
 			       -1, &st, NULL) != SQLITE_OK)
 		return -EIO;
@@ -241,6 +244,7 @@ int store_box_foreach(struct store *s, int (*fn)(const struct box_row *row, void
 		copy_text(row.image, sizeof row.image, st, 4);
 		row.created = sqlite3_column_int64(st, 5);
 		row.last_started = sqlite3_column_int64(st, 6);
+		row.expires = sqlite3_column_int64(st, 8);
 		copy_text(row.error, sizeof row.error, st, 7);
 		r = fn(&row, userdata);
 		if (r < 0)

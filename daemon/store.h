@@ -14,7 +14,7 @@
 #include "parse.h"
 
 /* The schema version this build writes. */
-#define STORE_SCHEMA_VERSION 1
+#define STORE_SCHEMA_VERSION 2
 
 struct store;
 
@@ -26,6 +26,7 @@ struct box_row {
 	char image[NAME_MAX_LEN + 1];
 	int64_t created;      /* unix seconds */
 	int64_t last_started; /* unix seconds, 0 = never */
+	int64_t expires;      /* TTL deadline, unix seconds, 0 = none */
 	char error[PD_ERROR_MAX + 64];
 };
 

@@ -111,6 +111,17 @@ static void op_getattr(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi
 		reply_attr(req, &a);
 }
 
+static void op_readlink(fuse_req_t req, fuse_ino_t ino)
+{
+	char target[4096];
+	int r = tree_readlink(adapter(req)->tree, ino, target, sizeof target);
+
+	if (r < 0)
+		fuse_reply_err(req, -r);
+	else
+		fuse_reply_readlink(req, target);
+}
+
 static void op_setattr(fuse_req_t req, fuse_ino_t ino, struct stat *attr, int to_set,
 		       struct fuse_file_info *fi)
 {
@@ -399,6 +410,7 @@ static const struct fuse_lowlevel_ops ops = {
     .lookup = op_lookup,
     .getattr = op_getattr,
     .setattr = op_setattr,
+    .readlink = op_readlink,
     .opendir = op_opendir,
     .readdir = op_readdir,
     .releasedir = op_releasedir,

@@ -68,6 +68,9 @@ enum {
 	BF_INFO,
 	BF_ERROR,
 	BF_EVENTS,
+	BF_TTL,
+	BF_EXPIRES,
+	BF_ROOT,
 	_BF_MAX
 };
 static const struct node_def box_files[] = {
@@ -75,6 +78,8 @@ static const struct node_def box_files[] = {
     [BF_IMAGE] = {"image", S_IFREG | 0644}, [BF_CREATED] = {"created", S_IFREG | 0444},
     [BF_USAGE] = {"usage", S_IFREG | 0444}, [BF_INFO] = {"info", S_IFREG | 0444},
     [BF_ERROR] = {"error", S_IFREG | 0444}, [BF_EVENTS] = {"events", S_IFREG | 0444},
+    [BF_TTL] = {"ttl", S_IFREG | 0644},	    [BF_EXPIRES] = {"expires", S_IFREG | 0444},
+    [BF_ROOT] = {"root", S_IFLNK | 0777},
 };
 
 static const char readme_text[] =
@@ -323,6 +328,17 @@ static int render_box_file(struct tree *t, int64_t id, unsigned file, struct buf
 		return render_info(t, &v, out);
 	case BF_ERROR:
 		return v.error[0] ? buf_printf(out, "%s\n", v.error) : 0;
+	case BF_TTL: {
+		time_t now = time(NULL);
+		if (!v.expires)
+			return buf_printf(out, "none\n");
+		return buf_printf(out, "%lld\n", (long long)(v.expires > now ? v.expires - now : 0));
+	}
+	case BF_EXPIRES:
+		if (!v.expires)
+			return buf_printf(out, "never\n");
+		format_rfc3339(v.expires, ts, sizeof ts);
+		return buf_printf(out, "%s\n", ts);
 	}
 	return -ENOENT;
 }
@@ -468,6 +484,14 @@ int tree_getattr(struct tree *t, uint64_t ino, struct tree_attr *ret)
 		*ret = mkattr(ino, mode, 0, mtime);
 		return 0;
 	}
+	if (S_ISLNK(mode)) {
+		char target[4096];
+		r = tree_readlink(t, ino, target, sizeof target);
+		if (r < 0)
+			return r;
+		*ret = mkattr(ino, mode, strlen(target), mtime);
+		return 0;
+	}
 	if (stream_key(ino, &key)) {
 		struct stat st;
 		int fd = engine_events_open(t->engine, key);
@@ -485,6 +509,19 @@ int tree_getattr(struct tree *t, uint64_t ino, struct tree_attr *ret)
 		return r;
 	*ret = mkattr(ino, mode, b.len, mtime);
 	return 0;
+}
+
+int tree_readlink(struct tree *t, uint64_t ino, char *buf, size_t bufsz)
+{
+	struct box_view v;
+	int r;
+
+	if (INO_KIND(ino) != KIND_BOX || INO_FILE(ino) != BF_ROOT)
+		return -EINVAL;
+	r = engine_box_get_by_id(t->engine, (int64_t)INO_ID(ino), &v);
+	if (r < 0)
+		return r;
+	return engine_box_root(t->engine, v.name, buf, bufsz);
 }
 
 int tree_lookup(struct tree *t, uint64_t parent, const char *name, struct tree_attr *ret)
@@ -694,6 +731,8 @@ int tree_open(struct tree *t, uint64_t ino, int flags, struct tree_file **ret)
 		return r;
 	if (S_ISDIR(a.mode))
 		return -EISDIR;
+	if (S_ISLNK(a.mode))
+		return -ELOOP;
 	/* Root passes the kernel's permission checks: enforce the modes here. */
 	if (acc != O_RDONLY && !writable(a.mode))
 		return -EACCES;
@@ -818,6 +857,9 @@ static int write_box_file(struct tree *t, int64_t id, unsigned file, const char 
 		break;
 	case BF_IMAGE:
 		r = engine_box_set_image(t->engine, v.name, value, &err);
+		break;
+	case BF_TTL:
+		r = engine_box_set_ttl(t->engine, v.name, value, &err);
 		break;
 	default:
 		return -EACCES;

@@ -54,6 +54,10 @@ struct tree *tree_free(struct tree *t);
 int tree_lookup(struct tree *t, uint64_t parent, const char *name, struct tree_attr *ret);
 int tree_getattr(struct tree *t, uint64_t ino, struct tree_attr *ret);
 
+/* The target of a symlink node (a box's root: the box's filesystem as
+ * mounted on the host, so data never passes through the daemon). */
+int tree_readlink(struct tree *t, uint64_t ino, char *buf, size_t bufsz);
+
 /* Resolves a path relative to the tree's root ("boxes/web/state"; empty or
  * "/" is the root). */
 int tree_resolve(struct tree *t, const char *path, struct tree_attr *ret);

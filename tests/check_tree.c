@@ -215,6 +215,9 @@ static bool dir_has(uint64_t ino, const char *name, struct tree_attr *ret)
 	return found;
 }
 
+/* Entries of a box directory: its files plus the root link. */
+#define BOX_FILES 11
+
 static size_t dir_count(uint64_t ino)
 {
 	struct tree_entry *es = NULL;
@@ -361,6 +364,7 @@ START_TEST(test_modes)
 	} files[] = {
 	    {"state", 0644}, {"type", 0644}, {"image", 0644}, {"created", 0444},
 	    {"usage", 0444}, {"info", 0444}, {"error", 0444}, {"events", 0444},
+	    {"ttl", 0644},   {"expires", 0444},
 	};
 	char path[64];
 
@@ -372,7 +376,8 @@ START_TEST(test_modes)
 
 	make_box("web");
 	ck_assert(S_ISDIR(attr_of("boxes/web").mode));
-	ck_assert_uint_eq(dir_count(ino_of("boxes/web")), ELEMENTSOF(files));
+	ck_assert_uint_eq(dir_count(ino_of("boxes/web")), ELEMENTSOF(files) + 1 /* root */);
+	ck_assert(S_ISLNK(attr_of("boxes/web/root").mode));
 	for (size_t i = 0; i < ELEMENTSOF(files); i++) {
 		struct tree_attr e;
 		snprintf(path, sizeof(path), "boxes/web/%s", files[i].file);
@@ -573,7 +578,7 @@ START_TEST(test_temp_rename)
 	write_temp(box, ".type.swp", "medium\n");
 	ck_assert_int_eq(tree_rename(tr, box, ".type.swp", box, "type"), 0);
 	ck_assert_str_eq(cat("boxes/web/type"), "medium\n");
-	ck_assert_uint_eq(dir_count(box), 8);
+	ck_assert_uint_eq(dir_count(box), BOX_FILES);
 }
 END_TEST
 
@@ -610,14 +615,14 @@ START_TEST(test_temp_listing_unlink)
 
 	write_temp(box, "b.tmp", "x");
 	ck_assert(dir_has(box, "b.tmp", NULL));
-	ck_assert_uint_eq(dir_count(box), 10);
+	ck_assert_uint_eq(dir_count(box), BOX_FILES + 2);
 
 	ck_assert_int_eq(tree_unlink(tr, box, "a.tmp"), 0);
 	ck_assert(!dir_has(box, "a.tmp", NULL));
 	ck_assert_int_eq(tree_lookup(tr, box, "a.tmp", &l), -ENOENT);
 	ck_assert_int_eq(tree_unlink(tr, box, "a.tmp"), -ENOENT);
 	ck_assert_int_eq(tree_unlink(tr, box, "b.tmp"), 0);
-	ck_assert_uint_eq(dir_count(box), 8);
+	ck_assert_uint_eq(dir_count(box), BOX_FILES);
 }
 END_TEST
 
@@ -635,7 +640,7 @@ START_TEST(test_temp_to_temp_rename)
 	/* Onto an existing temp: it is replaced. */
 	ck_assert_int_eq(tree_rename(tr, box, "c", box, "b"), 0);
 	ck_assert_str_eq(cat("boxes/web/b"), "first");
-	ck_assert_uint_eq(dir_count(box), 9);
+	ck_assert_uint_eq(dir_count(box), BOX_FILES + 1);
 }
 END_TEST
 
@@ -651,7 +656,7 @@ START_TEST(test_create_existing_control)
 	ck_assert_int_eq(tree_write(tr, f, 0, "large\n", 6), 0);
 	tree_release(tr, f);
 	ck_assert_str_eq(cat("boxes/web/type"), "large\n");
-	ck_assert_uint_eq(dir_count(box), 8);
+	ck_assert_uint_eq(dir_count(box), BOX_FILES);
 }
 END_TEST
 
@@ -754,7 +759,7 @@ START_TEST(test_rmdir)
 	uint64_t again = make_box("web");
 	ck_assert_uint_ne(again, box);
 	ck_assert_str_eq(cat("boxes/web/state"), "created\n");
-	ck_assert_uint_eq(dir_count(again), 8); /* the old temps went with the old box */
+	ck_assert_uint_eq(dir_count(again), BOX_FILES); /* the old temps went with the old box */
 }
 END_TEST
 
@@ -810,7 +815,7 @@ START_TEST(test_temp_count)
 		snprintf(name, sizeof(name), "t%02d", i);
 		write_temp(box, name, "x");
 	}
-	ck_assert_uint_eq(dir_count(box), 8 + TEMP_MAX_PER_DIR);
+	ck_assert_uint_eq(dir_count(box), BOX_FILES + TEMP_MAX_PER_DIR);
 	ck_assert_int_eq(tree_create(tr, box, "one-more", O_WRONLY | O_CREAT, &a, &f), -ENOSPC);
 	ck_assert(!dir_has(box, "one-more", NULL));
 
@@ -824,7 +829,7 @@ START_TEST(test_temp_count)
 	ck_assert_int_eq(tree_create(tr, box, "one-more", O_WRONLY | O_CREAT, &a, &f), -ENOSPC);
 	ck_assert_int_eq(tree_rename(tr, box, "type.tmp", box, "type"), 0);
 	write_temp(box, "one-more", "z");
-	ck_assert_uint_eq(dir_count(box), 8 + TEMP_MAX_PER_DIR);
+	ck_assert_uint_eq(dir_count(box), BOX_FILES + TEMP_MAX_PER_DIR);
 }
 END_TEST
 
@@ -947,7 +952,7 @@ START_TEST(test_mkdir_elsewhere)
 	r = tree_mkdir(tr, ino_of("README"), "x", &a);
 	ck_assert_msg(r == -EPERM || r == -ENOTDIR, "%d", r);
 	ck_assert_uint_eq(dir_count(TREE_ROOT_INO), 6);
-	ck_assert_uint_eq(dir_count(box), 8);
+	ck_assert_uint_eq(dir_count(box), BOX_FILES);
 }
 END_TEST
 
@@ -1143,7 +1148,7 @@ START_TEST(test_create_errors)
 	long_name[sizeof(long_name) - 1] = '\0';
 	ck_assert_int_eq(tree_create(tr, box, long_name, O_WRONLY | O_CREAT, &a, &f),
 			 -ENAMETOOLONG);
-	ck_assert_uint_eq(dir_count(box), 9);
+	ck_assert_uint_eq(dir_count(box), BOX_FILES + 1);
 }
 END_TEST
 
