@@ -43,6 +43,7 @@ enum value_kind {
 	VAL_NAME,   /* name_valid() */
 	VAL_TTL,
 	VAL_GRACE,
+	VAL_SIZE, /* exec_log_max */
 };
 
 static const struct paddock_key {
@@ -59,6 +60,7 @@ static const struct paddock_key {
     {"default_type", VAL_NAME, offsetof(struct pd_config, default_type)},
     {"default_ttl", VAL_TTL, 0},
     {"stop_grace", VAL_GRACE, 0},
+    {"exec_log_max", VAL_SIZE, 0},
 };
 
 static const char *const type_keys[] = {"cpus", "memory", "pids", "disk"};
@@ -176,13 +178,20 @@ static int set_paddock_key(struct parser *p, const char *key, const char *value)
 			p->c->stop_grace = (unsigned)v;
 		break;
 	}
+	case VAL_SIZE: {
+		uint64_t v;
+		ok = parse_size(value, &v) >= 0 && v >= 4096 && v <= (1ULL << 40);
+		if (ok)
+			p->c->exec_log_max = v;
+		break;
+	}
 	default:
 		ok = false;
 	}
 	if (!ok)
 		return fail_here(p, "bad value for %s: \"%s\"", key, value);
 
-	if (k->kind == VAL_TTL || k->kind == VAL_GRACE)
+	if (k->kind == VAL_TTL || k->kind == VAL_GRACE || k->kind == VAL_SIZE)
 		return 0;
 	if (strcmp(key, "default_type") == 0)
 		p->default_type_line = p->lineno;
@@ -391,6 +400,7 @@ static int config_defaults(struct pd_config *c)
 		return -ENOMEM;
 	c->default_ttl = -1;
 	c->stop_grace = 10;
+	c->exec_log_max = 64ULL << 20;
 	memcpy(c->types, builtin_types, sizeof(builtin_types));
 	c->n_types = ELEMENTSOF(builtin_types);
 	return 0;

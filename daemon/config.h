@@ -13,6 +13,7 @@
  *	crun = /usr/bin/crun        the OCI runtime binary
  *	cgroup_parent = paddock     boxes' cgroups live under /<cgroup_parent>/NAME
  *	run = /run/paddock          runtime state (crun's --root lives under it)
+ *	exec_log_max = 64M          stored bytes per exec job stream (4K..1T)
  *
  *	[types.NAME]                one section per box type
  *	cpus = 1                    may be fractional: 0.5
@@ -57,7 +58,8 @@ struct pd_config {
 	char *default_image;
 	char *default_type;
 	int64_t default_ttl; /* seconds, -1 = none */
-	unsigned stop_grace; /* seconds */
+	unsigned stop_grace;   /* seconds */
+	uint64_t exec_log_max; /* bytes per job stream */
 	struct box_type types[CONFIG_MAX_TYPES];
 	size_t n_types;
 };

@@ -5,6 +5,7 @@
 #include <pthread.h>
 
 #include "engine.h"
+#include "jobs.h"
 #include "runtime.h"
 
 struct box {
@@ -31,8 +32,28 @@ struct engine {
 	engine_wake_fn wake;
 	void *wake_data;
 
+	char *exec_path; /* paddock-exec, beside the box init */
+	struct job **jobs;
+	size_t n_jobs;
+	int inotify_fd;
+	int inotify_stop; /* eventfd: ends the inotify thread */
+	pthread_t inotify_thread;
+	bool inotify_started;
+
 	pthread_t timer;
 	bool timer_started;
 	bool stopping;
 	pthread_cond_t timer_cond; /* signalled when a deadline changes */
 };
+
+/* Shared with jobs.c. Engine lock held for all but eng_wake(). */
+void eng_box_path(const struct engine *e, const struct box *b, const char *sub, char *buf,
+		  size_t bufsz);
+struct box *eng_find_box(struct engine *e, const char *name);
+struct box *eng_find_box_id(struct engine *e, int64_t id);
+void eng_emit(struct engine *e, struct box *b, const char *fmt, ...) _printf_(3, 4);
+void eng_wake(struct engine *e, uint64_t key);
+int eng_save_box(struct engine *e, struct box *b, const char *marker, pd_error *err);
+/* jobs.c */
+int jobs_load(struct engine *e);
+void jobs_forget_box(struct engine *e, int64_t box_id);

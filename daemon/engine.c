@@ -14,7 +14,7 @@
 
 /* --- paths --------------------------------------------------------------- */
 
-static void box_path(const struct engine *e, const struct box *b, const char *sub, char *buf,
+void eng_box_path(const struct engine *e, const struct box *b, const char *sub, char *buf,
 		     size_t bufsz)
 {
 	if (sub)
@@ -25,7 +25,7 @@ static void box_path(const struct engine *e, const struct box *b, const char *su
 
 /* --- the box table (engine lock held) ------------------------------------ */
 
-static struct box *find_box(struct engine *e, const char *name)
+struct box *eng_find_box(struct engine *e, const char *name)
 {
 	for (size_t i = 0; i < e->n_boxes; i++)
 		if (strcmp(e->boxes[i]->row.name, name) == 0)
@@ -33,7 +33,7 @@ static struct box *find_box(struct engine *e, const char *name)
 	return NULL;
 }
 
-static struct box *find_box_id(struct engine *e, int64_t id)
+struct box *eng_find_box_id(struct engine *e, int64_t id)
 {
 	for (size_t i = 0; i < e->n_boxes; i++)
 		if (e->boxes[i]->row.id == id)
@@ -63,7 +63,7 @@ static void remove_box(struct engine *e, struct box *b)
 }
 
 /* Persists b->state (or a mid-action marker) with the rest of the row. */
-static int save_box(struct engine *e, struct box *b, const char *marker, pd_error *err)
+int eng_save_box(struct engine *e, struct box *b, const char *marker, pd_error *err)
 {
 	snprintf(b->row.state, sizeof b->row.state, "%s",
 		 marker ? marker : box_state_to_string(b->state));
@@ -72,7 +72,7 @@ static int save_box(struct engine *e, struct box *b, const char *marker, pd_erro
 
 /* --- events -------------------------------------------------------------- */
 
-static void wake(struct engine *e, uint64_t key)
+void eng_wake(struct engine *e, uint64_t key)
 {
 	if (e->wake)
 		e->wake(e->wake_data, key);
@@ -80,8 +80,7 @@ static void wake(struct engine *e, uint64_t key)
 
 /* Appends one line to the box's stream and the global one. Engine lock
  * held. Event logs are best effort: a full disk must not fail an action. */
-static void emit(struct engine *e, struct box *b, const char *fmt, ...) _printf_(3, 4);
-static void emit(struct engine *e, struct box *b, const char *fmt, ...)
+void eng_emit(struct engine *e, struct box *b, const char *fmt, ...)
 {
 	char line[EVENT_LINE_MAX], ts[32], path[4096];
 	va_list ap;
@@ -98,12 +97,12 @@ static void emit(struct engine *e, struct box *b, const char *fmt, ...)
 
 	if (e->events_fd >= 0)
 		(void)write_all(e->events_fd, line, (size_t)n);
-	box_path(e, b, "events", path, sizeof path);
+	eng_box_path(e, b, "events", path, sizeof path);
 	_cleanup_close_ int fd = open(path, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0644);
 	if (fd >= 0)
 		(void)write_all(fd, line, (size_t)n);
-	wake(e, 0);
-	wake(e, (uint64_t)b->row.id);
+	eng_wake(e, 0);
+	eng_wake(e, (uint64_t)b->row.id);
 }
 
 /* --- filesystem ------------------------------------------------------------ */
@@ -127,11 +126,11 @@ static int mount_root(struct engine *e, struct box *b, pd_error *err)
 	char merged[4096], upper[4096], work[4096], lower[4096];
 	_cleanup_free_ char *opts = NULL;
 
-	box_path(e, b, "rootfs", merged, sizeof merged);
+	eng_box_path(e, b, "rootfs", merged, sizeof merged);
 	if (is_mountpoint(merged))
 		return 0;
-	box_path(e, b, "upper", upper, sizeof upper);
-	box_path(e, b, "work", work, sizeof work);
+	eng_box_path(e, b, "upper", upper, sizeof upper);
+	eng_box_path(e, b, "work", work, sizeof work);
 	image_rootfs(e->images_dir, b->row.image, lower, sizeof lower);
 	if (access(lower, F_OK) < 0)
 		return pd_error_set(err, -ENOENT, "image %s is not installed", b->row.image);
@@ -147,7 +146,7 @@ static void umount_root(struct engine *e, struct box *b)
 {
 	char merged[4096];
 
-	box_path(e, b, "rootfs", merged, sizeof merged);
+	eng_box_path(e, b, "rootfs", merged, sizeof merged);
 	while (is_mountpoint(merged))
 		if (umount2(merged, 0) < 0 && umount2(merged, MNT_DETACH) < 0)
 			break;
@@ -159,16 +158,16 @@ static int make_box_dirs(struct engine *e, struct box *b, pd_error *err)
 	char p[4096];
 
 	for (size_t i = 0; i < ELEMENTSOF(subs); i++) {
-		box_path(e, b, subs[i], p, sizeof p);
+		eng_box_path(e, b, subs[i], p, sizeof p);
 		if (mkdir(p, 0700) < 0 && errno != EEXIST)
 			return pd_error_set(err, -errno, "cannot create %s: %s", p,
 					    strerror(errno));
 	}
 	/* The upper directory becomes the box's "/": it must look like one. */
-	box_path(e, b, "upper", p, sizeof p);
+	eng_box_path(e, b, "upper", p, sizeof p);
 	if (chmod(p, 0755) < 0)
 		return pd_error_set(err, -errno, "cannot chmod %s: %s", p, strerror(errno));
-	box_path(e, b, "rootfs", p, sizeof p);
+	eng_box_path(e, b, "rootfs", p, sizeof p);
 	(void)chmod(p, 0755);
 	return 0;
 }
@@ -178,7 +177,7 @@ static int remove_box_files(struct engine *e, struct box *b)
 	char p[4096];
 
 	umount_root(e, b);
-	box_path(e, b, NULL, p, sizeof p);
+	eng_box_path(e, b, NULL, p, sizeof p);
 	return rm_rf(p);
 }
 
@@ -199,7 +198,7 @@ static uint64_t disk_usage(struct engine *e, struct box *b)
 
 	if (b->disk_checked_usec && now - b->disk_checked_usec < DISK_USAGE_CACHE_USEC)
 		return b->disk_bytes;
-	box_path(e, b, "upper", upper, sizeof upper);
+	eng_box_path(e, b, "upper", upper, sizeof upper);
 	pthread_mutex_lock(&du_lock);
 	du_total = 0;
 	(void)nftw(upper, du_visit, 16, FTW_PHYS | FTW_MOUNT);
@@ -257,7 +256,7 @@ int engine_box_get(struct engine *e, const char *name, struct box_view *ret)
 	struct box *b;
 
 	pthread_mutex_lock(&e->lock);
-	b = find_box(e, name);
+	b = eng_find_box(e, name);
 	if (b && !b->deleting)
 		view_of(b, ret);
 	pthread_mutex_unlock(&e->lock);
@@ -269,7 +268,7 @@ int engine_box_get_by_id(struct engine *e, int64_t id, struct box_view *ret)
 	struct box *b;
 
 	pthread_mutex_lock(&e->lock);
-	b = find_box_id(e, id);
+	b = eng_find_box_id(e, id);
 	if (b && !b->deleting)
 		view_of(b, ret);
 	pthread_mutex_unlock(&e->lock);
@@ -307,7 +306,7 @@ int engine_box_create(struct engine *e, const char *name, pd_error *err)
 	b->state = BOX_CREATED;
 
 	pthread_mutex_lock(&e->lock);
-	if (find_box(e, name)) {
+	if (eng_find_box(e, name)) {
 		r = pd_error_set(err, -EEXIST, "box %s already exists", name);
 		goto fail;
 	}
@@ -320,7 +319,7 @@ int engine_box_create(struct engine *e, const char *name, pd_error *err)
 	if (r >= 0)
 		r = mount_root(e, b, err);
 	if (r >= 0)
-		r = save_box(e, b, NULL, err);
+		r = eng_save_box(e, b, NULL, err);
 	if (r < 0) {
 		remove_box_files(e, b);
 		store_box_delete(e->store, b->row.id, NULL);
@@ -333,7 +332,7 @@ int engine_box_create(struct engine *e, const char *name, pd_error *err)
 		free(b);
 		return pd_error_set(err, r, "out of memory");
 	}
-	emit(e, b, "created");
+	eng_emit(e, b, "created");
 	if (b->row.expires)
 		pthread_cond_signal(&e->timer_cond);
 	pthread_mutex_unlock(&e->lock);
@@ -348,7 +347,7 @@ fail:
 /* Looks a box up for an action and marks it busy. Engine lock held. */
 static int claim(struct engine *e, const char *name, struct box **ret, pd_error *err)
 {
-	struct box *b = find_box(e, name);
+	struct box *b = eng_find_box(e, name);
 
 	if (!b || b->deleting)
 		return pd_error_set(err, -ENOENT, "no box named %s", name);
@@ -361,7 +360,7 @@ static int claim(struct engine *e, const char *name, struct box **ret, pd_error 
 	return 0;
 }
 
-static int box_start(struct engine *e, struct box *b, pd_error *err)
+static int eng_box_start(struct engine *e, struct box *b, pd_error *err)
 {
 	const struct box_type *type = config_find_type(e->cfg, b->row.type);
 	char bundle[4096], rootfs[4096];
@@ -377,8 +376,8 @@ static int box_start(struct engine *e, struct box *b, pd_error *err)
 	pthread_mutex_unlock(&e->lock);
 	if (r < 0)
 		return r;
-	box_path(e, b, "bundle", bundle, sizeof bundle);
-	box_path(e, b, "rootfs", rootfs, sizeof rootfs);
+	eng_box_path(e, b, "bundle", bundle, sizeof bundle);
+	eng_box_path(e, b, "rootfs", rootfs, sizeof rootfs);
 	spec = (struct box_spec){
 	    .id = b->row.name,
 	    .hostname = b->row.name,
@@ -421,7 +420,7 @@ int engine_box_set_state(struct engine *e, const char *name, const char *value, 
 	prior = b->state;
 	b->busy = true;
 	b->state = action == BOX_ACTION_START ? BOX_STARTING : BOX_STOPPING;
-	r = save_box(e, b, NULL, err);
+	r = eng_save_box(e, b, NULL, err);
 	if (r < 0) {
 		b->state = prior;
 		b->busy = false;
@@ -430,7 +429,7 @@ int engine_box_set_state(struct engine *e, const char *name, const char *value, 
 	pthread_mutex_unlock(&e->lock);
 
 	if (action == BOX_ACTION_START)
-		r = box_start(e, b, err);
+		r = eng_box_start(e, b, err);
 	else
 		r = runtime_stop(e->rt, b->row.name, e->cfg->stop_grace, err);
 
@@ -441,9 +440,9 @@ int engine_box_set_state(struct engine *e, const char *name, const char *value, 
 		b->row.last_started = time(NULL);
 	if (r >= 0 && action == BOX_ACTION_STOP)
 		b->pid = 0;
-	(void)save_box(e, b, NULL, NULL);
+	(void)eng_save_box(e, b, NULL, NULL);
 	if (r >= 0)
-		emit(e, b, "%s", action == BOX_ACTION_START ? "started" : "stopped");
+		eng_emit(e, b, "%s", action == BOX_ACTION_START ? "started" : "stopped");
 	log_debug("box %s: %s %s", name, action == BOX_ACTION_START ? "start" : "stop",
 		  r >= 0 ? "done" : err->msg);
 out:
@@ -480,12 +479,12 @@ int engine_box_set_type(struct engine *e, const char *name, const char *value, p
 	}
 	snprintf(old, sizeof old, "%s", b->row.type);
 	snprintf(b->row.type, sizeof b->row.type, "%s", value);
-	r = save_box(e, b, NULL, err);
+	r = eng_save_box(e, b, NULL, err);
 	if (r < 0) {
 		snprintf(b->row.type, sizeof b->row.type, "%s", old);
 		goto out;
 	}
-	emit(e, b, "type %s", value);
+	eng_emit(e, b, "type %s", value);
 out:
 	pthread_mutex_unlock(&e->lock);
 	return r;
@@ -523,14 +522,14 @@ int engine_box_set_image(struct engine *e, const char *name, const char *value, 
 	snprintf(b->row.image, sizeof b->row.image, "%s", value);
 	r = mount_root(e, b, err);
 	if (r >= 0)
-		r = save_box(e, b, NULL, err);
+		r = eng_save_box(e, b, NULL, err);
 	if (r < 0) {
 		umount_root(e, b);
 		snprintf(b->row.image, sizeof b->row.image, "%s", old);
 		(void)mount_root(e, b, NULL);
 		goto out;
 	}
-	emit(e, b, "image %s", value);
+	eng_emit(e, b, "image %s", value);
 out:
 	pthread_mutex_unlock(&e->lock);
 	return r;
@@ -547,22 +546,22 @@ int engine_box_set_ttl(struct engine *e, const char *name, const char *value, pd
 		return pd_error_set(err, -EINVAL,
 				    "not a TTL: \"%s\" (seconds, with s/m/h/d, or none)", value);
 	pthread_mutex_lock(&e->lock);
-	b = find_box(e, name);
+	b = eng_find_box(e, name);
 	if (!b || b->deleting) {
 		r = pd_error_set(err, -ENOENT, "no box named %s", name);
 		goto out;
 	}
 	old = b->row.expires;
 	b->row.expires = secs < 0 ? 0 : (int64_t)time(NULL) + secs;
-	r = save_box(e, b, NULL, err);
+	r = eng_save_box(e, b, NULL, err);
 	if (r < 0) {
 		b->row.expires = old;
 		goto out;
 	}
 	if (secs < 0)
-		emit(e, b, "ttl none");
+		eng_emit(e, b, "ttl none");
 	else
-		emit(e, b, "ttl %lld", (long long)secs);
+		eng_emit(e, b, "ttl %lld", (long long)secs);
 	pthread_cond_signal(&e->timer_cond);
 out:
 	pthread_mutex_unlock(&e->lock);
@@ -574,9 +573,9 @@ int engine_box_root(struct engine *e, const char *name, char *buf, size_t bufsz)
 	struct box *b;
 
 	pthread_mutex_lock(&e->lock);
-	b = find_box(e, name);
+	b = eng_find_box(e, name);
 	if (b && !b->deleting)
-		box_path(e, b, "rootfs", buf, bufsz);
+		eng_box_path(e, b, "rootfs", buf, bufsz);
 	pthread_mutex_unlock(&e->lock);
 	return b && !b->deleting ? 0 : -ENOENT;
 }
@@ -605,8 +604,8 @@ static time_t expire_due(struct engine *e, char ***ret_stop, size_t *ret_n)
 			continue;
 		}
 		b->row.expires = 0;
-		(void)save_box(e, b, NULL, NULL);
-		emit(e, b, "expired");
+		(void)eng_save_box(e, b, NULL, NULL);
+		eng_emit(e, b, "expired");
 		if (b->state == BOX_RUNNING) {
 			char **ns = realloc(stop, (n + 1) * sizeof *ns);
 			if (ns && (ns[n] = strdup(b->row.name))) {
@@ -663,7 +662,7 @@ int engine_start_timers(struct engine *e)
 	if (r != 0)
 		return -r;
 	e->timer_started = true;
-	return 0;
+	return jobs_start(e);
 }
 
 int engine_box_delete(struct engine *e, const char *name, pd_error *err)
@@ -679,7 +678,7 @@ int engine_box_delete(struct engine *e, const char *name, pd_error *err)
 		return r;
 	}
 	b->busy = true;
-	r = save_box(e, b, "deleting", err);
+	r = eng_save_box(e, b, "deleting", err);
 	if (r < 0) {
 		b->busy = false;
 		pthread_mutex_unlock(&e->lock);
@@ -694,7 +693,7 @@ int engine_box_delete(struct engine *e, const char *name, pd_error *err)
 		pthread_mutex_lock(&e->lock);
 		b->busy = false;
 		b->deleting = false;
-		(void)save_box(e, b, NULL, NULL);
+		(void)eng_save_box(e, b, NULL, NULL);
 		pthread_mutex_unlock(&e->lock);
 		return r;
 	}
@@ -706,6 +705,7 @@ int engine_box_delete(struct engine *e, const char *name, pd_error *err)
 	id = b->row.id;
 	b->state = BOX_STOPPED;
 	(void)store_box_delete(e->store, id, NULL);
+	jobs_forget_box(e, id);
 	/* The box's own stream is gone with its directory; the global one
 	 * records the deletion. */
 	if (e->events_fd >= 0) {
@@ -717,8 +717,8 @@ int engine_box_delete(struct engine *e, const char *name, pd_error *err)
 	remove_box(e, b);
 	pthread_mutex_unlock(&e->lock);
 	free(b);
-	wake(e, 0);
-	wake(e, (uint64_t)id);
+	eng_wake(e, 0);
+	eng_wake(e, (uint64_t)id);
 	log_debug("box %s deleted", name);
 	return 0;
 }
@@ -731,7 +731,7 @@ void engine_box_record_error(struct engine *e, const char *name, const char *fil
 
 	format_rfc3339(time(NULL), ts, sizeof ts);
 	pthread_mutex_lock(&e->lock);
-	b = find_box(e, name);
+	b = eng_find_box(e, name);
 	if (b && !b->deleting) {
 		snprintf(b->row.error, sizeof b->row.error, "%s %s: %s (%s)", ts, file, err->msg,
 			 errno_name(-err->code));
@@ -749,7 +749,7 @@ int engine_box_usage(struct engine *e, const char *name, struct box_usage *ret)
 	bool running;
 
 	pthread_mutex_lock(&e->lock);
-	b = find_box(e, name);
+	b = eng_find_box(e, name);
 	if (!b || b->deleting) {
 		pthread_mutex_unlock(&e->lock);
 		return -ENOENT;
@@ -786,12 +786,12 @@ int engine_events_open(struct engine *e, uint64_t key)
 		return fd < 0 ? -errno : fd;
 	}
 	pthread_mutex_lock(&e->lock);
-	struct box *b = find_box_id(e, (int64_t)key);
+	struct box *b = eng_find_box_id(e, (int64_t)key);
 	if (!b || b->deleting) {
 		pthread_mutex_unlock(&e->lock);
 		return -ENOENT;
 	}
-	box_path(e, b, "events", path, sizeof path);
+	eng_box_path(e, b, "events", path, sizeof path);
 	fd = open(path, O_RDONLY | O_CREAT | O_CLOEXEC, 0644);
 	if (fd < 0)
 		fd = -errno;
@@ -806,7 +806,7 @@ bool engine_events_live(struct engine *e, uint64_t key)
 	if (key == 0)
 		return true;
 	pthread_mutex_lock(&e->lock);
-	struct box *b = find_box_id(e, (int64_t)key);
+	struct box *b = eng_find_box_id(e, (int64_t)key);
 	live = b && !b->deleting;
 	pthread_mutex_unlock(&e->lock);
 	return live;
@@ -859,9 +859,9 @@ static int reconcile(const struct box_row *row, void *userdata)
 	if (strcmp(row->state, box_state_to_string(b->state)) != 0) {
 		log_info("box %s: was %s, is %s", row->name, row->state,
 			 box_state_to_string(b->state));
-		(void)save_box(e, b, NULL, NULL);
+		(void)eng_save_box(e, b, NULL, NULL);
 		if (b->state == BOX_STOPPED && strcmp(row->state, "running") == 0)
-			emit(e, b, "stopped (its container ended while paddockd was down)");
+			eng_emit(e, b, "stopped (its container ended while paddockd was down)");
 	} else if (b->state == BOX_RUNNING)
 		log_info("box %s: adopted running container (pid %d)", row->name, (int)pid);
 	return 0;
@@ -881,6 +881,18 @@ int engine_new(const struct pd_config *cfg, const char *init_path, struct engine
 	pthread_cond_init(&e->timer_cond, NULL);
 	e->cfg = cfg;
 	e->events_fd = -1;
+	e->inotify_fd = -1;
+	e->inotify_stop = -1;
+	{
+		_cleanup_free_ char *dir = strdup(init_path);
+		char *slash = dir ? strrchr(dir, '/') : NULL;
+		if (slash)
+			*slash = '\0';
+		if (!dir || asprintf(&e->exec_path, "%s/paddock-exec", slash ? dir : ".") < 0) {
+			r = pd_error_set(err, -ENOMEM, "out of memory");
+			goto fail;
+		}
+	}
 	if (asprintf(&e->images_dir, "%s/images", cfg->data) < 0 ||
 	    asprintf(&e->boxes_dir, "%s/boxes", cfg->data) < 0 ||
 	    asprintf(&e->events_path, "%s/events", cfg->data) < 0) {
@@ -909,6 +921,8 @@ int engine_new(const struct pd_config *cfg, const char *init_path, struct engine
 		goto fail;
 	pthread_mutex_lock(&e->lock);
 	r = store_box_foreach(e->store, reconcile, e);
+	if (r >= 0)
+		r = jobs_load(e);
 	pthread_mutex_unlock(&e->lock);
 	if (r < 0) {
 		pd_error_set(err, r, "cannot load boxes: %s", strerror(-r));
@@ -932,6 +946,8 @@ struct engine *engine_free(struct engine *e)
 		pthread_mutex_unlock(&e->lock);
 		pthread_join(e->timer, NULL);
 	}
+	jobs_stop(e);
+	free(e->exec_path);
 	for (size_t i = 0; i < e->n_boxes; i++)
 		free(e->boxes[i]);
 	free(e->boxes);

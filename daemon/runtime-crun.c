@@ -101,6 +101,16 @@ enum cgroup_mode runtime_cgroup_mode(const struct runtime *rt)
 	return rt->mode;
 }
 
+const char *runtime_root(const struct runtime *rt)
+{
+	return rt->root;
+}
+
+bool runtime_private_ns(const struct runtime *rt)
+{
+	return rt->private_ns;
+}
+
 void runtime_cgroup_path(const struct runtime *rt, const char *id, char *buf, size_t bufsz)
 {
 	snprintf(buf, bufsz, "/%s/%s", rt->cgroup_parent, id);

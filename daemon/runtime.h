@@ -39,6 +39,11 @@ struct runtime *runtime_free(struct runtime *rt);
 
 enum cgroup_mode runtime_cgroup_mode(const struct runtime *rt);
 
+/* crun's --root, and whether crun calls need the private mount namespace
+ * (for other programs that call crun, such as the job supervisor). */
+const char *runtime_root(const struct runtime *rt);
+bool runtime_private_ns(const struct runtime *rt);
+
 /* The cgroup path of a box ("/<cgroup_parent>/<id>"), in buf. */
 void runtime_cgroup_path(const struct runtime *rt, const char *id, char *buf, size_t bufsz);
 

@@ -23,6 +23,14 @@ static const char *const migrations[] = {
     ");",
     /* 1 -> 2: TTL deadlines */
     "ALTER TABLE boxes ADD COLUMN expires INTEGER NOT NULL DEFAULT 0;",
+    /* 2 -> 3: exec jobs (their files live in the job's directory) */
+    "CREATE TABLE jobs ("
+    "  id INTEGER PRIMARY KEY AUTOINCREMENT,"
+    "  box_id INTEGER NOT NULL REFERENCES boxes(id) ON DELETE CASCADE,"
+    "  name TEXT NOT NULL,"
+    "  state TEXT NOT NULL,"
+    "  UNIQUE (box_id, name)"
+    ");",
 };
 
 static int sql_err(sqlite3 *db, pd_error *err, const char *what)
@@ -267,4 +275,71 @@ int store_transaction(struct store *s, int (*fn)(struct store *s, void *userdata
 		return r;
 	}
 	return exec_sql(s->db, "COMMIT", err, "commit");
+}
+
+int store_job_insert(struct store *s, struct job_row *row, pd_error *err)
+{
+	_cleanup_stmt_ sqlite3_stmt *st = NULL;
+
+	if (sqlite3_prepare_v2(s->db, "INSERT INTO jobs (box_id, name, state) VALUES (?1, ?2, ?3)",
+			       -1, &st, NULL) != SQLITE_OK ||
+	    sqlite3_bind_int64(st, 1, row->box_id) != SQLITE_OK ||
+	    sqlite3_bind_text(st, 2, row->name, -1, SQLITE_STATIC) != SQLITE_OK ||
+	    sqlite3_bind_text(st, 3, row->state, -1, SQLITE_STATIC) != SQLITE_OK)
+		return sql_err(s->db, err, "insert job");
+	if (sqlite3_step(st) != SQLITE_DONE) {
+		int r = sql_err(s->db, err, "insert job");
+		if (r == -EEXIST)
+			return pd_error_set(err, -EEXIST, "job %s already exists", row->name);
+		return r;
+	}
+	row->id = sqlite3_last_insert_rowid(s->db);
+	return 0;
+}
+
+int store_job_set_state(struct store *s, int64_t id, const char *state, pd_error *err)
+{
+	_cleanup_stmt_ sqlite3_stmt *st = NULL;
+
+	if (sqlite3_prepare_v2(s->db, "UPDATE jobs SET state = ?1 WHERE id = ?2", -1, &st, NULL) !=
+		SQLITE_OK ||
+	    sqlite3_bind_text(st, 1, state, -1, SQLITE_STATIC) != SQLITE_OK ||
+	    sqlite3_bind_int64(st, 2, id) != SQLITE_OK || sqlite3_step(st) != SQLITE_DONE)
+		return sql_err(s->db, err, "update job");
+	return 0;
+}
+
+int store_job_delete(struct store *s, int64_t id, pd_error *err)
+{
+	_cleanup_stmt_ sqlite3_stmt *st = NULL;
+
+	if (sqlite3_prepare_v2(s->db, "DELETE FROM jobs WHERE id = ?1", -1, &st, NULL) !=
+		SQLITE_OK ||
+	    sqlite3_bind_int64(st, 1, id) != SQLITE_OK || sqlite3_step(st) != SQLITE_DONE)
+		return sql_err(s->db, err, "delete job");
+	return 0;
+}
+
+int store_job_foreach(struct store *s, int (*fn)(const struct job_row *row, void *userdata),
+		      void *userdata)
+{
+	_cleanup_stmt_ sqlite3_stmt *st = NULL;
+	int rc;
+
+	if (sqlite3_prepare_v2(s->db, "SELECT id, box_id, name, state FROM jobs ORDER BY id", -1,
+			       &st, NULL) != SQLITE_OK)
+		return -EIO;
+	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+		struct job_row row = {0};
+		int r;
+
+		row.id = sqlite3_column_int64(st, 0);
+		row.box_id = sqlite3_column_int64(st, 1);
+		copy_text(row.name, sizeof row.name, st, 2);
+		copy_text(row.state, sizeof row.state, st, 3);
+		r = fn(&row, userdata);
+		if (r < 0)
+			return r;
+	}
+	return rc == SQLITE_DONE ? 0 : -EIO;
 }

@@ -14,7 +14,7 @@
 #include "parse.h"
 
 /* The schema version this build writes. */
-#define STORE_SCHEMA_VERSION 2
+#define STORE_SCHEMA_VERSION 3
 
 struct store;
 
@@ -54,3 +54,17 @@ int store_box_foreach(struct store *s, int (*fn)(const struct box_row *row, void
  * when fn returns < 0). */
 int store_transaction(struct store *s, int (*fn)(struct store *s, void *userdata), void *userdata,
 		      pd_error *err);
+
+struct job_row {
+	int64_t id;
+	int64_t box_id;
+	char name[NAME_MAX_LEN + 1];
+	char state[16]; /* created, running, ended */
+};
+
+/* Jobs; deleting a box deletes its jobs (foreign key). */
+int store_job_insert(struct store *s, struct job_row *row, pd_error *err);
+int store_job_set_state(struct store *s, int64_t id, const char *state, pd_error *err);
+int store_job_delete(struct store *s, int64_t id, pd_error *err);
+int store_job_foreach(struct store *s, int (*fn)(const struct job_row *row, void *userdata),
+		      void *userdata);

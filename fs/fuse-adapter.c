@@ -360,7 +360,9 @@ static void op_write(fuse_req_t req, fuse_ino_t ino, const char *buf, size_t siz
 
 static void op_flush(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 {
-	fuse_reply_err(req, 0);
+	struct tree_file *f = (struct tree_file *)(uintptr_t)fi->fh;
+
+	fuse_reply_err(req, f ? -tree_flush(adapter(req)->tree, f) : 0);
 }
 
 static void op_fsync(fuse_req_t req, fuse_ino_t ino, int datasync, struct fuse_file_info *fi)

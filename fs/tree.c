@@ -12,6 +12,7 @@
 #include <sys/stat.h>
 
 #include "autoconfig.h"
+#include "jobs.h"
 #include "tree.h"
 
 #define KIND_STATIC 0ULL
@@ -19,6 +20,7 @@
 #define KIND_IMAGE 2ULL
 #define KIND_BOX 3ULL
 #define KIND_TEMP 4ULL
+#define KIND_JOB 5ULL
 
 #define INO(kind, id, file) (((kind) << 56) | ((uint64_t)(id) << 8) | (uint64_t)(file))
 #define INO_KIND(ino) ((ino) >> 56)
@@ -71,6 +73,7 @@ enum {
 	BF_TTL,
 	BF_EXPIRES,
 	BF_ROOT,
+	BF_EXEC,
 	_BF_MAX
 };
 static const struct node_def box_files[] = {
@@ -79,7 +82,24 @@ static const struct node_def box_files[] = {
     [BF_USAGE] = {"usage", S_IFREG | 0444}, [BF_INFO] = {"info", S_IFREG | 0444},
     [BF_ERROR] = {"error", S_IFREG | 0444}, [BF_EVENTS] = {"events", S_IFREG | 0444},
     [BF_TTL] = {"ttl", S_IFREG | 0644},	    [BF_EXPIRES] = {"expires", S_IFREG | 0444},
-    [BF_ROOT] = {"root", S_IFLNK | 0777},
+    [BF_ROOT] = {"root", S_IFLNK | 0777},   [BF_EXEC] = {"exec", S_IFDIR | 0755},
+};
+
+/* exec/new and exec/last: files of the box's exec directory. */
+#define BF_EXEC_NEW 40
+#define BF_EXEC_LAST 41
+
+enum { JF_DIR, JF_CMD, JF_ENV, JF_CWD, JF_USER, JF_DESKTOP, JF_STDIN, JF_STDOUT, JF_STDERR,
+       JF_OUTPUT, JF_STATUS, JF_EXIT, JF_CTL, JF_PID, JF_STARTED, JF_ENDED, _JF_MAX };
+static const struct node_def job_files[] = {
+    [JF_CMD] = {"cmd", S_IFREG | 0644},	      [JF_ENV] = {"env", S_IFREG | 0644},
+    [JF_CWD] = {"cwd", S_IFREG | 0644},	      [JF_USER] = {"user", S_IFREG | 0644},
+    [JF_DESKTOP] = {"desktop", S_IFREG | 0644}, [JF_STDIN] = {"stdin", S_IFREG | 0200},
+    [JF_STDOUT] = {"stdout", S_IFREG | 0444},   [JF_STDERR] = {"stderr", S_IFREG | 0444},
+    [JF_OUTPUT] = {"output", S_IFREG | 0444},   [JF_STATUS] = {"status", S_IFREG | 0444},
+    [JF_EXIT] = {"exit", S_IFREG | 0444},	      [JF_CTL] = {"ctl", S_IFREG | 0200},
+    [JF_PID] = {"pid", S_IFREG | 0444},	      [JF_STARTED] = {"started", S_IFREG | 0444},
+    [JF_ENDED] = {"ended", S_IFREG | 0444},
 };
 
 static const char readme_text[] =
@@ -127,8 +147,14 @@ struct tree_file {
 	int flags;
 	char *content; /* rendered value */
 	size_t len;
-	int stream_fd; /* events log, or -1 */
+	int stream_fd; /* events log or job stream, or -1 */
+	bool wait_exit; /* a job's exit: reads wait for the end */
 	uint64_t wait_key;
+	/* Multi-line values (env, cmd, exec/new) may arrive in several
+	 * write(2)s of one open: they accumulate here. */
+	char *wbuf;
+	size_t wlen;
+	bool pending; /* cmd/new: applied at flush (close) */
 };
 
 /* --- helpers ---------------------------------------------------------------- */
@@ -389,6 +415,22 @@ static int render(struct tree *t, uint64_t ino, struct buf *out)
 		return render_image_file(t, INO_ID(ino), INO_FILE(ino), out);
 	case KIND_BOX:
 		return render_box_file(t, (int64_t)INO_ID(ino), INO_FILE(ino), out);
+	case KIND_JOB: {
+		unsigned file = INO_FILE(ino);
+		char *text;
+		size_t len;
+		if (file == JF_DIR || file >= _JF_MAX)
+			return -EISDIR;
+		if (file == JF_STDIN || file == JF_CTL)
+			return 0;
+		int r = engine_job_read(t->engine, (int64_t)INO_ID(ino), job_files[file].name, &text,
+					&len);
+		if (r < 0)
+			return r;
+		out->data = text;
+		out->len = len;
+		return 0;
+	}
 	case KIND_TEMP: {
 		pthread_mutex_lock(&t->lock);
 		struct temp_file *f = find_temp_id(t, INO_ID(ino));
@@ -419,7 +461,49 @@ static bool stream_key(uint64_t ino, uint64_t *ret_key)
 		*ret_key = INO_ID(ino);
 		return true;
 	}
+	if (INO_KIND(ino) == KIND_JOB &&
+	    (INO_FILE(ino) == JF_STDOUT || INO_FILE(ino) == JF_STDERR || INO_FILE(ino) == JF_OUTPUT)) {
+		*ret_key = JOB_WAKE_KEY(INO_ID(ino));
+		return true;
+	}
 	return false;
+}
+
+/* True while a stream may still grow. */
+static bool stream_live(struct tree *t, uint64_t key)
+{
+	struct job_view v;
+
+	if (key & (1ULL << 62))
+		return engine_job_get_by_id(t->engine, (int64_t)(key & ((1ULL << 62) - 1)), &v) >= 0 &&
+		       v.state != JOB_ENDED;
+	return engine_events_live(t->engine, key);
+}
+
+static int open_stream(struct tree *t, uint64_t ino, uint64_t key)
+{
+	if (INO_KIND(ino) == KIND_JOB)
+		return engine_job_open_stream(t->engine, (int64_t)INO_ID(ino),
+					      INO_FILE(ino) == JF_STDOUT   ? JOB_STDOUT
+					      : INO_FILE(ino) == JF_STDERR ? JOB_STDERR
+									   : JOB_OUTPUT);
+	return engine_events_open(t->engine, key);
+}
+
+/* The box name of a box node. */
+static int box_name_of(struct tree *t, uint64_t ino, char *buf, size_t bufsz)
+{
+	struct box_view v;
+	int r = engine_box_get_by_id(t->engine, (int64_t)INO_ID(ino), &v);
+
+	if (r >= 0)
+		snprintf(buf, bufsz, "%s", v.name);
+	return r;
+}
+
+static bool is_exec_dir(uint64_t ino)
+{
+	return INO_KIND(ino) == KIND_BOX && INO_FILE(ino) == BF_EXEC;
 }
 
 /* --- attributes ----------------------------------------------------------------- */
@@ -459,13 +543,37 @@ int tree_getattr(struct tree *t, uint64_t ino, struct tree_attr *ret)
 	}
 	case KIND_BOX: {
 		struct box_view v;
-		if (INO_FILE(ino) >= _BF_MAX)
+		unsigned file = INO_FILE(ino);
+		if (file >= _BF_MAX && file != BF_EXEC_NEW && file != BF_EXEC_LAST)
 			return -ENOENT;
 		r = engine_box_get_by_id(t->engine, (int64_t)INO_ID(ino), &v);
 		if (r < 0)
 			return r;
 		mtime = v.created;
-		mode = INO_FILE(ino) == BF_DIR ? (S_IFDIR | 0755) : box_files[INO_FILE(ino)].mode;
+		if (file == BF_EXEC_NEW) {
+			*ret = mkattr(ino, S_IFREG | 0200, 0, mtime);
+			return 0;
+		}
+		mode = file == BF_EXEC_LAST ? (S_IFLNK | 0777)
+		       : file == BF_DIR     ? (S_IFDIR | 0755)
+					    : box_files[file].mode;
+		break;
+	}
+	case KIND_JOB: {
+		struct job_view jv;
+		struct box_view v;
+		unsigned file = INO_FILE(ino);
+		if (file >= _JF_MAX)
+			return -ENOENT;
+		r = engine_job_get_by_id(t->engine, (int64_t)INO_ID(ino), &jv);
+		if (r < 0 || engine_box_get_by_id(t->engine, jv.box_id, &v) < 0)
+			return -ENOENT;
+		mtime = v.created;
+		mode = file == JF_DIR ? (S_IFDIR | 0755) : job_files[file].mode;
+		if (file == JF_STDIN || file == JF_CTL || (file == JF_EXIT && jv.state != JOB_ENDED)) {
+			*ret = mkattr(ino, mode, 0, mtime);
+			return 0;
+		}
 		break;
 	}
 	case KIND_TEMP: {
@@ -494,7 +602,7 @@ int tree_getattr(struct tree *t, uint64_t ino, struct tree_attr *ret)
 	}
 	if (stream_key(ino, &key)) {
 		struct stat st;
-		int fd = engine_events_open(t->engine, key);
+		int fd = open_stream(t, ino, key);
 		if (fd < 0)
 			return fd;
 		r = fstat(fd, &st);
@@ -516,12 +624,26 @@ int tree_readlink(struct tree *t, uint64_t ino, char *buf, size_t bufsz)
 	struct box_view v;
 	int r;
 
-	if (INO_KIND(ino) != KIND_BOX || INO_FILE(ino) != BF_ROOT)
+	if (INO_KIND(ino) != KIND_BOX ||
+	    (INO_FILE(ino) != BF_ROOT && INO_FILE(ino) != BF_EXEC_LAST))
 		return -EINVAL;
 	r = engine_box_get_by_id(t->engine, (int64_t)INO_ID(ino), &v);
 	if (r < 0)
 		return r;
+	if (INO_FILE(ino) == BF_EXEC_LAST)
+		return engine_job_last(t->engine, v.name, buf, bufsz);
 	return engine_box_root(t->engine, v.name, buf, bufsz);
+}
+
+static int lookup_temp(struct tree *t, uint64_t parent, const char *name, struct tree_attr *ret)
+{
+	pthread_mutex_lock(&t->lock);
+	struct temp_file *f = find_temp(t, parent, name);
+	uint64_t tid = f ? f->id : 0;
+	pthread_mutex_unlock(&t->lock);
+	if (!f)
+		return -ENOENT;
+	return tree_getattr(t, INO(KIND_TEMP, tid, 0), ret);
 }
 
 int tree_lookup(struct tree *t, uint64_t parent, const char *name, struct tree_attr *ret)
@@ -563,7 +685,31 @@ int tree_lookup(struct tree *t, uint64_t parent, const char *name, struct tree_a
 			return -ENOTDIR;
 		i = lookup_index(image_files, ELEMENTSOF(image_files), name);
 		return i < 0 ? i : tree_getattr(t, parent | (uint64_t)i, ret);
+	case KIND_JOB:
+		if (INO_FILE(parent) != JF_DIR)
+			return -ENOTDIR;
+		i = lookup_index(job_files, ELEMENTSOF(job_files), name);
+		if (i >= 0)
+			return tree_getattr(t, parent | (uint64_t)i, ret);
+		return lookup_temp(t, parent, name, ret);
 	case KIND_BOX:
+		if (is_exec_dir(parent)) {
+			char box[NAME_MAX_LEN + 1];
+			struct job_view jv;
+			if (strcmp(name, "new") == 0)
+				return tree_getattr(t, (parent & ~0xffULL) | BF_EXEC_NEW, ret);
+			if (strcmp(name, "last") == 0) {
+				char last[NAME_MAX_LEN + 1];
+				if (box_name_of(t, parent, box, sizeof box) < 0 ||
+				    engine_job_last(t->engine, box, last, sizeof last) < 0)
+					return -ENOENT;
+				return tree_getattr(t, (parent & ~0xffULL) | BF_EXEC_LAST, ret);
+			}
+			if (!name_valid(name) || box_name_of(t, parent, box, sizeof box) < 0 ||
+			    engine_job_get(t->engine, box, name, &jv) < 0)
+				return -ENOENT;
+			return tree_getattr(t, INO(KIND_JOB, jv.id, JF_DIR), ret);
+		}
 		if (INO_FILE(parent) != BF_DIR)
 			return -ENOTDIR;
 		i = lookup_index(box_files, ELEMENTSOF(box_files), name);
@@ -648,6 +794,21 @@ static int add_by_lookup(struct tree *t, struct entries *es, uint64_t parent, co
 	return add_entry(es, name, &a);
 }
 
+static int add_temps(struct tree *t, struct entries *es, uint64_t parent)
+{
+	int r = 0;
+
+	pthread_mutex_lock(&t->lock);
+	for (struct temp_file *f = t->temps; f && r >= 0; f = f->next)
+		if (f->parent == parent) {
+			struct tree_attr ta = mkattr(INO(KIND_TEMP, f->id, 0),
+						     S_IFREG | (f->mode & 07777), f->len, f->mtime);
+			r = add_entry(es, f->name, &ta);
+		}
+	pthread_mutex_unlock(&t->lock);
+	return r;
+}
+
 int tree_readdir(struct tree *t, uint64_t ino, struct tree_entry **ret, size_t *ret_n)
 {
 	const struct pd_config *cfg = engine_config(t->engine);
@@ -678,7 +839,30 @@ int tree_readdir(struct tree *t, uint64_t ino, struct tree_entry **ret, size_t *
 		for (size_t i = 1; i < ELEMENTSOF(image_files) && r >= 0; i++)
 			r = add_by_lookup(t, &es, ino, image_files[i].name);
 		break;
+	case KIND_JOB:
+		if (INO_FILE(ino) != JF_DIR) {
+			r = -ENOTDIR;
+			break;
+		}
+		for (size_t i = 1; i < ELEMENTSOF(job_files) && r >= 0; i++)
+			r = add_by_lookup(t, &es, ino, job_files[i].name);
+		r = r < 0 ? r : add_temps(t, &es, ino);
+		break;
 	case KIND_BOX: {
+		if (is_exec_dir(ino)) {
+			char box[NAME_MAX_LEN + 1];
+			r = box_name_of(t, ino, box, sizeof box);
+			if (r >= 0)
+				r = add_by_lookup(t, &es, ino, "new");
+			if (r >= 0)
+				r = add_by_lookup(t, &es, ino, "last");
+			if (r >= 0)
+				r = engine_job_names(t->engine, box, &names, &n);
+			for (size_t i = 0; i < n && r >= 0; i++)
+				r = add_by_lookup(t, &es, ino, names[i]);
+			image_list_free(names, n);
+			break;
+		}
 		if (INO_FILE(ino) != BF_DIR) {
 			r = -ENOTDIR;
 			break;
@@ -687,15 +871,7 @@ int tree_readdir(struct tree *t, uint64_t ino, struct tree_entry **ret, size_t *
 		r = engine_box_get_by_id(t->engine, (int64_t)INO_ID(ino), &v);
 		for (size_t i = 1; i < ELEMENTSOF(box_files) && r >= 0; i++)
 			r = add_by_lookup(t, &es, ino, box_files[i].name);
-		pthread_mutex_lock(&t->lock);
-		for (struct temp_file *f = t->temps; f && r >= 0; f = f->next)
-			if (f->parent == ino) {
-				struct tree_attr ta =
-				    mkattr(INO(KIND_TEMP, f->id, 0), S_IFREG | (f->mode & 07777),
-					   f->len, f->mtime);
-				r = add_entry(&es, f->name, &ta);
-			}
-		pthread_mutex_unlock(&t->lock);
+		r = r < 0 ? r : add_temps(t, &es, ino);
 		break;
 	}
 	default:
@@ -744,9 +920,12 @@ int tree_open(struct tree *t, uint64_t ino, int flags, struct tree_file **ret)
 	f->ino = ino;
 	f->flags = flags;
 	f->stream_fd = -1;
-	if (stream_key(ino, &key)) {
+	if (INO_KIND(ino) == KIND_JOB && INO_FILE(ino) == JF_EXIT) {
+		f->wait_exit = true;
+		f->wait_key = JOB_WAKE_KEY(INO_ID(ino));
+	} else if (stream_key(ino, &key)) {
 		f->wait_key = key;
-		f->stream_fd = engine_events_open(t->engine, key);
+		f->stream_fd = open_stream(t, ino, key);
 		if (f->stream_fd < 0) {
 			r = f->stream_fd;
 			free(f);
@@ -775,18 +954,20 @@ int tree_open(struct tree *t, uint64_t ino, int flags, struct tree_file **ret)
 
 void tree_release(struct tree *t, struct tree_file *f)
 {
-	(void)t;
 	if (!f)
 		return;
+	if (f->pending)
+		(void)tree_flush(t, f);
 	if (f->stream_fd >= 0)
 		close(f->stream_fd);
 	free(f->content);
+	free(f->wbuf);
 	free(f);
 }
 
 bool tree_file_is_stream(const struct tree_file *f)
 {
-	return f->stream_fd >= 0;
+	return f->stream_fd >= 0 || f->wait_exit;
 }
 
 uint64_t tree_file_wait_key(const struct tree_file *f)
@@ -801,13 +982,25 @@ int tree_read(struct tree *t, struct tree_file *f, uint64_t off, char *buf, size
 		ssize_t n = pread(f->stream_fd, buf, size, (off_t)off);
 		if (n < 0)
 			return -errno;
-		if (n == 0 && size > 0 && engine_events_live(t->engine, f->wait_key)) {
+		if (n == 0 && size > 0 && stream_live(t, f->wait_key)) {
 			if (f->flags & O_NONBLOCK)
 				return -EAGAIN;
 			return TREE_WAIT;
 		}
 		*ret_n = (size_t)n;
 		return 0;
+	}
+	if (f->wait_exit && !f->content) {
+		/* exit answers once the job has ended. */
+		struct buf b = {0};
+		int r;
+		if (stream_live(t, f->wait_key))
+			return f->flags & O_NONBLOCK ? -EAGAIN : TREE_WAIT;
+		r = render(t, f->ino, &b);
+		if (r < 0)
+			return r;
+		f->content = b.data;
+		f->len = b.len;
 	}
 	if (INO_KIND(f->ino) == KIND_TEMP) {
 		/* Temp files read their current bytes, like a real file. */
@@ -905,8 +1098,125 @@ out:
 	return r;
 }
 
+/* Writes of a job's files (and exec/new), with failures recorded in the
+ * box's error file as "exec/JOB/FILE". */
+static int write_job_file(struct tree *t, uint64_t ino, const char *data, size_t len)
+{
+	char box[NAME_MAX_LEN + 1], label[160], value[256], name[NAME_MAX_LEN + 1];
+	struct job_view jv;
+	pd_error err = {0};
+	unsigned file = INO_FILE(ino);
+	int r;
+
+	if (INO_KIND(ino) == KIND_BOX) { /* exec/new */
+		_cleanup_free_ char *cmd = strndup(data, len);
+		r = box_name_of(t, ino, box, sizeof box);
+		if (r < 0)
+			return r;
+		snprintf(label, sizeof label, "exec/new");
+		if (!cmd)
+			r = pd_error_set(&err, -ENOMEM, "out of memory");
+		else if (strlen(cmd) != len)
+			r = pd_error_set(&err, -EINVAL, "cmd: NUL byte");
+		else
+			r = engine_job_new(t->engine, box, cmd, name, sizeof name, &err);
+		goto done;
+	}
+	r = engine_job_get_by_id(t->engine, (int64_t)INO_ID(ino), &jv);
+	if (r < 0)
+		return -ENOENT;
+	{
+		struct box_view v;
+		if (engine_box_get_by_id(t->engine, jv.box_id, &v) < 0)
+			return -ENOENT;
+		snprintf(box, sizeof box, "%s", v.name);
+	}
+	snprintf(label, sizeof label, "exec/%s/%s", jv.name, job_files[file].name);
+	switch (file) {
+	case JF_STDIN:
+		r = engine_job_stdin(t->engine, jv.id, data, len, &err);
+		if (r >= 0 && (size_t)r < len)
+			r = -EAGAIN; /* partial: FUSE writes are all or nothing here */
+		if (r == -EAGAIN)
+			return -EAGAIN;
+		break;
+	case JF_CTL:
+		if (value_from_write(data, len, sizeof value - 1, value, sizeof value) < 0)
+			r = pd_error_set(&err, -EINVAL, "not a value: write one line");
+		else
+			r = engine_job_ctl(t->engine, jv.id, value, &err);
+		break;
+	default:
+		r = engine_job_set(t->engine, jv.id, job_files[file].name, data, len, &err);
+	}
+done:
+	if (r >= 0)
+		return 0;
+	if (!err.code)
+		pd_error_set(&err, r, "%s", strerror(-r));
+	engine_box_record_error(t->engine, box, label, &err);
+	return err.code;
+}
+
+/* Appends one write(2) to the value this open has written so far: a write
+ * at offset 0 starts over, one at the end continues it. */
+static int accumulate(struct tree_file *f, uint64_t off, const char *buf, size_t len)
+{
+	if (off == 0)
+		f->wlen = 0;
+	else if (off != f->wlen)
+		return -EINVAL;
+	if (f->wlen + len > JOB_ENV_MAX + JOB_CMD_MAX)
+		return -EFBIG;
+	char *nb = realloc(f->wbuf, f->wlen + len + 1);
+	if (!nb)
+		return -ENOMEM;
+	memcpy(nb + f->wlen, buf, len);
+	f->wbuf = nb;
+	f->wlen += len;
+	f->wbuf[f->wlen] = '\0';
+	return 0;
+}
+
+static bool starts_job(uint64_t ino)
+{
+	return (INO_KIND(ino) == KIND_JOB && INO_FILE(ino) == JF_CMD) ||
+	       (INO_KIND(ino) == KIND_BOX && INO_FILE(ino) == BF_EXEC_NEW);
+}
+
+int tree_flush(struct tree *t, struct tree_file *f)
+{
+	if (!f->pending)
+		return 0;
+	f->pending = false;
+	return write_job_file(t, f->ino, f->wbuf ? f->wbuf : "", f->wlen);
+}
+
 int tree_write(struct tree *t, struct tree_file *f, uint64_t off, const char *buf, size_t len)
 {
+	int r;
+
+	if (starts_job(f->ino)) {
+		/* A command may come in several writes (a shell's printf
+		 * writes line by line): it starts when the file is closed.
+		 * What can be refused now is refused now. */
+		struct job_view jv;
+		if (INO_KIND(f->ino) == KIND_JOB &&
+		    engine_job_get_by_id(t->engine, (int64_t)INO_ID(f->ino), &jv) >= 0 &&
+		    jv.state != JOB_CREATED)
+			return write_job_file(t, f->ino, buf, len); /* EBUSY, recorded */
+		r = accumulate(f, off, buf, len);
+		if (r < 0)
+			return r;
+		f->pending = true;
+		return 0;
+	}
+	if (INO_KIND(f->ino) == KIND_JOB && INO_FILE(f->ino) == JF_ENV) {
+		r = accumulate(f, off, buf, len);
+		return r < 0 ? r : write_job_file(t, f->ino, f->wbuf, f->wlen);
+	}
+	if (INO_KIND(f->ino) == KIND_JOB)
+		return write_job_file(t, f->ino, buf, len);
 	switch (INO_KIND(f->ino)) {
 	case KIND_BOX:
 		(void)off; /* each write(2) is one whole value */
@@ -961,6 +1271,18 @@ int tree_mkdir(struct tree *t, uint64_t parent, const char *name, struct tree_at
 	pd_error err = {0};
 	int r;
 
+	if (is_exec_dir(parent)) {
+		char box[NAME_MAX_LEN + 1];
+		r = box_name_of(t, parent, box, sizeof box);
+		if (r < 0)
+			return r;
+		if (strcmp(name, "new") == 0 || strcmp(name, "last") == 0)
+			return -EEXIST;
+		r = engine_job_create(t->engine, box, name, &err);
+		if (r < 0)
+			return r;
+		return tree_lookup(t, parent, name, ret);
+	}
 	if (parent != S_BOXES) {
 		struct tree_attr a;
 		r = tree_lookup(t, parent, name, &a);
@@ -987,6 +1309,18 @@ int tree_rmdir(struct tree *t, uint64_t parent, const char *name)
 		return r;
 	if (!S_ISDIR(a.mode))
 		return -ENOTDIR;
+	if (is_exec_dir(parent)) {
+		char box[NAME_MAX_LEN + 1];
+		r = box_name_of(t, parent, box, sizeof box);
+		if (r >= 0)
+			r = engine_job_delete(t->engine, box, name, &err);
+		if (r < 0 && err.code) {
+			char label[100];
+			snprintf(label, sizeof label, "exec/%s", name);
+			engine_box_record_error(t->engine, box, label, &err);
+		}
+		return r;
+	}
 	if (parent != S_BOXES)
 		return -EPERM;
 	r = engine_box_delete(t->engine, name, &err);
@@ -1005,6 +1339,10 @@ static bool temps_allowed(struct tree *t, uint64_t parent)
 {
 	struct box_view v;
 
+	struct job_view jv;
+
+	if (INO_KIND(parent) == KIND_JOB && INO_FILE(parent) == JF_DIR)
+		return engine_job_get_by_id(t->engine, (int64_t)INO_ID(parent), &jv) >= 0;
 	return INO_KIND(parent) == KIND_BOX && INO_FILE(parent) == BF_DIR &&
 	       engine_box_get_by_id(t->engine, (int64_t)INO_ID(parent), &v) >= 0;
 }
@@ -1111,10 +1449,12 @@ int tree_rename(struct tree *t, uint64_t parent, const char *name, uint64_t newp
 	}
 
 	r = tree_lookup(t, newparent, newname, &target);
-	if (r >= 0 && INO_KIND(target.ino) == KIND_BOX) {
+	if (r >= 0 && (INO_KIND(target.ino) == KIND_BOX || INO_KIND(target.ino) == KIND_JOB)) {
 		/* The temp-then-rename write: apply the content as one write. */
-		if (!writable(target.mode))
+		if (!writable(target.mode) || S_ISDIR(target.mode))
 			r = -EACCES;
+		else if (INO_KIND(target.ino) == KIND_JOB)
+			r = write_job_file(t, target.ino, data ? data : "", len);
 		else
 			r = write_box_file(t, (int64_t)INO_ID(target.ino), INO_FILE(target.ino),
 					   data ? data : "", len);

@@ -86,6 +86,10 @@ uint64_t tree_file_wait_key(const struct tree_file *f);
 /* One write(2). Returns 0 (all of len taken) or -errno. */
 int tree_write(struct tree *t, struct tree_file *f, uint64_t off, const char *buf, size_t len);
 
+/* close(2) of one descriptor: applies a value that waits for it (a job's
+ * cmd, exec/new) and returns its error. Called again by tree_release(). */
+int tree_flush(struct tree *t, struct tree_file *f);
+
 /* truncate(2)/O_TRUNC: accepted on writable files, changes nothing on
  * control files. */
 int tree_truncate(struct tree *t, uint64_t ino, uint64_t size);

@@ -216,7 +216,7 @@ static bool dir_has(uint64_t ino, const char *name, struct tree_attr *ret)
 }
 
 /* Entries of a box directory: its files plus the root link. */
-#define BOX_FILES 11
+#define BOX_FILES 12
 
 static size_t dir_count(uint64_t ino)
 {
@@ -376,7 +376,8 @@ START_TEST(test_modes)
 
 	make_box("web");
 	ck_assert(S_ISDIR(attr_of("boxes/web").mode));
-	ck_assert_uint_eq(dir_count(ino_of("boxes/web")), ELEMENTSOF(files) + 1 /* root */);
+	ck_assert_uint_eq(dir_count(ino_of("boxes/web")), ELEMENTSOF(files) + 2 /* root, exec */);
+	ck_assert(S_ISDIR(attr_of("boxes/web/exec").mode));
 	ck_assert(S_ISLNK(attr_of("boxes/web/root").mode));
 	for (size_t i = 0; i < ELEMENTSOF(files); i++) {
 		struct tree_attr e;

@@ -220,4 +220,4 @@ PY
 }
 
 # Helpers usable from `bash -c` in tests.
-export -f pd_crun crun_list same diag snap
+export -f pd_crun crun_list same diag snap write_expect wait_for

@@ -1,0 +1,133 @@
+#!/bin/bash
+# Exec jobs through the tree: named and quick jobs, live streams, exit codes,
+# stdin, ctl, binary output, O_NONBLOCK, parked readers, rmdir, bad input.
+. "$(dirname "$0")/lib.sh"
+pd_start
+
+B=$M/boxes/x
+X=$B/exec
+mkdir "$B"
+
+ok "exec is a directory" test -d "$X"
+ok "exec/new is write-only" same "$(stat -c %a "$X/new")" 200
+ok "exec/last does not exist before the first job" test ! -e "$X/last"
+ok "mkdir exec/JOB makes a job" mkdir "$X/hello"
+ok "a new job lists its files" same "$(ls "$X/hello" | tr '\n' ' ')" "cmd ctl cwd desktop ended env exit output pid started status stderr stdin stdout user "
+ok "its status is created" same "$(cat "$X/hello/status")" created
+ok "env takes KEY=VALUE lines" bash -c "printf 'GREETING=hi there\nN=42\n' > '$X/hello/env'"
+ok "env refuses a bad line (EINVAL)" write_expect EINVAL "$X/hello/env" "no equals sign"
+ok "cwd takes an absolute path" bash -c "echo /tmp > '$X/hello/cwd'"
+ok "cwd refuses a relative path" write_expect EINVAL "$X/hello/cwd" "tmp"
+ok "the box is still created" same "$(cat "$B/state")" created
+ok "writing cmd starts the job (and the created box)" bash -c "echo 'echo \"\$GREETING \$N\"; pwd; echo oops >&2; exit 3' > '$X/hello/cmd'"
+ok "the box is running" same "$(cat "$B/state")" running
+ok "exit waits and returns the code" same "$(timeout 10 cat "$X/hello/exit")" 3
+ok "status reads exited 3" same "$(cat "$X/hello/status")" "exited 3"
+ok "stdout has the job's output, env and cwd applied" same "$(cat "$X/hello/stdout")" "hi there 42
+/tmp"
+ok "stderr has its errors" same "$(cat "$X/hello/stderr")" oops
+ok "output interleaves both" same "$(cat "$X/hello/output" | sort | tr '\n' ' ')" "/tmp hi there 42 oops "
+ok "started and ended are RFC 3339" bash -c "grep -Eq '^[0-9-]{10}T[0-9:]{8}Z\$' '$X/hello/started' && grep -Eq '^[0-9-]{10}T[0-9:]{8}Z\$' '$X/hello/ended'"
+ok "pid is a number" grep -Eq '^[0-9]+$' "$X/hello/pid"
+ok "cmd reads back" grep -q 'exit 3' "$X/hello/cmd"
+ok "cmd is written once (EBUSY)" write_expect EBUSY "$X/hello/cmd" "true"
+ok "settings are fixed once started (EBUSY)" write_expect EBUSY "$X/hello/cwd" "/"
+ok "the reason is in the box's error" grep -q 'exec/hello/cwd: ' "$B/error"
+ok "job events are recorded" bash -c "snap '$B/events' | grep -q ' x job hello ended exited 3\$'"
+
+# Quick jobs.
+ok "exec/new starts a numbered job" bash -c "echo 'echo quick' > '$X/new'"
+ok "exec/last leads to it" same "$(readlink "$X/last")" 1
+ok "its output is there" same "$(timeout 10 cat "$X/last/exit"; cat "$X/last/stdout")" "0
+quick"
+ok "the next one is 2" bash -c "echo 'exit 0' > '$X/new' && test \"\$(readlink '$X/last')\" = 2"
+
+# Live streaming: lines arrive as they are produced.
+mkdir "$X/live"
+echo 'for i in 1 2 3 4 5 6; do echo line $i; sleep 0.5; done' >"$X/live/cmd"
+ok "cat output follows the job live and ends with it" timeout 20 python3 -c "
+import time
+t0 = time.time(); stamps = []
+with open('$X/live/output', 'rb', buffering=0) as f:
+    while True:
+        b = f.read(4096)
+        if not b: break
+        stamps.append((time.time() - t0, b))
+lines = b''.join(b for _, b in stamps).decode().split()
+assert lines.count('line') == 6, lines
+# the first line came well before the job ended
+assert stamps[0][0] < 1.5, stamps[0]
+assert stamps[-1][0] > 2.0, stamps[-1]
+"
+ok "a late reader gets the whole stream from byte 0" same "$(cat "$X/live/stdout" | wc -l)" 6
+
+# stdin round trip.
+mkdir "$X/cat"
+echo 'cat' >"$X/cat/cmd"
+ok "stdin is fed to the process" bash -c "printf 'one\ntwo\n' > '$X/cat/stdin'"
+ok "ctl eof closes it and the job ends" bash -c "echo eof > '$X/cat/ctl' && test \"\$(timeout 10 cat '$X/cat/exit')\" = 0"
+ok "what went in came out" same "$(cat "$X/cat/stdout")" "one
+two"
+
+# ctl: kill and signals.
+mkdir "$X/sleep"
+echo 'sleep 1000' >"$X/sleep/cmd"
+ok "status reads running" wait_for 5 bash -c "test \"\$(cat '$X/sleep/status')\" = running"
+ok "rmdir of a running job is EBUSY" bash -c "! rmdir '$X/sleep' 2>/dev/null && test -d '$X/sleep'"
+ok "ctl: garbage is EINVAL" write_expect EINVAL "$X/sleep/ctl" "explode"
+ok "ctl: unknown signal is EINVAL" write_expect EINVAL "$X/sleep/ctl" "signal SIGNOPE"
+ok "ctl kill ends sleep 1000" bash -c "echo kill > '$X/sleep/ctl' && test \"\$(timeout 10 cat '$X/sleep/exit')\" = 137"
+ok "status says killed" grep -q '^killed' "$X/sleep/status"
+mkdir "$X/term"
+echo 'sleep 1000' >"$X/term/cmd"
+wait_for 5 test -s "$X/term/pid"
+ok "ctl signal TERM works" bash -c "echo 'signal TERM' > '$X/term/ctl' && test \"\$(timeout 10 cat '$X/term/exit')\" = 143"
+ok "rmdir of a finished job works" rmdir "$X/sleep"
+ok "and it is gone" test ! -e "$X/sleep"
+
+# Binary output, byte-exact.
+mkdir "$X/bin"
+echo 'head -c 20000000 /dev/urandom | tee /tmp/rand.bin >/dev/null; cat /tmp/rand.bin' >"$X/bin/cmd"
+ok "20 MB of random bytes match by sha256" bash -c "
+	timeout 60 cat '$X/bin/exit' >/dev/null &&
+	test \"\$(sha256sum < '$X/bin/stdout' | cut -d' ' -f1)\" = \"\$(sha256sum < '$B/root/tmp/rand.bin' | cut -d' ' -f1)\""
+
+# O_NONBLOCK and parked readers.
+mkdir "$X/quiet"
+echo 'sleep 30' >"$X/quiet/cmd"
+ok "O_NONBLOCK read at the end gives EAGAIN" python3 -c "
+import os
+fd = os.open('$X/quiet/stdout', os.O_RDONLY | os.O_NONBLOCK)
+try:
+    os.read(fd, 100); raise SystemExit('no EAGAIN')
+except BlockingIOError: pass"
+ok "exit opened O_NONBLOCK gives EAGAIN while running" python3 -c "
+import os
+fd = os.open('$X/quiet/exit', os.O_RDONLY | os.O_NONBLOCK)
+try:
+    os.read(fd, 100); raise SystemExit('no EAGAIN')
+except BlockingIOError: pass"
+pids=()
+for i in $(seq 500); do
+	cat "$X/quiet/stdout" >/dev/null &
+	pids+=($!)
+done
+sleep 2
+ok "with 500 parked readers, state answers at once" bash -c "
+	s=\$(date +%s%N); cat '$B/state' >/dev/null; e=\$(date +%s%N); [ \$(( (e - s) / 1000000 )) -lt 1000 ]"
+ok "and a new job still starts and finishes" bash -c "echo 'echo alive' > '$X/new' && test \"\$(timeout 10 cat '$X/last/exit')\" = 0"
+echo kill >"$X/quiet/ctl"
+ok "all 500 readers end when the job ends" wait "${pids[@]}"
+
+# Bad input.
+ok "an invalid job name is EINVAL" bash -c "! mkdir '$X/Bad' 2>/dev/null"
+ok "a duplicate job is EEXIST" bash -c "! mkdir '$X/hello' 2>/dev/null"
+ok "empty cmd is EINVAL" write_expect EINVAL "$X/new" $'\n'
+ok "a cmd with a NUL byte is EINVAL" bash -c "mkdir '$X/nul' && write_expect EINVAL '$X/nul/cmd' hex:6c73006c73"
+ok "stdout is read-only" write_expect EACCES "$X/hello/stdout" x
+ok "exec on a stopped box is EBUSY" bash -c "echo stopped > '$B/state' && mkdir '$X/late' && write_expect EBUSY '$X/late/cmd' true"
+ok "the box's error says why" grep -q 'exec/late/cmd: box x is stopped' "$B/error"
+
+rmdir "$B"
+ok "deleting the box deletes its jobs" test ! -e "$B"
+pd_done
