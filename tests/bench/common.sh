@@ -1,3 +1,4 @@
+# shellcheck shell=bash
 # common.sh - shared pieces of the benchmarks (sourced, not run).
 #
 # Reuses the integration harness (tests/integration/lib.sh): a private
@@ -59,6 +60,22 @@ bench_broken() {
 		tail -n 20 "$PD_TMP/paddockd.log" >&2
 	fi
 	exit 1
+}
+
+# True if paddockd was built with the sanitizers (./configure
+# --enable-sanitizers): ASan makes every fork of the daemon slower and
+# keeps freed memory in quarantine, so its numbers are not the product's.
+bench_sanitized() {
+	grep -aq __asan_init "$PADDOCKD" 2>/dev/null
+}
+
+bench_build_note() {
+	if bench_sanitized; then
+		echo "  paddockd: $PADDOCKD -- ASan/UBSan build: slower, and it grows (see README;"
+		echo "            run-all.sh builds a plain copy, or set PADDOCKD)"
+	else
+		echo "  paddockd: $PADDOCKD (no sanitizers)"
+	fi
 }
 
 bench_stats() {

@@ -115,7 +115,7 @@ fi
 # Five rounds, interleaved; the median round counts.
 : >"$PD_TMP/loop_fuse"
 : >"$PD_TMP/loop_tmpfs"
-for round in 1 2 3 4 5; do
+for _ in 1 2 3 4 5; do
 	"$LOOPER" "$BOX/state" "$LOOP" >>"$PD_TMP/loop_fuse" || bench_broken "read loop on $BOX/state failed"
 	"$LOOPER" "$SHM" "$LOOP" >>"$PD_TMP/loop_tmpfs" || bench_broken "read loop on $SHM failed"
 done
@@ -126,6 +126,7 @@ ratio=$(bench_ratio "$f_med" "$t_med")
 loop_ratio=$(bench_ratio "$lf_med" "$lt_med")
 printf 'state read: "running" from a running box vs the same bytes on /dev/shm; load %s\n' \
 	"$(cut -d' ' -f1-3 /proc/loadavg)"
+bench_build_note
 printf '  cat (hyperfine -N, %d runs, %d warm-up)   median    mean  stddev     min\n' "$RUNS" "$WARMUP"
 printf '    %-38s %7s %7s %7s %7s us\n' "cat MOUNT/boxes/X/state" "$f_med" "$f_mean" "$f_sd" "$f_min"
 printf '    %-38s %7s %7s %7s %7s us\n' "cat /dev/shm/FILE" "$t_med" "$t_mean" "$t_sd" "$t_min"

@@ -1,0 +1,78 @@
+#!/bin/bash
+# run-all.sh - runs every benchmark and gathers their RESULT lines, printed
+# together at the end and written to tests/bench/results/latest.txt.
+#
+#   run-all.sh [--tree | --release]
+#
+# Which paddockd is measured:
+#   default    the tree's daemon/paddockd, unless it was built with the
+#              sanitizers: then a plain copy is built first (build-release.sh)
+#   --tree     the tree's daemon/paddockd as it is (or $PADDOCKD if set)
+#   --release  always build and measure a plain copy of the working tree
+#
+# Exit status: 0 when every benchmark ran (whatever the numbers), 1 when
+# one of them broke. Needs root, like the benchmarks.
+
+set -u
+export LC_ALL=C
+here=$(cd "$(dirname "$0")" && pwd)
+top=$(cd "$here/../.." && pwd)
+mode=auto
+case "${1:-}" in
+--tree) mode=tree ;;
+--release) mode=release ;;
+"") ;;
+*)
+	echo "usage: $0 [--tree | --release]" >&2
+	exit 2
+	;;
+esac
+
+work=$(mktemp -d /tmp/paddock-bench-all.XXXXXX)
+cleanup() {
+	rm -rf --one-file-system "$work"
+}
+trap cleanup EXIT
+trap 'exit 130' INT TERM
+
+export PADDOCKD=${PADDOCKD:-$top/daemon/paddockd}
+[ -x "$PADDOCKD" ] || { echo "no $PADDOCKD: run make first" >&2; exit 1; }
+sanitized=no
+grep -aq __asan_init "$PADDOCKD" && sanitized=yes
+build="tree ($PADDOCKD)"
+if [ $mode = release ] || { [ $mode = auto ] && [ $sanitized = yes ]; }; then
+	[ $sanitized = yes ] && echo "run-all: $PADDOCKD is an ASan/UBSan build; measuring a plain copy"
+	PADDOCKD=$("$here/build-release.sh" "$work/build") || { echo "run-all: the build failed" >&2; exit 1; }
+	build="plain copy of the working tree (no sanitizers)"
+elif [ $sanitized = yes ]; then
+	build="$build, ASan/UBSan build"
+fi
+
+results=()
+broken=0
+for b in box-start state-read idle-memory; do
+	echo "=== $b"
+	"$here/$b.sh" | tee "$work/$b.out"
+	rc=${PIPESTATUS[0]}
+	line=$(grep '^RESULT ' "$work/$b.out" | tail -n 1)
+	if [ "$rc" -ne 0 ] || [ -z "$line" ]; then
+		[ "$rc" -ge 128 ] && exit "$rc" # interrupted
+		broken=1
+		line="RESULT ${b//-/_}=broken ratio=nan target=nan"
+	fi
+	results+=("$line")
+	echo
+done
+
+rev=$(git -C "$top" rev-parse --short HEAD 2>/dev/null || echo unknown)
+git -C "$top" diff --quiet HEAD -- . 2>/dev/null || rev="$rev+changes"
+mkdir -p "$here/results"
+{
+	echo "# paddock benchmarks, $(date -u +%Y-%m-%dT%H:%M:%SZ), $(uname -r), $(nproc) CPUs, commit $rev"
+	echo "# paddockd: $build"
+	printf '%s\n' "${results[@]}"
+} >"$here/results/latest.txt"
+
+echo "=== results (also in tests/bench/results/latest.txt)"
+printf '%s\n' "${results[@]}"
+exit $broken
