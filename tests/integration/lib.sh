@@ -94,6 +94,7 @@ run = $PD_TMP/run
 default_image = ${PD_IMAGE:-tiny}
 cgroup_parent = $PD_CGROUP
 stop_grace = ${PD_STOP_GRACE:-2}
+exec_log_max = ${PD_LOG_MAX:-256M}
 [types.tiny]
 cpus = 0.5
 memory = 64M

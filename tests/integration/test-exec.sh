@@ -87,8 +87,8 @@ ok "and it is gone" test ! -e "$X/sleep"
 
 # Binary output, byte-exact.
 mkdir "$X/bin"
-echo 'head -c 20000000 /dev/urandom | tee /tmp/rand.bin >/dev/null; cat /tmp/rand.bin' >"$X/bin/cmd"
-ok "20 MB of random bytes match by sha256" bash -c "
+echo 'head -c 100000000 /dev/urandom > /tmp/rand.bin; cat /tmp/rand.bin' >"$X/bin/cmd"
+ok "100 MB of random bytes match by sha256" bash -c "
 	timeout 60 cat '$X/bin/exit' >/dev/null &&
 	test \"\$(sha256sum < '$X/bin/stdout' | cut -d' ' -f1)\" = \"\$(sha256sum < '$B/root/tmp/rand.bin' | cut -d' ' -f1)\""
 
@@ -127,6 +127,33 @@ ok "a cmd with a NUL byte is EINVAL" bash -c "mkdir '$X/nul' && write_expect EIN
 ok "stdout is read-only" write_expect EACCES "$X/hello/stdout" x
 ok "exec on a stopped box is EBUSY" bash -c "echo stopped > '$B/state' && mkdir '$X/late' && write_expect EBUSY '$X/late/cmd' true"
 ok "the box's error says why" grep -q 'exec/late/cmd: box x is stopped' "$B/error"
+
+rmdir "$X/bin"
+
+# Jobs outlive the daemon: kill -9 it while a job writes, restart, and the
+# stream is complete and exit right.
+echo running >"$B/state"
+mkdir "$X/long"
+echo 'i=0; while [ $i -lt 40 ]; do echo "tick $i"; i=$((i + 1)); sleep 0.1; done; exit 7' >"$X/long/cmd"
+sleep 1
+pd_kill9
+sleep 3
+pd_start
+ok "after kill -9 and restart, exit is right" same "$(timeout 20 cat "$X/long/exit")" 7
+ok "and no output was lost" same "$(grep -c '^tick' "$X/long/stdout")" 40
+ok "the stream is in order" same "$(tail -n 1 "$X/long/stdout")" "tick 39"
+ok "the job's end is an event" bash -c "snap '$B/events' | grep -q ' x job long ended exited 7\$'"
+mkdir "$X/across"
+echo 'sleep 3; echo done' >"$X/across/cmd"
+pd_stop
+pd_start
+ok "a job running across a clean restart is followed live again" same "$(timeout 20 cat "$X/across/output")" done
+
+# Temp-then-rename works for job files too.
+mkdir "$X/tmpw"
+ok "cmd written as a temp file then renamed starts the job" bash -c "
+	echo 'echo renamed' > '$X/tmpw/.cmd.tmp' && mv '$X/tmpw/.cmd.tmp' '$X/tmpw/cmd' &&
+	test \"\$(timeout 10 cat '$X/tmpw/exit')\" = 0 && test \"\$(cat '$X/tmpw/stdout')\" = renamed"
 
 rmdir "$B"
 ok "deleting the box deletes its jobs" test ! -e "$B"
