@@ -715,13 +715,7 @@ int tree_lookup(struct tree *t, uint64_t parent, const char *name, struct tree_a
 		i = lookup_index(box_files, ELEMENTSOF(box_files), name);
 		if (i >= 0)
 			return tree_getattr(t, parent | (uint64_t)i, ret);
-		pthread_mutex_lock(&t->lock);
-		struct temp_file *f = find_temp(t, parent, name);
-		uint64_t tid = f ? f->id : 0;
-		pthread_mutex_unlock(&t->lock);
-		if (!f)
-			return -ENOENT;
-		return tree_getattr(t, INO(KIND_TEMP, tid, 0), ret);
+		return lookup_temp(t, parent, name, ret);
 	}
 	return -ENOTDIR;
 }
