@@ -57,7 +57,7 @@ struct pd_config {
 	char *cgroup_parent;
 	char *default_image;
 	char *default_type;
-	int64_t default_ttl; /* seconds, -1 = none */
+	int64_t default_ttl;   /* seconds, -1 = none */
 	unsigned stop_grace;   /* seconds */
 	uint64_t exec_log_max; /* bytes per job stream */
 	struct box_type types[CONFIG_MAX_TYPES];

@@ -15,7 +15,7 @@
 /* --- paths --------------------------------------------------------------- */
 
 void eng_box_path(const struct engine *e, const struct box *b, const char *sub, char *buf,
-		     size_t bufsz)
+		  size_t bufsz)
 {
 	if (sub)
 		snprintf(buf, bufsz, "%s/%lld/%s", e->boxes_dir, (long long)b->row.id, sub);
@@ -635,8 +635,9 @@ static void *timer_main(void *userdata)
 			for (size_t i = 0; i < n; i++) {
 				pd_error err = {0};
 				if (engine_box_set_state(e, stop[i], "stopped", &err) < 0)
-					log_warn("box %s: TTL expired but it could not be stopped: %s",
-						 stop[i], err.msg);
+					log_warn(
+					    "box %s: TTL expired but it could not be stopped: %s",
+					    stop[i], err.msg);
 				else
 					log_info("box %s: TTL expired, stopped", stop[i]);
 			}

@@ -39,7 +39,7 @@ struct box_view {
 	char type[NAME_MAX_LEN + 1];
 	char image[NAME_MAX_LEN + 1];
 	time_t created;
-	pid_t pid;      /* host PID of the box's PID 1 while running */
+	pid_t pid;	/* host PID of the box's PID 1 while running */
 	time_t expires; /* TTL deadline, 0 = none */
 	char error[PD_ERROR_MAX + 64];
 };

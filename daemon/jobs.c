@@ -73,7 +73,8 @@ static void remove_job(struct engine *e, struct job *j)
 {
 	for (size_t i = 0; i < e->n_jobs; i++)
 		if (e->jobs[i] == j) {
-			memmove(&e->jobs[i], &e->jobs[i + 1], (e->n_jobs - i - 1) * sizeof *e->jobs);
+			memmove(&e->jobs[i], &e->jobs[i + 1],
+				(e->n_jobs - i - 1) * sizeof *e->jobs);
 			e->n_jobs--;
 			return;
 		}
@@ -334,9 +335,9 @@ int engine_job_read(struct engine *e, int64_t id, const char *file, char **ret, 
 	if (r == -ENOENT) {
 		/* Not written (yet): settings default to empty, status to the
 		 * job's state. */
-		const char *dflt = strcmp(file, "status") == 0 ? job_state_name(st)
+		const char *dflt = strcmp(file, "status") == 0	  ? job_state_name(st)
 				   : strcmp(file, "desktop") == 0 ? "0"
-								   : NULL;
+								  : NULL;
 		char *s;
 		if (asprintf(&s, "%s%s", dflt ? dflt : "", dflt ? "\n" : "") < 0)
 			return -ENOMEM;
@@ -398,12 +399,14 @@ static int check_env(const char *data, size_t len, pd_error *err)
 		const char *eq = memchr(p, '=', (size_t)(le - p));
 		if (le > p) {
 			if (!eq || eq == p)
-				return pd_error_set(err, -EINVAL, "env line %zu: not KEY=VALUE", line);
+				return pd_error_set(err, -EINVAL, "env line %zu: not KEY=VALUE",
+						    line);
 			for (const char *k = p; k < eq; k++)
-				if (!(*k == '_' || (*k >= 'A' && *k <= 'Z') || (*k >= 'a' && *k <= 'z') ||
+				if (!(*k == '_' || (*k >= 'A' && *k <= 'Z') ||
+				      (*k >= 'a' && *k <= 'z') ||
 				      (k > p && *k >= '0' && *k <= '9')))
-					return pd_error_set(err, -EINVAL,
-							    "env line %zu: bad variable name", line);
+					return pd_error_set(
+					    err, -EINVAL, "env line %zu: bad variable name", line);
 		}
 		p = nl ? nl + 1 : end;
 		line++;
@@ -514,8 +517,7 @@ struct start_info {
 
 /* Writes spec.json and cmd for the supervisor. Called without the engine
  * lock: the job is already marked running, so nothing else touches it. */
-static int write_spec(struct engine *e, const struct start_info *si, const char *cmd,
-		      pd_error *err)
+static int write_spec(struct engine *e, const struct start_info *si, const char *cmd, pd_error *err)
 {
 	_cleanup_free_ char *user = setting(si->dir, "user", 4096);
 	_cleanup_free_ char *cwd = setting(si->dir, "cwd", 4096);
@@ -799,8 +801,9 @@ int engine_job_ctl(struct engine *e, int64_t id, const char *cmd, pd_error *err)
 			sig = -1;
 			for (int i = 1; i < 65; i++) {
 				const char *abbrev = sigabbrev_np(i);
-				if (abbrev && (strcmp(s, abbrev) == 0 ||
-					       (strncmp(s, "SIG", 3) == 0 && strcmp(s + 3, abbrev) == 0))) {
+				if (abbrev &&
+				    (strcmp(s, abbrev) == 0 ||
+				     (strncmp(s, "SIG", 3) == 0 && strcmp(s + 3, abbrev) == 0))) {
 					sig = i;
 					break;
 				}
@@ -903,9 +906,9 @@ static int load_job(const struct job_row *row, void *userdata)
 	j->box_id = row->box_id;
 	j->wd = -1;
 	snprintf(j->name, sizeof j->name, "%s", row->name);
-	j->state = strcmp(row->state, "created") == 0   ? JOB_CREATED
+	j->state = strcmp(row->state, "created") == 0	? JOB_CREATED
 		   : strcmp(row->state, "running") == 0 ? JOB_RUNNING
-							 : JOB_ENDED;
+							: JOB_ENDED;
 	if (add_job(e, j) < 0) {
 		free(j);
 		return -ENOMEM;
@@ -936,7 +939,8 @@ int jobs_start(struct engine *e)
 		if (j->state != JOB_RUNNING || !b)
 			continue;
 		job_dir(e, b, j, NULL, dir, sizeof dir);
-		j->wd = inotify_add_watch(e->inotify_fd, dir, IN_MODIFY | IN_MOVED_TO | IN_CLOSE_WRITE);
+		j->wd =
+		    inotify_add_watch(e->inotify_fd, dir, IN_MODIFY | IN_MOVED_TO | IN_CLOSE_WRITE);
 		/* It may have ended while the daemon was down. */
 		check_ended(e, j);
 	}

@@ -204,10 +204,11 @@ int store_box_update(struct store *s, const struct box_row *row, pd_error *err)
 {
 	_cleanup_stmt_ sqlite3_stmt *st = NULL;
 
-	if (sqlite3_prepare_v2(s->db,
-			       "UPDATE boxes SET name = ?1, state = ?2, type = ?3, image = ?4,"
-			       " created = ?5, last_started = ?6, error = ?7, expires = ?9 WHERE id = ?8",
-			       -1, &st, NULL) != SQLITE_OK ||
+	if (sqlite3_prepare_v2(
+		s->db,
+		"UPDATE boxes SET name = ?1, state = ?2, type = ?3, image = ?4,"
+		" created = ?5, last_started = ?6, error = ?7, expires = ?9 WHERE id = ?8",
+		-1, &st, NULL) != SQLITE_OK ||
 	    bind_row(st, row) < 0 || sqlite3_bind_int64(st, 8, row->id) != SQLITE_OK)
 		return sql_err(s->db, err, "update box");
 	if (sqlite3_step(st) != SQLITE_DONE)
@@ -236,10 +237,11 @@ int store_box_foreach(struct store *s, int (*fn)(const struct box_row *row, void
 	_cleanup_stmt_ sqlite3_stmt *st = NULL;
 	int rc;
 
-	if (sqlite3_prepare_v2(s->db,
-			       "SELECT id, name, state, type, image, created, last_started, error, expires"
-			       " FROM boxes ORDER BY id",
-			       -1, &st, NULL) != SQLITE_OK)
+	if (sqlite3_prepare_v2(
+		s->db,
+		"SELECT id, name, state, type, image, created, last_started, error, expires"
+		" FROM boxes ORDER BY id",
+		-1, &st, NULL) != SQLITE_OK)
 		return -EIO;
 	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
 		struct box_row row = {0};

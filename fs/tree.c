@@ -89,16 +89,33 @@ static const struct node_def box_files[] = {
 #define BF_EXEC_NEW 40
 #define BF_EXEC_LAST 41
 
-enum { JF_DIR, JF_CMD, JF_ENV, JF_CWD, JF_USER, JF_DESKTOP, JF_STDIN, JF_STDOUT, JF_STDERR,
-       JF_OUTPUT, JF_STATUS, JF_EXIT, JF_CTL, JF_PID, JF_STARTED, JF_ENDED, _JF_MAX };
+enum {
+	JF_DIR,
+	JF_CMD,
+	JF_ENV,
+	JF_CWD,
+	JF_USER,
+	JF_DESKTOP,
+	JF_STDIN,
+	JF_STDOUT,
+	JF_STDERR,
+	JF_OUTPUT,
+	JF_STATUS,
+	JF_EXIT,
+	JF_CTL,
+	JF_PID,
+	JF_STARTED,
+	JF_ENDED,
+	_JF_MAX
+};
 static const struct node_def job_files[] = {
-    [JF_CMD] = {"cmd", S_IFREG | 0644},	      [JF_ENV] = {"env", S_IFREG | 0644},
-    [JF_CWD] = {"cwd", S_IFREG | 0644},	      [JF_USER] = {"user", S_IFREG | 0644},
+    [JF_CMD] = {"cmd", S_IFREG | 0644},		[JF_ENV] = {"env", S_IFREG | 0644},
+    [JF_CWD] = {"cwd", S_IFREG | 0644},		[JF_USER] = {"user", S_IFREG | 0644},
     [JF_DESKTOP] = {"desktop", S_IFREG | 0644}, [JF_STDIN] = {"stdin", S_IFREG | 0200},
-    [JF_STDOUT] = {"stdout", S_IFREG | 0444},   [JF_STDERR] = {"stderr", S_IFREG | 0444},
-    [JF_OUTPUT] = {"output", S_IFREG | 0444},   [JF_STATUS] = {"status", S_IFREG | 0444},
-    [JF_EXIT] = {"exit", S_IFREG | 0444},	      [JF_CTL] = {"ctl", S_IFREG | 0200},
-    [JF_PID] = {"pid", S_IFREG | 0444},	      [JF_STARTED] = {"started", S_IFREG | 0444},
+    [JF_STDOUT] = {"stdout", S_IFREG | 0444},	[JF_STDERR] = {"stderr", S_IFREG | 0444},
+    [JF_OUTPUT] = {"output", S_IFREG | 0444},	[JF_STATUS] = {"status", S_IFREG | 0444},
+    [JF_EXIT] = {"exit", S_IFREG | 0444},	[JF_CTL] = {"ctl", S_IFREG | 0200},
+    [JF_PID] = {"pid", S_IFREG | 0444},		[JF_STARTED] = {"started", S_IFREG | 0444},
     [JF_ENDED] = {"ended", S_IFREG | 0444},
 };
 
@@ -147,7 +164,7 @@ struct tree_file {
 	int flags;
 	char *content; /* rendered value */
 	size_t len;
-	int stream_fd; /* events log or job stream, or -1 */
+	int stream_fd;	/* events log or job stream, or -1 */
 	bool wait_exit; /* a job's exit: reads wait for the end */
 	uint64_t wait_key;
 	/* Multi-line values (env, cmd, exec/new) may arrive in several
@@ -358,7 +375,8 @@ static int render_box_file(struct tree *t, int64_t id, unsigned file, struct buf
 		time_t now = time(NULL);
 		if (!v.expires)
 			return buf_printf(out, "none\n");
-		return buf_printf(out, "%lld\n", (long long)(v.expires > now ? v.expires - now : 0));
+		return buf_printf(out, "%lld\n",
+				  (long long)(v.expires > now ? v.expires - now : 0));
 	}
 	case BF_EXPIRES:
 		if (!v.expires)
@@ -423,8 +441,8 @@ static int render(struct tree *t, uint64_t ino, struct buf *out)
 			return -EISDIR;
 		if (file == JF_STDIN || file == JF_CTL)
 			return 0;
-		int r = engine_job_read(t->engine, (int64_t)INO_ID(ino), job_files[file].name, &text,
-					&len);
+		int r = engine_job_read(t->engine, (int64_t)INO_ID(ino), job_files[file].name,
+					&text, &len);
 		if (r < 0)
 			return r;
 		out->data = text;
@@ -462,7 +480,8 @@ static bool stream_key(uint64_t ino, uint64_t *ret_key)
 		return true;
 	}
 	if (INO_KIND(ino) == KIND_JOB &&
-	    (INO_FILE(ino) == JF_STDOUT || INO_FILE(ino) == JF_STDERR || INO_FILE(ino) == JF_OUTPUT)) {
+	    (INO_FILE(ino) == JF_STDOUT || INO_FILE(ino) == JF_STDERR ||
+	     INO_FILE(ino) == JF_OUTPUT)) {
 		*ret_key = JOB_WAKE_KEY(INO_ID(ino));
 		return true;
 	}
@@ -475,7 +494,8 @@ static bool stream_live(struct tree *t, uint64_t key)
 	struct job_view v;
 
 	if (key & (1ULL << 62))
-		return engine_job_get_by_id(t->engine, (int64_t)(key & ((1ULL << 62) - 1)), &v) >= 0 &&
+		return engine_job_get_by_id(t->engine, (int64_t)(key & ((1ULL << 62) - 1)), &v) >=
+			   0 &&
 		       v.state != JOB_ENDED;
 	return engine_events_live(t->engine, key);
 }
@@ -555,7 +575,7 @@ int tree_getattr(struct tree *t, uint64_t ino, struct tree_attr *ret)
 			return 0;
 		}
 		mode = file == BF_EXEC_LAST ? (S_IFLNK | 0777)
-		       : file == BF_DIR     ? (S_IFDIR | 0755)
+		       : file == BF_DIR	    ? (S_IFDIR | 0755)
 					    : box_files[file].mode;
 		break;
 	}
@@ -570,7 +590,8 @@ int tree_getattr(struct tree *t, uint64_t ino, struct tree_attr *ret)
 			return -ENOENT;
 		mtime = v.created;
 		mode = file == JF_DIR ? (S_IFDIR | 0755) : job_files[file].mode;
-		if (file == JF_STDIN || file == JF_CTL || (file == JF_EXIT && jv.state != JOB_ENDED)) {
+		if (file == JF_STDIN || file == JF_CTL ||
+		    (file == JF_EXIT && jv.state != JOB_ENDED)) {
 			*ret = mkattr(ino, mode, 0, mtime);
 			return 0;
 		}

@@ -362,8 +362,8 @@ START_TEST(test_modes)
 		const char *file;
 		unsigned mode;
 	} files[] = {
-	    {"state", 0644}, {"type", 0644}, {"image", 0644}, {"created", 0444},
-	    {"usage", 0444}, {"info", 0444}, {"error", 0444}, {"events", 0444},
+	    {"state", 0644}, {"type", 0644},	{"image", 0644}, {"created", 0444},
+	    {"usage", 0444}, {"info", 0444},	{"error", 0444}, {"events", 0444},
 	    {"ttl", 0644},   {"expires", 0444},
 	};
 	char path[64];
