@@ -423,6 +423,51 @@ START_TEST(test_many_rows)
 }
 END_TEST
 
+/* A database written by the first release (schema 1) is migrated forward
+ * and keeps its boxes. */
+static int first_row(const struct box_row *row, void *userdata)
+{
+	*(struct box_row *)userdata = *row;
+	return 0;
+}
+
+START_TEST(test_migrate_from_v1)
+{
+	struct box_row row = {0};
+	struct job_row job = {0};
+	struct store *s = NULL;
+	pd_error err = {0};
+	sqlite3 *db = raw_open();
+
+	raw_exec(db, "CREATE TABLE boxes (id INTEGER PRIMARY KEY AUTOINCREMENT,"
+		     " name TEXT NOT NULL UNIQUE, state TEXT NOT NULL, type TEXT NOT NULL,"
+		     " image TEXT NOT NULL, created INTEGER NOT NULL,"
+		     " last_started INTEGER NOT NULL DEFAULT 0, error TEXT NOT NULL DEFAULT '');"
+		     "INSERT INTO boxes (name, state, type, image, created)"
+		     " VALUES ('old', 'stopped', 'small', 'tiny', 42);"
+		     "PRAGMA user_version = 1;");
+	sqlite3_close(db);
+
+	ck_assert_int_eq(store_open(db_path, &s, &err), 0);
+	ck_assert_int_eq(store_schema_version(s), STORE_SCHEMA_VERSION);
+	ck_assert_int_eq(store_box_foreach(s, first_row, &row), 0);
+	ck_assert_str_eq(row.name, "old");
+	ck_assert_str_eq(row.state, "stopped");
+	ck_assert_int_eq(row.created, 42);
+	ck_assert_int_eq(row.expires, 0);
+	/* The jobs table exists and follows its box. */
+	job.box_id = row.id;
+	snprintf(job.name, sizeof job.name, "1");
+	snprintf(job.state, sizeof job.state, "ended");
+	ck_assert_int_eq(store_job_insert(s, &job, &err), 0);
+	ck_assert_int_eq(store_box_delete(s, row.id, &err), 0);
+	db = raw_open();
+	ck_assert_str_eq(raw_query(db, "SELECT count(*) FROM jobs"), "0");
+	sqlite3_close(db);
+	store_close(s);
+}
+END_TEST
+
 /* ---- errors ---- */
 
 START_TEST(test_newer_schema_refused)
@@ -548,6 +593,7 @@ static Suite *store_suite(void)
 	tcase_add_test(tc, test_foreach_stops_early);
 	tcase_add_test(tc, test_transaction_commit);
 	tcase_add_test(tc, test_transaction_rollback);
+	tcase_add_test(tc, test_migrate_from_v1);
 	suite_add_tcase(s, tc);
 
 	tc = tcase_create("limits");
