@@ -67,17 +67,33 @@ static void to_stat(const struct tree_attr *a, struct stat *st)
 	st->st_mtime = st->st_ctime = st->st_atime = a->mtime;
 }
 
-/* Attributes and entries are never cached: daemon-side changes (and HTTP
- * ones) must show at once, and the tree answers from memory. */
-static void reply_entry(fuse_req_t req, const struct tree_attr *a)
+/* What the kernel may cache. Daemon-side changes (HTTP, TTL expiry, jobs
+ * ending) must show at once, so values are never cached. A few things can
+ * never change while their parent directory exists, and caching them
+ * spares every path walk through the tree (cp -a into root/ walks
+ * boxes/NAME/root once per file):
+ *  - the name -> inode mapping of directories, except the children of
+ *    boxes/ and images/, which the daemon creates and deletes itself (a
+ *    box's own entries are safe: a box created again under the same name
+ *    gets a new directory inode);
+ *  - the `root` link of a box (its target is fixed for the box's life);
+ *  - the attributes of directories and links, which are fixed.
+ * Regular files are never cached: a rename of a temp file over a control
+ * file would leave the kernel's entry on the vanished temp. */
+#define STABLE_TIMEOUT 3600.0
+
+static void reply_entry(fuse_req_t req, uint64_t parent, const char *name,
+			const struct tree_attr *a)
 {
 	struct fuse_entry_param e = {0};
+	bool dynamic_parent = parent == TREE_BOXES_INO || parent == TREE_IMAGES_INO;
+	bool stable_attr = S_ISDIR(a->mode) || (S_ISLNK(a->mode) && strcmp(name, "root") == 0);
 
 	e.ino = a->ino;
 	e.generation = 1;
 	to_stat(a, &e.attr);
-	e.attr_timeout = 0;
-	e.entry_timeout = 0;
+	e.attr_timeout = stable_attr ? STABLE_TIMEOUT : 0;
+	e.entry_timeout = stable_attr && !dynamic_parent ? STABLE_TIMEOUT : 0;
 	fuse_reply_entry(req, &e);
 }
 
@@ -97,7 +113,7 @@ static void op_lookup(fuse_req_t req, fuse_ino_t parent, const char *name)
 	if (r < 0)
 		fuse_reply_err(req, -r);
 	else
-		reply_entry(req, &a);
+		reply_entry(req, parent, name, &a);
 }
 
 static void op_getattr(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
@@ -378,7 +394,7 @@ static void op_mkdir(fuse_req_t req, fuse_ino_t parent, const char *name, mode_t
 	if (r < 0)
 		fuse_reply_err(req, -r);
 	else
-		reply_entry(req, &a);
+		reply_entry(req, parent, name, &a);
 }
 
 static void op_rmdir(fuse_req_t req, fuse_ino_t parent, const char *name)

@@ -36,6 +36,7 @@ enum {
 	S_BOXES,
 	S_EVENTS,
 };
+_Static_assert(S_IMAGES == TREE_IMAGES_INO && S_BOXES == TREE_BOXES_INO, "tree.h inodes");
 
 #define VALUE_MAX 255
 #define TEMP_MAX_PER_DIR 32
