@@ -42,6 +42,10 @@
 #     (`crun exec ... | cat > /dev/null`), the paddock job with no reader
 #     (cmd to exit: pipe, supervisor, stored twice), and a re-read of the
 #     finished job's stdout through FUSE (set BENCH_STREAM_EXTRA=0 to skip).
+#     Only paddock fills memory (2 GiB of page cache per job); on a VM that
+#     hands freed memory back to its hypervisor (free page reporting) that
+#     is slower than on bare metal, and the order of the runs matters: see
+#     README.md. The script prints how much was handed back meanwhile.
 #
 # Environment: BENCH_N (50) and BENCH_WARMUP (3) for (a);
 # BENCH_STREAM_RUNS (3) and BENCH_STREAM_EXTRA (1) for (b); BENCH_STREAM=0
@@ -422,7 +426,7 @@ read -r sp_med _ < <(mbps paddock)
 read -r sr_med _ < <(mbps raw)
 st_ratio=$(bench_ratio "$sp_med" "$sr_med")
 
-printf '1 GiB of output: `%s`, %d runs per side, alternating; load %s\n' \
+printf '1 GiB of output: `%s`, %d runs per side, order rotating; load %s\n' \
 	"$SCMD" "$SRUNS" "$(cut -d' ' -f1-3 /proc/loadavg)"
 bench_build_note
 echo "  exec_log_max = $LOG_MAX (stream stored twice: stdout and output); MB = 10^6 bytes"

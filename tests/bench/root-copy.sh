@@ -19,7 +19,12 @@
 # deleting 10,000 files makes the next 10,000 creations in the same
 # block groups slow on an ext4 without a journal (inode allocation skips
 # inodes freed within the last minute, one buffer lookup each: quadratic),
-# which would measure the order of the runs, not paddock.
+# which would measure the order of the runs, not paddock. For the same
+# reason the script first waits (up to BENCH_SETTLE_MAX, 360 s) until
+# creating an empty file in both destinations takes at most
+# BENCH_SETTLE_FACTOR (4.5) times as long as on tmpfs (a previous run's
+# cleanup, or other work deleting files, slows it to 5 to 20 times), probes
+# again after the runs, and prints a warning if either probe was slow.
 #
 # A third side, with no target, tells where the time goes:
 #   overlay   DEST = the symlink's target, i.e. the same overlay mount
@@ -33,8 +38,9 @@
 # value is paddock's throughput in files per second (median run).
 #
 # Environment: BENCH_DIRS (100), BENCH_FILES (100), BENCH_RUNS (5),
-# BENCH_WARMUP (1). Needs root and a built tree (make); prints a result
-# block and a RESULT line.
+# BENCH_WARMUP (1), BENCH_SETTLE_MAX (360 seconds), BENCH_SETTLE_FACTOR
+# (4.5). Needs root and a built tree (make); prints a result block and a
+# RESULT line.
 
 set -u
 export LC_ALL=C
@@ -46,6 +52,8 @@ NDIRS=${BENCH_DIRS:-100}
 NFILES=${BENCH_FILES:-100}
 RUNS=${BENCH_RUNS:-5}
 WARMUP=${BENCH_WARMUP:-1}
+SETTLE_MAX=${BENCH_SETTLE_MAX:-360}
+SETTLE_FACTOR=${BENCH_SETTLE_FACTOR:-4.5}
 TOTAL=$((NDIRS * NFILES))
 
 now_us() {
@@ -85,7 +93,8 @@ fi
 # above) for one minute instead of up to six.
 copies_cleanup() {
 	rm -rf --one-file-system "$W"
-	[ -n "${OVL:-}" ] && rm -rf --one-file-system "$OVL"/config/copy* "$OVL"/config/direct*
+	[ -n "${OVL:-}" ] && rm -rf --one-file-system "$OVL"/config/copy* "$OVL"/config/direct* \
+		"$OVL"/config/probe*
 	sync
 }
 bench_on_exit copies_cleanup
@@ -107,6 +116,61 @@ need=$((src_disk * 3 * (WARMUP + RUNS) + 256 * 1024 * 1024))
 free=$(df -B1 --output=avail "$W" | tail -n 1 | tr -d ' ')
 [ "${free:-0}" -ge "$need" ] ||
 	skip_all "$W has $((free / 1048576)) MiB free; the copies, all kept to the end, need $((need / 1048576)) MiB"
+
+# Creation of 500 empty files in a new directory under each of $@, in µs
+# per file, one figure per directory.
+create_probe() {
+	python3 - "$@" <<'PY'
+import os, sys, tempfile, time
+out = []
+for base in sys.argv[1:]:
+    d = tempfile.mkdtemp(prefix="probe", dir=base)
+    t = time.perf_counter()
+    for i in range(500):
+        os.close(os.open(os.path.join(d, "p%d" % i), os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644))
+    out.append("%.1f" % ((time.perf_counter() - t) / 500 * 1e6))
+print(" ".join(out))
+PY
+}
+
+# "yes" when creating a file on the data directory's filesystem takes at
+# most SETTLE_FACTOR times as long as on tmpfs, in both places the copies go
+# to: usec_plain usec_overlay usec_tmpfs.
+is_fast() {
+	python3 -c '
+import sys
+try:
+    p, o, t, f = map(float, sys.argv[1:])
+    print("yes" if max(p, o) <= f * t else "no")
+except ValueError:
+    print("no")' "$1" "$2" "$3" "$SETTLE_FACTOR"
+}
+
+SHMPROBE=/dev/shm/paddock-bench-probe-$$
+shm_cleanup() {
+	rm -rf "$SHMPROBE"
+}
+bench_on_exit shm_cleanup
+mkdir -p "$SHMPROBE"
+
+# Waits (up to SETTLE_MAX seconds) for a filesystem where creating files is
+# not slowed by inodes deleted moments ago (see above). The probes' files
+# stay until the end: deleting them would slow what follows.
+waited=0
+while :; do
+	read -r probe_plain probe_ovl probe_shm < <(create_probe "$PLAIN" "$OVL/config" "$SHMPROBE")
+	[ -n "${probe_shm:-}" ] || bench_broken "the file creation probe failed"
+	[ "$(is_fast "$probe_plain" "$probe_ovl" "$probe_shm")" = yes ] && break
+	[ $waited -ge "$SETTLE_MAX" ] && break
+	[ $waited = 0 ] && echo "waiting for the filesystem to settle: creating a file takes" \
+		"${probe_plain} us (plain), ${probe_ovl} us (overlay), ${probe_shm} us on tmpfs" >&2
+	sleep 20
+	waited=$((waited + 20))
+done
+settle_note="creating a file before the runs: ${probe_plain} us plain, ${probe_ovl} us overlay, ${probe_shm} us tmpfs"
+[ $waited -gt 0 ] && settle_note="$settle_note (after waiting ${waited} s)"
+unsettled=no
+[ "$(is_fast "$probe_plain" "$probe_ovl" "$probe_shm")" = yes ] || unsettled=yes
 
 # dest_of SIDE N: where run N of SIDE copies to.
 dest_of() {
@@ -143,6 +207,11 @@ for ((i = 0; i < WARMUP + RUNS; i++)); do
 		[ $i -ge "$WARMUP" ] && echo $((t1 - t0)) >>"$W/t_$side"
 	done
 done
+
+# Did it stay so during the runs (other work on the host deleting files)?
+read -r after_plain after_ovl after_shm < <(create_probe "$PLAIN" "$OVL/config" "$SHMPROBE")
+after_note="after the runs: ${after_plain} us plain, ${after_ovl} us overlay, ${after_shm} us tmpfs"
+[ "$(is_fast "$after_plain" "$after_ovl" "$after_shm")" = yes ] || unsettled=yes
 
 # Path walks: MOUNT/boxes/X/root/config vs the same directory directly.
 read -r walk_fuse walk_direct < <(python3 - "$B/root/config" "$OVL/config" <<'PY'
@@ -189,5 +258,12 @@ printf '  where it goes: overlay alone runs at %s of plain; paddock - overlay = 
 	"$(bench_ratio "$l_med" "$o_med")" "$(python3 -c "print(max(0, $p_med - $o_med))")"
 printf '  path walk (stat), MOUNT/boxes/X/root/config: %s us; the overlay directory itself: %s us\n' \
 	"$walk_fuse" "$walk_direct"
+echo "  $settle_note;"
+echo "    $after_note"
+if [ $unsettled = yes ]; then
+	echo "  WARNING: creating a file on this filesystem took over ${SETTLE_FACTOR}x tmpfs's time: files deleted"
+	echo "  moments ago (ext4 without a journal skips their inodes, one lookup each) slow every side by"
+	echo "  an uneven amount; the ratio is not reliable. Rerun when nothing deletes many files."
+fi
 echo "RESULT $BENCH_NAME=$p_fps ratio=$ratio target=$BENCH_TARGET"
 exit 0
