@@ -369,23 +369,6 @@ int engine_job_open_stream(struct engine *e, int64_t id, enum job_stream s)
 	return fd < 0 ? -errno : fd;
 }
 
-static int write_setting(const char *path, const char *data, size_t len)
-{
-	char tmp[4200];
-	int r;
-
-	snprintf(tmp, sizeof tmp, "%s.tmp", path);
-	_cleanup_close_ int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
-	if (fd < 0)
-		return -errno;
-	r = write_all(fd, data, len);
-	if (r >= 0 && rename(tmp, path) < 0)
-		r = -errno;
-	if (r < 0)
-		unlink(tmp);
-	return r;
-}
-
 static int check_env(const char *data, size_t len, pd_error *err)
 {
 	size_t line = 1;
@@ -458,7 +441,7 @@ int engine_job_set(struct engine *e, int64_t id, const char *file, const char *d
 		r = pd_error_set(err, -EBUSY, "job %s has started: settings are fixed", j->name);
 	else {
 		job_dir(e, b, j, file, path, sizeof path);
-		r = write_setting(path, data, len);
+		r = write_file_replace(path, data, len);
 		if (r < 0)
 			pd_error_set(err, r, "cannot write %s: %s", file, strerror(-r));
 	}
@@ -574,10 +557,10 @@ static int write_spec(struct engine *e, const struct start_info *si, const char 
 	if (!text)
 		return pd_error_set(err, -ENOMEM, "out of memory");
 	snprintf(path, sizeof path, "%s/cmd", si->dir);
-	r = write_setting(path, cmd, strlen(cmd));
+	r = write_file_replace(path, cmd, strlen(cmd));
 	if (r >= 0) {
 		snprintf(path, sizeof path, "%s/spec.json", si->dir);
-		r = write_setting(path, text, strlen(text));
+		r = write_file_replace(path, text, strlen(text));
 	}
 	if (r < 0)
 		return pd_error_set(err, r, "cannot write the job spec: %s", strerror(-r));

@@ -343,25 +343,6 @@ static bool container_known(const struct runtime *rt, const char *id)
 	return access(path, F_OK) == 0;
 }
 
-/* config.json is rewritten at every start, so it needs no fsync: a temp
- * file renamed into place is enough for crun never to read half of one. */
-static int write_config(const char *path, const char *text)
-{
-	char tmp[4200];
-	int r = 0;
-
-	snprintf(tmp, sizeof tmp, "%s.tmp", path);
-	_cleanup_close_ int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
-	if (fd < 0)
-		return -errno;
-	r = write_all(fd, text, strlen(text));
-	if (r >= 0 && rename(tmp, path) < 0)
-		r = -errno;
-	if (r < 0)
-		unlink(tmp);
-	return r;
-}
-
 int runtime_start(struct runtime *rt, const struct box_spec *spec, pid_t *ret_pid, pd_error *err)
 {
 	char cfgpath[4096], pidpath[4096];
@@ -378,7 +359,8 @@ int runtime_start(struct runtime *rt, const struct box_spec *spec, pid_t *ret_pi
 	if (!text)
 		return pd_error_set(err, -ENOMEM, "out of memory");
 	snprintf(cfgpath, sizeof cfgpath, "%s/config.json", spec->bundle_dir);
-	r = write_config(cfgpath, text);
+	/* Rewritten at every start: no fsync needed. */
+	r = write_file_replace(cfgpath, text, strlen(text));
 	if (r < 0)
 		return pd_error_set(err, r, "cannot write %s: %s", cfgpath, strerror(-r));
 

@@ -1,6 +1,7 @@
 /* util.c - small helpers shared by every part of Paddock. */
 
 #include <dirent.h>
+#include <limits.h>
 #include <fcntl.h>
 #include <stdint.h>
 #include <string.h>
@@ -396,4 +397,22 @@ unsigned long long now_usec(void)
 
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	return (unsigned long long)ts.tv_sec * 1000000ULL + (unsigned long long)ts.tv_nsec / 1000;
+}
+
+int write_file_replace(const char *path, const void *buf, size_t len)
+{
+	char tmp[PATH_MAX];
+	int r;
+
+	if (snprintf(tmp, sizeof tmp, "%s.tmp", path) >= (int)sizeof tmp)
+		return -ENAMETOOLONG;
+	_cleanup_close_ int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+	if (fd < 0)
+		return -errno;
+	r = write_all(fd, buf, len);
+	if (r >= 0 && rename(tmp, path) < 0)
+		r = -errno;
+	if (r < 0)
+		unlink(tmp);
+	return r;
 }

@@ -72,6 +72,11 @@ int read_file_at(int dirfd, const char *path, size_t max, char **ret, size_t *re
  * Returns 0 or -errno. */
 int write_file_atomic(const char *path, const void *buf, size_t len, mode_t mode);
 
+/* The same without fsync, for files that are rewritten anyway after a crash
+ * (config.json, job specs and settings): readers never see half a file.
+ * Mode 0600. Returns 0 or -errno. */
+int write_file_replace(const char *path, const void *buf, size_t len);
+
 /* mkdir -p with the given mode. Returns 0 or -errno. */
 int mkdir_p(const char *path, mode_t mode);
 
