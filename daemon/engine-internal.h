@@ -29,8 +29,13 @@ struct engine {
 	char *boxes_dir;
 	char *events_path;
 	int events_fd; /* global log, O_APPEND */
-	engine_wake_fn wake;
-	void *wake_data;
+	/* Wake listeners (the FUSE adapter, the HTTP adapter). wake_lock is
+	 * a leaf lock: held while calling them, never with e->lock. */
+	pthread_mutex_t wake_lock;
+	struct {
+		engine_wake_fn fn;
+		void *data;
+	} wake[ENGINE_WAKE_MAX];
 
 	char *exec_path; /* paddock-exec, beside the box init */
 	struct job **jobs;
