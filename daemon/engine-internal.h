@@ -4,6 +4,7 @@
 
 #include <pthread.h>
 
+#include "auth.h"
 #include "engine.h"
 #include "jobs.h"
 #include "runtime.h"
@@ -21,6 +22,7 @@ struct box {
 struct engine {
 	const struct pd_config *cfg;
 	struct store *store;
+	struct auth *auth; /* its own lock and database connection */
 	struct runtime *rt;
 	pthread_mutex_t lock;
 	struct box **boxes;

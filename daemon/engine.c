@@ -921,6 +921,10 @@ int engine_new(const struct pd_config *cfg, const char *init_path, struct engine
 	r = store_open(path, &e->store, err);
 	if (r < 0)
 		goto fail;
+	/* After the store: the database is migrated by now. */
+	r = auth_new(path, /* opts= */ NULL, &e->auth, err);
+	if (r < 0)
+		goto fail;
 	r = runtime_new(cfg, init_path, &e->rt, err);
 	if (r < 0)
 		goto fail;
@@ -957,6 +961,7 @@ struct engine *engine_free(struct engine *e)
 		free(e->boxes[i]);
 	free(e->boxes);
 	runtime_free(e->rt);
+	auth_free(e->auth);
 	store_close(e->store);
 	if (e->events_fd >= 0)
 		close(e->events_fd);
@@ -1016,4 +1021,9 @@ enum cgroup_mode engine_cgroup_mode(const struct engine *e)
 const char *engine_images_dir(const struct engine *e)
 {
 	return e->images_dir;
+}
+
+struct auth *engine_auth(struct engine *e)
+{
+	return e->auth;
 }

@@ -119,3 +119,9 @@ bool engine_events_live(struct engine *e, uint64_t key);
 
 /* The directory holding installed images. */
 const char *engine_images_dir(const struct engine *e);
+
+/* The owner's password and access tokens (auth.h), created with the engine
+ * on the same database and freed with it. Callers use it without the engine
+ * lock: it has its own. */
+struct auth;
+struct auth *engine_auth(struct engine *e);
