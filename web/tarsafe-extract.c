@@ -513,6 +513,9 @@ static int merge_dir(struct extract *ex, int sfd, int tfd, char *rel, size_t rle
 		close(fd);
 		return merge_fail(ex, r, rel, strerror(-r));
 	}
+	/* A dup shares the offset with sfd, which an earlier pass (the dry
+	 * run) read to its end. */
+	rewinddir(d);
 
 	while ((errno = 0, de = readdir(d))) {
 		const char *name = de->d_name;
