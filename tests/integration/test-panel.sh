@@ -22,8 +22,8 @@ PORT=$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0));
 URL=http://127.0.0.1:$PORT
 PASSWORD=panel-test-$RANDOM$RANDOM
 
+PD_LISTEN=127.0.0.1:$PORT
 pd_setup || exit 1
-sed -i "/^\[paddock\]\$/a listen = 127.0.0.1:$PORT" "$PD_TMP/paddock.ini"
 
 # Screenshots outlive PD_TMP when something failed.
 SHOTS=$(mktemp -d /tmp/paddock-panel.XXXXXX)
