@@ -31,6 +31,8 @@ panel_cleanup() {
 	local rc=$?
 	if [ $rc -eq 0 ] && [ "$pd_failed" -eq 0 ]; then
 		rm -rf "$SHOTS"
+	else
+		rmdir "$SHOTS" 2>/dev/null # kept only when it holds a screenshot
 	fi
 	(exit $rc)
 	pd_cleanup
