@@ -45,8 +45,8 @@ pw_version() {
 if [ "$(pw_version)" != "$PW_VERSION" ]; then
 	mkdir -p "$PW_DIR"
 	ok "playwright-core $PW_VERSION installs into the build tree" \
-		npm install --no-audit --no-fund --loglevel=error --prefix "$PW_DIR" \
-		"playwright-core@$PW_VERSION" >"$PD_TMP/npm.log" 2>&1
+		bash -c 'npm install --no-audit --no-fund --loglevel=error --prefix "$1" \
+			"playwright-core@$2" >"$3" 2>&1' - "$PW_DIR" "$PW_VERSION" "$PD_TMP/npm.log"
 	if [ "$(pw_version)" != "$PW_VERSION" ]; then
 		sed 's/^/# /' "$PD_TMP/npm.log"
 		pd_done

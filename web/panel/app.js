@@ -199,8 +199,9 @@
 			const j = await (await request('GET', tree('types') + '/')).json();
 			while (select.options.length > 1)
 				select.remove(1);
+			/* types/NAME are files ("cpus 1\nmemory 2G\n..."). */
 			for (const e of j.entries || []) {
-				if (e.type !== 'dir')
+				if (e.type !== 'file')
 					continue;
 				const opt = document.createElement('option');
 				opt.value = e.name;
@@ -238,6 +239,8 @@
 		return info;
 	}
 
+	let listErrorShown = false;
+
 	async function refresh() {
 		if (!token())
 			return;
@@ -254,10 +257,16 @@
 				.sort();
 			const infos = await Promise.all(names.map(loadBox));
 			render(infos.filter((i) => i !== null));
-			panelError('');
+			/* Clear only a listing error: an action's error stays until
+			 * the next action. */
+			if (listErrorShown)
+				panelError('');
+			listErrorShown = false;
 		} catch (e) {
-			if (e.status !== 401)
+			if (e.status !== 401) {
 				panelError(e.message);
+				listErrorShown = true;
+			}
 		} finally {
 			refreshing = false;
 			if (refreshAgain) {
