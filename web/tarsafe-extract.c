@@ -513,6 +513,7 @@ static int merge_dir(struct extract *ex, int sfd, int tfd, char *rel, size_t rle
 		close(fd);
 		return merge_fail(ex, r, rel, strerror(-r));
 	}
+	rewinddir(d); /* the dup shares sfd's offset with the dry pass */
 
 	while ((errno = 0, de = readdir(d))) {
 		const char *name = de->d_name;
