@@ -513,9 +513,7 @@ static int merge_dir(struct extract *ex, int sfd, int tfd, char *rel, size_t rle
 		close(fd);
 		return merge_fail(ex, r, rel, strerror(-r));
 	}
-	/* A dup shares the offset with sfd, which an earlier pass (the dry
-	 * run) read to its end. */
-	rewinddir(d);
+	rewinddir(d); /* the dup shares sfd's offset with the dry pass */
 
 	while ((errno = 0, de = readdir(d))) {
 		const char *name = de->d_name;

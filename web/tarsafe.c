@@ -234,7 +234,7 @@ int tarsafe_rm_children(int fd, dev_t dev, unsigned depth)
 	d = fdopendir(dfd);
 	if (!d)
 		return -errno;
-	dfd = -1; /* owned by d */
+	dfd = -1;     /* owned by d */
 	rewinddir(d); /* the dup shares fd's offset */
 
 	while ((errno = 0, de = readdir(d))) {
@@ -653,7 +653,7 @@ static int add_tree(struct creator *c, int dfd, char *path, size_t plen, dev_t d
 	if (!d)
 		return pd_error_set(c->err, -errno, "%s: %s", path, strerror(errno));
 	fd = -1;
-	rewinddir(d); /* the dup shares dfd's offset */
+	rewinddir(d);
 	while ((errno = 0, de = readdir(d))) {
 		if (strcmp(de->d_name, ".") == 0 || strcmp(de->d_name, "..") == 0)
 			continue;

@@ -64,13 +64,14 @@ struct tar_result {
  * Accepted entries: regular files, directories, symlinks and hard links.
  * Rejected, with a reason naming the entry, and the whole archive with
  * them: empty or absolute names, `..` components, names longer than
- * PATH_MAX or deeper than 128 components, device nodes, FIFOs and sockets,
- * entries whose path goes through a symlink of the archive, symlinks whose
- * target leaves the box root (resolved lexically from the entry's place in
- * the root; absolute targets are relative to the root), hard links to
- * anything but an earlier entry of the same archive, more than max_entries
- * entries (-E2BIG) or a total size above max_bytes (-EFBIG, checked from
- * the header before any data is read). A `./` entry (the directory itself)
+ * PATH_MAX or deeper than 128 components, entries whose path goes through
+ * a symlink or file of the archive (-EINVAL); device nodes, FIFOs and
+ * sockets, symlinks whose target leaves the box root (resolved lexically
+ * from the entry's place in the root; absolute targets are relative to
+ * the root), hard links to anything but an earlier entry of the same
+ * archive (-EPERM); more than max_entries entries (-E2BIG) or a total
+ * size above max_bytes (-EFBIG, checked from the header before any data is
+ * read, so a sparse 1 TiB entry is refused at once). A `./` entry (the directory itself)
  * is counted and skipped. When a name appears twice, the later entry wins.
  *
  * Modes keep the permission bits and the sticky bit (setuid/setgid are
@@ -104,8 +105,10 @@ int tarsafe_extract(int rootfd, const char *dir, int in_fd, const struct tar_lim
  * are the contents of a directory on another filesystem (its entry is
  * kept). A file that shrinks while it is read is padded with zeros, one that
  * grows is cut at the size it had when its header was written.
- * Returns 0, or -errno (-ELOOP when deeper than 256 levels, the write
- * error of out_fd, e.g. -EPIPE); the stream is then incomplete.
+ * Returns 0, or -errno (-EPERM when PATH is neither a regular file nor a
+ * directory, -ELOOP when deeper than 256 levels, the write error of
+ * out_fd, e.g. -EPIPE); after an error the stream is incomplete and has no
+ * end-of-archive marker.
  */
 int tarsafe_create(int rootfd, const char *path, int out_fd, pd_error *err);
 

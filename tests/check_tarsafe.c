@@ -1,0 +1,1289 @@
+/* check_tarsafe.c - tar push/pull and file operations inside a box's root
+ * (web/tarsafe.h), against a fake box root with planted symlinks that point
+ * outside it, and archives crafted here with libarchive's writer. */
+#include <archive.h>
+#include <archive_entry.h>
+#include <dirent.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <signal.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "check-tap.h"
+#include "error.h"
+#include "tarsafe.h"
+#include "util.h"
+
+/* Each test runs in its own process (fork mode) with a fresh directory:
+ * tmpdir/root is the box root, tmpdir/outside must stay empty. They live
+ * in basedir, which the runner process removes even when a test fails. */
+static char basedir[64];
+static char tmpdir[96];
+static int rootfd = -1;
+
+static const char *tmp_path(const char *rel)
+{
+	static char bufs[8][512];
+	static unsigned next;
+	char *b = bufs[next++ % 8];
+
+	snprintf(b, sizeof(bufs[0]), "%s/%s", tmpdir, rel);
+	return b;
+}
+
+static const char *root_path(const char *rel)
+{
+	static char bufs[8][512];
+	static unsigned next;
+	char *b = bufs[next++ % 8];
+
+	snprintf(b, sizeof(bufs[0]), "%s/root/%s", tmpdir, rel);
+	return b;
+}
+
+static void base_setup(void)
+{
+	snprintf(basedir, sizeof(basedir), "/tmp/check_tarsafe.XXXXXX");
+	if (!mkdtemp(basedir))
+		abort();
+}
+
+static void base_teardown(void)
+{
+	rm_rf(basedir);
+}
+
+static void setup(void)
+{
+	snprintf(tmpdir, sizeof(tmpdir), "%s/t.XXXXXX", basedir);
+	ck_assert_ptr_nonnull(mkdtemp(tmpdir));
+	ck_assert_int_eq(mkdir(tmp_path("root"), 0755), 0);
+	ck_assert_int_eq(mkdir(tmp_path("outside"), 0755), 0);
+	/* Planted by a hostile box: absolute (host path and /etc) and
+	 * relative links that would lead outside if followed on the host. */
+	ck_assert_int_eq(symlink(tmp_path("outside"), root_path("evil")), 0);
+	ck_assert_int_eq(symlink("/etc", root_path("abs")), 0);
+	ck_assert_int_eq(symlink("../outside", root_path("rel")), 0);
+	ck_assert_int_eq(symlink("../../../../..", root_path("up")), 0);
+	rootfd = open(tmp_path("root"), O_PATH | O_DIRECTORY | O_CLOEXEC);
+	ck_assert_int_ge(rootfd, 0);
+	signal(SIGPIPE, SIG_IGN);
+}
+
+static void teardown(void)
+{
+	if (rootfd >= 0)
+		close(rootfd);
+	rm_rf(tmpdir);
+}
+
+static bool exists(const char *path)
+{
+	struct stat st;
+	return lstat(path, &st) == 0;
+}
+
+static int count_entries(const char *dir)
+{
+	DIR *d = opendir(dir);
+	struct dirent *de;
+	int n = 0;
+
+	ck_assert_msg(d != NULL, "opendir %s: %s", dir, strerror(errno));
+	while ((de = readdir(d)))
+		if (strcmp(de->d_name, ".") != 0 && strcmp(de->d_name, "..") != 0)
+			n++;
+	closedir(d);
+	return n;
+}
+
+static void make_file(const char *path, const char *data, mode_t mode)
+{
+	int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, mode);
+	ck_assert_msg(fd >= 0, "open %s: %s", path, strerror(errno));
+	ck_assert_int_eq(write_all(fd, data, strlen(data)), 0);
+	ck_assert_int_eq(close(fd), 0);
+}
+
+/* The whole content of a file (static buffer). */
+static const char *slurp(const char *path)
+{
+	static char buf[4096];
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	ssize_t n;
+
+	ck_assert_msg(fd >= 0, "open %s: %s", path, strerror(errno));
+	n = read(fd, buf, sizeof(buf) - 1);
+	ck_assert_int_ge(n, 0);
+	buf[n] = '\0';
+	close(fd);
+	return buf;
+}
+
+/* ---- archives crafted for the tests ---- */
+
+/* type: 'f' file, 'd' dir, 'l' symlink (data = target), 'h' hard link
+ * (data = target), 'c' char device, 'b' block device, 'p' FIFO,
+ * 's' socket. size < 0: strlen(data). */
+struct ent {
+	const char *name;
+	char type;
+	const char *data;
+	mode_t mode;
+	int64_t size;
+	time_t mtime;
+};
+
+static void add_entry(struct archive *a, const struct ent *x)
+{
+	struct archive_entry *e = archive_entry_new();
+	int64_t size = 0;
+
+	archive_entry_set_pathname(e, x->name);
+	archive_entry_set_perm(e, x->mode ? x->mode : 0644);
+	archive_entry_set_mtime(e, x->mtime ? x->mtime : 1600000000, 0);
+	switch (x->type) {
+	case 'f':
+		archive_entry_set_filetype(e, AE_IFREG);
+		size = x->size >= 0 ? x->size : (int64_t)strlen(x->data ? x->data : "");
+		break;
+	case 'd':
+		archive_entry_set_filetype(e, AE_IFDIR);
+		break;
+	case 'l':
+		archive_entry_set_filetype(e, AE_IFLNK);
+		archive_entry_set_symlink(e, x->data);
+		break;
+	case 'h':
+		archive_entry_set_filetype(e, AE_IFREG);
+		archive_entry_set_hardlink(e, x->data);
+		break;
+	case 'c':
+		archive_entry_set_filetype(e, AE_IFCHR);
+		archive_entry_set_rdev(e, makedev(1, 3));
+		break;
+	case 'b':
+		archive_entry_set_filetype(e, AE_IFBLK);
+		archive_entry_set_rdev(e, makedev(8, 0));
+		break;
+	case 'p':
+		archive_entry_set_filetype(e, AE_IFIFO);
+		break;
+	case 's':
+		archive_entry_set_filetype(e, AE_IFSOCK);
+		break;
+	default:
+		ck_abort_msg("bad type %c", x->type);
+	}
+	archive_entry_set_size(e, size);
+	ck_assert_int_ge(archive_write_header(a, e), ARCHIVE_WARN);
+	if (x->type == 'f' && size > 0 && x->data)
+		ck_assert_int_eq(archive_write_data(a, x->data, (size_t)size), size);
+	archive_entry_free(e);
+}
+
+/* The archive as a memfd positioned at its start. filter: 0, 'g' gzip,
+ * 'z' zstd. */
+static int build_filtered(const struct ent *ents, size_t n, char filter)
+{
+	struct archive *a = archive_write_new();
+	int fd = memfd_create("tar", MFD_CLOEXEC);
+
+	ck_assert_int_ge(fd, 0);
+	ck_assert_int_eq(archive_write_set_format_pax_restricted(a), ARCHIVE_OK);
+	if (filter == 'g')
+		ck_assert_int_eq(archive_write_add_filter_gzip(a), ARCHIVE_OK);
+	else if (filter == 'z')
+		ck_assert_int_eq(archive_write_add_filter_zstd(a), ARCHIVE_OK);
+	ck_assert_int_eq(archive_write_open_fd(a, fd), ARCHIVE_OK);
+	for (size_t i = 0; i < n; i++)
+		add_entry(a, &ents[i]);
+	ck_assert_int_eq(archive_write_close(a), ARCHIVE_OK);
+	archive_write_free(a);
+	ck_assert_int_eq(lseek(fd, 0, SEEK_SET), 0);
+	return fd;
+}
+
+static int build(const struct ent *ents, size_t n)
+{
+	return build_filtered(ents, n, 0);
+}
+
+static int extract_lim(const char *dir, const struct ent *ents, size_t n,
+		       const struct tar_limits *lim, struct tar_result *res, pd_error *err)
+{
+	int fd = build(ents, n);
+	int r = tarsafe_extract(rootfd, dir, fd, lim, res, err);
+	close(fd);
+	return r;
+}
+
+static int extract(const char *dir, const struct ent *ents, size_t n, pd_error *err)
+{
+	return extract_lim(dir, ents, n, NULL, NULL, err);
+}
+
+/* No staging directory left anywhere below root/rel. */
+static void assert_no_staging(const char *rel)
+{
+	DIR *d = opendir(root_path(rel));
+	struct dirent *de;
+
+	if (!d)
+		return;
+	while ((de = readdir(d)))
+		ck_assert_msg(strncmp(de->d_name, ".paddock-", 9) != 0, "left behind: %s/%s", rel,
+			      de->d_name);
+	closedir(d);
+}
+
+static void assert_outside_untouched(void)
+{
+	ck_assert_int_eq(count_entries(tmp_path("outside")), 0);
+	ck_assert(!exists(tmp_path("pwned")));
+	ck_assert(!exists("/etc/paddock-check-pwned"));
+}
+
+/* ---- push: what must work ---- */
+
+START_TEST(test_extract_tree)
+{
+	const struct ent ents[] = {
+	    {"sub/", 'd', NULL, 0750, 0, 1500000000}, {"sub/a", 'f', "hello", 0640, -1, 1400000000},
+	    {"b", 'f', "world", 04755, -1, 0},	      {"sub/link", 'l', "a", 0777, 0, 0},
+	    {"sub/hard", 'h', "sub/a", 0, 0, 0},      {"./c//./d", 'f', "x", 0600, -1, 0},
+	};
+	struct tar_result res = {0};
+	pd_error err = {0};
+	struct stat st, st2;
+	char target[64];
+
+	ck_assert_int_eq(extract_lim("dst/deep", ents, ELEMENTSOF(ents), NULL, &res, &err), 0);
+	ck_assert_int_eq(res.entries, 6);
+	ck_assert_int_eq(res.bytes, 11);
+	ck_assert_str_eq(slurp(root_path("dst/deep/sub/a")), "hello");
+	ck_assert_str_eq(slurp(root_path("dst/deep/b")), "world");
+	ck_assert_str_eq(slurp(root_path("dst/deep/c/d")), "x");
+
+	ck_assert_int_eq(stat(root_path("dst/deep/sub"), &st), 0);
+	ck_assert_int_eq(st.st_mode & 07777, 0750);
+	ck_assert_int_eq(st.st_mtime, 1500000000);
+	ck_assert_int_eq(stat(root_path("dst/deep/sub/a"), &st), 0);
+	ck_assert_int_eq(st.st_mode & 07777, 0640);
+	ck_assert_int_eq(st.st_mtime, 1400000000);
+	ck_assert_int_eq(stat(root_path("dst/deep/b"), &st), 0);
+	ck_assert_int_eq(st.st_mode & 07777, 0755); /* setuid dropped */
+
+	ck_assert_int_eq(readlink(root_path("dst/deep/sub/link"), target, sizeof(target)), 1);
+	ck_assert_int_eq(target[0], 'a');
+	ck_assert_int_eq(stat(root_path("dst/deep/sub/hard"), &st2), 0);
+	ck_assert_int_eq(stat(root_path("dst/deep/sub/a"), &st), 0);
+	ck_assert_int_eq(st.st_ino, st2.st_ino);
+	ck_assert_int_eq(st.st_nlink, 2);
+	ck_assert_int_eq(count_entries(root_path("dst/deep")), 3);
+	assert_no_staging("dst/deep");
+}
+END_TEST
+
+START_TEST(test_extract_owner)
+{
+	const struct ent ents[] = {
+	    {"d/", 'd', NULL, 0755, 0, 0},
+	    {"d/f", 'f', "x", 0644, -1, 0},
+	    {"i/j/f", 'f', "y", 0644, -1, 0},
+	    {"l", 'l', "d/f", 0777, 0, 0},
+	};
+	struct tar_limits lim = TAR_LIMITS_INIT;
+	pd_error err = {0};
+	const char *paths[] = {"new", "new/d", "new/d/f", "new/i", "new/i/j", "new/i/j/f", "new/l"};
+	struct stat st;
+
+	lim.uid = 1000;
+	lim.gid = 1000;
+	ck_assert_int_eq(extract_lim("new", ents, ELEMENTSOF(ents), &lim, NULL, &err), 0);
+	for (size_t i = 0; i < ELEMENTSOF(paths); i++) {
+		ck_assert_int_eq(lstat(root_path(paths[i]), &st), 0);
+		ck_assert_msg(st.st_uid == 1000 && st.st_gid == 1000, "%s owned by %u:%u", paths[i],
+			      st.st_uid, st.st_gid);
+	}
+}
+END_TEST
+
+START_TEST(test_extract_merges)
+{
+	const struct ent ents[] = {
+	    {"sub/new", 'f', "new", 0644, -1, 0}, {"imp/x", 'f', "x", 0644, -1, 0},
+	    {"b", 'f', "replaced", 0644, -1, 0},  {"wasfile/", 'd', NULL, 0755, 0, 0},
+	    {"wasdir", 'f', "f", 0644, -1, 0},
+	};
+	pd_error err = {0};
+	struct stat st;
+
+	ck_assert_int_eq(mkdir(root_path("dst"), 0755), 0);
+	ck_assert_int_eq(mkdir(root_path("dst/sub"), 0755), 0);
+	ck_assert_int_eq(mkdir(root_path("dst/imp"), 0711), 0);
+	ck_assert_int_eq(chown(root_path("dst/imp"), 1000, 1000), 0);
+	ck_assert_int_eq(mkdir(root_path("dst/wasdir"), 0755), 0);
+	make_file(root_path("dst/keep"), "keep", 0644);
+	make_file(root_path("dst/sub/old"), "old", 0644);
+	make_file(root_path("dst/b"), "before", 0600);
+	make_file(root_path("dst/wasfile"), "file", 0644);
+
+	ck_assert_msg(extract("dst", ents, ELEMENTSOF(ents), &err) == 0, "%s", err.msg);
+	ck_assert_str_eq(slurp(root_path("dst/keep")), "keep");
+	ck_assert_str_eq(slurp(root_path("dst/sub/old")), "old");
+	ck_assert_str_eq(slurp(root_path("dst/sub/new")), "new");
+	ck_assert_str_eq(slurp(root_path("dst/b")), "replaced");
+	ck_assert_str_eq(slurp(root_path("dst/imp/x")), "x");
+	ck_assert_str_eq(slurp(root_path("dst/wasdir")), "f");
+	ck_assert_int_eq(stat(root_path("dst/wasfile"), &st), 0);
+	ck_assert(S_ISDIR(st.st_mode));
+	/* A parent implied by "imp/x" leaves the existing directory alone. */
+	ck_assert_int_eq(stat(root_path("dst/imp"), &st), 0);
+	ck_assert_int_eq(st.st_mode & 07777, 0711);
+	ck_assert_int_eq(st.st_uid, 1000);
+	assert_no_staging("dst");
+}
+END_TEST
+
+START_TEST(test_extract_nonempty_dir_in_the_way)
+{
+	const struct ent ents[] = {
+	    {"first", 'f', "1", 0644, -1, 0},
+	    {"d", 'f', "file over a full directory", 0644, -1, 0},
+	};
+	pd_error err = {0};
+
+	ck_assert_int_eq(mkdir(root_path("dst"), 0755), 0);
+	ck_assert_int_eq(mkdir(root_path("dst/d"), 0755), 0);
+	make_file(root_path("dst/d/inside"), "inside", 0644);
+	ck_assert_int_eq(extract("dst", ents, ELEMENTSOF(ents), &err), -EISDIR);
+	ck_assert_ptr_nonnull(strstr(err.msg, "dst/d"));
+	/* Checked before anything moved. */
+	ck_assert(!exists(root_path("dst/first")));
+	ck_assert_str_eq(slurp(root_path("dst/d/inside")), "inside");
+	assert_no_staging("dst");
+}
+END_TEST
+
+START_TEST(test_extract_dot_and_duplicates)
+{
+	const struct ent ents[] = {
+	    {"./", 'd', NULL, 0700, 0, 0},	 {"dup", 'f', "first", 0644, -1, 0},
+	    {"dup", 'f', "second", 0644, -1, 0}, {"x", 'd', NULL, 0755, 0, 0},
+	    {"x", 'l', "dup", 0777, 0, 0},	 {"y", 'f', "y", 0644, -1, 0},
+	    {"y", 'd', NULL, 0755, 0, 0},
+	};
+	struct tar_result res = {0};
+	pd_error err = {0};
+	struct stat st;
+
+	ck_assert_int_eq(mkdir(root_path("dst"), 0755), 0);
+	ck_assert_int_eq(extract_lim("dst", ents, ELEMENTSOF(ents), NULL, &res, &err), 0);
+	ck_assert_int_eq(res.entries, 7);
+	ck_assert_str_eq(slurp(root_path("dst/dup")), "second");
+	ck_assert_int_eq(lstat(root_path("dst/x"), &st), 0);
+	ck_assert(S_ISLNK(st.st_mode));
+	ck_assert_int_eq(lstat(root_path("dst/y"), &st), 0);
+	ck_assert(S_ISDIR(st.st_mode));
+	/* "./" does not change the target directory. */
+	ck_assert_int_eq(stat(root_path("dst"), &st), 0);
+	ck_assert_int_eq(st.st_mode & 07777, 0755);
+}
+END_TEST
+
+START_TEST(test_extract_compressed)
+{
+	const struct ent ents[] = {{"f", 'f', "compressed", 0644, -1, 0}};
+	const char filters[] = {'g', 'z'};
+	pd_error err = {0};
+
+	for (size_t i = 0; i < ELEMENTSOF(filters); i++) {
+		char dir[8];
+		int fd = build_filtered(ents, 1, filters[i]);
+
+		snprintf(dir, sizeof(dir), "d%c", filters[i]);
+		ck_assert_msg(tarsafe_extract(rootfd, dir, fd, NULL, NULL, &err) == 0, "%s",
+			      err.msg);
+		close(fd);
+		snprintf(dir, sizeof(dir), "d%c/f", filters[i]);
+		ck_assert_str_eq(slurp(root_path(dir)), "compressed");
+	}
+}
+END_TEST
+
+START_TEST(test_extract_empty_stream)
+{
+	int fd = memfd_create("empty", MFD_CLOEXEC);
+	struct tar_result res = {.entries = 9};
+	pd_error err = {0};
+
+	ck_assert_int_eq(tarsafe_extract(rootfd, "e", fd, NULL, &res, &err), 0);
+	ck_assert_int_eq(res.entries, 0);
+	ck_assert_int_eq(count_entries(root_path("e")), 0);
+	close(fd);
+}
+END_TEST
+
+START_TEST(test_extract_keeps_directory_symlink)
+{
+	const struct ent ents[] = {{"lib/x", 'f', "x", 0644, -1, 0}};
+	pd_error err = {0};
+	struct stat st;
+
+	/* A merged-/usr layout: /lib -> usr/lib stays a link. */
+	ck_assert_int_eq(mkdir(root_path("usr"), 0755), 0);
+	ck_assert_int_eq(mkdir(root_path("usr/lib"), 0755), 0);
+	ck_assert_int_eq(symlink("usr/lib", root_path("lib")), 0);
+	ck_assert_int_eq(extract("", ents, 1, &err), 0);
+	ck_assert_int_eq(lstat(root_path("lib"), &st), 0);
+	ck_assert(S_ISLNK(st.st_mode));
+	ck_assert_str_eq(slurp(root_path("usr/lib/x")), "x");
+	assert_no_staging("");
+}
+END_TEST
+
+START_TEST(test_extract_many_small_files)
+{
+	enum { N = 10000 };
+	struct archive *a = archive_write_new();
+	int fd = memfd_create("many", MFD_CLOEXEC);
+	struct tar_result res = {0};
+	pd_error err = {0};
+	struct timespec t0, t1;
+	double secs;
+
+	ck_assert_int_eq(archive_write_set_format_pax_restricted(a), ARCHIVE_OK);
+	ck_assert_int_eq(archive_write_open_fd(a, fd), ARCHIVE_OK);
+	for (int i = 0; i < N; i++) {
+		char name[32];
+		snprintf(name, sizeof(name), "d%02d/f%05d", i % 100, i);
+		add_entry(a, &(struct ent){name, 'f', "small file\n", 0644, -1, 0});
+	}
+	ck_assert_int_eq(archive_write_close(a), ARCHIVE_OK);
+	archive_write_free(a);
+	ck_assert_int_eq(lseek(fd, 0, SEEK_SET), 0);
+
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	ck_assert_msg(tarsafe_extract(rootfd, "many", fd, NULL, &res, &err) == 0, "%s", err.msg);
+	clock_gettime(CLOCK_MONOTONIC, &t1);
+	secs = (double)(t1.tv_sec - t0.tv_sec) + (double)(t1.tv_nsec - t0.tv_nsec) / 1e9;
+	fprintf(stderr, "# extracted %d files in %.3f s\n", N, secs);
+	ck_assert_int_eq(res.entries, N);
+	ck_assert_int_eq(count_entries(root_path("many")), 100);
+	ck_assert_int_eq(count_entries(root_path("many/d42")), 100);
+	ck_assert_str_eq(slurp(root_path("many/d99/f09999")), "small file\n");
+	/* Generous even under sanitizers; without them it takes well under
+	 * a second. */
+	ck_assert_msg(secs < 20.0, "took %.1f s", secs);
+	close(fd);
+}
+END_TEST
+
+/* ---- push: what must be rejected, leaving nothing behind ---- */
+
+/* Extracts ents into a fresh "dst" that has one file; expects code, a
+ * message containing `what`, and dst exactly as before. */
+static void expect_rejected(const struct ent *ents, size_t n, int code, const char *what)
+{
+	pd_error err = {0};
+	int r;
+
+	if (!exists(root_path("dst"))) {
+		ck_assert_int_eq(mkdir(root_path("dst"), 0755), 0);
+		make_file(root_path("dst/existing"), "existing", 0644);
+	}
+	r = extract("dst", ents, n, &err);
+	ck_assert_msg(r == code, "got %d (%s), want %d", r, err.msg, code);
+	ck_assert_int_eq(err.code, code);
+	ck_assert_msg(strstr(err.msg, what), "message \"%s\" lacks \"%s\"", err.msg, what);
+	ck_assert_int_eq(count_entries(root_path("dst")), 1);
+	ck_assert_str_eq(slurp(root_path("dst/existing")), "existing");
+	assert_outside_untouched();
+}
+
+START_TEST(test_reject_names)
+{
+	const struct ent abs[] = {{"/etc/paddock-check-pwned", 'f', "x", 0644, -1, 0}};
+	const struct ent dotdot[] = {{"a/../../pwned", 'f', "x", 0644, -1, 0}};
+	const struct ent dotdot2[] = {{"..", 'd', NULL, 0755, 0, 0}};
+	const struct ent empty[] = {{"", 'f', "x", 0644, -1, 0}};
+	const struct ent dotfile[] = {{".", 'f', "x", 0644, -1, 0}};
+
+	expect_rejected(abs, 1, -EINVAL, "entry 1 (/etc/paddock-check-pwned): absolute path");
+	expect_rejected(dotdot, 1, -EINVAL,
+			"entry 1 (a/../../pwned): path leaves the target directory");
+	expect_rejected(dotdot2, 1, -EINVAL, "entry 1 (../): path leaves");
+	expect_rejected(empty, 1, -EINVAL, "empty name");
+	expect_rejected(dotfile, 1, -EINVAL, "names the target directory itself");
+}
+END_TEST
+
+START_TEST(test_reject_special_files)
+{
+	/* Sockets have no tar representation libarchive writes or reads. */
+	const char types[] = {'c', 'b', 'p'};
+	const char *why[] = {"device nodes are not allowed", "device nodes are not allowed",
+			     "FIFOs are not allowed"};
+
+	for (size_t i = 0; i < ELEMENTSOF(types); i++) {
+		const struct ent ents[] = {
+		    {"ok", 'f', "fine", 0644, -1, 0},
+		    {"node", types[i], NULL, 0600, 0, 0},
+		};
+		expect_rejected(ents, 2, -EPERM, why[i]);
+		ck_assert_int_eq(count_entries(root_path("dst")), 1);
+	}
+	{
+		pd_error err = {0};
+		const struct ent ents[] = {{"node", 'p', NULL, 0600, 0, 0}};
+		ck_assert_int_eq(extract("dst", ents, 1, &err), -EPERM);
+		ck_assert_str_eq(err.msg, "entry 1 (node): FIFOs are not allowed");
+	}
+}
+END_TEST
+
+START_TEST(test_reject_symlinks_out)
+{
+	const struct ent up4[] = {{"a/b/x", 'l', "../../../../pwned", 0777, 0, 0}};
+	const struct ent absdot[] = {{"x", 'l', "/../pwned", 0777, 0, 0}};
+	const struct ent empty[] = {{"x", 'l', "", 0777, 0, 0}};
+
+	/* dst is one level below the root: "../../.." from dst/a/b is the
+	 * root, one more leaves it. */
+	expect_rejected(up4, 1, -EPERM,
+			"entry 1 (a/b/x): symlink to ../../../../pwned leaves the box root");
+	expect_rejected(absdot, 1, -EPERM, "leaves the box root");
+	expect_rejected(empty, 1, -EINVAL, "empty target");
+}
+END_TEST
+
+START_TEST(test_symlinks_inside_allowed)
+{
+	const struct ent ents[] = {
+	    {"a/b/x", 'l', "../../../y", 0777, 0, 0}, /* root/y from d/a/b */
+	    {"abs", 'l', "/etc/passwd", 0777, 0, 0},  /* the box's own /etc */
+	    {"dots", 'l', "./a/../a/./b", 0777, 0, 0},
+	};
+	const struct ent out[] = {{"a/b/x", 'l', "../../../../y", 0777, 0, 0}};
+	pd_error err = {0};
+	char target[64];
+	ssize_t n;
+
+	ck_assert_msg(extract("d", ents, ELEMENTSOF(ents), &err) == 0, "%s", err.msg);
+	n = readlink(root_path("d/a/b/x"), target, sizeof(target) - 1);
+	ck_assert_int_gt(n, 0);
+	target[n] = '\0';
+	ck_assert_str_eq(target, "../../../y");
+	ck_assert_int_eq(extract("d", out, 1, &err), -EPERM);
+}
+END_TEST
+
+START_TEST(test_reject_hardlinks_out)
+{
+	const struct ent abs[] = {{"h", 'h', "/etc/passwd", 0, 0, 0}};
+	const struct ent dotdot[] = {{"h", 'h', "../outside", 0, 0, 0}};
+	const struct ent existing[] = {{"h", 'h', "existing", 0, 0, 0}};
+	const struct ent later[] = {{"h", 'h', "f", 0, 0, 0}, {"f", 'f', "x", 0644, -1, 0}};
+	const struct ent dir[] = {{"d/f", 'f', "x", 0644, -1, 0}, {"h", 'h', "d", 0, 0, 0}};
+
+	expect_rejected(abs, 1, -EPERM, "entry 1 (h): hard link to an absolute path");
+	expect_rejected(dotdot, 1, -EPERM, "leaves the target directory");
+	/* A file of the target directory is not an entry of the archive. */
+	expect_rejected(existing, 1, -EPERM, "hard link to existing, which is not an earlier");
+	expect_rejected(later, 2, -EPERM, "not an earlier entry");
+	expect_rejected(dir, 2, -EPERM, "a directory");
+}
+END_TEST
+
+START_TEST(test_reject_through_archive_symlink)
+{
+	const struct ent ents[] = {
+	    {"s", 'l', "/", 0777, 0, 0},
+	    {"s/etc/paddock-check-pwned", 'f', "x", 0644, -1, 0},
+	};
+	const struct ent ents2[] = {
+	    {"t", 'l', "sub", 0777, 0, 0},
+	    {"sub/", 'd', NULL, 0755, 0, 0},
+	    {"t/f", 'f', "x", 0644, -1, 0},
+	};
+	const struct ent ents3[] = {
+	    {"f", 'f', "x", 0644, -1, 0},
+	    {"f/g", 'f', "x", 0644, -1, 0},
+	};
+
+	expect_rejected(ents, 2, -EINVAL,
+			"entry 2 (s/etc/paddock-check-pwned): path goes through "
+			"a symlink of the archive");
+	expect_rejected(ents2, 3, -EINVAL, "path goes through a symlink");
+	expect_rejected(ents3, 2, -EINVAL, "path goes through a file");
+}
+END_TEST
+
+START_TEST(test_planted_symlinks_stay_inside)
+{
+	const struct ent ents[] = {
+	    {"evil/pwned", 'f', "x", 0644, -1, 0},
+	    {"abs/paddock-check-pwned", 'f', "x", 0644, -1, 0},
+	    {"rel/pwned", 'f', "x", 0644, -1, 0},
+	    {"up/pwned", 'f', "x", 0644, -1, 0},
+	};
+	pd_error err = {0};
+	struct stat st;
+
+	/* Into the root: the dangling links are replaced by the archive's
+	 * directories; "up" resolves to the root itself inside the root. */
+	ck_assert_msg(extract("", ents, ELEMENTSOF(ents), &err) == 0, "%s", err.msg);
+	assert_outside_untouched();
+	ck_assert_int_eq(lstat(root_path("evil"), &st), 0);
+	ck_assert(S_ISDIR(st.st_mode));
+	ck_assert_str_eq(slurp(root_path("evil/pwned")), "x");
+	ck_assert_str_eq(slurp(root_path("abs/paddock-check-pwned")), "x");
+	ck_assert_str_eq(slurp(root_path("pwned")), "x");
+	assert_no_staging("");
+}
+END_TEST
+
+START_TEST(test_planted_symlink_as_target_dir)
+{
+	const struct ent ents[] = {{"paddock-check-pwned", 'f', "x", 0644, -1, 0}};
+	const char *dirs[] = {"evil/sub", "abs", "rel/x", "evil"};
+	pd_error err = {0};
+
+	for (size_t i = 0; i < ELEMENTSOF(dirs); i++) {
+		int r = extract(dirs[i], ents, 1, &err);
+		/* Either refused (a dangling link is in the way) or created
+		 * inside the root: never outside. */
+		ck_assert_msg(r == 0 || r == -EEXIST, "%s: %d %s", dirs[i], r, err.msg);
+		assert_outside_untouched();
+	}
+	/* root/abs -> /etc resolves to the box's /etc, once it exists. */
+	ck_assert_int_eq(mkdir(root_path("etc"), 0755), 0);
+	ck_assert_int_eq(extract("abs", ents, 1, &err), 0);
+	ck_assert_str_eq(slurp(root_path("etc/paddock-check-pwned")), "x");
+	assert_outside_untouched();
+}
+END_TEST
+
+START_TEST(test_limit_entries)
+{
+	const struct ent ents[] = {
+	    {"a", 'f', "1", 0644, -1, 0},
+	    {"b", 'f', "2", 0644, -1, 0},
+	    {"c", 'f', "3", 0644, -1, 0},
+	    {"d", 'f', "4", 0644, -1, 0},
+	};
+	struct tar_limits lim = TAR_LIMITS_INIT;
+	pd_error err = {0};
+
+	lim.max_entries = 3;
+	ck_assert_int_eq(extract_lim("new", ents, 4, &lim, NULL, &err), -E2BIG);
+	ck_assert_str_eq(err.msg, "entry 4 (d): more than 3 entries");
+	ck_assert(!exists(root_path("new")));
+	ck_assert_int_eq(extract_lim("new", ents, 3, &lim, NULL, &err), 0);
+}
+END_TEST
+
+START_TEST(test_limit_bytes)
+{
+	const struct ent ents[] = {
+	    {"a", 'f', "12345", 0644, -1, 0},
+	    {"b", 'f', "123456", 0644, -1, 0},
+	};
+	struct tar_limits lim = TAR_LIMITS_INIT;
+	struct tar_result res = {0};
+	pd_error err = {0};
+
+	lim.max_bytes = 10;
+	ck_assert_int_eq(extract_lim("new", ents, 2, &lim, NULL, &err), -EFBIG);
+	ck_assert_ptr_nonnull(strstr(err.msg, "entry 2 (b): 6 bytes exceed the limit of 10"));
+	ck_assert(!exists(root_path("new")));
+	lim.max_bytes = 11;
+	ck_assert_int_eq(extract_lim("new", ents, 2, &lim, &res, &err), 0);
+	ck_assert_int_eq(res.bytes, 11);
+}
+END_TEST
+
+/* Keeps the first CAP bytes of what libarchive writes, then fails it: a
+ * header announcing 1 TiB, followed by some zeros and the end of input. */
+struct capture {
+	char *buf;
+	size_t len, cap;
+};
+
+static la_ssize_t capture_write(struct archive *a, void *data, const void *buf, size_t len)
+{
+	struct capture *c = data;
+
+	if (c->len + len > c->cap)
+		return -1;
+	memcpy(c->buf + c->len, buf, len);
+	c->len += len;
+	return (la_ssize_t)len;
+}
+
+START_TEST(test_limit_huge_header_rejected_at_once)
+{
+	struct capture cap = {.buf = malloc(1 << 20), .cap = 1 << 20};
+	struct archive *a = archive_write_new();
+	struct archive_entry *e = archive_entry_new();
+	int fd = memfd_create("huge", MFD_CLOEXEC);
+	pd_error err = {0};
+	struct timespec t0, t1;
+
+	ck_assert_ptr_nonnull(cap.buf);
+	ck_assert_int_eq(archive_write_set_format_pax_restricted(a), ARCHIVE_OK);
+	ck_assert_int_eq(archive_write_open(a, &cap, NULL, capture_write, NULL), ARCHIVE_OK);
+	archive_entry_set_pathname(e, "sparse-terabyte");
+	archive_entry_set_filetype(e, AE_IFREG);
+	archive_entry_set_perm(e, 0644);
+	archive_entry_set_size(e, 1LL << 40);
+	ck_assert_int_eq(archive_write_header(a, e), ARCHIVE_OK);
+	archive_write_free(a); /* padding fails once cap is reached */
+	archive_entry_free(e);
+	ck_assert_int_gt(cap.len, 1024);
+	ck_assert_int_eq(write_all(fd, cap.buf, cap.len), 0);
+	ck_assert_int_eq(lseek(fd, 0, SEEK_SET), 0);
+
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	ck_assert_msg(tarsafe_extract(rootfd, "big", fd, NULL, NULL, &err) == -EFBIG, "%s",
+		      err.msg);
+	clock_gettime(CLOCK_MONOTONIC, &t1);
+	ck_assert_ptr_nonnull(strstr(err.msg, "entry 1 (sparse-terabyte): 1099511627776 bytes "
+					      "exceed the limit of 8589934592 bytes"));
+	ck_assert_int_lt(t1.tv_sec - t0.tv_sec, 5);
+	ck_assert(!exists(root_path("big")));
+	close(fd);
+	free(cap.buf);
+}
+END_TEST
+
+START_TEST(test_limit_sparse_terabyte)
+{
+	struct archive *a = archive_write_new();
+	struct archive_entry *e = archive_entry_new();
+	int fd = memfd_create("sparse", MFD_CLOEXEC);
+	struct tar_limits lim = TAR_LIMITS_INIT;
+	pd_error err = {0};
+	struct stat st;
+
+	/* A complete, valid and small archive of a 1 TiB file with one byte
+	 * of data at its end. */
+	ck_assert_int_eq(archive_write_set_format_pax(a), ARCHIVE_OK);
+	ck_assert_int_eq(archive_write_open_fd(a, fd), ARCHIVE_OK);
+	archive_entry_set_pathname(e, "sparse");
+	archive_entry_set_filetype(e, AE_IFREG);
+	archive_entry_set_perm(e, 0644);
+	archive_entry_set_size(e, 1LL << 40);
+	archive_entry_sparse_add_entry(e, (1LL << 40) - 1, 1);
+	ck_assert_int_eq(archive_write_header(a, e), ARCHIVE_OK);
+	ck_assert_int_eq(archive_write_data(a, "x", 1), 1);
+	ck_assert_int_eq(archive_write_close(a), ARCHIVE_OK);
+	archive_write_free(a);
+	archive_entry_free(e);
+	ck_assert_int_eq(fstat(fd, &st), 0);
+	ck_assert_int_lt(st.st_size, 64 * 1024);
+
+	ck_assert_int_eq(lseek(fd, 0, SEEK_SET), 0);
+	ck_assert_int_eq(tarsafe_extract(rootfd, "big", fd, NULL, NULL, &err), -EFBIG);
+	ck_assert_ptr_nonnull(strstr(err.msg, "entry 1 (sparse): 1099511627776 bytes"));
+	ck_assert(!exists(root_path("big")));
+
+	/* Within the limit it is extracted sparse: one byte at the end. */
+	lim.max_bytes = 1ULL << 41;
+	ck_assert_int_eq(lseek(fd, 0, SEEK_SET), 0);
+	ck_assert_msg(tarsafe_extract(rootfd, "big", fd, &lim, NULL, &err) == 0, "%s", err.msg);
+	ck_assert_int_eq(stat(root_path("big/sparse"), &st), 0);
+	ck_assert_int_eq(st.st_size, 1LL << 40);
+	ck_assert_int_lt(st.st_blocks, 1024);
+	close(fd);
+}
+END_TEST
+
+START_TEST(test_bad_entry_after_good_ones_changes_nothing)
+{
+	const struct ent ents[] = {
+	    {"one", 'f', "1", 0644, -1, 0},
+	    {"sub/two", 'f', "2", 0644, -1, 0},
+	    {"existing", 'f', "overwritten", 0644, -1, 0},
+	    {"../escape", 'f', "bad", 0644, -1, 0},
+	};
+	pd_error err = {0};
+
+	expect_rejected(ents, ELEMENTSOF(ents), -EINVAL, "entry 4 (../escape)");
+	assert_no_staging("dst");
+	/* A directory the call created for DIR is removed too. */
+	ck_assert_int_eq(extract("made/by/push", ents, ELEMENTSOF(ents), &err), -EINVAL);
+	ck_assert(!exists(root_path("made")));
+}
+END_TEST
+
+START_TEST(test_truncated_archive_changes_nothing)
+{
+	const struct ent ents[] = {
+	    {"one", 'f', "1", 0644, -1, 0},
+	    {"two", 'f', "2", 0644, -1, 0},
+	    {"big", 'f', NULL, 0644, 100000, 0},
+	};
+	char *zeros = calloc(1, 100000);
+	struct archive *a = archive_write_new();
+	int fd = memfd_create("trunc", MFD_CLOEXEC);
+	pd_error err = {0};
+	struct stat st;
+	int r;
+
+	ck_assert_int_eq(mkdir(root_path("dst"), 0755), 0);
+	make_file(root_path("dst/existing"), "existing", 0644);
+	ck_assert_int_eq(archive_write_set_format_pax_restricted(a), ARCHIVE_OK);
+	ck_assert_int_eq(archive_write_open_fd(a, fd), ARCHIVE_OK);
+	add_entry(a, &ents[0]);
+	add_entry(a, &ents[1]);
+	add_entry(a, &ents[2]);
+	ck_assert_int_eq(archive_write_data(a, zeros, 100000), 100000);
+	ck_assert_int_eq(archive_write_close(a), ARCHIVE_OK);
+	archive_write_free(a);
+	free(zeros);
+	ck_assert_int_eq(fstat(fd, &st), 0);
+	ck_assert_int_eq(ftruncate(fd, st.st_size / 2), 0);
+	ck_assert_int_eq(lseek(fd, 0, SEEK_SET), 0);
+
+	r = tarsafe_extract(rootfd, "dst", fd, NULL, NULL, &err);
+	ck_assert_msg(r == -EINVAL, "%d %s", r, err.msg);
+	ck_assert_ptr_nonnull(strstr(err.msg, "entry 3 (big)"));
+	ck_assert_int_eq(count_entries(root_path("dst")), 1);
+	ck_assert_int_eq(lseek(fd, 0, SEEK_SET), 0);
+	ck_assert_int_eq(tarsafe_extract(rootfd, "new", fd, NULL, NULL, &err), -EINVAL);
+	ck_assert(!exists(root_path("new")));
+	close(fd);
+}
+END_TEST
+
+START_TEST(test_garbage_rejected)
+{
+	int fd = memfd_create("garbage", MFD_CLOEXEC);
+	char junk[4096];
+	pd_error err = {0};
+
+	memset(junk, 'z', sizeof(junk));
+	ck_assert_int_eq(write_all(fd, junk, sizeof(junk)), 0);
+	ck_assert_int_eq(lseek(fd, 0, SEEK_SET), 0);
+	ck_assert_int_eq(tarsafe_extract(rootfd, "new", fd, NULL, NULL, &err), -EINVAL);
+	ck_assert_ptr_nonnull(strstr(err.msg, "not a tar archive"));
+	ck_assert(!exists(root_path("new")));
+	ck_assert_int_eq(tarsafe_extract(rootfd, "../x", fd, NULL, NULL, &err), -EINVAL);
+	close(fd);
+}
+END_TEST
+
+/* ---- pull ---- */
+
+struct got {
+	char name[128];
+	mode_t type;
+	char link[128];	    /* symlink target */
+	char hardlink[128]; /* hard link target */
+	char data[64];
+};
+
+/* Reads the stream in fd (from its start) into got[], returns the count. */
+static int read_back(int fd, struct got *got, int max)
+{
+	struct archive *a = archive_read_new();
+	struct archive_entry *e;
+	int n = 0;
+
+	ck_assert_int_eq(lseek(fd, 0, SEEK_SET), 0);
+	archive_read_support_format_tar(a);
+	ck_assert_int_eq(archive_read_open_fd(a, fd, 65536), ARCHIVE_OK);
+	while (archive_read_next_header(a, &e) == ARCHIVE_OK) {
+		struct got *g = &got[n++];
+		ssize_t len;
+
+		ck_assert_int_le(n, max);
+		memset(g, 0, sizeof(*g));
+		snprintf(g->name, sizeof(g->name), "%s", archive_entry_pathname(e));
+		g->type = archive_entry_filetype(e);
+		if (archive_entry_symlink(e))
+			snprintf(g->link, sizeof(g->link), "%s", archive_entry_symlink(e));
+		if (archive_entry_hardlink(e))
+			snprintf(g->hardlink, sizeof(g->hardlink), "%s", archive_entry_hardlink(e));
+		len = archive_read_data(a, g->data, sizeof(g->data) - 1);
+		ck_assert_int_ge(len, 0);
+	}
+	ck_assert_int_eq(archive_read_free(a), ARCHIVE_OK);
+	return n;
+}
+
+static const struct got *find(const struct got *got, int n, const char *name)
+{
+	for (int i = 0; i < n; i++)
+		if (strcmp(got[i].name, name) == 0)
+			return &got[i];
+	return NULL;
+}
+
+START_TEST(test_create_tree)
+{
+	int fd = memfd_create("pull", MFD_CLOEXEC);
+	struct got got[16];
+	const struct got *g;
+	pd_error err = {0};
+	int n;
+
+	ck_assert_int_eq(mkdir(root_path("src"), 0755), 0);
+	ck_assert_int_eq(mkdir(root_path("src/sub"), 0700), 0);
+	make_file(root_path("src/a"), "alpha", 0644);
+	make_file(root_path("src/sub/b"), "beta", 0600);
+	ck_assert_int_eq(link(root_path("src/a"), root_path("src/sub/hard")), 0);
+	ck_assert_int_eq(symlink("/etc/passwd", root_path("src/passwd")), 0);
+	ck_assert_int_eq(symlink(tmp_path("outside"), root_path("src/sub/evil")), 0);
+	ck_assert_int_eq(mkfifo(root_path("src/fifo"), 0600), 0);
+	ck_assert_int_eq(mknod(root_path("src/null"), S_IFCHR | 0666, makedev(1, 3)), 0);
+	make_file(tmp_path("outside/secret"), "secret", 0644);
+
+	ck_assert_msg(tarsafe_create(rootfd, "src", fd, &err) == 0, "%s", err.msg);
+	n = read_back(fd, got, 16);
+	ck_assert_int_eq(n, 6); /* a, sub/, sub/b, sub/hard, passwd, sub/evil */
+	ck_assert_ptr_nonnull(g = find(got, n, "a"));
+	ck_assert(g->type == AE_IFREG || g->hardlink[0]);
+	ck_assert_ptr_nonnull(g = find(got, n, "sub/"));
+	ck_assert(g->type == AE_IFDIR);
+	ck_assert_ptr_nonnull(g = find(got, n, "sub/b"));
+	ck_assert_str_eq(g->data, "beta");
+	ck_assert_ptr_nonnull(g = find(got, n, "passwd"));
+	ck_assert(g->type == AE_IFLNK);
+	ck_assert_str_eq(g->link, "/etc/passwd");
+	ck_assert_str_eq(g->data, "");
+	ck_assert_ptr_nonnull(g = find(got, n, "sub/evil"));
+	ck_assert(g->type == AE_IFLNK);
+	/* One of a and sub/hard carries the data, the other links to it. */
+	{
+		const struct got *x = find(got, n, "a"), *y = find(got, n, "sub/hard");
+		ck_assert_ptr_nonnull(y);
+		if (x->hardlink[0]) {
+			ck_assert_str_eq(x->hardlink, "sub/hard");
+			ck_assert_str_eq(y->data, "alpha");
+		} else {
+			ck_assert_str_eq(y->hardlink, "a");
+			ck_assert_str_eq(x->data, "alpha");
+		}
+	}
+	ck_assert_ptr_null(find(got, n, "fifo"));
+	ck_assert_ptr_null(find(got, n, "null"));
+	for (int i = 0; i < n; i++)
+		ck_assert_ptr_null(strstr(got[i].data, "secret"));
+	close(fd);
+}
+END_TEST
+
+START_TEST(test_create_single_file_and_planted_links)
+{
+	int fd = memfd_create("pull", MFD_CLOEXEC);
+	struct got got[4];
+	pd_error err = {0};
+	int n;
+
+	ck_assert_int_eq(mkdir(root_path("etc"), 0755), 0);
+	make_file(root_path("etc/passwd"), "box passwd", 0644);
+	make_file(tmp_path("outside/secret"), "secret", 0644);
+
+	/* root/abs -> /etc is the box's /etc. */
+	ck_assert_msg(tarsafe_create(rootfd, "abs/passwd", fd, &err) == 0, "%s", err.msg);
+	n = read_back(fd, got, 4);
+	ck_assert_int_eq(n, 1);
+	ck_assert_str_eq(got[0].name, "passwd");
+	ck_assert_str_eq(got[0].data, "box passwd");
+
+	ck_assert_int_eq(tarsafe_create(rootfd, "evil/secret", fd, &err), -ENOENT);
+	ck_assert_int_eq(tarsafe_create(rootfd, "rel/secret", fd, &err), -ENOENT);
+	ck_assert_int_eq(tarsafe_create(rootfd, "../outside/secret", fd, &err), -EINVAL);
+	ck_assert_int_eq(tarsafe_create(rootfd, "missing", fd, &err), -ENOENT);
+	ck_assert_int_eq(mkfifo(root_path("fifo"), 0600), 0);
+	ck_assert_int_eq(tarsafe_create(rootfd, "fifo", fd, &err), -EPERM);
+	close(fd);
+}
+END_TEST
+
+START_TEST(test_create_then_extract_round_trip)
+{
+	int fd = memfd_create("pull", MFD_CLOEXEC);
+	pd_error err = {0};
+	struct stat st1, st2;
+
+	ck_assert_int_eq(mkdir(root_path("src"), 0755), 0);
+	ck_assert_int_eq(mkdir(root_path("src/d"), 0711), 0);
+	make_file(root_path("src/d/f"), "content", 0640);
+	ck_assert_int_eq(link(root_path("src/d/f"), root_path("src/g")), 0);
+	ck_assert_int_eq(symlink("d/f", root_path("src/l")), 0);
+
+	ck_assert_int_eq(tarsafe_create(rootfd, "src", fd, &err), 0);
+	ck_assert_int_eq(lseek(fd, 0, SEEK_SET), 0);
+	ck_assert_msg(tarsafe_extract(rootfd, "copy", fd, NULL, NULL, &err) == 0, "%s", err.msg);
+	ck_assert_str_eq(slurp(root_path("copy/d/f")), "content");
+	ck_assert_str_eq(slurp(root_path("copy/l")), "content");
+	ck_assert_int_eq(stat(root_path("copy/d"), &st1), 0);
+	ck_assert_int_eq(st1.st_mode & 07777, 0711);
+	ck_assert_int_eq(stat(root_path("copy/d/f"), &st1), 0);
+	ck_assert_int_eq(stat(root_path("copy/g"), &st2), 0);
+	ck_assert_int_eq(st1.st_ino, st2.st_ino);
+	ck_assert_int_eq(st1.st_mode & 07777, 0640);
+	close(fd);
+}
+END_TEST
+
+START_TEST(test_create_write_error)
+{
+	int p[2];
+	pd_error err = {0};
+
+	ck_assert_int_eq(pipe2(p, O_CLOEXEC), 0);
+	close(p[0]);
+	make_file(root_path("f"), "data", 0644);
+	ck_assert_int_eq(tarsafe_create(rootfd, "f", p[1], &err), -EPIPE);
+	close(p[1]);
+}
+END_TEST
+
+/* ---- plain file operations ---- */
+
+START_TEST(test_open_resolves_inside)
+{
+	char buf[32];
+	ssize_t n;
+	int fd;
+
+	ck_assert_int_eq(mkdir(root_path("etc"), 0755), 0);
+	make_file(root_path("etc/passwd"), "box", 0644);
+	fd = tarsafe_open(rootfd, "abs/passwd", O_RDONLY, 0);
+	ck_assert_int_ge(fd, 0);
+	n = read(fd, buf, sizeof(buf));
+	ck_assert_int_eq(n, 3);
+	close(fd);
+	fd = tarsafe_open(rootfd, "/etc/passwd", O_RDONLY, 0);
+	ck_assert_int_ge(fd, 0);
+	close(fd);
+	fd = tarsafe_open(rootfd, "", O_RDONLY | O_DIRECTORY, 0);
+	ck_assert_int_ge(fd, 0);
+	close(fd);
+
+	ck_assert_int_eq(tarsafe_open(rootfd, "../outside/x", O_RDONLY, 0), -EINVAL);
+	ck_assert_int_eq(tarsafe_open(rootfd, "evil/x", O_WRONLY | O_CREAT, 0644), -ENOENT);
+	ck_assert_int_eq(tarsafe_open(rootfd, "rel/x", O_WRONLY | O_CREAT, 0644), -ENOENT);
+	/* Never through a link at the last component when creating. */
+	ck_assert_int_eq(tarsafe_open(rootfd, "evil", O_WRONLY | O_CREAT, 0644), -ELOOP);
+	ck_assert_int_eq(tarsafe_open(rootfd, "evil", O_WRONLY | O_CREAT | O_EXCL, 0644), -EEXIST);
+	assert_outside_untouched();
+
+	fd = tarsafe_open(rootfd, "new", O_WRONLY | O_CREAT | O_TRUNC, 0600);
+	ck_assert_int_ge(fd, 0);
+	ck_assert_int_eq(write_all(fd, "abc", 3), 0);
+	close(fd);
+	fd = tarsafe_open(rootfd, "new", O_WRONLY | O_CREAT | O_TRUNC, 0600);
+	ck_assert_int_ge(fd, 0);
+	close(fd);
+	ck_assert_str_eq(slurp(root_path("new")), "");
+}
+END_TEST
+
+START_TEST(test_open_refuses_special_files)
+{
+	ck_assert_int_eq(mkfifo(root_path("fifo"), 0600), 0);
+	ck_assert_int_eq(mknod(root_path("null"), S_IFCHR | 0666, makedev(1, 3)), 0);
+	/* Would block forever if opened. */
+	ck_assert_int_eq(tarsafe_open(rootfd, "fifo", O_RDONLY, 0), -EPERM);
+	ck_assert_int_eq(tarsafe_open(rootfd, "null", O_RDONLY, 0), -EPERM);
+	ck_assert_int_eq(tarsafe_open(rootfd, "null", O_WRONLY | O_CREAT, 0644), -EPERM);
+}
+END_TEST
+
+START_TEST(test_mkdir_p)
+{
+	struct stat st;
+
+	ck_assert_int_eq(tarsafe_mkdir_p(rootfd, "a/b/c", 0750, 1000, 1000), 1);
+	ck_assert_int_eq(tarsafe_mkdir_p(rootfd, "a/b/c/", 0750, 1000, 1000), 0);
+	ck_assert_int_eq(stat(root_path("a/b"), &st), 0);
+	ck_assert_int_eq(st.st_mode & 07777, 0750);
+	ck_assert_int_eq(st.st_uid, 1000);
+	ck_assert_int_eq(tarsafe_mkdir_p(rootfd, "", 0755, -1, -1), 0);
+
+	make_file(root_path("file"), "x", 0644);
+	ck_assert_int_eq(tarsafe_mkdir_p(rootfd, "file/x", 0755, -1, -1), -ENOTDIR);
+	ck_assert_int_eq(tarsafe_mkdir_p(rootfd, "evil/x", 0755, -1, -1), -EEXIST);
+	ck_assert_int_eq(tarsafe_mkdir_p(rootfd, "a/../../x", 0755, -1, -1), -EINVAL);
+	assert_outside_untouched();
+
+	ck_assert_int_eq(mkdir(root_path("etc"), 0755), 0);
+	ck_assert_int_eq(tarsafe_mkdir_p(rootfd, "abs/paddock-check-pwned/y", 0755, -1, -1), 1);
+	ck_assert(exists(root_path("etc/paddock-check-pwned/y")));
+	assert_outside_untouched();
+}
+END_TEST
+
+START_TEST(test_replace_file)
+{
+	struct tarsafe_replace rep;
+	pd_error err = {0};
+	struct stat st;
+
+	ck_assert_int_eq(tarsafe_replace_begin(rootfd, "new", 0640, 1000, 1000, &rep, &err), 0);
+	ck_assert_int_eq(write_all(rep.fd, "chunk1 ", 7), 0);
+	ck_assert(!exists(root_path("new")));
+	ck_assert_int_eq(write_all(rep.fd, "chunk2", 6), 0);
+	ck_assert_int_eq(tarsafe_replace_commit(&rep, &err), 0);
+	ck_assert_int_eq(rep.fd, -1);
+	ck_assert_str_eq(slurp(root_path("new")), "chunk1 chunk2");
+	ck_assert_int_eq(stat(root_path("new"), &st), 0);
+	ck_assert_int_eq(st.st_mode & 07777, 0640);
+	ck_assert_int_eq(st.st_uid, 1000);
+
+	/* An existing file keeps its mode and owner. */
+	make_file(root_path("old"), "old", 0604);
+	ck_assert_int_eq(chown(root_path("old"), 1001, 1002), 0);
+	ck_assert_int_eq(tarsafe_replace_begin(rootfd, "old", 0644, -1, -1, &rep, &err), 0);
+	ck_assert_int_eq(write_all(rep.fd, "fresh", 5), 0);
+	ck_assert_int_eq(tarsafe_replace_commit(&rep, &err), 0);
+	ck_assert_str_eq(slurp(root_path("old")), "fresh");
+	ck_assert_int_eq(stat(root_path("old"), &st), 0);
+	ck_assert_int_eq(st.st_mode & 07777, 0604);
+	ck_assert_int_eq(st.st_uid, 1001);
+	ck_assert_int_eq(st.st_gid, 1002);
+
+	/* A planted link is replaced, not written through. */
+	ck_assert_int_eq(tarsafe_replace_begin(rootfd, "evil", 0644, -1, -1, &rep, &err), 0);
+	ck_assert_int_eq(write_all(rep.fd, "x", 1), 0);
+	ck_assert_int_eq(tarsafe_replace_commit(&rep, &err), 0);
+	ck_assert_int_eq(lstat(root_path("evil"), &st), 0);
+	ck_assert(S_ISREG(st.st_mode));
+	assert_outside_untouched();
+
+	ck_assert_int_eq(tarsafe_replace_begin(rootfd, "abs/passwd", 0644, -1, -1, &rep, &err),
+			 -ENOENT);
+	tarsafe_replace_abort(&rep); /* inert after a failed begin */
+	ck_assert_int_eq(tarsafe_replace_begin(rootfd, "missing/f", 0644, -1, -1, &rep, &err),
+			 -ENOENT);
+	ck_assert_int_eq(mkdir(root_path("dir"), 0755), 0);
+	ck_assert_int_eq(tarsafe_replace_begin(rootfd, "dir", 0644, -1, -1, &rep, &err), -EISDIR);
+	ck_assert_int_eq(tarsafe_replace_begin(rootfd, "", 0644, -1, -1, &rep, &err), -EISDIR);
+
+	/* Abort leaves nothing. */
+	ck_assert_int_eq(tarsafe_replace_begin(rootfd, "dir/f", 0644, -1, -1, &rep, &err), 0);
+	ck_assert_int_eq(write_all(rep.fd, "x", 1), 0);
+	ck_assert_int_eq(count_entries(root_path("dir")), 1);
+	tarsafe_replace_abort(&rep);
+	tarsafe_replace_abort(&rep);
+	ck_assert_int_eq(count_entries(root_path("dir")), 0);
+	ck_assert_int_eq(tarsafe_replace_commit(&rep, &err), -EBADF);
+}
+END_TEST
+
+START_TEST(test_remove)
+{
+	pd_error err = {0};
+
+	make_file(tmp_path("outside/keep"), "keep", 0644);
+	make_file(root_path("f"), "x", 0644);
+	ck_assert_int_eq(tarsafe_remove(rootfd, "f", false, &err), 0);
+	ck_assert(!exists(root_path("f")));
+	ck_assert_int_eq(tarsafe_remove(rootfd, "f", false, &err), -ENOENT);
+
+	ck_assert_int_eq(mkdir(root_path("d"), 0755), 0);
+	ck_assert_int_eq(mkdir(root_path("d/e"), 0755), 0);
+	make_file(root_path("d/e/g"), "x", 0644);
+	ck_assert_int_eq(symlink(tmp_path("outside"), root_path("d/e/out")), 0);
+	ck_assert_int_eq(symlink("../../evil", root_path("d/rel")), 0);
+	ck_assert_int_eq(tarsafe_remove(rootfd, "d", false, &err), -ENOTEMPTY);
+	ck_assert_int_eq(tarsafe_remove(rootfd, "d/", true, &err), 0);
+	ck_assert(!exists(root_path("d")));
+	ck_assert_str_eq(slurp(tmp_path("outside/keep")), "keep");
+
+	/* The link itself, never what it points to. */
+	ck_assert_int_eq(tarsafe_remove(rootfd, "evil", true, &err), 0);
+	ck_assert(!exists(root_path("evil")));
+	ck_assert_str_eq(slurp(tmp_path("outside/keep")), "keep");
+	ck_assert_int_eq(tarsafe_remove(rootfd, "rel/keep", false, &err), -ENOENT);
+	ck_assert_int_eq(tarsafe_remove(rootfd, "abs/passwd", false, &err), -ENOENT);
+	ck_assert(exists("/etc/passwd"));
+
+	ck_assert_int_eq(tarsafe_remove(rootfd, "", true, &err), -EPERM);
+	ck_assert_int_eq(tarsafe_remove(rootfd, "/", true, &err), -EPERM);
+	ck_assert_int_eq(tarsafe_remove(rootfd, "x/../..", true, &err), -EINVAL);
+}
+END_TEST
+
+static Suite *tarsafe_suite(void)
+{
+	Suite *s = suite_create("tarsafe");
+	TCase *tc;
+
+	tc = tcase_create("push");
+	tcase_add_unchecked_fixture(tc, base_setup, base_teardown);
+	tcase_add_checked_fixture(tc, setup, teardown);
+	tcase_add_test(tc, test_extract_tree);
+	tcase_add_test(tc, test_extract_owner);
+	tcase_add_test(tc, test_extract_merges);
+	tcase_add_test(tc, test_extract_nonempty_dir_in_the_way);
+	tcase_add_test(tc, test_extract_dot_and_duplicates);
+	tcase_add_test(tc, test_extract_compressed);
+	tcase_add_test(tc, test_extract_empty_stream);
+	tcase_add_test(tc, test_extract_keeps_directory_symlink);
+	suite_add_tcase(s, tc);
+
+	tc = tcase_create("safety");
+	tcase_add_unchecked_fixture(tc, base_setup, base_teardown);
+	tcase_add_checked_fixture(tc, setup, teardown);
+	tcase_add_test(tc, test_reject_names);
+	tcase_add_test(tc, test_reject_special_files);
+	tcase_add_test(tc, test_reject_symlinks_out);
+	tcase_add_test(tc, test_symlinks_inside_allowed);
+	tcase_add_test(tc, test_reject_hardlinks_out);
+	tcase_add_test(tc, test_reject_through_archive_symlink);
+	tcase_add_test(tc, test_planted_symlinks_stay_inside);
+	tcase_add_test(tc, test_planted_symlink_as_target_dir);
+	tcase_add_test(tc, test_bad_entry_after_good_ones_changes_nothing);
+	tcase_add_test(tc, test_truncated_archive_changes_nothing);
+	tcase_add_test(tc, test_garbage_rejected);
+	suite_add_tcase(s, tc);
+
+	tc = tcase_create("limits");
+	tcase_add_unchecked_fixture(tc, base_setup, base_teardown);
+	tcase_add_checked_fixture(tc, setup, teardown);
+	tcase_set_timeout(tc, 60);
+	tcase_add_test(tc, test_limit_entries);
+	tcase_add_test(tc, test_limit_bytes);
+	tcase_add_test(tc, test_limit_huge_header_rejected_at_once);
+	tcase_add_test(tc, test_limit_sparse_terabyte);
+	tcase_add_test(tc, test_extract_many_small_files);
+	suite_add_tcase(s, tc);
+
+	tc = tcase_create("pull");
+	tcase_add_unchecked_fixture(tc, base_setup, base_teardown);
+	tcase_add_checked_fixture(tc, setup, teardown);
+	tcase_add_test(tc, test_create_tree);
+	tcase_add_test(tc, test_create_single_file_and_planted_links);
+	tcase_add_test(tc, test_create_then_extract_round_trip);
+	tcase_add_test(tc, test_create_write_error);
+	suite_add_tcase(s, tc);
+
+	tc = tcase_create("files");
+	tcase_add_unchecked_fixture(tc, base_setup, base_teardown);
+	tcase_add_checked_fixture(tc, setup, teardown);
+	tcase_add_test(tc, test_open_resolves_inside);
+	tcase_add_test(tc, test_open_refuses_special_files);
+	tcase_add_test(tc, test_mkdir_p);
+	tcase_add_test(tc, test_replace_file);
+	tcase_add_test(tc, test_remove);
+	suite_add_tcase(s, tc);
+	return s;
+}
+
+int main(void)
+{
+	return check_tap_run(tarsafe_suite());
+}
