@@ -111,10 +111,7 @@ static int print_rows(struct ctx *x, const char *const *keys, const char *const 
 		      char **cells, size_t nrows)
 {
 	if (x->a->json) {
-		_cleanup_free_ char *out = strdup("[");
-		size_t len = 1;
-		if (!out)
-			return -ENOMEM;
+		fputs("[", stdout);
 		for (size_t i = 0; i < nrows; i++) {
 			fputs(i ? ",{" : "{", stdout);
 			for (size_t j = 0; j < ncol; j++) {
@@ -128,7 +125,6 @@ static int print_rows(struct ctx *x, const char *const *keys, const char *const 
 			}
 			fputs("}", stdout);
 		}
-		(void)len;
 		fputs("]\n", stdout);
 		return 0;
 	}
