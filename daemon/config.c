@@ -9,6 +9,7 @@
  * dropped there too, which turns off inih's multi-line values: an indented
  * line is an ordinary line. Parsing stops at the first error.
  */
+#include <arpa/inet.h>
 #include <ctype.h>
 #include <fcntl.h>
 #include <inttypes.h>
@@ -44,6 +45,11 @@ enum value_kind {
 	VAL_TTL,
 	VAL_GRACE,
 	VAL_SIZE, /* exec_log_max */
+	VAL_LISTEN,	 /* HOST:PORT or none */
+	VAL_SOCKET,	 /* absolute path or none */
+	VAL_URL,	 /* http(s)://... or empty */
+	VAL_PUSH_COUNT,	 /* push_max_entries */
+	VAL_PUSH_BYTES,	 /* push_max_bytes */
 };
 
 static const struct paddock_key {
@@ -61,6 +67,11 @@ static const struct paddock_key {
     {"default_ttl", VAL_TTL, 0},
     {"stop_grace", VAL_GRACE, 0},
     {"exec_log_max", VAL_SIZE, 0},
+    {"listen", VAL_LISTEN, offsetof(struct pd_config, listen)},
+    {"socket", VAL_SOCKET, offsetof(struct pd_config, socket)},
+    {"public_url", VAL_URL, offsetof(struct pd_config, public_url)},
+    {"push_max_entries", VAL_PUSH_COUNT, 0},
+    {"push_max_bytes", VAL_PUSH_BYTES, 0},
 };
 
 static const char *const type_keys[] = {"cpus", "memory", "pids", "disk"};
@@ -129,6 +140,39 @@ static bool cgroup_ok(const char *v)
 	}
 }
 
+/* "127.0.0.1:7860", "0.0.0.0:80", "[::1]:7860": a numeric address and a
+ * port (1-65535). Host names are not resolved: the daemon must not depend
+ * on DNS to start. */
+static bool listen_ok(const char *v)
+{
+	const char *colon = strrchr(v, ':');
+	char host[64];
+	uint64_t port;
+	size_t n;
+	unsigned char buf[16];
+
+	if (!colon || parse_uint64(colon + 1, 65535, &port) < 0)
+		return false;
+	n = (size_t)(colon - v);
+	if (n == 0 || n >= sizeof(host))
+		return false;
+	memcpy(host, v, n);
+	host[n] = '\0';
+	if (host[0] == '[') {
+		if (n < 3 || host[n - 1] != ']')
+			return false;
+		host[n - 1] = '\0';
+		return inet_pton(AF_INET6, host + 1, buf) == 1;
+	}
+	return inet_pton(AF_INET, host, buf) == 1;
+}
+
+static bool url_ok(const char *v)
+{
+	return (strncmp(v, "http://", 7) == 0 || strncmp(v, "https://", 8) == 0) &&
+	       !has_space_or_control(v) && strlen(v) < 512;
+}
+
 static int set_string(struct parser *p, size_t offset, const char *value)
 {
 	char **field = (char **)((char *)p->c + offset);
@@ -185,13 +229,37 @@ static int set_paddock_key(struct parser *p, const char *key, const char *value)
 			p->c->exec_log_max = v;
 		break;
 	}
+	case VAL_LISTEN:
+		ok = strcmp(value, "none") == 0 || listen_ok(value);
+		break;
+	case VAL_SOCKET:
+		ok = strcmp(value, "none") == 0 || (path_ok(value) && strlen(value) < 100);
+		break;
+	case VAL_URL:
+		ok = url_ok(value);
+		break;
+	case VAL_PUSH_COUNT: {
+		uint64_t v;
+		ok = parse_uint64(value, 100000000, &v) >= 0 && v > 0;
+		if (ok)
+			p->c->push_max_entries = v;
+		break;
+	}
+	case VAL_PUSH_BYTES: {
+		uint64_t v;
+		ok = parse_size(value, &v) >= 0 && v > 0;
+		if (ok)
+			p->c->push_max_bytes = v;
+		break;
+	}
 	default:
 		ok = false;
 	}
 	if (!ok)
 		return fail_here(p, "bad value for %s: \"%s\"", key, value);
 
-	if (k->kind == VAL_TTL || k->kind == VAL_GRACE || k->kind == VAL_SIZE)
+	if (k->kind == VAL_TTL || k->kind == VAL_GRACE || k->kind == VAL_SIZE ||
+	    k->kind == VAL_PUSH_COUNT || k->kind == VAL_PUSH_BYTES)
 		return 0;
 	if (strcmp(key, "default_type") == 0)
 		p->default_type_line = p->lineno;
@@ -382,6 +450,9 @@ void config_release(struct pd_config *c)
 	free(c->cgroup_parent);
 	free(c->default_image);
 	free(c->default_type);
+	free(c->listen);
+	free(c->socket);
+	free(c->public_url);
 	memset(c, 0, sizeof(*c));
 }
 
@@ -395,9 +466,12 @@ static int config_defaults(struct pd_config *c)
 	c->cgroup_parent = strdup("paddock");
 	c->default_image = strdup("debian");
 	c->default_type = strdup("small");
+	c->listen = strdup("127.0.0.1:7860");
 	if (!c->mount || !c->data || !c->run || !c->crun || !c->cgroup_parent ||
-	    !c->default_image || !c->default_type)
+	    !c->default_image || !c->default_type || !c->listen)
 		return -ENOMEM;
+	c->push_max_entries = 100000;
+	c->push_max_bytes = 8 * GiB;
 	c->default_ttl = -1;
 	c->stop_grace = 10;
 	c->exec_log_max = 64ULL << 20;
@@ -475,6 +549,21 @@ int config_load(const char *path, struct pd_config *ret, pd_error *err)
 			goto fail;
 	}
 
+	if (!c.socket) {
+		/* Beside the rest of the runtime state, so that daemons with
+		 * different run directories never share it. */
+		if (asprintf(&c.socket, "%s/paddock.sock", c.run) < 0) {
+			c.socket = NULL;
+			r = pd_error_set(err, -ENOMEM, "%s:0: out of memory", path ? path : "(defaults)");
+			goto fail;
+		}
+		if (strlen(c.socket) >= 108) {
+			r = pd_error_set(err, -EINVAL,
+					 "%s:0: run directory too long for the socket %s; set socket",
+					 path ? path : "(defaults)", c.socket);
+			goto fail;
+		}
+	}
 	if (path) {
 		c.path = strdup(path);
 		if (!c.path) {

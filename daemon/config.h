@@ -14,6 +14,13 @@
  *	cgroup_parent = paddock     boxes' cgroups live under /<cgroup_parent>/NAME
  *	run = /run/paddock          runtime state (crun's --root lives under it)
  *	exec_log_max = 64M          stored bytes per exec job stream (4K..1T)
+ *	listen = 127.0.0.1:7860     HTTP on a numeric address:port (port 0: any
+ *	                            free one, written to RUN/http-url), or none
+ *	socket = RUN/paddock.sock   HTTP on a unix socket (mode 0600), or none
+ *	public_url =                base URL printed in the setup link
+ *	                            (default http://LISTEN)
+ *	push_max_entries = 100000   tar push limits: entries per archive
+ *	push_max_bytes = 8G         and content bytes per archive
  *
  *	[types.NAME]                one section per box type
  *	cpus = 1                    may be fractional: 0.5
@@ -60,6 +67,11 @@ struct pd_config {
 	int64_t default_ttl;   /* seconds, -1 = none */
 	unsigned stop_grace;   /* seconds */
 	uint64_t exec_log_max; /* bytes per job stream */
+	char *listen;	       /* "HOST:PORT" or "none" */
+	char *socket;	       /* unix socket path or "none" */
+	char *public_url;      /* NULL = http://LISTEN */
+	uint64_t push_max_entries;
+	uint64_t push_max_bytes;
 	struct box_type types[CONFIG_MAX_TYPES];
 	size_t n_types;
 };

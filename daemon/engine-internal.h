@@ -4,6 +4,7 @@
 
 #include <pthread.h>
 
+#include "auth.h"
 #include "engine.h"
 #include "jobs.h"
 #include "runtime.h"
@@ -21,6 +22,7 @@ struct box {
 struct engine {
 	const struct pd_config *cfg;
 	struct store *store;
+	struct auth *auth; /* its own lock and database connection */
 	struct runtime *rt;
 	pthread_mutex_t lock;
 	struct box **boxes;
@@ -29,8 +31,13 @@ struct engine {
 	char *boxes_dir;
 	char *events_path;
 	int events_fd; /* global log, O_APPEND */
-	engine_wake_fn wake;
-	void *wake_data;
+	/* Wake listeners (the FUSE adapter, the HTTP adapter). wake_lock is
+	 * a leaf lock: held while calling them, never with e->lock. */
+	pthread_mutex_t wake_lock;
+	struct {
+		engine_wake_fn fn;
+		void *data;
+	} wake[ENGINE_WAKE_MAX];
 
 	char *exec_path; /* paddock-exec, beside the box init */
 	struct job **jobs;

@@ -74,8 +74,11 @@ int eng_save_box(struct engine *e, struct box *b, const char *marker, pd_error *
 
 void eng_wake(struct engine *e, uint64_t key)
 {
-	if (e->wake)
-		e->wake(e->wake_data, key);
+	pthread_mutex_lock(&e->wake_lock);
+	for (size_t i = 0; i < ENGINE_WAKE_MAX; i++)
+		if (e->wake[i].fn)
+			e->wake[i].fn(e->wake[i].data, key);
+	pthread_mutex_unlock(&e->wake_lock);
 }
 
 /* Appends one line to the box's stream and the global one. Engine lock
@@ -879,6 +882,7 @@ int engine_new(const struct pd_config *cfg, const char *init_path, struct engine
 	if (!e)
 		return pd_error_set(err, -ENOMEM, "out of memory");
 	pthread_mutex_init(&e->lock, NULL);
+	pthread_mutex_init(&e->wake_lock, NULL);
 	pthread_cond_init(&e->timer_cond, NULL);
 	e->cfg = cfg;
 	e->events_fd = -1;
@@ -917,6 +921,10 @@ int engine_new(const struct pd_config *cfg, const char *init_path, struct engine
 	r = store_open(path, &e->store, err);
 	if (r < 0)
 		goto fail;
+	/* After the store: the database is migrated by now. */
+	r = auth_new(path, /* opts= */ NULL, &e->auth, err);
+	if (r < 0)
+		goto fail;
 	r = runtime_new(cfg, init_path, &e->rt, err);
 	if (r < 0)
 		goto fail;
@@ -953,6 +961,7 @@ struct engine *engine_free(struct engine *e)
 		free(e->boxes[i]);
 	free(e->boxes);
 	runtime_free(e->rt);
+	auth_free(e->auth);
 	store_close(e->store);
 	if (e->events_fd >= 0)
 		close(e->events_fd);
@@ -960,6 +969,7 @@ struct engine *engine_free(struct engine *e)
 	free(e->boxes_dir);
 	free(e->events_path);
 	pthread_mutex_destroy(&e->lock);
+	pthread_mutex_destroy(&e->wake_lock);
 	pthread_cond_destroy(&e->timer_cond);
 	free(e);
 	return NULL;
@@ -967,8 +977,35 @@ struct engine *engine_free(struct engine *e)
 
 void engine_set_wake(struct engine *e, engine_wake_fn fn, void *userdata)
 {
-	e->wake = fn;
-	e->wake_data = userdata;
+	pthread_mutex_lock(&e->wake_lock);
+	e->wake[0].fn = fn;
+	e->wake[0].data = userdata;
+	pthread_mutex_unlock(&e->wake_lock);
+}
+
+int engine_add_wake(struct engine *e, engine_wake_fn fn, void *userdata)
+{
+	int r = -ENOSPC;
+
+	pthread_mutex_lock(&e->wake_lock);
+	for (size_t i = 1; i < ENGINE_WAKE_MAX; i++)
+		if (!e->wake[i].fn) {
+			e->wake[i].fn = fn;
+			e->wake[i].data = userdata;
+			r = 0;
+			break;
+		}
+	pthread_mutex_unlock(&e->wake_lock);
+	return r;
+}
+
+void engine_remove_wake(struct engine *e, engine_wake_fn fn, void *userdata)
+{
+	pthread_mutex_lock(&e->wake_lock);
+	for (size_t i = 1; i < ENGINE_WAKE_MAX; i++)
+		if (e->wake[i].fn == fn && e->wake[i].data == userdata)
+			e->wake[i].fn = NULL;
+	pthread_mutex_unlock(&e->wake_lock);
 }
 
 const struct pd_config *engine_config(const struct engine *e)
@@ -984,4 +1021,9 @@ enum cgroup_mode engine_cgroup_mode(const struct engine *e)
 const char *engine_images_dir(const struct engine *e)
 {
 	return e->images_dir;
+}
+
+struct auth *engine_auth(struct engine *e)
+{
+	return e->auth;
 }

@@ -58,7 +58,15 @@ int engine_new(const struct pd_config *cfg, const char *init_path, struct engine
 	       pd_error *err);
 struct engine *engine_free(struct engine *e);
 
+#define ENGINE_WAKE_MAX 4
+
+/* The FUSE adapter's listener (one slot; fn NULL clears it). */
 void engine_set_wake(struct engine *e, engine_wake_fn fn, void *userdata);
+/* More listeners (the HTTP adapter): -ENOSPC when ENGINE_WAKE_MAX are in
+ * use. Listeners are called one after another under a leaf lock; after
+ * engine_remove_wake() returns, fn is not running and will not be called. */
+int engine_add_wake(struct engine *e, engine_wake_fn fn, void *userdata);
+void engine_remove_wake(struct engine *e, engine_wake_fn fn, void *userdata);
 const struct pd_config *engine_config(const struct engine *e);
 enum cgroup_mode engine_cgroup_mode(const struct engine *e);
 
@@ -111,3 +119,9 @@ bool engine_events_live(struct engine *e, uint64_t key);
 
 /* The directory holding installed images. */
 const char *engine_images_dir(const struct engine *e);
+
+/* The owner's password and access tokens (auth.h), created with the engine
+ * on the same database and freed with it. Callers use it without the engine
+ * lock: it has its own. */
+struct auth;
+struct auth *engine_auth(struct engine *e);

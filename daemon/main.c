@@ -12,6 +12,7 @@
 #include "config.h"
 #include "engine.h"
 #include "fuse-adapter.h"
+#include "http.h"
 #include "log.h"
 #include "tree.h"
 
@@ -106,6 +107,7 @@ int main(int argc, char **argv)
 	struct engine *engine = NULL;
 	struct tree *tree = NULL;
 	struct fuse_adapter *fa = NULL;
+	struct http *http = NULL;
 	pd_error err = {0};
 	char init_path[PATH_MAX], path[PATH_MAX];
 	int notify_fd = -1, lock_fd = -1, c, r;
@@ -192,6 +194,9 @@ int main(int argc, char **argv)
 	r = fuse_adapter_mount(tree, engine, cfg.mount, &fa, &err);
 	if (r < 0)
 		goto fail;
+	r = http_start(tree, engine, &http, &err);
+	if (r < 0)
+		goto fail;
 	r = engine_start_timers(engine);
 	if (r < 0) {
 		pd_error_set(&err, r, "cannot start the TTL timer: %s", strerror(-r));
@@ -214,6 +219,7 @@ int main(int argc, char **argv)
 
 	r = fuse_adapter_run(fa);
 	log_info("unmounting %s; boxes keep running", cfg.mount);
+	http_stop(http);
 	fuse_adapter_free(fa);
 	tree_free(tree);
 	engine_free(engine);
@@ -223,6 +229,7 @@ int main(int argc, char **argv)
 fail:
 	log_error("%s", err.msg);
 	notify(&notify_fd, err.msg);
+	http_stop(http);
 	fuse_adapter_free(fa);
 	tree_free(tree);
 	engine_free(engine);

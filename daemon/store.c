@@ -31,6 +31,22 @@ static const char *const migrations[] = {
     "  state TEXT NOT NULL,"
     "  UNIQUE (box_id, name)"
     ");",
+    /* 3 -> 4: the owner's password and access tokens (hashes only). seq
+     * gives each token a number that is never reused (its inode). */
+    "CREATE TABLE owner ("
+    "  id INTEGER PRIMARY KEY CHECK (id = 1),"
+    "  pwhash TEXT,"
+    "  setup_hash BLOB,"
+    "  created INTEGER NOT NULL DEFAULT 0"
+    ");"
+    "CREATE TABLE tokens ("
+    "  seq INTEGER PRIMARY KEY AUTOINCREMENT,"
+    "  id TEXT NOT NULL UNIQUE,"
+    "  hash BLOB NOT NULL UNIQUE,"
+    "  label TEXT NOT NULL DEFAULT '',"
+    "  created INTEGER NOT NULL,"
+    "  last_used INTEGER"
+    ");",
 };
 
 static int sql_err(sqlite3 *db, pd_error *err, const char *what)
@@ -340,6 +356,201 @@ int store_job_foreach(struct store *s, int (*fn)(const struct job_row *row, void
 		copy_text(row.name, sizeof row.name, st, 2);
 		copy_text(row.state, sizeof row.state, st, 3);
 		r = fn(&row, userdata);
+		if (r < 0)
+			return r;
+	}
+	return rc == SQLITE_DONE ? 0 : -EIO;
+}
+
+/* --- owner and tokens ------------------------------------------------------ */
+
+static bool copy_hash(uint8_t dst[STORE_HASH_LEN], sqlite3_stmt *st, int col)
+{
+	const void *b = sqlite3_column_blob(st, col);
+
+	if (!b || sqlite3_column_bytes(st, col) != STORE_HASH_LEN)
+		return false;
+	memcpy(dst, b, STORE_HASH_LEN);
+	return true;
+}
+
+int store_owner_get(struct store *s, struct owner_row *ret)
+{
+	_cleanup_stmt_ sqlite3_stmt *st = NULL;
+	struct owner_row row = {0};
+	int rc;
+
+	if (sqlite3_prepare_v2(s->db, "SELECT pwhash, setup_hash, created FROM owner WHERE id = 1",
+			       -1, &st, NULL) != SQLITE_OK)
+		return -EIO;
+	rc = sqlite3_step(st);
+	if (rc == SQLITE_DONE)
+		return -ENOENT;
+	if (rc != SQLITE_ROW)
+		return -EIO;
+	copy_text(row.pwhash, sizeof row.pwhash, st, 0);
+	row.has_setup = copy_hash(row.setup_hash, st, 1);
+	row.created = sqlite3_column_int64(st, 2);
+	*ret = row;
+	return 0;
+}
+
+int store_owner_set_setup(struct store *s, const uint8_t hash[STORE_HASH_LEN], pd_error *err)
+{
+	_cleanup_stmt_ sqlite3_stmt *st = NULL;
+
+	if (sqlite3_prepare_v2(s->db,
+			       "INSERT INTO owner (id, pwhash, setup_hash) VALUES (1, NULL, ?1)"
+			       " ON CONFLICT (id) DO UPDATE SET setup_hash = excluded.setup_hash"
+			       " WHERE pwhash IS NULL",
+			       -1, &st, NULL) != SQLITE_OK ||
+	    sqlite3_bind_blob(st, 1, hash, STORE_HASH_LEN, SQLITE_STATIC) != SQLITE_OK)
+		return sql_err(s->db, err, "record setup secret");
+	if (sqlite3_step(st) != SQLITE_DONE)
+		return sql_err(s->db, err, "record setup secret");
+	if (sqlite3_changes(s->db) != 1)
+		return pd_error_set(err, -EEXIST, "the owner's password is already set");
+	return 0;
+}
+
+int store_owner_set_password(struct store *s, const uint8_t setup_hash[STORE_HASH_LEN],
+			     const char *pwhash, int64_t now, pd_error *err)
+{
+	_cleanup_stmt_ sqlite3_stmt *st = NULL;
+
+	if (sqlite3_prepare_v2(s->db,
+			       "UPDATE owner SET pwhash = ?1, setup_hash = NULL, created = ?2"
+			       " WHERE id = 1 AND pwhash IS NULL AND setup_hash = ?3",
+			       -1, &st, NULL) != SQLITE_OK ||
+	    sqlite3_bind_text(st, 1, pwhash, -1, SQLITE_STATIC) != SQLITE_OK ||
+	    sqlite3_bind_int64(st, 2, now) != SQLITE_OK ||
+	    sqlite3_bind_blob(st, 3, setup_hash, STORE_HASH_LEN, SQLITE_STATIC) != SQLITE_OK)
+		return sql_err(s->db, err, "set password");
+	if (sqlite3_step(st) != SQLITE_DONE)
+		return sql_err(s->db, err, "set password");
+	if (sqlite3_changes(s->db) != 1)
+		return pd_error_set(err, -ENOENT, "the setup secret is wrong or was already used");
+	return 0;
+}
+
+int store_token_insert(struct store *s, struct token_row *row, pd_error *err)
+{
+	_cleanup_stmt_ sqlite3_stmt *st = NULL;
+
+	if (sqlite3_prepare_v2(s->db,
+			       "INSERT INTO tokens (id, hash, label, created, last_used)"
+			       " VALUES (?1, ?2, ?3, ?4, NULLIF(?5, 0))",
+			       -1, &st, NULL) != SQLITE_OK ||
+	    sqlite3_bind_text(st, 1, row->id, -1, SQLITE_STATIC) != SQLITE_OK ||
+	    sqlite3_bind_blob(st, 2, row->hash, STORE_HASH_LEN, SQLITE_STATIC) != SQLITE_OK ||
+	    sqlite3_bind_text(st, 3, row->label, -1, SQLITE_STATIC) != SQLITE_OK ||
+	    sqlite3_bind_int64(st, 4, row->created) != SQLITE_OK ||
+	    sqlite3_bind_int64(st, 5, row->last_used) != SQLITE_OK)
+		return sql_err(s->db, err, "insert token");
+	if (sqlite3_step(st) != SQLITE_DONE) {
+		int r = sql_err(s->db, err, "insert token");
+		if (r == -EEXIST)
+			return pd_error_set(err, -EEXIST, "token %s already exists", row->id);
+		return r;
+	}
+	row->seq = sqlite3_last_insert_rowid(s->db);
+	return 0;
+}
+
+#define TOKEN_COLUMNS "seq, id, hash, label, created, coalesce(last_used, 0)"
+
+static int token_from(sqlite3_stmt *st, struct token_row *row)
+{
+	memset(row, 0, sizeof *row);
+	row->seq = sqlite3_column_int64(st, 0);
+	copy_text(row->id, sizeof row->id, st, 1);
+	if (!copy_hash(row->hash, st, 2))
+		return -EIO;
+	copy_text(row->label, sizeof row->label, st, 3);
+	row->created = sqlite3_column_int64(st, 4);
+	row->last_used = sqlite3_column_int64(st, 5);
+	return 0;
+}
+
+static int token_get(sqlite3_stmt *st, struct token_row *ret)
+{
+	struct token_row row;
+	int rc = sqlite3_step(st), r;
+
+	if (rc == SQLITE_DONE)
+		return -ENOENT;
+	if (rc != SQLITE_ROW)
+		return -EIO;
+	r = token_from(st, &row);
+	if (r < 0)
+		return r;
+	*ret = row;
+	return 0;
+}
+
+int store_token_get(struct store *s, const char *id, struct token_row *ret)
+{
+	_cleanup_stmt_ sqlite3_stmt *st = NULL;
+
+	if (sqlite3_prepare_v2(s->db, "SELECT " TOKEN_COLUMNS " FROM tokens WHERE id = ?1", -1,
+			       &st, NULL) != SQLITE_OK ||
+	    sqlite3_bind_text(st, 1, id, -1, SQLITE_STATIC) != SQLITE_OK)
+		return -EIO;
+	return token_get(st, ret);
+}
+
+int store_token_get_seq(struct store *s, int64_t seq, struct token_row *ret)
+{
+	_cleanup_stmt_ sqlite3_stmt *st = NULL;
+
+	if (sqlite3_prepare_v2(s->db, "SELECT " TOKEN_COLUMNS " FROM tokens WHERE seq = ?1", -1,
+			       &st, NULL) != SQLITE_OK ||
+	    sqlite3_bind_int64(st, 1, seq) != SQLITE_OK)
+		return -EIO;
+	return token_get(st, ret);
+}
+
+int store_token_set_last_used(struct store *s, const char *id, int64_t when, pd_error *err)
+{
+	_cleanup_stmt_ sqlite3_stmt *st = NULL;
+
+	if (sqlite3_prepare_v2(s->db, "UPDATE tokens SET last_used = ?1 WHERE id = ?2", -1, &st,
+			       NULL) != SQLITE_OK ||
+	    sqlite3_bind_int64(st, 1, when) != SQLITE_OK ||
+	    sqlite3_bind_text(st, 2, id, -1, SQLITE_STATIC) != SQLITE_OK ||
+	    sqlite3_step(st) != SQLITE_DONE)
+		return sql_err(s->db, err, "update token");
+	return 0;
+}
+
+int store_token_delete(struct store *s, const char *id, pd_error *err)
+{
+	_cleanup_stmt_ sqlite3_stmt *st = NULL;
+
+	if (sqlite3_prepare_v2(s->db, "DELETE FROM tokens WHERE id = ?1", -1, &st, NULL) !=
+		SQLITE_OK ||
+	    sqlite3_bind_text(st, 1, id, -1, SQLITE_STATIC) != SQLITE_OK ||
+	    sqlite3_step(st) != SQLITE_DONE)
+		return sql_err(s->db, err, "delete token");
+	if (sqlite3_changes(s->db) != 1)
+		return pd_error_set(err, -ENOENT, "no token %s", id);
+	return 0;
+}
+
+int store_token_foreach(struct store *s, int (*fn)(const struct token_row *row, void *userdata),
+			void *userdata)
+{
+	_cleanup_stmt_ sqlite3_stmt *st = NULL;
+	int rc;
+
+	if (sqlite3_prepare_v2(s->db, "SELECT " TOKEN_COLUMNS " FROM tokens ORDER BY seq", -1, &st,
+			       NULL) != SQLITE_OK)
+		return -EIO;
+	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+		struct token_row row;
+		int r = token_from(st, &row);
+		if (r >= 0)
+			r = fn(&row, userdata);
 		if (r < 0)
 			return r;
 	}

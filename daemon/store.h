@@ -7,6 +7,7 @@
  */
 #pragma once
 
+#include <stdbool.h>
 #include <stdint.h>
 #include <time.h>
 
@@ -14,7 +15,7 @@
 #include "parse.h"
 
 /* The schema version this build writes. */
-#define STORE_SCHEMA_VERSION 3
+#define STORE_SCHEMA_VERSION 4
 
 struct store;
 
@@ -68,3 +69,52 @@ int store_job_set_state(struct store *s, int64_t id, const char *state, pd_error
 int store_job_delete(struct store *s, int64_t id, pd_error *err);
 int store_job_foreach(struct store *s, int (*fn)(const struct job_row *row, void *userdata),
 		      void *userdata);
+
+/* The owner's password and access tokens (auth.h is their only user). The
+ * store holds hashes only: of the one-time setup secret and of each token;
+ * the password as a crypto_pwhash_str() string. */
+#define STORE_HASH_LEN 32
+#define STORE_PWHASH_MAX 128 /* crypto_pwhash_STRBYTES, NUL included */
+#define STORE_TOKEN_ID_MAX 15
+#define STORE_TOKEN_LABEL_MAX 64
+
+struct owner_row {
+	char pwhash[STORE_PWHASH_MAX]; /* "" while no password is set */
+	bool has_setup;		       /* a setup secret is pending */
+	uint8_t setup_hash[STORE_HASH_LEN];
+	int64_t created; /* when the password was set, unix seconds */
+};
+
+/* The single owner row; -ENOENT before the first setup secret. */
+int store_owner_get(struct store *s, struct owner_row *ret);
+/* Records the hash of a new setup secret, replacing a pending one.
+ * -EEXIST (and nothing changes) once a password is set. */
+int store_owner_set_setup(struct store *s, const uint8_t hash[STORE_HASH_LEN], pd_error *err);
+/* Sets the password and forgets the setup secret, only if that secret is
+ * still the pending one and no password is set: else -ENOENT. The caller
+ * has already compared the secret's hash in constant time; this condition
+ * only settles a race between two setups. */
+int store_owner_set_password(struct store *s, const uint8_t setup_hash[STORE_HASH_LEN],
+			     const char *pwhash, int64_t now, pd_error *err);
+
+struct token_row {
+	int64_t seq; /* never reused, even after a revoke (inode numbers) */
+	char id[STORE_TOKEN_ID_MAX + 1];
+	uint8_t hash[STORE_HASH_LEN];
+	char label[STORE_TOKEN_LABEL_MAX + 1];
+	int64_t created;   /* unix seconds */
+	int64_t last_used; /* unix seconds, 0 = never */
+};
+
+/* Inserts a token and sets row->seq; -EEXIST if its id or hash is taken. */
+int store_token_insert(struct store *s, struct token_row *row, pd_error *err);
+/* -ENOENT if there is no such token. */
+int store_token_get(struct store *s, const char *id, struct token_row *ret);
+int store_token_get_seq(struct store *s, int64_t seq, struct token_row *ret);
+int store_token_set_last_used(struct store *s, const char *id, int64_t when, pd_error *err);
+/* -ENOENT if there is no such token. */
+int store_token_delete(struct store *s, const char *id, pd_error *err);
+/* Calls fn for every token in creation (seq) order; stops early when fn
+ * returns < 0 and returns that value. */
+int store_token_foreach(struct store *s, int (*fn)(const struct token_row *row, void *userdata),
+			void *userdata);

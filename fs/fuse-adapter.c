@@ -73,9 +73,9 @@ static void to_stat(const struct tree_attr *a, struct stat *st)
  * spares every path walk through the tree (cp -a into root/ walks
  * boxes/NAME/root once per file):
  *  - the name -> inode mapping of directories, except the children of
- *    boxes/ and images/, which the daemon creates and deletes itself (a
- *    box's own entries are safe: a box created again under the same name
- *    gets a new directory inode);
+ *    boxes/, images/ and tokens/, which the daemon creates and deletes
+ *    itself (a box's own entries are safe: a box created again under the
+ *    same name gets a new directory inode);
  *  - the `root` link of a box (its target is fixed for the box's life);
  *  - the attributes of directories and links, which are fixed.
  * Regular files are never cached: a rename of a temp file over a control
@@ -86,7 +86,8 @@ static void reply_entry(fuse_req_t req, uint64_t parent, const char *name,
 			const struct tree_attr *a)
 {
 	struct fuse_entry_param e = {0};
-	bool dynamic_parent = parent == TREE_BOXES_INO || parent == TREE_IMAGES_INO;
+	bool dynamic_parent =
+	    parent == TREE_BOXES_INO || parent == TREE_IMAGES_INO || parent == TREE_TOKENS_INO;
 	bool stable_attr = S_ISDIR(a->mode) || (S_ISLNK(a->mode) && strcmp(name, "root") == 0);
 
 	e.ino = a->ino;

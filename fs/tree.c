@@ -11,6 +11,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "auth.h"
 #include "autoconfig.h"
 #include "jobs.h"
 #include "tree.h"
@@ -21,6 +22,7 @@
 #define KIND_BOX 3ULL
 #define KIND_TEMP 4ULL
 #define KIND_JOB 5ULL
+#define KIND_TOKEN 6ULL /* id: the token's store seq */
 
 #define INO(kind, id, file) (((kind) << 56) | ((uint64_t)(id) << 8) | (uint64_t)(file))
 #define INO_KIND(ino) ((ino) >> 56)
@@ -35,8 +37,11 @@ enum {
 	S_IMAGES,
 	S_BOXES,
 	S_EVENTS,
+	S_TOKENS,
 };
-_Static_assert(S_IMAGES == TREE_IMAGES_INO && S_BOXES == TREE_BOXES_INO, "tree.h inodes");
+_Static_assert(S_IMAGES == TREE_IMAGES_INO && S_BOXES == TREE_BOXES_INO &&
+		   S_TOKENS == TREE_TOKENS_INO,
+	       "tree.h inodes");
 
 #define VALUE_MAX 255
 #define TEMP_MAX_PER_DIR 32
@@ -52,6 +57,15 @@ static const struct node_def root_nodes[] = {
     [S_README] = {"README", S_IFREG | 0444}, [S_VERSION] = {"version", S_IFREG | 0444},
     [S_TYPES] = {"types", S_IFDIR | 0555},   [S_IMAGES] = {"images", S_IFDIR | 0555},
     [S_BOXES] = {"boxes", S_IFDIR | 0755},   [S_EVENTS] = {"events", S_IFREG | 0444},
+    [S_TOKENS] = {"tokens", S_IFDIR | 0700},
+};
+
+/* tokens/ID/: the owner's access tokens (auth.h), read-only; rmdir revokes. */
+enum { TF_DIR, TF_LABEL, TF_CREATED, TF_LAST_USED, _TF_MAX };
+static const struct node_def token_files[] = {
+    [TF_LABEL] = {"label", S_IFREG | 0400},
+    [TF_CREATED] = {"created", S_IFREG | 0400},
+    [TF_LAST_USED] = {"last_used", S_IFREG | 0400},
 };
 
 enum { IF_DIR, IF_DESCRIPTION, IF_SIZE, IF_CREATED, _IF_MAX };
@@ -134,6 +148,8 @@ static const char readme_text[] =
     "  types/NAME    limits of each box type\n"
     "  images/NAME/  installed base images\n"
     "  events        every lifecycle event, live\n"
+    "  tokens/ID/    access tokens of the HTTP API (made by logging in):\n"
+    "                label, created, last_used; rmdir tokens/ID revokes one\n"
     "\n"
     "A failed write returns an errno (EINVAL bad value, EBUSY wrong state,\n"
     "ENOENT no such object, EEXIST name taken) and changes nothing; the\n"
@@ -410,6 +426,30 @@ static int render_image_file(struct tree *t, uint64_t slot, unsigned file, struc
 	return -ENOENT;
 }
 
+static int render_token_file(struct tree *t, int64_t seq, unsigned file, struct buf *out)
+{
+	struct auth_token tok;
+	char ts[32];
+	int r;
+
+	r = auth_token_get_seq(engine_auth(t->engine), seq, &tok);
+	if (r < 0)
+		return r;
+	switch (file) {
+	case TF_LABEL:
+		return tok.label[0] ? buf_printf(out, "%s\n", tok.label) : 0;
+	case TF_CREATED:
+		format_rfc3339(tok.created, ts, sizeof ts);
+		return buf_printf(out, "%s\n", ts);
+	case TF_LAST_USED:
+		if (!tok.last_used)
+			return buf_printf(out, "never\n");
+		format_rfc3339(tok.last_used, ts, sizeof ts);
+		return buf_printf(out, "%s\n", ts);
+	}
+	return -EISDIR;
+}
+
 /* Renders the value of a regular, non-stream file. */
 static int render(struct tree *t, uint64_t ino, struct buf *out)
 {
@@ -434,6 +474,8 @@ static int render(struct tree *t, uint64_t ino, struct buf *out)
 		return render_image_file(t, INO_ID(ino), INO_FILE(ino), out);
 	case KIND_BOX:
 		return render_box_file(t, (int64_t)INO_ID(ino), INO_FILE(ino), out);
+	case KIND_TOKEN:
+		return render_token_file(t, (int64_t)INO_ID(ino), INO_FILE(ino), out);
 	case KIND_JOB: {
 		unsigned file = INO_FILE(ino);
 		char *text;
@@ -598,6 +640,17 @@ int tree_getattr(struct tree *t, uint64_t ino, struct tree_attr *ret)
 		}
 		break;
 	}
+	case KIND_TOKEN: {
+		struct auth_token tok;
+		if (INO_FILE(ino) >= _TF_MAX)
+			return -ENOENT;
+		r = auth_token_get_seq(engine_auth(t->engine), (int64_t)INO_ID(ino), &tok);
+		if (r < 0)
+			return r;
+		mtime = tok.created;
+		mode = INO_FILE(ino) == TF_DIR ? (S_IFDIR | 0500) : token_files[INO_FILE(ino)].mode;
+		break;
+	}
 	case KIND_TEMP: {
 		pthread_mutex_lock(&t->lock);
 		struct temp_file *f = find_temp_id(t, INO_ID(ino));
@@ -701,7 +754,18 @@ int tree_lookup(struct tree *t, uint64_t parent, const char *name, struct tree_a
 				return -ENOENT;
 			return tree_getattr(t, INO(KIND_BOX, v.id, BF_DIR), ret);
 		}
+		if (parent == S_TOKENS) {
+			struct auth_token tok;
+			if (auth_token_get(engine_auth(t->engine), name, &tok) < 0)
+				return -ENOENT;
+			return tree_getattr(t, INO(KIND_TOKEN, tok.seq, TF_DIR), ret);
+		}
 		return tree_getattr(t, parent, ret) < 0 ? -ENOENT : -ENOTDIR;
+	case KIND_TOKEN:
+		if (INO_FILE(parent) != TF_DIR)
+			return -ENOTDIR;
+		i = lookup_index(token_files, ELEMENTSOF(token_files), name);
+		return i < 0 ? i : tree_getattr(t, parent | (uint64_t)i, ret);
 	case KIND_IMAGE:
 		if (INO_FILE(parent) != IF_DIR)
 			return -ENOTDIR;
@@ -848,8 +912,22 @@ int tree_readdir(struct tree *t, uint64_t ino, struct tree_entry **ret, size_t *
 			for (size_t i = 0; i < n && r >= 0; i++)
 				r = add_by_lookup(t, &es, ino, names[i]);
 			image_list_free(names, n);
+		} else if (ino == S_TOKENS) {
+			struct auth_token *toks = NULL;
+			r = auth_token_list(engine_auth(t->engine), &toks, &n);
+			for (size_t i = 0; i < n && r >= 0; i++)
+				r = add_by_lookup(t, &es, ino, toks[i].id);
+			free(toks);
 		} else
 			r = tree_getattr(t, ino, &(struct tree_attr){0}) < 0 ? -ENOENT : -ENOTDIR;
+		break;
+	case KIND_TOKEN:
+		if (INO_FILE(ino) != TF_DIR) {
+			r = -ENOTDIR;
+			break;
+		}
+		for (size_t i = 1; i < ELEMENTSOF(token_files) && r >= 0; i++)
+			r = add_by_lookup(t, &es, ino, token_files[i].name);
 		break;
 	case KIND_IMAGE:
 		for (size_t i = 1; i < ELEMENTSOF(image_files) && r >= 0; i++)
@@ -1337,6 +1415,8 @@ int tree_rmdir(struct tree *t, uint64_t parent, const char *name)
 		}
 		return r;
 	}
+	if (parent == S_TOKENS)
+		return auth_token_revoke(engine_auth(t->engine), name);
 	if (parent != S_BOXES)
 		return -EPERM;
 	r = engine_box_delete(t->engine, name, &err);

@@ -314,6 +314,38 @@ START_TEST(test_values)
 }
 END_TEST
 
+START_TEST(test_http_values)
+{
+	struct pd_config c;
+	pd_error err;
+
+	/* Defaults: loopback, the socket beside the runtime state. */
+	ck_assert_int_eq(load_text("[paddock]\nrun = /r\n", &c, &err), 0);
+	ck_assert_str_eq(c.listen, "127.0.0.1:7860");
+	ck_assert_str_eq(c.socket, "/r/paddock.sock");
+	ck_assert_ptr_null(c.public_url);
+	ck_assert_uint_eq(c.push_max_entries, 100000);
+	ck_assert_uint_eq(c.push_max_bytes, 8ULL << 30);
+	config_release(&c);
+
+	ck_assert_int_eq(load_text("[paddock]\nlisten = [::1]:0\nsocket = none\n"
+				   "public_url = https://box.example.org\n"
+				   "push_max_entries = 5\npush_max_bytes = 1M\n",
+				   &c, &err),
+			 0);
+	ck_assert_str_eq(c.listen, "[::1]:0");
+	ck_assert_str_eq(c.socket, "none");
+	ck_assert_str_eq(c.public_url, "https://box.example.org");
+	ck_assert_uint_eq(c.push_max_entries, 5);
+	ck_assert_uint_eq(c.push_max_bytes, 1ULL << 20);
+	config_release(&c);
+
+	ck_assert_int_eq(load_text("[paddock]\nlisten = none\n", &c, &err), 0);
+	ck_assert_str_eq(c.listen, "none");
+	config_release(&c);
+}
+END_TEST
+
 START_TEST(test_find_type)
 {
 	struct pd_config c;
@@ -497,6 +529,18 @@ START_TEST(test_bad_values)
 	expect_error("[types.x]\ncpus = 0.0001\n", 2, "bad value for cpus: \"0.0001\"");
 	expect_error("[types.x]\npids = many\n", 2, "bad value for pids: \"many\"");
 	expect_error("[types.x]\ndisk = 1.5G\n", 2, "bad value for disk: \"1.5G\"");
+	expect_error("[paddock]\nlisten = localhost:80\n", 2,
+		     "bad value for listen: \"localhost:80\"");
+	expect_error("[paddock]\nlisten = 127.0.0.1\n", 2, "bad value for listen: \"127.0.0.1\"");
+	expect_error("[paddock]\nlisten = 127.0.0.1:70000\n", 2,
+		     "bad value for listen: \"127.0.0.1:70000\"");
+	expect_error("[paddock]\nlisten = [::1:80\n", 2, "bad value for listen: \"[::1:80\"");
+	expect_error("[paddock]\nsocket = run/p.sock\n", 2, "bad value for socket: \"run/p.sock\"");
+	expect_error("[paddock]\npublic_url = ftp://x\n", 2, "bad value for public_url: \"ftp://x\"");
+	expect_error("[paddock]\npush_max_entries = 0\n", 2,
+		     "bad value for push_max_entries: \"0\"");
+	expect_error("[paddock]\npush_max_bytes = lots\n", 2,
+		     "bad value for push_max_bytes: \"lots\"");
 }
 END_TEST
 
@@ -649,6 +693,7 @@ static Suite *config_suite(void)
 	tcase_add_test(tc, test_repeated_sections_merge);
 	tcase_add_test(tc, test_default_type_defined_later);
 	tcase_add_test(tc, test_values);
+	tcase_add_test(tc, test_http_values);
 	tcase_add_test(tc, test_section_comments);
 	tcase_add_test(tc, test_find_type);
 	tcase_add_test(tc, test_type_format);

@@ -463,8 +463,158 @@ START_TEST(test_migrate_from_v1)
 	ck_assert_int_eq(store_box_delete(s, row.id, &err), 0);
 	db = raw_open();
 	ck_assert_str_eq(raw_query(db, "SELECT count(*) FROM jobs"), "0");
+	/* And the owner and tokens tables. */
+	ck_assert_str_eq(raw_query(db, "SELECT count(*) FROM owner"), "0");
+	ck_assert_str_eq(raw_query(db, "SELECT count(*) FROM tokens"), "0");
 	sqlite3_close(db);
 	store_close(s);
+}
+END_TEST
+
+/* A database of schema 3 (boxes, jobs) gains the owner and tokens tables
+ * and keeps its rows. */
+START_TEST(test_migrate_from_v3)
+{
+	struct box_row row = {0};
+	struct owner_row o;
+	struct token_row t = {0}, got;
+	struct store *s = NULL;
+	pd_error err = {0};
+	sqlite3 *db = raw_open();
+
+	raw_exec(db, "CREATE TABLE boxes (id INTEGER PRIMARY KEY AUTOINCREMENT,"
+		     " name TEXT NOT NULL UNIQUE, state TEXT NOT NULL, type TEXT NOT NULL,"
+		     " image TEXT NOT NULL, created INTEGER NOT NULL,"
+		     " last_started INTEGER NOT NULL DEFAULT 0, error TEXT NOT NULL DEFAULT '',"
+		     " expires INTEGER NOT NULL DEFAULT 0);"
+		     "CREATE TABLE jobs (id INTEGER PRIMARY KEY AUTOINCREMENT,"
+		     " box_id INTEGER NOT NULL REFERENCES boxes(id) ON DELETE CASCADE,"
+		     " name TEXT NOT NULL, state TEXT NOT NULL, UNIQUE (box_id, name));"
+		     "INSERT INTO boxes (name, state, type, image, created, expires)"
+		     " VALUES ('kept', 'running', 'small', 'tiny', 7, 99);"
+		     "INSERT INTO jobs (box_id, name, state) VALUES (1, '1', 'ended');"
+		     "PRAGMA user_version = 3;");
+	sqlite3_close(db);
+
+	ck_assert_int_eq(store_open(db_path, &s, &err), 0);
+	ck_assert_int_eq(store_schema_version(s), 4);
+	ck_assert_int_eq(store_box_foreach(s, first_row, &row), 0);
+	ck_assert_str_eq(row.name, "kept");
+	ck_assert_int_eq(row.expires, 99);
+	db = raw_open();
+	ck_assert_str_eq(raw_query(db, "SELECT count(*) FROM jobs"), "1");
+	ck_assert_str_eq(raw_query(db, "SELECT count(*) FROM owner"), "0");
+	sqlite3_close(db);
+
+	ck_assert_int_eq(store_owner_get(s, &o), -ENOENT);
+	snprintf(t.id, sizeof t.id, "abcdefghijkl");
+	memset(t.hash, 7, sizeof t.hash);
+	t.created = 5;
+	ck_assert_int_eq(store_token_insert(s, &t, &err), 0);
+	ck_assert_int_eq(store_token_get(s, "abcdefghijkl", &got), 0);
+	ck_assert_int_eq(got.created, 5);
+	store_close(s);
+}
+END_TEST
+
+START_TEST(test_owner)
+{
+	uint8_t h1[STORE_HASH_LEN], h2[STORE_HASH_LEN];
+	struct owner_row o;
+	pd_error err = {0};
+
+	memset(h1, 1, sizeof h1);
+	memset(h2, 2, sizeof h2);
+	open_store();
+	ck_assert_int_eq(store_owner_get(st, &o), -ENOENT);
+	ck_assert_int_eq(store_owner_set_setup(st, h1, &err), 0);
+	ck_assert_int_eq(store_owner_get(st, &o), 0);
+	ck_assert_str_eq(o.pwhash, "");
+	ck_assert(o.has_setup);
+	ck_assert(memcmp(o.setup_hash, h1, sizeof h1) == 0);
+
+	/* A new secret replaces the old one. */
+	ck_assert_int_eq(store_owner_set_setup(st, h2, &err), 0);
+	ck_assert_int_eq(store_owner_set_password(st, h1, "$hash1", 10, &err), -ENOENT);
+	ck_assert_int_eq(store_owner_get(st, &o), 0);
+	ck_assert_str_eq(o.pwhash, "");
+	ck_assert_int_eq(store_owner_set_password(st, h2, "$hash2", 10, &err), 0);
+	ck_assert_int_eq(store_owner_get(st, &o), 0);
+	ck_assert_str_eq(o.pwhash, "$hash2");
+	ck_assert(!o.has_setup);
+	ck_assert_int_eq(o.created, 10);
+
+	/* Once set: no second setup, no second password. */
+	ck_assert_int_eq(store_owner_set_setup(st, h1, &err), -EEXIST);
+	ck_assert_int_eq(store_owner_set_password(st, h2, "$hash3", 11, &err), -ENOENT);
+	st = store_close(st);
+	open_store();
+	ck_assert_int_eq(store_owner_get(st, &o), 0);
+	ck_assert_str_eq(o.pwhash, "$hash2");
+}
+END_TEST
+
+static int collect_tokens(const struct token_row *row, void *userdata)
+{
+	struct token_row *v = userdata;
+	size_t i = 0;
+
+	while (v[i].seq)
+		i++;
+	v[i] = *row;
+	return 0;
+}
+
+START_TEST(test_tokens)
+{
+	struct token_row a = {0}, b = {0}, got, all[4];
+	pd_error err = {0};
+
+	open_store();
+	snprintf(a.id, sizeof a.id, "aaaaaaaaaaaa");
+	memset(a.hash, 0xaa, sizeof a.hash);
+	snprintf(a.label, sizeof a.label, "laptop");
+	a.created = 100;
+	ck_assert_int_eq(store_token_insert(st, &a, &err), 0);
+	ck_assert_int_gt(a.seq, 0);
+	b = a;
+	ck_assert_int_eq(store_token_insert(st, &b, &err), -EEXIST); /* same id */
+	snprintf(b.id, sizeof b.id, "bbbbbbbbbbbb");
+	ck_assert_int_eq(store_token_insert(st, &b, &err), -EEXIST); /* same hash */
+	memset(b.hash, 0xbb, sizeof b.hash);
+	b.label[0] = '\0';
+	ck_assert_int_eq(store_token_insert(st, &b, &err), 0);
+	ck_assert_int_gt(b.seq, a.seq);
+
+	ck_assert_int_eq(store_token_get(st, "aaaaaaaaaaaa", &got), 0);
+	ck_assert_int_eq(got.seq, a.seq);
+	ck_assert_str_eq(got.label, "laptop");
+	ck_assert_int_eq(got.created, 100);
+	ck_assert_int_eq(got.last_used, 0);
+	ck_assert(memcmp(got.hash, a.hash, sizeof a.hash) == 0);
+	ck_assert_int_eq(store_token_get_seq(st, b.seq, &got), 0);
+	ck_assert_str_eq(got.id, "bbbbbbbbbbbb");
+	ck_assert_int_eq(store_token_get(st, "cccccccccccc", &got), -ENOENT);
+	ck_assert_int_eq(store_token_get_seq(st, b.seq + 1, &got), -ENOENT);
+
+	ck_assert_int_eq(store_token_set_last_used(st, "aaaaaaaaaaaa", 200, &err), 0);
+	ck_assert_int_eq(store_token_get(st, "aaaaaaaaaaaa", &got), 0);
+	ck_assert_int_eq(got.last_used, 200);
+
+	memset(all, 0, sizeof all);
+	ck_assert_int_eq(store_token_foreach(st, collect_tokens, all), 0);
+	ck_assert_str_eq(all[0].id, "aaaaaaaaaaaa");
+	ck_assert_str_eq(all[1].id, "bbbbbbbbbbbb");
+	ck_assert_int_eq(all[2].seq, 0);
+
+	/* Deleted: gone, and its number is not given out again. */
+	int64_t b_seq = b.seq;
+	ck_assert_int_eq(store_token_delete(st, "bbbbbbbbbbbb", &err), 0);
+	ck_assert_int_eq(store_token_delete(st, "bbbbbbbbbbbb", &err), -ENOENT);
+	ck_assert_int_eq(store_token_get(st, "bbbbbbbbbbbb", &got), -ENOENT);
+	snprintf(b.id, sizeof b.id, "dddddddddddd");
+	ck_assert_int_eq(store_token_insert(st, &b, &err), 0);
+	ck_assert_int_gt(b.seq, b_seq);
 }
 END_TEST
 
@@ -594,6 +744,9 @@ static Suite *store_suite(void)
 	tcase_add_test(tc, test_transaction_commit);
 	tcase_add_test(tc, test_transaction_rollback);
 	tcase_add_test(tc, test_migrate_from_v1);
+	tcase_add_test(tc, test_migrate_from_v3);
+	tcase_add_test(tc, test_owner);
+	tcase_add_test(tc, test_tokens);
 	suite_add_tcase(s, tc);
 
 	tc = tcase_create("limits");

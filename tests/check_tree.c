@@ -14,6 +14,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "auth.h"
 #include "autoconfig.h"
 #include "check-tap.h"
 #include "engine.h"
@@ -265,8 +266,8 @@ static bool has(const char *haystack, const char *needle)
 
 START_TEST(test_root)
 {
-	static const char *const names[] = {"README", "version", "types",
-					    "images", "boxes",	 "events"};
+	static const char *const names[] = {"README", "version", "types", "images",
+					    "boxes",  "events",	 "tokens"};
 	struct tree_attr a = attr_of("");
 
 	ck_assert_uint_eq(a.ino, TREE_ROOT_INO);
@@ -294,6 +295,7 @@ START_TEST(test_readme)
 	ck_assert_uint_gt(strlen(text), 0);
 	ck_assert_uint_eq(a.size, strlen(text)); /* st_size is the real size */
 	assert_has(text, "mkdir boxes/");
+	assert_has(text, "tokens/");
 	ck_assert(text[strlen(text) - 1] == '\n');
 }
 END_TEST
@@ -783,6 +785,95 @@ START_TEST(test_rmdir_ends_stream)
 }
 END_TEST
 
+/* The owner's tokens: one directory each, made by a login, revoked by
+ * rmdir. (Hashing runs at the production cost here: a second or so.) */
+static void login_token(const char *label, char token[AUTH_TOKEN_LEN + 1], char id[AUTH_ID_LEN + 1])
+{
+	struct auth *au = engine_auth(eng);
+	char secret[AUTH_SECRET_LEN + 1];
+	pd_error err = {0};
+	unsigned retry = 0;
+	int r;
+
+	if (!auth_has_owner(au)) {
+		ck_assert_int_eq(auth_setup_begin(au, secret, sizeof(secret)), 0);
+		ck_assert_int_eq(auth_setup_finish(au, secret, "owner password", &err), 0);
+	}
+	r = auth_login(au, "127.0.0.1", "owner password", label, token, AUTH_TOKEN_LEN + 1, id,
+		       AUTH_ID_LEN + 1, &retry, &err);
+	ck_assert_msg(r == 0, "login: %d %s", r, err.msg);
+}
+
+START_TEST(test_tokens)
+{
+	char token[AUTH_TOKEN_LEN + 1], id[AUTH_ID_LEN + 1], path[64], ts[32];
+	uint64_t tokens = ino_of("tokens");
+	struct auth_token tok;
+	struct tree_attr a;
+	struct tree_file *f;
+
+	ck_assert_uint_eq(tokens, TREE_TOKENS_INO);
+	ck_assert_uint_eq(attr_of("tokens").mode, S_IFDIR | 0700);
+	ck_assert_uint_eq(dir_count(tokens), 0);
+
+	login_token("laptop", token, id);
+	ck_assert_uint_eq(dir_count(tokens), 1);
+	ck_assert(dir_has(tokens, id, &a));
+	ck_assert_uint_eq(a.mode, S_IFDIR | 0500);
+	snprintf(path, sizeof(path), "tokens/%s", id);
+	ck_assert_uint_eq(a.ino, ino_of(path));
+	ck_assert_uint_eq(dir_count(a.ino), 3);
+
+	ck_assert_int_eq(auth_token_get(engine_auth(eng), id, &tok), 0);
+	format_rfc3339(tok.created, ts, sizeof(ts) - 1);
+	strcat(ts, "\n");
+	snprintf(path, sizeof(path), "tokens/%s/label", id);
+	ck_assert_str_eq(cat(path), "laptop\n");
+	ck_assert_uint_eq(attr_of(path).mode, S_IFREG | 0400);
+	ck_assert_uint_eq(attr_of(path).size, strlen("laptop\n"));
+	ck_assert_int_eq(tree_open(tr, ino_of(path), O_WRONLY, &f), -EACCES);
+	ck_assert_int_eq(tree_unlink(tr, a.ino, "label"), -EPERM);
+	snprintf(path, sizeof(path), "tokens/%s/created", id);
+	ck_assert_str_eq(cat(path), ts);
+	snprintf(path, sizeof(path), "tokens/%s/last_used", id);
+	ck_assert_str_eq(cat(path), "never\n");
+
+	/* A use shows up. */
+	ck_assert_int_eq(auth_check_token(engine_auth(eng), token), 0);
+	ck_assert_uint_eq(strlen(cat(path)), 21);
+	ck_assert(cat(path)[20] == '\n');
+	ck_assert(strchr(cat(path), 'T') != NULL);
+
+	/* Tokens are made by logging in, not by mkdir. */
+	ck_assert_int_eq(tree_mkdir(tr, tokens, "x", &a), -EPERM);
+	ck_assert_int_eq(tree_mkdir(tr, tokens, id, &a), -EEXIST);
+	snprintf(path, sizeof(path), "tokens/%s", id);
+	ck_assert_int_eq(tree_mkdir(tr, ino_of(path), "x", &a), -EPERM);
+	ck_assert_int_eq(tree_create(tr, tokens, "x", O_WRONLY | O_CREAT, &a, &f), -EACCES);
+	ck_assert_int_eq(tree_rename(tr, tokens, id, tokens, "other"), -EPERM);
+
+	/* rmdir revokes. */
+	uint64_t old = ino_of(path);
+	ck_assert_int_eq(tree_rmdir(tr, ino_of(path), "label"), -ENOTDIR);
+	ck_assert_int_eq(tree_rmdir(tr, tokens, id), 0);
+	ck_assert_int_eq(auth_check_token(engine_auth(eng), token), -EACCES);
+	ck_assert_int_eq(tree_lookup(tr, tokens, id, &a), -ENOENT);
+	ck_assert_int_eq(tree_getattr(tr, old, &a), -ENOENT);
+	ck_assert_int_eq(tree_rmdir(tr, tokens, id), -ENOENT);
+	ck_assert_uint_eq(dir_count(tokens), 0);
+	ck_assert_int_eq(tree_rmdir(tr, TREE_ROOT_INO, "tokens"), -EPERM);
+
+	/* A new token never takes the old one's inode. */
+	login_token(NULL, token, id);
+	snprintf(path, sizeof(path), "tokens/%s", id);
+	ck_assert_uint_ne(ino_of(path), old);
+	snprintf(path, sizeof(path), "tokens/%s/label", id);
+	ck_assert_str_eq(cat(path), "");
+	ck_assert_int_eq(tree_lookup(tr, tokens, "nosuchtoken0", &a), -ENOENT);
+	ck_assert_int_eq(tree_lookup(tr, ino_of(path), "x", &a), -ENOTDIR);
+}
+END_TEST
+
 /* ---- limits ---- */
 
 START_TEST(test_name_lengths)
@@ -946,13 +1037,14 @@ START_TEST(test_mkdir_elsewhere)
 	ck_assert_int_eq(tree_mkdir(tr, TREE_ROOT_INO, "newdir", &a), -EPERM);
 	ck_assert_int_eq(tree_mkdir(tr, ino_of("types"), "x", &a), -EPERM);
 	ck_assert_int_eq(tree_mkdir(tr, ino_of("images"), "x", &a), -EPERM);
+	ck_assert_int_eq(tree_mkdir(tr, ino_of("tokens"), "x", &a), -EPERM);
 	ck_assert_int_eq(tree_mkdir(tr, ino_of("images/tiny"), "x", &a), -EPERM);
 	box = make_box("web");
 	ck_assert_int_eq(tree_mkdir(tr, box, "sub", &a), -EPERM);
 	ck_assert_int_eq(tree_mkdir(tr, box, "state", &a), -EEXIST);
 	r = tree_mkdir(tr, ino_of("README"), "x", &a);
 	ck_assert_msg(r == -EPERM || r == -ENOTDIR, "%d", r);
-	ck_assert_uint_eq(dir_count(TREE_ROOT_INO), 6);
+	ck_assert_uint_eq(dir_count(TREE_ROOT_INO), 7);
 	ck_assert_uint_eq(dir_count(box), BOX_FILES);
 }
 END_TEST
@@ -1260,6 +1352,7 @@ static Suite *tree_suite(void)
 	tcase_add_test(tc, test_events_global);
 	tcase_add_test(tc, test_rmdir);
 	tcase_add_test(tc, test_rmdir_ends_stream);
+	tcase_add_test(tc, test_tokens);
 	suite_add_tcase(s, tc);
 
 	tc = tcase_create("limits");

@@ -95,6 +95,7 @@ default_image = ${PD_IMAGE:-tiny}
 cgroup_parent = $PD_CGROUP
 stop_grace = ${PD_STOP_GRACE:-2}
 exec_log_max = ${PD_LOG_MAX:-256M}
+listen = ${PD_LISTEN:-127.0.0.1:0}
 [types.tiny]
 cpus = 0.5
 memory = 64M
@@ -122,6 +123,38 @@ pd_setup() {
 			{ cat "$PD_TMP/mkimage.log" >&2; return 1; }
 	fi
 }
+
+# The daemon's HTTP base URL (RUN/http-url, written once it listens).
+pd_url() {
+	head -n1 "$PD_TMP/run/http-url"
+}
+
+# Sets the owner's password through the one-time setup link (DATA/setup-url)
+# and logs in: PD_URL, PD_PASSWORD and PD_TOKEN are set. Returns non-zero on
+# any failure.
+pd_owner() {
+	local link secret
+	PD_PASSWORD=${1:-owner-pass-$RANDOM$RANDOM}
+	wait_for 10 test -s "$D/setup-url" || return 1
+	wait_for 10 test -s "$PD_TMP/run/http-url" || return 1
+	PD_URL=$(pd_url)
+	link=$(cat "$D/setup-url")
+	secret=${link##*token=}
+	curl -fsS -o /dev/null -H 'Content-Type: application/json' \
+		--data "{\"token\":\"$secret\",\"password\":\"$PD_PASSWORD\"}" \
+		"$PD_URL/v1/setup" || return 1
+	PD_TOKEN=$(curl -fsS -H 'Accept: text/plain' --data "{\"password\":\"$PD_PASSWORD\"}" \
+		"$PD_URL/v1/login") || return 1
+	[ -n "$PD_TOKEN" ] || return 1
+	export PD_URL PD_PASSWORD PD_TOKEN
+}
+
+# curl with the owner's token against the tree: hc [CURL-ARGS...] PATH
+hc() {
+	local path=${!#}
+	curl -sS -H "Authorization: Bearer $PD_TOKEN" "${@:1:$#-1}" "$PD_URL/v1/tree/$path"
+}
+export -f hc pd_url
 
 pd_start() {
 	export PD_TMP M D PD_CGROUP

@@ -7,7 +7,7 @@ pd_start
 
 mode() { stat -c %a "$1"; }
 
-ok "root lists the tree" same "$(ls "$M" | tr '\n' ' ')" "README boxes events images types version "
+ok "root lists the tree" same "$(ls "$M" | tr '\n' ' ')" "README boxes events images tokens types version "
 ok "version reads paddock X.Y.Z" grep -Eq '^paddock [0-9]+\.[0-9]+\.[0-9]+$' "$M/version"
 ok "README has examples" grep -q 'mkdir boxes/' "$M/README"
 ok "README is 0444" same "$(mode "$M/README")" 444
@@ -168,5 +168,34 @@ ok "the tree answers during parked reads" bash -c "
 	s=\$(date +%s%N); cat '$M/boxes/p/state' >/dev/null; e=\$(date +%s%N)
 	rmdir '$M/boxes/p'; wait
 	[ \$(( (e - s) / 1000000 )) -lt 1000 ]"
+
+
+# tokens/: the owner's access tokens, made by logging in over HTTP.
+ok "tokens/ is owner-only (drwx------)" same "$(ls -ld "$M/tokens" | cut -c1-10)" drwx------
+ok "mkdir in tokens/ gives EPERM" same "$(python3 -c "
+import os, errno
+try: os.mkdir('$M/tokens/x'); print('OK')
+except OSError as e: print(errno.errorcode[e.errno])")" EPERM
+ok "tokens/ is empty before any login" same "$(ls -A "$M/tokens")" ""
+if command -v sqlite3 >/dev/null; then
+	# A token row as a login writes it (only a hash of the token is kept).
+	sqlite3 -cmd '.timeout 5000' "$D/paddock.db" "INSERT INTO tokens (id, hash, label, created)
+		VALUES ('abcdef012345', randomblob(32), 'laptop', 1767225600)"
+	ok "a token shows as tokens/ID/" same "$(ls "$M/tokens")" abcdef012345
+	ok "a token directory has label, created, last_used" \
+		same "$(ls "$M/tokens/abcdef012345" | tr '\n' ' ')" "created label last_used "
+	ok "tokens/ID/label" same "$(cat "$M/tokens/abcdef012345/label")" laptop
+	ok "tokens/ID/created is RFC 3339" same "$(cat "$M/tokens/abcdef012345/created")" \
+		2026-01-01T00:00:00Z
+	ok "tokens/ID/last_used is never before a use" \
+		same "$(cat "$M/tokens/abcdef012345/last_used")" never
+	ok "token files are read-only" bash -c "! (echo x > '$M/tokens/abcdef012345/label') 2>/dev/null"
+	ok "rmdir tokens/ID revokes the token" rmdir "$M/tokens/abcdef012345"
+	ok "a revoked token is gone from the database" \
+		same "$(sqlite3 -cmd '.timeout 5000' "$D/paddock.db" 'SELECT count(*) FROM tokens')" 0
+	ok "a revoked token is gone from the tree" bash -c "! ls '$M/tokens/abcdef012345' 2>/dev/null"
+else
+	diag "no sqlite3 shell: token directories not checked through the mount"
+fi
 
 pd_done

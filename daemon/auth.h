@@ -1,0 +1,119 @@
+/* auth.h - the owner's password, the one-time setup secret and access
+ * tokens for the HTTP mirror (web/README.md, "Owner, setup link, tokens").
+ *
+ * What is stored (sqlite tables `owner` and `tokens`, store.h) is hashes
+ * only: the password as a crypto_pwhash_str() string (Argon2id), the setup
+ * secret and each token as a BLAKE2b-256 hash (crypto_generichash) of the
+ * whole string. Secrets are compared in constant time.
+ *
+ * Tokens are "pd_" + ID (12 chars [a-z0-9]) + "_" + 43 chars of base64url
+ * (32 random bytes): AUTH_TOKEN_LEN chars. The ID is public (it names the
+ * token in /paddock/tokens/ID); only the whole token grants access.
+ *
+ * Failed logins are limited per client address: each failure doubles a
+ * lockout (0.5 s, 1 s, 2 s ... at most 60 s) during which further attempts
+ * are refused without checking the password; a success clears it. At most
+ * AUTH_CLIENTS_MAX addresses are remembered (the least recently seen is
+ * forgotten first). While a client's attempt is being checked, its next
+ * ones are refused too, and at most AUTH_VERIFY_MAX passwords are checked
+ * at once (each check takes ~64 MiB and ~0.1 s), so parallel requests
+ * neither bypass the limit nor exhaust memory.
+ *
+ * Locking: every function is thread-safe. The auth object has its own
+ * sqlite connection to the engine's database (WAL, busy timeout) and one
+ * mutex guarding that connection and the client table; the mutex is a leaf
+ * (no other lock is taken while it is held) and is never held while a
+ * password is hashed or verified.
+ *
+ * Errors: 0 or -errno; where a pd_error is passed it gets the reason for a
+ * person. Out-parameters are written only on success unless stated.
+ */
+#pragma once
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <time.h>
+
+#include "error.h"
+
+#define AUTH_ID_LEN 12
+#define AUTH_SECRET_LEN 43 /* base64url of 32 bytes, no padding */
+#define AUTH_TOKEN_LEN (3 + AUTH_ID_LEN + 1 + AUTH_SECRET_LEN) /* 59 */
+#define AUTH_LABEL_MAX 64
+#define AUTH_PASSWORD_MIN 8
+#define AUTH_PASSWORD_MAX 1024
+#define AUTH_CLIENT_MAX 127 /* bytes of a client address */
+#define AUTH_CLIENTS_MAX 4096
+#define AUTH_VERIFY_MAX 4
+#define AUTH_LOCKOUT_FIRST_MS 500
+#define AUTH_LOCKOUT_MAX_MS 60000
+#define AUTH_TOUCH_INTERVAL 60 /* seconds between writes of a token's last_used */
+
+struct auth;
+
+/* Password hashing cost. Zero fields mean libsodium's interactive limits
+ * (crypto_pwhash_OPSLIMIT/MEMLIMIT_INTERACTIVE), the production setting;
+ * tests pass the minimums to stay fast. Verification always uses the cost
+ * recorded in the stored hash. */
+struct auth_options {
+	unsigned long long opslimit;
+	size_t memlimit;
+};
+
+/* Opens its own connection to the database at db_path, migrating it if
+ * needed (store_open()). opts may be NULL. Initialises libsodium once per
+ * process. */
+int auth_new(const char *db_path, const struct auth_options *opts, struct auth **ret,
+	     pd_error *err);
+struct auth *auth_free(struct auth *a);
+
+/* True once the owner's password is set (false also if the database cannot
+ * be read). */
+bool auth_has_owner(struct auth *a);
+
+/* With no owner password set: makes a new one-time setup secret
+ * (AUTH_SECRET_LEN chars of base64url), stores its hash only, replacing any
+ * earlier secret, and copies it NUL-terminated into ret_secret (size must be
+ * > AUTH_SECRET_LEN, else -EINVAL). -EEXIST if the password is set. */
+int auth_setup_begin(struct auth *a, char *ret_secret, size_t size);
+
+/* Sets the owner's password (AUTH_PASSWORD_MIN..AUTH_PASSWORD_MAX bytes)
+ * if secret is the pending setup secret, which then stops working.
+ * -ENOENT wrong or used secret (checked first); -EINVAL bad password
+ * length; the secret stays valid after -EINVAL. */
+int auth_setup_finish(struct auth *a, const char *secret, const char *password, pd_error *err);
+
+/* Checks the owner's password for client (an address, <= AUTH_CLIENT_MAX
+ * bytes) and on success creates a token labelled label (NULL or "" for
+ * none; <= AUTH_LABEL_MAX bytes of UTF-8 without control characters, else
+ * -EINVAL before anything is checked). The token (token_size must be >
+ * AUTH_TOKEN_LEN) and its ID (id_size > AUTH_ID_LEN) are copied out.
+ * -EACCES wrong password, or no owner password yet; -EAGAIN refused by the
+ * rate limit, with the seconds to wait (>= 1) in *ret_retry_after (written
+ * only with -EAGAIN). */
+int auth_login(struct auth *a, const char *client, const char *password, const char *label,
+	       char *ret_token, size_t token_size, char *ret_id, size_t id_size,
+	       unsigned *ret_retry_after, pd_error *err);
+
+/* 0 if token is a valid, unrevoked token, else -EACCES (-EIO if the
+ * database cannot be read). Records the use in last_used at most once per
+ * AUTH_TOUCH_INTERVAL. Fast: a lookup by ID, no password hashing. */
+int auth_check_token(struct auth *a, const char *token);
+
+struct auth_token {
+	int64_t seq; /* a number never reused by another token (inode numbers) */
+	char id[16];
+	char label[AUTH_LABEL_MAX + 1];
+	time_t created;
+	time_t last_used; /* 0 = never */
+};
+
+/* Every token in creation order. *ret is malloc'd (free()); NULL when
+ * there are none. */
+int auth_token_list(struct auth *a, struct auth_token **ret, size_t *ret_n);
+/* -ENOENT if there is no such token. */
+int auth_token_get(struct auth *a, const char *id, struct auth_token *ret);
+int auth_token_get_seq(struct auth *a, int64_t seq, struct auth_token *ret);
+/* Deletes a token: the next check of it fails. -ENOENT if there is none. */
+int auth_token_revoke(struct auth *a, const char *id);

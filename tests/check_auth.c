@@ -1,0 +1,727 @@
+/* check_auth.c - the owner's password, the one-time setup secret, tokens and
+ * the login rate limit, over a real database in a temporary directory.
+ *
+ * Password hashing runs at libsodium's minimum cost (auth_options) except
+ * in the test of the production default. */
+#include <errno.h>
+#include <pthread.h>
+#include <sodium.h>
+#include <sqlite3.h>
+#include <stdio.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "auth.h"
+#include "check-tap.h"
+#include "store.h"
+
+#define PASSWORD "correct horse battery"
+
+static char tmpdir[64];
+static char db_path[128];
+static struct auth *au;
+
+static const struct auth_options fast = {
+    .opslimit = crypto_pwhash_OPSLIMIT_MIN,
+    .memlimit = crypto_pwhash_MEMLIMIT_MIN,
+};
+
+static void open_auth(void)
+{
+	pd_error err = {0};
+	int r = auth_new(db_path, &fast, &au, &err);
+	ck_assert_msg(r == 0, "auth_new: %d %s", r, err.msg);
+}
+
+static void setup(void)
+{
+	snprintf(tmpdir, sizeof(tmpdir), "/tmp/check_auth.XXXXXX");
+	ck_assert_ptr_nonnull(mkdtemp(tmpdir));
+	snprintf(db_path, sizeof(db_path), "%s/paddock.db", tmpdir);
+	au = NULL;
+	open_auth();
+}
+
+static void teardown(void)
+{
+	au = auth_free(au);
+	rm_rf(tmpdir);
+}
+
+/* ---- helpers ---- */
+
+static void begin(char secret[AUTH_SECRET_LEN + 1])
+{
+	int r = auth_setup_begin(au, secret, AUTH_SECRET_LEN + 1);
+	ck_assert_msg(r == 0, "setup_begin: %d", r);
+}
+
+static void set_owner(const char *password)
+{
+	char secret[AUTH_SECRET_LEN + 1];
+	pd_error err = {0};
+	int r;
+
+	begin(secret);
+	r = auth_setup_finish(au, secret, password, &err);
+	ck_assert_msg(r == 0, "setup_finish: %d %s", r, err.msg);
+}
+
+static int login(const char *client, const char *password, const char *label, char *token, char *id,
+		 unsigned *retry)
+{
+	char tbuf[AUTH_TOKEN_LEN + 1], ibuf[AUTH_ID_LEN + 1];
+	unsigned rbuf = 0;
+	pd_error err = {0};
+	int r;
+
+	r = auth_login(au, client, password, label, token ? token : tbuf, AUTH_TOKEN_LEN + 1,
+		       id ? id : ibuf, AUTH_ID_LEN + 1, retry ? retry : &rbuf, &err);
+	if (r < 0) {
+		ck_assert_int_eq(err.code, r);
+		ck_assert_str_ne(err.msg, "");
+	}
+	return r;
+}
+
+static void sleep_ms(long ms)
+{
+	struct timespec ts = {.tv_sec = ms / 1000, .tv_nsec = (ms % 1000) * 1000000L};
+	while (nanosleep(&ts, &ts) < 0 && errno == EINTR)
+		;
+}
+
+static size_t token_count(void)
+{
+	struct auth_token *v = NULL;
+	size_t n = 99;
+
+	ck_assert_int_eq(auth_token_list(au, &v, &n), 0);
+	free(v);
+	return n;
+}
+
+static void raw_exec(const char *sql)
+{
+	sqlite3 *db = NULL;
+
+	ck_assert_int_eq(sqlite3_open_v2(db_path, &db, SQLITE_OPEN_READWRITE, NULL), SQLITE_OK);
+	sqlite3_busy_timeout(db, 5000);
+	ck_assert_msg(sqlite3_exec(db, sql, NULL, NULL, NULL) == SQLITE_OK, "%s: %s", sql,
+		      sqlite3_errmsg(db));
+	sqlite3_close(db);
+}
+
+static bool b64url(const char *s, size_t len)
+{
+	if (strlen(s) != len)
+		return false;
+	for (size_t i = 0; i < len; i++)
+		if (!strchr("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_",
+			    s[i]))
+			return false;
+	return true;
+}
+
+/* ---- setup ---- */
+
+START_TEST(test_setup_once)
+{
+	char secret[AUTH_SECRET_LEN + 1];
+	pd_error err = {0};
+
+	ck_assert(!auth_has_owner(au));
+	begin(secret);
+	ck_assert(b64url(secret, AUTH_SECRET_LEN));
+	ck_assert(!auth_has_owner(au));
+
+	/* A short password is refused and the secret keeps working. */
+	ck_assert_int_eq(auth_setup_finish(au, secret, "1234567", &err), -EINVAL);
+	ck_assert_str_ne(err.msg, "");
+	ck_assert(!auth_has_owner(au));
+	ck_assert_int_eq(auth_setup_finish(au, secret, PASSWORD, &err), 0);
+	ck_assert(auth_has_owner(au));
+
+	/* Used once: gone. */
+	pd_error_clear(&err);
+	ck_assert_int_eq(auth_setup_finish(au, secret, "another password", &err), -ENOENT);
+	ck_assert_str_ne(err.msg, "");
+	ck_assert_int_eq(auth_setup_begin(au, secret, sizeof(secret)), -EEXIST);
+	/* The first password stands. */
+	ck_assert_int_eq(login("1.2.3.4", PASSWORD, NULL, NULL, NULL, NULL), 0);
+}
+END_TEST
+
+START_TEST(test_setup_wrong_secret)
+{
+	char secret[AUTH_SECRET_LEN + 1], wrong[AUTH_SECRET_LEN + 1];
+	pd_error err = {0};
+
+	/* Nothing pending at all. */
+	ck_assert_int_eq(auth_setup_finish(au, "x", PASSWORD, &err), -ENOENT);
+	begin(secret);
+	memcpy(wrong, secret, sizeof(wrong));
+	wrong[0] = wrong[0] == 'A' ? 'B' : 'A';
+	ck_assert_int_eq(auth_setup_finish(au, wrong, PASSWORD, &err), -ENOENT);
+	ck_assert_int_eq(auth_setup_finish(au, "", PASSWORD, &err), -ENOENT);
+	ck_assert_int_eq(auth_setup_finish(au, NULL, PASSWORD, &err), -ENOENT);
+	wrong[AUTH_SECRET_LEN - 1] = '\0';
+	ck_assert_int_eq(auth_setup_finish(au, wrong, PASSWORD, &err), -ENOENT);
+	/* The wrong secret is checked before the password. */
+	ck_assert_int_eq(auth_setup_finish(au, "nope", "short", &err), -ENOENT);
+	ck_assert(!auth_has_owner(au));
+	ck_assert_int_eq(auth_setup_finish(au, secret, PASSWORD, &err), 0);
+}
+END_TEST
+
+START_TEST(test_setup_replaced)
+{
+	char first[AUTH_SECRET_LEN + 1], second[AUTH_SECRET_LEN + 1];
+	pd_error err = {0};
+
+	begin(first);
+	begin(second);
+	ck_assert_str_ne(first, second);
+	ck_assert_int_eq(auth_setup_finish(au, first, PASSWORD, &err), -ENOENT);
+	ck_assert_int_eq(auth_setup_finish(au, second, PASSWORD, &err), 0);
+}
+END_TEST
+
+START_TEST(test_setup_password_bounds)
+{
+	char secret[AUTH_SECRET_LEN + 1], big[AUTH_PASSWORD_MAX + 2];
+	pd_error err = {0};
+
+	begin(secret);
+	memset(big, 'p', sizeof(big) - 1);
+	big[sizeof(big) - 1] = '\0';
+	ck_assert_int_eq(auth_setup_finish(au, secret, big, &err), -EINVAL); /* 1025 */
+	ck_assert_int_eq(auth_setup_finish(au, secret, "", &err), -EINVAL);
+	ck_assert_int_eq(auth_setup_finish(au, secret, NULL, &err), -EINVAL);
+	big[AUTH_PASSWORD_MAX] = '\0';
+	ck_assert_int_eq(auth_setup_finish(au, secret, big, &err), 0); /* 1024 */
+	ck_assert_int_eq(login("c", big, NULL, NULL, NULL, NULL), 0);
+}
+END_TEST
+
+START_TEST(test_setup_small_buffer)
+{
+	char secret[AUTH_SECRET_LEN + 1];
+
+	ck_assert_int_eq(auth_setup_begin(au, secret, AUTH_SECRET_LEN), -EINVAL);
+	ck_assert_int_eq(auth_setup_begin(au, secret, sizeof(secret)), 0);
+}
+END_TEST
+
+/* ---- login and tokens ---- */
+
+START_TEST(test_login_before_setup)
+{
+	pd_error err = {0};
+	char token[AUTH_TOKEN_LEN + 1], id[AUTH_ID_LEN + 1];
+	unsigned retry = 0;
+
+	ck_assert_int_eq(
+	    auth_login(au, "c", PASSWORD, NULL, token, sizeof(token), id, sizeof(id), &retry, &err),
+	    -EACCES);
+	ck_assert_ptr_nonnull(strstr(err.msg, "setup link"));
+	ck_assert_uint_eq(token_count(), 0);
+}
+END_TEST
+
+START_TEST(test_login_right_wrong)
+{
+	char token[AUTH_TOKEN_LEN + 1], id[AUTH_ID_LEN + 1];
+	pd_error err = {0};
+	unsigned retry = 0;
+
+	set_owner(PASSWORD);
+	ck_assert_int_eq(login("10.0.0.1", PASSWORD, "laptop", token, id, NULL), 0);
+	ck_assert_uint_eq(strlen(token), AUTH_TOKEN_LEN);
+	ck_assert_uint_eq(strlen(id), AUTH_ID_LEN);
+	ck_assert(strncmp(token, "pd_", 3) == 0);
+	ck_assert(strncmp(token + 3, id, AUTH_ID_LEN) == 0);
+	ck_assert_int_eq(token[3 + AUTH_ID_LEN], '_');
+	ck_assert(b64url(token + 4 + AUTH_ID_LEN, AUTH_SECRET_LEN));
+	for (int i = 0; i < AUTH_ID_LEN; i++)
+		ck_assert((id[i] >= 'a' && id[i] <= 'z') || (id[i] >= '0' && id[i] <= '9'));
+	ck_assert_int_eq(auth_check_token(au, token), 0);
+
+	ck_assert_int_eq(auth_login(au, "10.0.0.2", "wrong password", NULL, token, sizeof(token),
+				    id, sizeof(id), &retry, &err),
+			 -EACCES);
+	ck_assert_str_eq(err.msg, "wrong password");
+	ck_assert_uint_eq(token_count(), 1);
+
+	/* Two logins: two different tokens, both valid. */
+	char other[AUTH_TOKEN_LEN + 1];
+	ck_assert_int_eq(login("10.0.0.1", PASSWORD, NULL, other, NULL, NULL), 0);
+	ck_assert_str_ne(other, token);
+	ck_assert_int_eq(auth_check_token(au, other), 0);
+	ck_assert_int_eq(auth_check_token(au, token), 0);
+}
+END_TEST
+
+START_TEST(test_login_bad_arguments)
+{
+	char token[AUTH_TOKEN_LEN + 1], id[AUTH_ID_LEN + 1], client[AUTH_CLIENT_MAX + 2];
+	pd_error err = {0};
+	unsigned retry = 0;
+
+	set_owner(PASSWORD);
+	ck_assert_int_eq(auth_login(au, "c", PASSWORD, NULL, token, AUTH_TOKEN_LEN, id, sizeof(id),
+				    &retry, &err),
+			 -EINVAL);
+	ck_assert_int_eq(auth_login(au, "c", PASSWORD, NULL, token, sizeof(token), id, AUTH_ID_LEN,
+				    &retry, &err),
+			 -EINVAL);
+	memset(client, 'c', sizeof(client) - 1);
+	client[sizeof(client) - 1] = '\0';
+	ck_assert_int_eq(login(client, PASSWORD, NULL, NULL, NULL, NULL), -EINVAL);
+	ck_assert_int_eq(login(NULL, PASSWORD, NULL, NULL, NULL, NULL), -EINVAL);
+	/* Out of bounds passwords are simply wrong. */
+	ck_assert_int_eq(login("c", NULL, NULL, NULL, NULL, NULL), -EACCES);
+	ck_assert_uint_eq(token_count(), 0);
+}
+END_TEST
+
+START_TEST(test_check_token_invalid)
+{
+	char token[AUTH_TOKEN_LEN + 1], id[AUTH_ID_LEN + 1], bad[AUTH_TOKEN_LEN + 2];
+
+	set_owner(PASSWORD);
+	ck_assert_int_eq(login("c", PASSWORD, NULL, token, id, NULL), 0);
+
+	ck_assert_int_eq(auth_check_token(au, NULL), -EACCES);
+	ck_assert_int_eq(auth_check_token(au, ""), -EACCES);
+	ck_assert_int_eq(auth_check_token(au, "pd_"), -EACCES);
+	ck_assert_int_eq(auth_check_token(au, PASSWORD), -EACCES);
+
+	/* One character changed in the secret. */
+	memcpy(bad, token, sizeof(token));
+	bad[AUTH_TOKEN_LEN - 1] = bad[AUTH_TOKEN_LEN - 1] == 'A' ? 'B' : 'A';
+	ck_assert_int_eq(auth_check_token(au, bad), -EACCES);
+	/* The right secret under another (unknown) id. */
+	memcpy(bad, token, sizeof(token));
+	bad[3] = bad[3] == 'a' ? 'b' : 'a';
+	ck_assert_int_eq(auth_check_token(au, bad), -EACCES);
+	/* Upper case id, a missing separator, truncated, extended. */
+	memcpy(bad, token, sizeof(token));
+	bad[4] = 'A';
+	ck_assert_int_eq(auth_check_token(au, bad), -EACCES);
+	memcpy(bad, token, sizeof(token));
+	bad[3 + AUTH_ID_LEN] = '-';
+	ck_assert_int_eq(auth_check_token(au, bad), -EACCES);
+	memcpy(bad, token, sizeof(token));
+	bad[AUTH_TOKEN_LEN - 1] = '\0';
+	ck_assert_int_eq(auth_check_token(au, bad), -EACCES);
+	memcpy(bad, token, sizeof(token));
+	bad[AUTH_TOKEN_LEN] = 'x';
+	bad[AUTH_TOKEN_LEN + 1] = '\0';
+	ck_assert_int_eq(auth_check_token(au, bad), -EACCES);
+	/* Another prefix. */
+	memcpy(bad, token, sizeof(token));
+	bad[0] = 'x';
+	ck_assert_int_eq(auth_check_token(au, bad), -EACCES);
+
+	ck_assert_int_eq(auth_check_token(au, token), 0);
+}
+END_TEST
+
+START_TEST(test_revoke)
+{
+	char token[AUTH_TOKEN_LEN + 1], id[AUTH_ID_LEN + 1], keep[AUTH_TOKEN_LEN + 1];
+	struct auth_token t;
+
+	set_owner(PASSWORD);
+	ck_assert_int_eq(login("c", PASSWORD, NULL, token, id, NULL), 0);
+	ck_assert_int_eq(login("c", PASSWORD, NULL, keep, NULL, NULL), 0);
+	ck_assert_int_eq(auth_token_revoke(au, id), 0);
+	ck_assert_int_eq(auth_check_token(au, token), -EACCES);
+	ck_assert_int_eq(auth_token_get(au, id, &t), -ENOENT);
+	ck_assert_int_eq(auth_token_revoke(au, id), -ENOENT);
+	ck_assert_int_eq(auth_token_revoke(au, "nosuchtoken0"), -ENOENT);
+	ck_assert_int_eq(auth_token_revoke(au, NULL), -ENOENT);
+	/* The other token is untouched. */
+	ck_assert_int_eq(auth_check_token(au, keep), 0);
+	ck_assert_uint_eq(token_count(), 1);
+}
+END_TEST
+
+START_TEST(test_list_get)
+{
+	char t1[AUTH_TOKEN_LEN + 1], id1[AUTH_ID_LEN + 1], id2[AUTH_ID_LEN + 1];
+	struct auth_token *v = NULL, t;
+	time_t before = time(NULL);
+	size_t n = 0;
+
+	set_owner(PASSWORD);
+	ck_assert_uint_eq(token_count(), 0);
+	ck_assert_int_eq(login("c", PASSWORD, "laptop", t1, id1, NULL), 0);
+	ck_assert_int_eq(login("c", PASSWORD, NULL, NULL, id2, NULL), 0);
+
+	ck_assert_int_eq(auth_token_list(au, &v, &n), 0);
+	ck_assert_uint_eq(n, 2);
+	ck_assert_str_eq(v[0].id, id1);
+	ck_assert_str_eq(v[0].label, "laptop");
+	ck_assert_str_eq(v[1].id, id2);
+	ck_assert_str_eq(v[1].label, "");
+	ck_assert_int_lt(v[0].seq, v[1].seq);
+	for (size_t i = 0; i < n; i++) {
+		ck_assert_int_ge(v[i].created, before);
+		ck_assert_int_le(v[i].created, time(NULL));
+		ck_assert_int_eq(v[i].last_used, 0);
+	}
+
+	ck_assert_int_eq(auth_token_get(au, id1, &t), 0);
+	ck_assert_str_eq(t.id, id1);
+	ck_assert_str_eq(t.label, "laptop");
+	ck_assert_int_eq(t.seq, v[0].seq);
+	ck_assert_int_eq(t.last_used, 0);
+	ck_assert_int_eq(auth_token_get_seq(au, v[1].seq, &t), 0);
+	ck_assert_str_eq(t.id, id2);
+	ck_assert_int_eq(auth_token_get_seq(au, v[1].seq + 100, &t), -ENOENT);
+	ck_assert_int_eq(auth_token_get(au, "nosuchtoken0", &t), -ENOENT);
+	ck_assert_int_eq(auth_token_get(au, NULL, &t), -ENOENT);
+	free(v);
+
+	/* A use shows in last_used. */
+	ck_assert_int_eq(auth_check_token(au, t1), 0);
+	ck_assert_int_eq(auth_token_get(au, id1, &t), 0);
+	ck_assert_int_ge(t.last_used, before);
+	ck_assert_int_le(t.last_used, time(NULL));
+}
+END_TEST
+
+START_TEST(test_seq_not_reused)
+{
+	char id[AUTH_ID_LEN + 1];
+	struct auth_token t;
+	int64_t first;
+
+	set_owner(PASSWORD);
+	ck_assert_int_eq(login("c", PASSWORD, NULL, NULL, id, NULL), 0);
+	ck_assert_int_eq(auth_token_get(au, id, &t), 0);
+	first = t.seq;
+	ck_assert_int_eq(auth_token_revoke(au, id), 0);
+	ck_assert_int_eq(login("c", PASSWORD, NULL, NULL, id, NULL), 0);
+	ck_assert_int_eq(auth_token_get(au, id, &t), 0);
+	ck_assert_int_gt(t.seq, first);
+}
+END_TEST
+
+START_TEST(test_last_used_throttled)
+{
+	char token[AUTH_TOKEN_LEN + 1], id[AUTH_ID_LEN + 1], sql[256];
+	struct auth_token t;
+	time_t now = time(NULL);
+
+	set_owner(PASSWORD);
+	ck_assert_int_eq(login("c", PASSWORD, NULL, token, id, NULL), 0);
+
+	/* Used 30 s ago: not written again. */
+	snprintf(sql, sizeof(sql), "UPDATE tokens SET last_used = %lld WHERE id = '%s'",
+		 (long long)(now - 30), id);
+	raw_exec(sql);
+	ck_assert_int_eq(auth_check_token(au, token), 0);
+	ck_assert_int_eq(auth_token_get(au, id, &t), 0);
+	ck_assert_int_eq(t.last_used, now - 30);
+
+	/* Used over a minute ago: written. */
+	snprintf(sql, sizeof(sql), "UPDATE tokens SET last_used = %lld WHERE id = '%s'",
+		 (long long)(now - 61), id);
+	raw_exec(sql);
+	ck_assert_int_eq(auth_check_token(au, token), 0);
+	ck_assert_int_eq(auth_token_get(au, id, &t), 0);
+	ck_assert_int_ge(t.last_used, now);
+}
+END_TEST
+
+START_TEST(test_label_validation)
+{
+	char label[AUTH_LABEL_MAX + 2], id[AUTH_ID_LEN + 1];
+	static const char *const bad[] = {
+	    "tab\there",	"new\nline",	"del\x7f", "\x1b[31m", "\xff", "\xc3",
+	    "\xc0\xaf",		"\xed\xa0\x80", /* a surrogate */
+	    "\xf4\x90\x80\x80",			/* above U+10FFFF */
+	};
+	struct auth_token t;
+
+	set_owner(PASSWORD);
+	memset(label, 'l', sizeof(label) - 1);
+	label[sizeof(label) - 1] = '\0';
+	ck_assert_int_eq(login("c", PASSWORD, label, NULL, NULL, NULL), -EINVAL); /* 65 */
+	for (size_t i = 0; i < ELEMENTSOF(bad); i++)
+		ck_assert_msg(login("c", PASSWORD, bad[i], NULL, NULL, NULL) == -EINVAL,
+			      "label %zu", i);
+	ck_assert_uint_eq(token_count(), 0);
+	/* A bad label is no failed login either. */
+	ck_assert_int_eq(login("c", PASSWORD, "work", NULL, NULL, NULL), 0);
+
+	label[AUTH_LABEL_MAX] = '\0';
+	ck_assert_int_eq(login("c", PASSWORD, label, NULL, id, NULL), 0);
+	ck_assert_int_eq(auth_token_get(au, id, &t), 0);
+	ck_assert_str_eq(t.label, label);
+	ck_assert_int_eq(login("c", PASSWORD, "Café — Zoë's phone 📱", NULL, id, NULL), 0);
+	ck_assert_int_eq(auth_token_get(au, id, &t), 0);
+	ck_assert_str_eq(t.label, "Café — Zoë's phone 📱");
+	ck_assert_uint_eq(token_count(), 3);
+}
+END_TEST
+
+/* ---- the rate limit ---- */
+
+START_TEST(test_rate_limit)
+{
+	unsigned retry = 0;
+
+	set_owner(PASSWORD);
+	ck_assert_int_eq(login("10.0.0.9", "wrong one", NULL, NULL, NULL, &retry), -EACCES);
+	/* Locked for 0.5 s: even the right password is refused unchecked. */
+	ck_assert_int_eq(login("10.0.0.9", PASSWORD, NULL, NULL, NULL, &retry), -EAGAIN);
+	ck_assert_uint_eq(retry, 1);
+	sleep_ms(600);
+	ck_assert_int_eq(login("10.0.0.9", "wrong two", NULL, NULL, NULL, &retry), -EACCES);
+	retry = 0;
+	ck_assert_int_eq(login("10.0.0.9", PASSWORD, NULL, NULL, NULL, &retry), -EAGAIN);
+	ck_assert_uint_ge(retry, 1);
+	ck_assert_uint_le(retry, 1); /* 1 s after the second failure */
+
+	/* Other clients are not affected. */
+	ck_assert_int_eq(login("10.0.0.10", PASSWORD, NULL, NULL, NULL, &retry), 0);
+
+	/* 0.6 s is not enough now; 1.1 s is. */
+	sleep_ms(600);
+	ck_assert_int_eq(login("10.0.0.9", PASSWORD, NULL, NULL, NULL, &retry), -EAGAIN);
+	sleep_ms(500);
+	ck_assert_int_eq(login("10.0.0.9", PASSWORD, NULL, NULL, NULL, &retry), 0);
+
+	/* A success starts over at 0.5 s. */
+	ck_assert_int_eq(login("10.0.0.9", "wrong three", NULL, NULL, NULL, &retry), -EACCES);
+	sleep_ms(600);
+	ck_assert_int_eq(login("10.0.0.9", PASSWORD, NULL, NULL, NULL, &retry), 0);
+	ck_assert_uint_eq(token_count(), 3);
+}
+END_TEST
+
+START_TEST(test_rate_limit_doubles)
+{
+	unsigned retry = 0;
+
+	set_owner(PASSWORD);
+	/* Failures 1..3 lock for 0.5, 1 and 2 s. */
+	ck_assert_int_eq(login("c", "wrong", NULL, NULL, NULL, &retry), -EACCES);
+	sleep_ms(550);
+	ck_assert_int_eq(login("c", "wrong", NULL, NULL, NULL, &retry), -EACCES);
+	sleep_ms(1050);
+	ck_assert_int_eq(login("c", "wrong", NULL, NULL, NULL, &retry), -EACCES);
+	ck_assert_int_eq(login("c", PASSWORD, NULL, NULL, NULL, &retry), -EAGAIN);
+	ck_assert_uint_eq(retry, 2);
+	sleep_ms(1100);
+	ck_assert_int_eq(login("c", PASSWORD, NULL, NULL, NULL, &retry), -EAGAIN);
+	ck_assert_uint_eq(retry, 1);
+	sleep_ms(1000);
+	ck_assert_int_eq(login("c", PASSWORD, NULL, NULL, NULL, &retry), 0);
+}
+END_TEST
+
+START_TEST(test_rate_limit_evicts_oldest)
+{
+	char client[32];
+	unsigned retry = 0;
+	unsigned long long t0;
+
+	set_owner(PASSWORD);
+	/* The oldest client is locked for 4 s after four failures. */
+	ck_assert_int_eq(login("old", "wrong", NULL, NULL, NULL, &retry), -EACCES);
+	sleep_ms(550);
+	ck_assert_int_eq(login("old", "wrong", NULL, NULL, NULL, &retry), -EACCES);
+	sleep_ms(1050);
+	ck_assert_int_eq(login("old", "wrong", NULL, NULL, NULL, &retry), -EACCES);
+	sleep_ms(2050);
+	ck_assert_int_eq(login("old", "wrong", NULL, NULL, NULL, &retry), -EACCES);
+	t0 = now_usec();
+	/* Fill the table; short passwords fail without hashing, so this is
+	 * quick. The last one makes the table forget "old". */
+	for (int i = 0; i < AUTH_CLIENTS_MAX; i++) {
+		snprintf(client, sizeof(client), "10.%d.%d.1", i / 256, i % 256);
+		ck_assert_int_eq(login(client, "x", NULL, NULL, NULL, &retry), -EACCES);
+	}
+	ck_assert_int_eq(login("old", PASSWORD, NULL, NULL, NULL, &retry), 0);
+	ck_assert_msg(now_usec() - t0 < 3500000, "too slow to tell eviction from expiry");
+	/* The newest is still locked. */
+	snprintf(client, sizeof(client), "10.%d.%d.1", (AUTH_CLIENTS_MAX - 1) / 256,
+		 (AUTH_CLIENTS_MAX - 1) % 256);
+	ck_assert_int_eq(login(client, PASSWORD, NULL, NULL, NULL, &retry), -EAGAIN);
+}
+END_TEST
+
+/* Concurrent logins and checks from several clients: every result is a
+ * success or a refusal by the limits, and every success is a token. */
+struct worker {
+	int id;
+	int ok, refused;
+	int bad;
+};
+
+static void *worker_run(void *arg)
+{
+	struct worker *w = arg;
+	char client[32], token[AUTH_TOKEN_LEN + 1], id[AUTH_ID_LEN + 1];
+	pd_error err = {0};
+	unsigned retry;
+
+	snprintf(client, sizeof(client), "192.168.0.%d", w->id);
+	for (int i = 0; i < 10; i++) {
+		int r = auth_login(au, client, PASSWORD, NULL, token, sizeof(token), id, sizeof(id),
+				   &retry, &err);
+		if (r == 0 && auth_check_token(au, token) == 0)
+			w->ok++;
+		else if (r == -EAGAIN)
+			w->refused++;
+		else
+			w->bad++;
+	}
+	return NULL;
+}
+
+START_TEST(test_concurrent)
+{
+	struct worker w[8] = {{0}};
+	pthread_t th[8];
+	int ok = 0;
+
+	set_owner(PASSWORD);
+	for (int i = 0; i < 8; i++) {
+		w[i].id = i;
+		ck_assert_int_eq(pthread_create(&th[i], NULL, worker_run, &w[i]), 0);
+	}
+	for (int i = 0; i < 8; i++) {
+		ck_assert_int_eq(pthread_join(th[i], NULL), 0);
+		ck_assert_int_eq(w[i].bad, 0);
+		ok += w[i].ok;
+	}
+	ck_assert_int_gt(ok, 0);
+	ck_assert_uint_eq(token_count(), (size_t)ok);
+}
+END_TEST
+
+/* ---- persistence ---- */
+
+START_TEST(test_persistence)
+{
+	char token[AUTH_TOKEN_LEN + 1], id[AUTH_ID_LEN + 1], secret[AUTH_SECRET_LEN + 1];
+	struct auth_token t;
+
+	set_owner(PASSWORD);
+	ck_assert_int_eq(login("c", PASSWORD, "desk", token, id, NULL), 0);
+	au = auth_free(au);
+	open_auth();
+
+	ck_assert(auth_has_owner(au));
+	ck_assert_int_eq(auth_check_token(au, token), 0);
+	ck_assert_int_eq(auth_token_get(au, id, &t), 0);
+	ck_assert_str_eq(t.label, "desk");
+	ck_assert_int_eq(login("c", PASSWORD, NULL, NULL, NULL, NULL), 0);
+	ck_assert_int_eq(login("d", "not it at all", NULL, NULL, NULL, NULL), -EACCES);
+	ck_assert_int_eq(auth_setup_begin(au, secret, sizeof(secret)), -EEXIST);
+	ck_assert_uint_eq(token_count(), 2);
+}
+END_TEST
+
+START_TEST(test_persistence_setup_replaced)
+{
+	char old[AUTH_SECRET_LEN + 1], fresh[AUTH_SECRET_LEN + 1];
+	pd_error err = {0};
+
+	begin(old);
+	au = auth_free(au);
+	open_auth();
+	ck_assert(!auth_has_owner(au));
+	/* What a restart does: a fresh link; the old one stops working. */
+	begin(fresh);
+	ck_assert_str_ne(old, fresh);
+	ck_assert_int_eq(auth_setup_finish(au, old, PASSWORD, &err), -ENOENT);
+	ck_assert_int_eq(auth_setup_finish(au, fresh, PASSWORD, &err), 0);
+}
+END_TEST
+
+START_TEST(test_production_cost)
+{
+	char secret[AUTH_SECRET_LEN + 1];
+	pd_error err = {0};
+	sqlite3 *db = NULL;
+	sqlite3_stmt *st = NULL;
+	char want[64];
+
+	au = auth_free(au);
+	ck_assert_int_eq(auth_new(db_path, NULL, &au, &err), 0);
+	begin(secret);
+	ck_assert_int_eq(auth_setup_finish(au, secret, PASSWORD, &err), 0);
+	ck_assert_int_eq(login("c", PASSWORD, NULL, NULL, NULL, NULL), 0);
+
+	/* Argon2id at the interactive limits; nothing of the password. */
+	ck_assert_int_eq(sqlite3_open_v2(db_path, &db, SQLITE_OPEN_READONLY, NULL), SQLITE_OK);
+	ck_assert_int_eq(sqlite3_prepare_v2(db, "SELECT pwhash FROM owner", -1, &st, NULL),
+			 SQLITE_OK);
+	ck_assert_int_eq(sqlite3_step(st), SQLITE_ROW);
+	const char *h = (const char *)sqlite3_column_text(st, 0);
+	snprintf(want, sizeof(want), "$argon2id$v=19$m=%zu,t=%llu,p=1$",
+		 (size_t)crypto_pwhash_MEMLIMIT_INTERACTIVE / 1024,
+		 (unsigned long long)crypto_pwhash_OPSLIMIT_INTERACTIVE);
+	ck_assert_msg(strncmp(h, want, strlen(want)) == 0, "%s", h);
+	ck_assert_ptr_null(strstr(h, PASSWORD));
+	sqlite3_finalize(st);
+	sqlite3_close(db);
+}
+END_TEST
+
+static Suite *auth_suite(void)
+{
+	Suite *s = suite_create("auth");
+	TCase *tc;
+
+	tc = tcase_create("core");
+	tcase_add_checked_fixture(tc, setup, teardown);
+	tcase_set_timeout(tc, 30);
+	tcase_add_test(tc, test_setup_once);
+	tcase_add_test(tc, test_setup_replaced);
+	tcase_add_test(tc, test_login_right_wrong);
+	tcase_add_test(tc, test_revoke);
+	tcase_add_test(tc, test_list_get);
+	tcase_add_test(tc, test_seq_not_reused);
+	tcase_add_test(tc, test_last_used_throttled);
+	tcase_add_test(tc, test_persistence);
+	tcase_add_test(tc, test_persistence_setup_replaced);
+	tcase_add_test(tc, test_production_cost);
+	tcase_add_test(tc, test_concurrent);
+	suite_add_tcase(s, tc);
+
+	tc = tcase_create("limits");
+	tcase_add_checked_fixture(tc, setup, teardown);
+	tcase_set_timeout(tc, 30);
+	tcase_add_test(tc, test_setup_password_bounds);
+	tcase_add_test(tc, test_label_validation);
+	tcase_add_test(tc, test_rate_limit);
+	tcase_add_test(tc, test_rate_limit_doubles);
+	tcase_add_test(tc, test_rate_limit_evicts_oldest);
+	suite_add_tcase(s, tc);
+
+	tc = tcase_create("errors");
+	tcase_add_checked_fixture(tc, setup, teardown);
+	tcase_set_timeout(tc, 30);
+	tcase_add_test(tc, test_setup_wrong_secret);
+	tcase_add_test(tc, test_setup_small_buffer);
+	tcase_add_test(tc, test_login_before_setup);
+	tcase_add_test(tc, test_login_bad_arguments);
+	tcase_add_test(tc, test_check_token_invalid);
+	suite_add_tcase(s, tc);
+
+	return s;
+}
+
+int main(void)
+{
+	return check_tap_run(auth_suite());
+}

@@ -1,0 +1,123 @@
+/* http-internal.h - shared by the HTTP adapter's files: http.c (listeners,
+ * routing, auth, workers, parked streams), http-tree.c (tree nodes) and
+ * http-root.c (files under a box's root/, tar push and pull). */
+#pragma once
+
+#include <jansson.h>
+#include <microhttpd.h>
+#include <pthread.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "engine.h"
+#include "error.h"
+#include "tree.h"
+
+#define HTTP_BODY_MAX (64 * 1024) /* control writes, login, setup */
+#define HTTP_WORKERS 8
+#define HTTP_PATH_MAX 4096
+
+struct http;
+struct req;
+
+typedef void (*req_work_fn)(struct req *r);
+
+enum req_route {
+	ROUTE_NONE,
+	ROUTE_PANEL,
+	ROUTE_SETUP_PAGE,
+	ROUTE_SETUP,
+	ROUTE_LOGIN,
+	ROUTE_TREE,
+	ROUTE_ROOT,
+};
+
+enum req_method { M_GET, M_HEAD, M_PUT, M_POST, M_DELETE, M_OTHER };
+
+/* One request (MHD's con_cls). Owned by the connection: freed by the
+ * completion callback. Fields below "async" are guarded by lock. */
+struct req {
+	struct http *h;
+	struct MHD_Connection *conn;
+	bool trusted; /* came in on the unix socket */
+	enum req_method method;
+	enum req_route route;
+	char path[HTTP_PATH_MAX]; /* tree path, no leading or trailing '/' */
+	bool dir;		  /* the URL ended in '/' */
+	char box[64];		  /* ROUTE_ROOT: the box */
+	char rel[HTTP_PATH_MAX];  /* ROUTE_ROOT: path inside its root ("" = /) */
+	bool follow;
+	const char *format; /* ?format=, or NULL */
+	bool recursive;
+	bool started; /* the final call dispatched the request */
+	bool replied; /* a response is queued */
+
+	/* the body of small requests */
+	char *body;
+	size_t len;
+	bool too_big;
+
+	/* the reply, once known */
+	struct MHD_Response *resp;
+	unsigned status;
+
+	/* a parked stream */
+	struct tree_file *file;
+	uint64_t serial;
+	uint64_t key;
+	uint64_t off;
+	bool parked, suspended, woken, hangup;
+
+	/* root/ uploads and downloads (http-root.c) */
+	int rootfd;
+	int upload_fd; /* temp file or pipe to the extractor */
+	void *upload;  /* http-root.c's state */
+	bool upload_failed;
+
+	/* async: a worker or the extractor thread finishes the request */
+	pthread_mutex_t lock;
+	bool waiting, done;
+	req_work_fn work;
+};
+
+/* Replies. Each sets r->resp/r->status (replacing an earlier one). */
+void req_reply_json(struct req *r, unsigned status, const char *json);
+void req_reply_text(struct req *r, unsigned status, const char *type, const char *data, size_t len);
+/* The error reply of the contract: status from the errno, JSON body with
+ * the reason (err->msg, or strerror when empty). */
+void req_reply_error(struct req *r, int code, const char *msg);
+unsigned http_status_from_errno(int code);
+/* The JSON listing of the contract, {"path": "/PATH", "entries": arr};
+ * takes arr's reference. */
+void req_reply_listing(struct req *r, json_t *arr);
+
+/* Runs fn on a worker thread with the connection suspended; the
+ * connection resumes and the reply is queued when fn returns. */
+void req_run_async(struct req *r, req_work_fn fn);
+/* For work already running elsewhere (the tar extractor): suspends until
+ * req_finish_async() is called (in either order). */
+void req_wait_async(struct req *r);
+void req_finish_async(struct req *r);
+
+struct tree *http_tree(struct http *h);
+struct engine *http_engine(struct http *h);
+
+/* Parking of stream reads (http.c). */
+void http_park_arm(struct http *h, struct req *r, uint64_t key);
+/* After a read returned TREE_WAIT: suspends the connection unless a wake
+ * came since http_park_arm(). */
+void http_park_suspend(struct http *h, struct req *r);
+void http_park_disarm(struct http *h, struct req *r);
+
+/* http-tree.c */
+void http_tree_handle(struct req *r);
+
+/* http-root.c */
+/* Called for every piece of a root/ request's body (and once with len 0 at
+ * the end, before http_root_handle). Returns false to refuse the upload. */
+void http_root_upload(struct req *r, const char *data, size_t len);
+void http_root_handle(struct req *r);
+void http_root_release(struct req *r);
+/* Once a tar push's extractor has finished and the connection resumed:
+ * turns its result into the reply (no-op for other requests). */
+void http_root_finish_push(struct req *r);

@@ -1,0 +1,476 @@
+/* http-root.c - files under a box's root/ over HTTP: plain reads, writes,
+ * mkdir and removal, and tar push/pull, every path resolved inside the
+ * box's root (tarsafe.h). Files the owner puts in a box belong to the
+ * image's user, like files the box makes itself. */
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <jansson.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "http-internal.h"
+#include "image.h"
+#include "tarsafe.h"
+#include "util.h"
+
+#define PIPE_SIZE (1 << 20)
+
+enum root_op { OP_NONE, OP_PUT_FILE, OP_PUT_TAR };
+
+struct root_upload {
+	enum root_op op;
+	struct tarsafe_replace rep;
+	int pipe_w;
+	pthread_t thread;
+	bool thread_started;
+	int result;
+	pd_error err;
+	struct tar_result tr;
+	int pipe_r;
+	struct tar_limits lim;
+	struct req *r;
+};
+
+/* The uid/gid of the image's user, read from the box's own /etc/passwd
+ * (inside its root). Root when the image names none or it is missing. */
+static void box_owner(struct req *r, uid_t *uid, gid_t *gid)
+{
+	struct box_view v;
+	struct image_info img;
+	struct engine *e = http_engine(r->h);
+	char buf[64 * 1024];
+	ssize_t n;
+	int fd;
+
+	*uid = (uid_t)-1;
+	*gid = (gid_t)-1;
+	if (engine_box_get(e, r->box, &v) < 0 ||
+	    image_get(engine_images_dir(e), v.image, &img) < 0 || !img.user[0] ||
+	    strcmp(img.user, "root") == 0)
+		return;
+	fd = tarsafe_open(r->rootfd, "etc/passwd", O_RDONLY, 0);
+	if (fd < 0)
+		return;
+	n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	if (n <= 0)
+		return;
+	buf[n] = '\0';
+	size_t ul = strlen(img.user);
+	for (char *line = buf; line && *line;) {
+		char *next = strchr(line, '\n');
+		if (next)
+			*next++ = '\0';
+		if (strncmp(line, img.user, ul) == 0 && line[ul] == ':') {
+			unsigned u, g;
+			char *p = strchr(line + ul + 1, ':');
+			if (p && sscanf(p + 1, "%u:%u", &u, &g) == 2) {
+				*uid = (uid_t)u;
+				*gid = (gid_t)g;
+			}
+			return;
+		}
+		line = next;
+	}
+}
+
+static int open_root(struct req *r, pd_error *err)
+{
+	char path[PATH_MAX];
+	int k;
+
+	if (r->rootfd >= 0)
+		return 0;
+	k = engine_box_root(http_engine(r->h), r->box, path, sizeof(path));
+	if (k < 0)
+		return pd_error_set(err, k,
+				    k == -ENOENT ? "no box %s, or its filesystem is not available"
+						 : "the filesystem of box %s is not available: %s",
+				    r->box, strerror(-k));
+	r->rootfd = open(path, O_PATH | O_DIRECTORY | O_CLOEXEC);
+	if (r->rootfd < 0)
+		return pd_error_set(err, -errno, "cannot open the filesystem of box %s: %m",
+				    r->box);
+	return 0;
+}
+
+static void *extract_main(void *arg)
+{
+	struct root_upload *u = arg;
+
+	u->result = tarsafe_extract(u->r->rootfd, u->r->rel[0] ? u->r->rel : ".", u->pipe_r,
+				    &u->lim, &u->tr, &u->err);
+	close(u->pipe_r);
+	u->pipe_r = -1;
+	req_finish_async(u->r);
+	return NULL;
+}
+
+static int upload_begin(struct req *r, struct root_upload *u)
+{
+	int fds[2];
+	uid_t uid;
+	gid_t gid;
+	int k = open_root(r, &u->err);
+
+	if (k < 0)
+		return k;
+	box_owner(r, &uid, &gid);
+	if (u->op == OP_PUT_FILE)
+		return tarsafe_replace_begin(r->rootfd, r->rel, 0644, uid, gid, &u->rep, &u->err);
+
+	const struct pd_config *cfg = engine_config(http_engine(r->h));
+	u->lim.max_entries = cfg->push_max_entries;
+	u->lim.max_bytes = cfg->push_max_bytes;
+	u->lim.uid = uid;
+	u->lim.gid = gid;
+	if (pipe2(fds, O_CLOEXEC) < 0)
+		return pd_error_set(&u->err, -errno, "cannot create a pipe: %m");
+	(void)fcntl(fds[1], F_SETPIPE_SZ, PIPE_SIZE);
+	u->pipe_r = fds[0];
+	u->pipe_w = fds[1];
+	if (pthread_create(&u->thread, NULL, extract_main, u) != 0) {
+		close(fds[0]);
+		close(fds[1]);
+		u->pipe_r = u->pipe_w = -1;
+		return pd_error_set(&u->err, -EAGAIN, "cannot start a thread");
+	}
+	u->thread_started = true;
+	return 0;
+}
+
+void http_root_upload(struct req *r, const char *data, size_t len)
+{
+	struct root_upload *u = r->upload;
+	int k;
+
+	if (r->method != M_PUT || r->upload_failed)
+		return;
+	if (!u) {
+		u = calloc(1, sizeof(*u));
+		if (!u) {
+			r->upload_failed = true;
+			return;
+		}
+		u->r = r;
+		u->pipe_r = u->pipe_w = -1;
+		u->rep.fd = -1;
+		u->rep.dirfd = -1;
+		r->upload = u;
+		if (r->format && strcmp(r->format, "tar") == 0)
+			u->op = OP_PUT_TAR;
+		else if (!r->dir)
+			u->op = OP_PUT_FILE;
+		if (u->op == OP_NONE)
+			return;
+		k = upload_begin(r, u);
+		if (k < 0) {
+			u->result = k;
+			r->upload_failed = true;
+			return;
+		}
+	}
+	if (!len || u->op == OP_NONE)
+		return;
+	int fd = u->op == OP_PUT_FILE ? u->rep.fd : u->pipe_w;
+	if (fd < 0)
+		return;
+	k = write_all(fd, data, len);
+	if (k < 0) {
+		if (u->op == OP_PUT_FILE) {
+			u->result =
+			    pd_error_set(&u->err, k, "cannot write %s: %s", r->rel, strerror(-k));
+			r->upload_failed = true;
+		} else {
+			/* The extractor stopped reading: it has the reason. */
+			close(u->pipe_w);
+			u->pipe_w = -1;
+		}
+	}
+}
+
+void http_root_release(struct req *r)
+{
+	struct root_upload *u = r->upload;
+
+	if (u) {
+		if (u->pipe_w >= 0)
+			close(u->pipe_w);
+		if (u->thread_started)
+			pthread_join(u->thread, NULL);
+		if (u->pipe_r >= 0)
+			close(u->pipe_r);
+		if (u->op == OP_PUT_FILE)
+			tarsafe_replace_abort(&u->rep);
+		free(u);
+		r->upload = NULL;
+	}
+	if (r->rootfd >= 0)
+		close(r->rootfd);
+	r->rootfd = -1;
+}
+
+/* --- reads --------------------------------------------------------------- */
+
+static void reply_dir_listing(struct req *r, int fd)
+{
+	DIR *d = fdopendir(fd);
+	struct dirent *de;
+	json_t *arr = json_array();
+	size_t cap = 4096, len = 0;
+	_cleanup_free_ char *text = malloc(cap);
+	bool as_text = r->format && strcmp(r->format, "text") == 0;
+
+	if (!d) {
+		close(fd);
+		json_decref(arr);
+		req_reply_error(r, errno, NULL);
+		return;
+	}
+	while (arr && text && (de = readdir(d))) {
+		struct stat st;
+		char mode[8];
+		if (strcmp(de->d_name, ".") == 0 || strcmp(de->d_name, "..") == 0)
+			continue;
+		if (fstatat(dirfd(d), de->d_name, &st, AT_SYMLINK_NOFOLLOW) < 0)
+			continue;
+		const char *type = S_ISDIR(st.st_mode)	 ? "dir"
+				   : S_ISLNK(st.st_mode) ? "link"
+							 : "file";
+		snprintf(mode, sizeof(mode), "%04o", st.st_mode & 07777);
+		if (as_text) {
+			size_t need = strlen(de->d_name) + 48;
+			if (len + need > cap) {
+				char *nt = realloc(text, (cap + need) * 2);
+				if (!nt)
+					break;
+				text = nt;
+				cap = (cap + need) * 2;
+			}
+			len += (size_t)snprintf(text + len, cap - len, "%c %s %lld %s\n", type[0],
+						mode, (long long)st.st_size, de->d_name);
+		} else
+			json_array_append_new(arr, json_pack("{s:s, s:s, s:s, s:I}", "name",
+							     de->d_name, "type", type, "mode", mode,
+							     "size", (json_int_t)st.st_size));
+	}
+	closedir(d);
+	if (as_text) {
+		json_decref(arr);
+		req_reply_text(r, 200, "text/plain; charset=utf-8", text ? text : "", len);
+		return;
+	}
+	req_reply_listing(r, arr);
+}
+
+struct tar_pull {
+	int rootfd;
+	char rel[HTTP_PATH_MAX];
+	int out;
+};
+
+static void *pull_main(void *arg)
+{
+	struct tar_pull *p = arg;
+	pd_error err = {0};
+
+	(void)tarsafe_create(p->rootfd, p->rel[0] ? p->rel : ".", p->out, &err);
+	close(p->out);
+	close(p->rootfd);
+	free(p);
+	return NULL;
+}
+
+static void root_get(struct req *r)
+{
+	pd_error err = {0};
+	struct stat st;
+	int fd, k;
+
+	k = open_root(r, &err);
+	if (k < 0) {
+		req_reply_error(r, k, err.msg);
+		return;
+	}
+	fd = tarsafe_open(r->rootfd, r->rel[0] ? r->rel : ".", O_RDONLY, 0);
+	if (fd < 0) {
+		char msg[HTTP_PATH_MAX + 64];
+		snprintf(msg, sizeof(msg), "/%s: %s", r->rel, strerror(-fd));
+		req_reply_error(r, fd, msg);
+		return;
+	}
+	if (fstat(fd, &st) < 0) {
+		k = -errno;
+		close(fd);
+		req_reply_error(r, k, NULL);
+		return;
+	}
+	if (r->format && strcmp(r->format, "tar") == 0) {
+		int fds[2];
+		pthread_t th;
+		struct tar_pull *p = calloc(1, sizeof(*p));
+		close(fd);
+		if (!p || pipe2(fds, O_CLOEXEC) < 0) {
+			free(p);
+			req_reply_error(r, ENOMEM, "cannot create a pipe");
+			return;
+		}
+		(void)fcntl(fds[1], F_SETPIPE_SZ, PIPE_SIZE);
+		p->rootfd = fcntl(r->rootfd, F_DUPFD_CLOEXEC, 0);
+		snprintf(p->rel, sizeof(p->rel), "%s", r->rel);
+		p->out = fds[1];
+		if (p->rootfd < 0 || pthread_create(&th, NULL, pull_main, p) != 0) {
+			if (p->rootfd >= 0)
+				close(p->rootfd);
+			close(fds[0]);
+			close(fds[1]);
+			free(p);
+			req_reply_error(r, EAGAIN, "cannot start a thread");
+			return;
+		}
+		pthread_detach(th);
+		struct MHD_Response *resp = MHD_create_response_from_pipe(fds[0]);
+		if (!resp) {
+			close(fds[0]);
+			return;
+		}
+		MHD_add_response_header(resp, MHD_HTTP_HEADER_CONTENT_TYPE, "application/x-tar");
+		r->resp = resp;
+		r->status = 200;
+		return;
+	}
+	if (S_ISDIR(st.st_mode)) {
+		reply_dir_listing(r, fd);
+		return;
+	}
+	if (r->dir) {
+		close(fd);
+		req_reply_error(r, ENOTDIR, "not a directory");
+		return;
+	}
+	struct MHD_Response *resp = MHD_create_response_from_fd((uint64_t)st.st_size, fd);
+	if (!resp) {
+		close(fd);
+		return;
+	}
+	MHD_add_response_header(resp, MHD_HTTP_HEADER_CONTENT_TYPE, "application/octet-stream");
+	r->resp = resp;
+	r->status = 200;
+}
+
+/* --- writes -------------------------------------------------------------- */
+
+static void work_put(struct req *r)
+{
+	struct root_upload *u = r->upload;
+	int k;
+
+	if (!u || u->op != OP_PUT_FILE) {
+		req_reply_error(r, EINVAL, "nothing to write");
+		return;
+	}
+	k = tarsafe_replace_commit(&u->rep, &u->err);
+	if (k < 0) {
+		req_reply_error(r, k, u->err.msg);
+		return;
+	}
+	req_reply_text(r, 204, NULL, "", 0);
+}
+
+static void work_mkdir(struct req *r)
+{
+	pd_error err = {0};
+	uid_t uid;
+	gid_t gid;
+	int k = open_root(r, &err);
+
+	if (k < 0) {
+		req_reply_error(r, k, err.msg);
+		return;
+	}
+	box_owner(r, &uid, &gid);
+	k = r->rel[0] ? tarsafe_mkdir_p(r->rootfd, r->rel, 0755, uid, gid) : 0;
+	if (k < 0) {
+		char msg[HTTP_PATH_MAX + 64];
+		snprintf(msg, sizeof(msg), "/%s: %s", r->rel, strerror(-k));
+		req_reply_error(r, k, msg);
+		return;
+	}
+	req_reply_text(r, k > 0 ? 201 : 200, "application/json", "{}\n", 3);
+}
+
+static void work_delete(struct req *r)
+{
+	pd_error err = {0};
+	int k = open_root(r, &err);
+
+	if (k >= 0)
+		k = tarsafe_remove(r->rootfd, r->rel[0] ? r->rel : ".", r->recursive, &err);
+	if (k < 0) {
+		req_reply_error(r, k, err.msg);
+		return;
+	}
+	req_reply_text(r, 204, NULL, "", 0);
+}
+
+void http_root_handle(struct req *r)
+{
+	struct root_upload *u = r->upload;
+
+	switch (r->method) {
+	case M_GET:
+	case M_HEAD:
+		root_get(r);
+		return;
+	case M_DELETE:
+		req_run_async(r, work_delete);
+		return;
+	case M_PUT:
+		break;
+	default:
+		req_reply_error(r, EINVAL, "method not supported under root/");
+		r->status = 405;
+		return;
+	}
+	if (r->upload_failed) {
+		req_reply_error(r, u && u->result ? u->result : -ENOMEM,
+				u && u->err.msg[0] ? u->err.msg : NULL);
+		return;
+	}
+	if (!u || u->op == OP_NONE) {
+		req_run_async(r, work_mkdir);
+		return;
+	}
+	if (u->op == OP_PUT_FILE) {
+		req_run_async(r, work_put);
+		return;
+	}
+	/* The whole body is in the pipe: end it and wait for the extractor. */
+	if (u->pipe_w >= 0) {
+		close(u->pipe_w);
+		u->pipe_w = -1;
+	}
+	req_wait_async(r);
+}
+
+void http_root_finish_push(struct req *r)
+{
+	struct root_upload *u = r->upload;
+
+	if (!u || u->op != OP_PUT_TAR || r->resp)
+		return;
+	if (u->result < 0) {
+		req_reply_error(r, u->result, u->err.msg);
+		return;
+	}
+	char s[96];
+	snprintf(s, sizeof(s), "{\"entries\":%llu,\"bytes\":%llu}",
+		 (unsigned long long)u->tr.entries, (unsigned long long)u->tr.bytes);
+	req_reply_json(r, 200, s);
+}

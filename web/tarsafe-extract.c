@@ -1,0 +1,831 @@
+/* tarsafe-extract.c - tar push into a box's root: read the whole archive
+ * into a staging directory, checking every entry, then merge it into the
+ * target (see tarsafe_extract() in tarsafe.h). */
+#include <archive.h>
+#include <archive_entry.h>
+#include <dirent.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stdarg.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "tarsafe-internal.h"
+#include "tarsafe.h"
+#include "util.h"
+
+#define READ_BLOCK (64 * 1024)
+#define MAX_ENTRY_DEPTH 128
+#define REL_MAX (2 * PATH_MAX)
+
+/* An explicit directory entry's mtime, applied once all entries are in. */
+struct dirmeta {
+	ino_t ino;
+	struct timespec mtime;
+};
+
+struct extract {
+	int rootfd;
+	int dirfd;   /* DIR */
+	int stagefd; /* DIR/.paddock-push-XXXXXXXXXX */
+	dev_t dev;
+	ino_t stage_ino;
+	char stagename[32];
+	char dir[PATH_MAX]; /* DIR, normalized */
+	unsigned dir_depth;
+	uint64_t max_entries, max_bytes;
+	uid_t uid;
+	gid_t gid;
+	uint64_t entries, bytes;
+
+	/* The staging directory the last entry went into. */
+	char cached[PATH_MAX];
+	int cachedfd;
+
+	struct dirmeta *dirs;
+	size_t n_dirs, cap_dirs;
+
+	pd_error *err;
+	char pname[128]; /* the current entry's name, printable */
+};
+
+static int entry_fail(struct extract *ex, int code, const char *fmt, ...) _printf_(3, 4);
+
+static int entry_fail(struct extract *ex, int code, const char *fmt, ...)
+{
+	char why[256];
+	va_list ap;
+
+	va_start(ap, fmt);
+	if (vsnprintf(why, sizeof(why), fmt, ap) < 0)
+		why[0] = '\0';
+	va_end(ap);
+	return pd_error_set(ex->err, code, "entry %llu (%s): %s", (unsigned long long)ex->entries,
+			    ex->pname, why);
+}
+
+static int archive_code(struct archive *a)
+{
+	int e = archive_errno(a);
+
+	/* A malformed or truncated stream is the client's fault (EINVAL);
+	 * a read error on in_fd keeps its errno. */
+	return e > 0 && e != EILSEQ && e != EINVAL ? -e : -EINVAL;
+}
+
+static void drop_cache(struct extract *ex)
+{
+	if (ex->cachedfd >= 0)
+		close(ex->cachedfd);
+	ex->cachedfd = -1;
+	ex->cached[0] = '\0';
+}
+
+/* A borrowed fd of the staging directory `parent` ("." for the top),
+ * created with its missing ancestors if needed; never through a symlink. */
+static int stage_parent(struct extract *ex, const char *parent)
+{
+	int fd, r;
+
+	if (strcmp(parent, ".") == 0)
+		return ex->stagefd;
+	if (ex->cachedfd >= 0 && strcmp(ex->cached, parent) == 0)
+		return ex->cachedfd;
+	drop_cache(ex);
+
+	fd = tarsafe_openat2(ex->stagefd, parent, O_PATH | O_DIRECTORY, 0, TARSAFE_RESOLVE_STAGE);
+	if (fd == -ENOENT) {
+		r = tarsafe_mkdir_p_at(ex->stagefd, parent, 0755, ex->uid, ex->gid,
+				       TARSAFE_RESOLVE_STAGE, /* ret_created= */ NULL);
+		fd = r < 0 ? r
+			   : tarsafe_openat2(ex->stagefd, parent, O_PATH | O_DIRECTORY, 0,
+					     TARSAFE_RESOLVE_STAGE);
+	}
+	if (fd == -ELOOP)
+		return entry_fail(ex, -EINVAL, "path goes through a symlink of the archive");
+	if (fd == -ENOTDIR || fd == -EEXIST)
+		return entry_fail(ex, -EINVAL, "path goes through a file of the archive");
+	if (fd < 0)
+		return entry_fail(ex, fd, "cannot create its directory: %s", strerror(-fd));
+	snprintf(ex->cached, sizeof(ex->cached), "%s", parent);
+	ex->cachedfd = fd;
+	return fd;
+}
+
+/* Makes room for an entry `base` in pfd, where an earlier entry of the
+ * same name exists: the later one wins. Returns 1 when an existing
+ * directory should be kept (want_dir), 0 when the name is free. */
+static int stage_clear(struct extract *ex, int pfd, const char *base, bool want_dir)
+{
+	struct stat st;
+
+	if (fstatat(pfd, base, &st, AT_SYMLINK_NOFOLLOW) < 0)
+		return errno == ENOENT ? 0 : entry_fail(ex, -errno, "%s", strerror(errno));
+	if (S_ISDIR(st.st_mode)) {
+		if (want_dir)
+			return 1;
+		drop_cache(ex);
+		if (unlinkat(pfd, base, AT_REMOVEDIR) < 0)
+			return entry_fail(ex, -EINVAL,
+					  "replaces a directory of the archive that is not empty");
+		return 0;
+	}
+	if (unlinkat(pfd, base, 0) < 0 && errno != ENOENT)
+		return entry_fail(ex, -errno, "%s", strerror(errno));
+	return 0;
+}
+
+static void entry_times(struct archive_entry *e, struct timespec ts[2])
+{
+	ts[0].tv_sec = 0;
+	ts[0].tv_nsec = UTIME_OMIT;
+	ts[1] = ts[0];
+	if (archive_entry_mtime_is_set(e)) {
+		long ns = archive_entry_mtime_nsec(e);
+		ts[1].tv_sec = archive_entry_mtime(e);
+		ts[1].tv_nsec = ns >= 0 && ns < 1000000000L ? ns : 0;
+	}
+}
+
+static int pwrite_all(int fd, const void *buf, size_t len, off_t off)
+{
+	const char *p = buf;
+
+	while (len > 0) {
+		ssize_t n = pwrite(fd, p, len, off);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0)
+			return -errno;
+		p += n;
+		len -= (size_t)n;
+		off += n;
+	}
+	return 0;
+}
+
+static int stage_file(struct extract *ex, struct archive *a, struct archive_entry *e, int pfd,
+		      const char *base)
+{
+	_cleanup_close_ int fd = -1;
+	int64_t size = archive_entry_size(e);
+	uint64_t end = 0;
+	struct timespec ts[2];
+	int r;
+
+	for (int tries = 0; fd < 0; tries++) {
+		fd = openat(pfd, base, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+		if (fd >= 0)
+			break;
+		if (errno != EEXIST || tries > 0)
+			return entry_fail(ex, -errno, "cannot create: %s", strerror(errno));
+		r = stage_clear(ex, pfd, base, /* want_dir= */ false);
+		if (r < 0)
+			return r;
+	}
+
+	for (;;) {
+		const void *buf;
+		size_t len;
+		la_int64_t off;
+
+		r = archive_read_data_block(a, &buf, &len, &off);
+		if (r == ARCHIVE_EOF)
+			break;
+		if (r < ARCHIVE_WARN)
+			return entry_fail(ex, archive_code(a), "%s", archive_error_string(a));
+		if (off < 0 || (uint64_t)off > (uint64_t)size ||
+		    len > (uint64_t)size - (uint64_t)off)
+			return entry_fail(ex, -EINVAL, "data beyond the size in its header");
+		r = pwrite_all(fd, buf, len, off);
+		if (r < 0)
+			return entry_fail(ex, r, "cannot write: %s", strerror(-r));
+		if ((uint64_t)off + len > end)
+			end = (uint64_t)off + len;
+	}
+	if (end < (uint64_t)size && ftruncate(fd, size) < 0) /* a sparse file's tail */
+		return entry_fail(ex, -errno, "cannot write: %s", strerror(errno));
+
+	r = tarsafe_own_fd(fd, archive_entry_perm(e) & 01777, ex->uid, ex->gid);
+	entry_times(e, ts);
+	if (r == 0 && futimens(fd, ts) < 0)
+		r = -errno;
+	if (r < 0)
+		return entry_fail(ex, r, "cannot set owner, mode or time: %s", strerror(-r));
+	return 0;
+}
+
+static int stage_dir(struct extract *ex, struct archive_entry *e, int pfd, const char *base)
+{
+	_cleanup_close_ int fd = -1;
+	struct timespec ts[2];
+	struct stat st;
+	int r;
+
+	if (mkdirat(pfd, base, 0700) < 0) {
+		if (errno != EEXIST)
+			return entry_fail(ex, -errno, "cannot create: %s", strerror(errno));
+		r = stage_clear(ex, pfd, base, /* want_dir= */ true);
+		if (r < 0)
+			return r;
+		if (r == 0 && mkdirat(pfd, base, 0700) < 0)
+			return entry_fail(ex, -errno, "cannot create: %s", strerror(errno));
+	}
+	fd = openat(pfd, base, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (fd < 0)
+		return entry_fail(ex, -errno, "cannot open: %s", strerror(errno));
+	r = tarsafe_own_fd(fd, archive_entry_perm(e) & 01777, ex->uid, ex->gid);
+	if (r == 0 && fstat(fd, &st) < 0)
+		r = -errno;
+	if (r < 0)
+		return entry_fail(ex, r, "cannot set owner or mode: %s", strerror(-r));
+
+	if (ex->n_dirs == ex->cap_dirs) {
+		size_t cap = ex->cap_dirs ? ex->cap_dirs * 2 : 64;
+		struct dirmeta *d = reallocarray(ex->dirs, cap, sizeof(*d));
+		if (!d)
+			return entry_fail(ex, -ENOMEM, "out of memory");
+		ex->dirs = d;
+		ex->cap_dirs = cap;
+	}
+	entry_times(e, ts);
+	ex->dirs[ex->n_dirs++] = (struct dirmeta){.ino = st.st_ino, .mtime = ts[1]};
+	return 0;
+}
+
+/* Whether a symlink at depth `depth` below the root (its directory's
+ * component count) pointing at `target` stays inside the root, resolved
+ * lexically; an absolute target starts at the root. */
+static bool link_stays_inside(unsigned depth, const char *target)
+{
+	long d = target[0] == '/' ? 0 : (long)depth;
+
+	for (size_t len; (len = tarsafe_next_component(&target)) > 0; target += len) {
+		if (len == 2 && target[0] == '.' && target[1] == '.') {
+			if (--d < 0)
+				return false;
+		} else if (!(len == 1 && target[0] == '.')) {
+			d++;
+		}
+	}
+	return true;
+}
+
+static int stage_symlink(struct extract *ex, struct archive_entry *e, int pfd, const char *base,
+			 unsigned depth)
+{
+	const char *target = archive_entry_symlink(e);
+	char tbuf[128];
+	struct timespec ts[2];
+
+	if (!target || !*target)
+		return entry_fail(ex, -EINVAL, "symlink with an empty target");
+	if (strlen(target) >= PATH_MAX)
+		return entry_fail(ex, -ENAMETOOLONG, "symlink target too long");
+	if (!link_stays_inside(depth, target))
+		return entry_fail(ex, -EPERM, "symlink to %s leaves the box root",
+				  tarsafe_printable(target, tbuf, sizeof(tbuf)));
+
+	for (int tries = 0;; tries++) {
+		if (symlinkat(target, pfd, base) == 0)
+			break;
+		if (errno != EEXIST || tries > 0)
+			return entry_fail(ex, -errno, "cannot create: %s", strerror(errno));
+		int r = stage_clear(ex, pfd, base, /* want_dir= */ false);
+		if (r < 0)
+			return r;
+	}
+	if ((ex->uid != (uid_t)-1 || ex->gid != (gid_t)-1) &&
+	    fchownat(pfd, base, ex->uid, ex->gid, AT_SYMLINK_NOFOLLOW) < 0)
+		return entry_fail(ex, -errno, "cannot set owner: %s", strerror(errno));
+	entry_times(e, ts);
+	if (utimensat(pfd, base, ts, AT_SYMLINK_NOFOLLOW) < 0)
+		return entry_fail(ex, -errno, "cannot set time: %s", strerror(errno));
+	return 0;
+}
+
+/* Whether normalized `norm`'s first component is the staging directory. */
+static bool is_stage_name(const struct extract *ex, const char *norm)
+{
+	size_t len = strlen(ex->stagename);
+
+	return strncmp(norm, ex->stagename, len) == 0 && (norm[len] == '/' || norm[len] == '\0');
+}
+
+static int stage_hardlink(struct extract *ex, const char *link, const char *norm, int pfd,
+			  const char *base)
+{
+	char hnorm[PATH_MAX], tbuf[128];
+	_cleanup_close_ int hpfd = -1;
+	const char *hparent, *hbase;
+	int r;
+
+	tarsafe_printable(link, tbuf, sizeof(tbuf));
+	if (link[0] == '/')
+		return entry_fail(ex, -EPERM, "hard link to an absolute path (%s)", tbuf);
+	r = tarsafe_normalize(link, hnorm, sizeof(hnorm));
+	if (r == -EINVAL)
+		return entry_fail(ex, -EPERM, "hard link to %s leaves the target directory", tbuf);
+	if (r < 0)
+		return entry_fail(ex, r, "hard link target too long");
+	if (!hnorm[0] || is_stage_name(ex, hnorm))
+		return entry_fail(ex, -EPERM, "hard link to %s, which is not an earlier entry",
+				  tbuf);
+	if (strcmp(hnorm, norm) == 0)
+		return 0; /* a link to itself: nothing to do */
+
+	tarsafe_split(hnorm, &hparent, &hbase);
+	hpfd =
+	    tarsafe_openat2(ex->stagefd, hparent, O_PATH | O_DIRECTORY, 0, TARSAFE_RESOLVE_STAGE);
+	if (hpfd < 0)
+		return entry_fail(ex, -EPERM, "hard link to %s, which is not an earlier entry",
+				  tbuf);
+	for (int tries = 0;; tries++) {
+		if (linkat(hpfd, hbase, pfd, base, 0) == 0)
+			return 0;
+		if (errno == ENOENT)
+			return entry_fail(ex, -EPERM,
+					  "hard link to %s, which is not an earlier entry", tbuf);
+		if (errno == EPERM)
+			return entry_fail(ex, -EPERM, "hard link to %s, a directory", tbuf);
+		if (errno != EEXIST || tries > 0)
+			return entry_fail(ex, -errno, "cannot create: %s", strerror(errno));
+		r = stage_clear(ex, pfd, base, /* want_dir= */ false);
+		if (r < 0)
+			return r;
+	}
+}
+
+static int extract_entry(struct extract *ex, struct archive *a, struct archive_entry *e)
+{
+	const char *name = archive_entry_pathname(e), *link = archive_entry_hardlink(e);
+	const char *parent, *base;
+	char norm[PATH_MAX], full[PATH_MAX];
+	mode_t type = archive_entry_filetype(e);
+	int depth, pfd;
+
+	ex->entries++;
+	tarsafe_printable(name, ex->pname, sizeof(ex->pname));
+	if (ex->entries > ex->max_entries)
+		return entry_fail(ex, -E2BIG, "more than %llu entries",
+				  (unsigned long long)ex->max_entries);
+	if (!name)
+		return entry_fail(ex, -EINVAL, "name cannot be decoded");
+	if (!*name)
+		return entry_fail(ex, -EINVAL, "empty name");
+	if (name[0] == '/')
+		return entry_fail(ex, -EINVAL, "absolute path");
+	depth = tarsafe_normalize(name, norm, sizeof(norm));
+	if (depth == -EINVAL)
+		return entry_fail(ex, -EINVAL, "path leaves the target directory");
+	if (depth < 0)
+		return entry_fail(ex, depth, "name too long");
+	if (depth > MAX_ENTRY_DEPTH)
+		return entry_fail(ex, -ENAMETOOLONG, "more than %d levels of directories",
+				  MAX_ENTRY_DEPTH);
+
+	if (!link) {
+		switch (type) {
+		case AE_IFREG:
+		case AE_IFDIR:
+		case AE_IFLNK:
+			break;
+		case AE_IFCHR:
+		case AE_IFBLK:
+			return entry_fail(ex, -EPERM, "device nodes are not allowed");
+		case AE_IFIFO:
+			return entry_fail(ex, -EPERM, "FIFOs are not allowed");
+		case AE_IFSOCK:
+			return entry_fail(ex, -EPERM, "sockets are not allowed");
+		default:
+			return entry_fail(ex, -EPERM, "unsupported entry type 0%o", (unsigned)type);
+		}
+	}
+	if (!norm[0]) {
+		if (type == AE_IFDIR && !link)
+			return 0; /* "./": the target directory itself */
+		return entry_fail(ex, -EINVAL, "names the target directory itself");
+	}
+	if (is_stage_name(ex, norm))
+		return entry_fail(ex, -EINVAL, "name reserved for the staging directory");
+
+	if (!link && type == AE_IFREG) {
+		int64_t size = archive_entry_size_is_set(e) ? archive_entry_size(e) : 0;
+		if (size < 0)
+			return entry_fail(ex, -EINVAL, "negative size");
+		if ((uint64_t)size > ex->max_bytes - ex->bytes)
+			return entry_fail(ex, -EFBIG,
+					  "%lld bytes exceed the limit of %llu bytes in total",
+					  (long long)size, (unsigned long long)ex->max_bytes);
+		ex->bytes += (uint64_t)size;
+	}
+
+	if (link)
+		memcpy(full, norm, strlen(norm) + 1);
+	tarsafe_split(norm, &parent, &base);
+	pfd = stage_parent(ex, parent);
+	if (pfd < 0)
+		return pfd;
+	if (link)
+		return stage_hardlink(ex, link, full, pfd, base);
+	switch (type) {
+	case AE_IFREG:
+		return stage_file(ex, a, e, pfd, base);
+	case AE_IFDIR:
+		return stage_dir(ex, e, pfd, base);
+	default:
+		return stage_symlink(ex, e, pfd, base, ex->dir_depth + (unsigned)depth - 1);
+	}
+}
+
+static int dirmeta_cmp(const void *a, const void *b)
+{
+	const struct dirmeta *x = a, *y = b;
+
+	return x->ino < y->ino ? -1 : x->ino > y->ino;
+}
+
+static const struct dirmeta *dirmeta_find(const struct extract *ex, ino_t ino)
+{
+	struct dirmeta key = {.ino = ino};
+
+	if (ex->n_dirs == 0)
+		return NULL;
+	return bsearch(&key, ex->dirs, ex->n_dirs, sizeof(key), dirmeta_cmp);
+}
+
+static bool dir_is_empty(int dfd, const char *name)
+{
+	int fd = openat(dfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	struct dirent *de;
+	bool empty = true;
+	DIR *d;
+
+	if (fd < 0)
+		return false;
+	d = fdopendir(fd);
+	if (!d) {
+		close(fd);
+		return false;
+	}
+	while ((de = readdir(d)))
+		if (strcmp(de->d_name, ".") != 0 && strcmp(de->d_name, "..") != 0) {
+			empty = false;
+			break;
+		}
+	closedir(d);
+	return empty;
+}
+
+static int merge_fail(struct extract *ex, int code, const char *rel, const char *what)
+{
+	char pbuf[128];
+
+	return pd_error_set(ex->err, code, "%s: %s", tarsafe_printable(rel, pbuf, sizeof(pbuf)),
+			    what);
+}
+
+/*
+ * Merges the staged directory sfd into the target directory tfd; rel
+ * (REL_MAX bytes, rlen used) is the target's path from the root.
+ * The dry pass changes nothing outside the staging area: it checks that no
+ * staged file would replace a non-empty directory, and sets the staged
+ * directories' mtimes (tfd is -1 below a directory that will move whole).
+ * The real pass renames entries over and applies explicit directories'
+ * mode, owner and mtime to target directories they merge into.
+ */
+static int merge_dir(struct extract *ex, int sfd, int tfd, char *rel, size_t rlen, bool dry,
+		     unsigned depth)
+{
+	struct dirent *de;
+	DIR *d;
+	int fd, r = 0;
+
+	if (depth > MAX_ENTRY_DEPTH + 1)
+		return merge_fail(ex, -ELOOP, rel, "too many levels of directories");
+	fd = fcntl(sfd, F_DUPFD_CLOEXEC, 3);
+	if (fd < 0)
+		return merge_fail(ex, -errno, rel, strerror(errno));
+	d = fdopendir(fd);
+	if (!d) {
+		r = -errno;
+		close(fd);
+		return merge_fail(ex, r, rel, strerror(-r));
+	}
+	/* A dup shares the offset with sfd, which an earlier pass (the dry
+	 * run) read to its end. */
+	rewinddir(d);
+
+	while ((errno = 0, de = readdir(d))) {
+		const char *name = de->d_name;
+		size_t nlen = strlen(name), clen;
+		struct stat sst, tst;
+		bool texists = false;
+
+		if (strcmp(name, ".") == 0 || strcmp(name, "..") == 0)
+			continue;
+		clen = rlen + (rlen > 0) + nlen;
+		if (clen + 1 > REL_MAX) {
+			r = merge_fail(ex, -ENAMETOOLONG, rel, "name too long");
+			break;
+		}
+		snprintf(rel + rlen, REL_MAX - rlen, "%s%s", rlen > 0 ? "/" : "", name);
+
+		if (fstatat(dirfd(d), name, &sst, AT_SYMLINK_NOFOLLOW) < 0) {
+			r = merge_fail(ex, -errno, rel, strerror(errno));
+			break;
+		}
+		if (tfd >= 0) {
+			if (fstatat(tfd, name, &tst, AT_SYMLINK_NOFOLLOW) == 0)
+				texists = true;
+			else if (errno != ENOENT) {
+				r = merge_fail(ex, -errno, rel, strerror(errno));
+				break;
+			}
+		}
+
+		if (S_ISDIR(sst.st_mode)) {
+			_cleanup_close_ int csfd = -1, ctfd = -1;
+			const struct dirmeta *meta = dirmeta_find(ex, sst.st_ino);
+
+			csfd =
+			    openat(dirfd(d), name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+			if (csfd < 0) {
+				r = merge_fail(ex, -errno, rel, strerror(errno));
+				break;
+			}
+			if (texists && S_ISDIR(tst.st_mode)) {
+				ctfd = openat(tfd, name,
+					      O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+				if (ctfd < 0) {
+					r = merge_fail(ex, -errno, rel, strerror(errno));
+					break;
+				}
+			} else if (texists && S_ISLNK(tst.st_mode)) {
+				/* Keep a symlink to a directory inside the root and
+				 * merge through it; else the directory replaces it. */
+				struct stat lst;
+				ctfd = tarsafe_openat2(ex->rootfd, rel, O_RDONLY | O_DIRECTORY, 0,
+						       TARSAFE_RESOLVE_ROOT);
+				if (ctfd >= 0 &&
+				    (fstat(ctfd, &lst) < 0 || lst.st_dev != sst.st_dev ||
+				     lst.st_ino == sst.st_ino || lst.st_ino == ex->stage_ino)) {
+					close(ctfd);
+					ctfd = -1;
+				}
+				if (ctfd < 0)
+					ctfd = -1;
+			}
+			if (ctfd >= 0 || dry) {
+				r = merge_dir(ex, csfd, ctfd, rel, clen, dry, depth + 1);
+				if (r < 0)
+					break;
+			}
+			if (dry) {
+				if (meta) {
+					struct timespec ts[2] = {{.tv_nsec = UTIME_OMIT},
+								 meta->mtime};
+					if (futimens(csfd, ts) < 0) {
+						r = merge_fail(ex, -errno, rel, strerror(errno));
+						break;
+					}
+				}
+			} else if (ctfd >= 0) {
+				if (meta) {
+					struct timespec ts[2] = {{.tv_nsec = UTIME_OMIT},
+								 meta->mtime};
+					r = tarsafe_own_fd(ctfd, sst.st_mode & 07777, ex->uid,
+							   ex->gid);
+					if (r == 0 && futimens(ctfd, ts) < 0)
+						r = -errno;
+					if (r < 0) {
+						r = merge_fail(ex, r, rel, strerror(-r));
+						break;
+					}
+				}
+			} else {
+				if (texists && unlinkat(tfd, name, 0) < 0 && errno != ENOENT) {
+					r = merge_fail(ex, -errno, rel, strerror(errno));
+					break;
+				}
+				if (renameat(dirfd(d), name, tfd, name) < 0) {
+					r = merge_fail(ex, -errno, rel, strerror(errno));
+					break;
+				}
+			}
+		} else if (dry) {
+			if (texists && S_ISDIR(tst.st_mode) && !dir_is_empty(tfd, name)) {
+				r = merge_fail(ex, -EISDIR, rel,
+					       "the archive's entry would replace a directory that "
+					       "is not empty");
+				break;
+			}
+		} else {
+			if (texists && S_ISDIR(tst.st_mode) &&
+			    unlinkat(tfd, name, AT_REMOVEDIR) < 0) {
+				r = merge_fail(ex, errno == EEXIST ? -ENOTEMPTY : -errno, rel,
+					       strerror(errno));
+				break;
+			}
+			if (renameat(dirfd(d), name, tfd, name) < 0) {
+				r = merge_fail(ex, -errno, rel, strerror(errno));
+				break;
+			}
+		}
+		rel[rlen] = '\0';
+	}
+	if (r == 0 && errno != 0)
+		r = merge_fail(ex, -errno, rel, strerror(errno));
+	rel[rlen] = '\0';
+	closedir(d);
+	return r;
+}
+
+static int merge(struct extract *ex)
+{
+	_cleanup_free_ char *rel = malloc(REL_MAX);
+	size_t len = strlen(ex->dir);
+	int r;
+
+	if (!rel)
+		return pd_error_set(ex->err, -ENOMEM, "out of memory");
+	if (ex->n_dirs > 1)
+		qsort(ex->dirs, ex->n_dirs, sizeof(ex->dirs[0]), dirmeta_cmp);
+	memcpy(rel, ex->dir, len + 1);
+	r = merge_dir(ex, ex->stagefd, ex->dirfd, rel, len, /* dry= */ true, 0);
+	if (r < 0)
+		return r;
+	return merge_dir(ex, ex->stagefd, ex->dirfd, rel, len, /* dry= */ false, 0);
+}
+
+/* A tar reader with the gzip and zstd filters libarchive has built in:
+ * one it was built without would run an external program (ARCHIVE_WARN),
+ * so that filter is left out. */
+static struct archive *reader_new(void)
+{
+	bool gzip = true, zstd = true;
+
+	for (;;) {
+		struct archive *a = archive_read_new();
+
+		if (!a)
+			return NULL;
+		if (archive_read_support_format_tar(a) != ARCHIVE_OK ||
+		    archive_read_support_format_empty(a) != ARCHIVE_OK) {
+			archive_read_free(a);
+			return NULL;
+		}
+		if (gzip && archive_read_support_filter_gzip(a) != ARCHIVE_OK)
+			gzip = false;
+		else if (zstd && archive_read_support_filter_zstd(a) != ARCHIVE_OK)
+			zstd = false;
+		else
+			return a;
+		archive_read_free(a);
+	}
+}
+
+static int read_archive(struct extract *ex, int in_fd)
+{
+	struct archive *a = reader_new();
+	struct archive_entry *e;
+	int r = 0;
+
+	if (!a)
+		return pd_error_set(ex->err, -ENOMEM, "cannot set up the tar reader");
+	if (archive_read_open_fd(a, in_fd, READ_BLOCK) != ARCHIVE_OK) {
+		r = pd_error_set(ex->err, archive_code(a), "not a tar archive: %s",
+				 archive_error_string(a));
+		goto out;
+	}
+	for (;;) {
+		int ar = archive_read_next_header(a, &e);
+		if (ar == ARCHIVE_EOF)
+			break;
+		if (ar < ARCHIVE_WARN) {
+			r = pd_error_set(ex->err, archive_code(a), "%s after %llu entries: %s",
+					 ex->entries ? "archive truncated or corrupt"
+						     : "not a tar archive",
+					 (unsigned long long)ex->entries, archive_error_string(a));
+			break;
+		}
+		r = extract_entry(ex, a, e);
+		if (r < 0)
+			break;
+	}
+out:
+	archive_read_free(a);
+	return r;
+}
+
+/* Removes the directories of DIR this call created, deepest first; only
+ * empty ones (a racing box may have put something there). */
+static void remove_created(int rootfd, const char *dir, unsigned created)
+{
+	char buf[PATH_MAX];
+
+	snprintf(buf, sizeof(buf), "%s", dir);
+	for (unsigned i = 0; i < created && buf[0]; i++) {
+		_cleanup_close_ int pfd = -1;
+		const char *parent, *base;
+
+		tarsafe_split(buf, &parent, &base);
+		pfd =
+		    tarsafe_openat2(rootfd, parent, O_PATH | O_DIRECTORY, 0, TARSAFE_RESOLVE_ROOT);
+		if (pfd < 0 || unlinkat(pfd, base, AT_REMOVEDIR) < 0)
+			return;
+		if (parent == buf)
+			continue; /* buf now holds the parent */
+		buf[0] = '\0';
+	}
+}
+
+int tarsafe_extract(int rootfd, const char *dir, int in_fd, const struct tar_limits *lim,
+		    struct tar_result *ret, pd_error *err)
+{
+	struct extract ex = {
+	    .rootfd = rootfd,
+	    .dirfd = -1,
+	    .stagefd = -1,
+	    .cachedfd = -1,
+	    .max_entries = TAR_DEFAULT_MAX_ENTRIES,
+	    .max_bytes = TAR_DEFAULT_MAX_BYTES,
+	    .uid = (uid_t)-1,
+	    .gid = (gid_t)-1,
+	    .err = err,
+	};
+	char pbuf[128];
+	unsigned created = 0;
+	struct stat st;
+	int r;
+
+	if (lim) {
+		if (lim->max_entries)
+			ex.max_entries = lim->max_entries;
+		if (lim->max_bytes)
+			ex.max_bytes = lim->max_bytes;
+		ex.uid = lim->uid;
+		ex.gid = lim->gid;
+	}
+	tarsafe_printable(dir, pbuf, sizeof(pbuf));
+	r = tarsafe_normalize(dir, ex.dir, sizeof(ex.dir));
+	if (r < 0)
+		return pd_error_set(err, r, "%s: invalid path", pbuf);
+	ex.dir_depth = (unsigned)r;
+
+	r = tarsafe_mkdir_p_at(rootfd, ex.dir, 0755, ex.uid, ex.gid, TARSAFE_RESOLVE_ROOT,
+			       &created);
+	if (r < 0)
+		return pd_error_set(err, r, "%s: cannot create the directory: %s", pbuf,
+				    strerror(-r));
+	ex.dirfd = tarsafe_openat2(rootfd, ex.dir[0] ? ex.dir : ".", O_RDONLY | O_DIRECTORY, 0,
+				   TARSAFE_RESOLVE_ROOT);
+	if (ex.dirfd < 0) {
+		r = pd_error_set(err, ex.dirfd, "%s: %s", pbuf, strerror(-ex.dirfd));
+		goto out;
+	}
+
+	for (int tries = 0; tries < 16; tries++) {
+		tarsafe_random_name(ex.stagename, sizeof(ex.stagename), ".paddock-push-");
+		r = mkdirat(ex.dirfd, ex.stagename, 0700) < 0 ? -errno : 0;
+		if (r != -EEXIST)
+			break;
+	}
+	if (r < 0) {
+		r = pd_error_set(err, r, "%s: cannot create a staging directory: %s", pbuf,
+				 strerror(-r));
+		ex.stagename[0] = '\0';
+		goto out;
+	}
+	ex.stagefd =
+	    openat(ex.dirfd, ex.stagename, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (ex.stagefd < 0 || fstat(ex.stagefd, &st) < 0) {
+		r = pd_error_set(err, -errno, "%s: staging directory: %s", pbuf, strerror(errno));
+		goto out;
+	}
+	ex.dev = st.st_dev;
+	ex.stage_ino = st.st_ino;
+
+	r = read_archive(&ex, in_fd);
+	drop_cache(&ex);
+	if (r == 0)
+		r = merge(&ex);
+
+out:
+	drop_cache(&ex);
+	if (ex.stagefd >= 0) {
+		tarsafe_rm_children(ex.stagefd, ex.dev, 0);
+		close(ex.stagefd);
+	}
+	if (ex.stagename[0])
+		unlinkat(ex.dirfd, ex.stagename, AT_REMOVEDIR);
+	if (ex.dirfd >= 0)
+		close(ex.dirfd);
+	if (r < 0 && created > 0)
+		remove_created(rootfd, ex.dir, created);
+	free(ex.dirs);
+	if (r == 0 && ret)
+		*ret = (struct tar_result){.entries = ex.entries, .bytes = ex.bytes};
+	return r;
+}

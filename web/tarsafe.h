@@ -1,0 +1,166 @@
+/* tarsafe.h - files, directories and tar streams inside a box's root
+ * filesystem, safe against a hostile box and hostile archives.
+ *
+ * Every function takes `rootfd`, an fd of the box's root directory (O_PATH
+ * or O_DIRECTORY; the caller keeps ownership), and a PATH relative to it.
+ * PATH is split on '/': leading, doubled and trailing slashes and `.`
+ * components are ignored, a `..` component is -EINVAL; "" (or "/") is the
+ * root itself. Paths are resolved with openat2(RESOLVE_IN_ROOT |
+ * RESOLVE_NO_MAGICLINKS | RESOLVE_NO_XDEV): symlinks planted by the box
+ * (absolute or relative, `..` included) are followed as the box itself
+ * would see them, so they never lead outside the root; magic links
+ * (/proc/PID/fd/...) and mount points are refused (-ELOOP, -EXDEV).
+ *
+ * A symlink as the last component is followed when reading (tarsafe_open
+ * without O_CREAT, tarsafe_create) and never when writing: creation uses
+ * O_NOFOLLOW or renames over the link, removal removes the link itself.
+ * The host never opens a device node, FIFO or socket found in the box.
+ *
+ * Functions return >= 0 on success and -errno on failure; those taking a
+ * pd_error also record a reason a person can read (naming the archive entry
+ * for tar errors, e.g. "entry 4 (../x): path leaves the target directory").
+ * No function logs, none keeps state between calls; they are safe to call
+ * from several threads at once on different paths.
+ */
+#pragma once
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "error.h"
+
+#define TAR_DEFAULT_MAX_ENTRIES 100000ULL
+#define TAR_DEFAULT_MAX_BYTES (8ULL << 30)
+
+/* Limits and ownership for tarsafe_extract(). A zero limit means the
+ * default. uid/gid own every entry created (files, directories, symlinks);
+ * (uid_t)-1 / (gid_t)-1 keeps the creating user (root). TAR_LIMITS_INIT
+ * gives the defaults with root ownership. */
+struct tar_limits {
+	uint64_t max_entries; /* entries of any type, default 100,000 */
+	uint64_t max_bytes;   /* sum of the regular files' sizes, default 8 GiB */
+	uid_t uid;
+	gid_t gid;
+};
+
+#define TAR_LIMITS_INIT                                                                            \
+	{                                                                                          \
+		.max_entries = 0, .max_bytes = 0, .uid = (uid_t)-1, .gid = (gid_t)-1               \
+	}
+
+/* What an extraction did: entries read (all types) and content bytes. */
+struct tar_result {
+	uint64_t entries;
+	uint64_t bytes;
+};
+
+/*
+ * Reads a tar archive from in_fd (ustar, pax or GNU tar; gzip- or
+ * zstd-compressed streams are recognised too; an empty stream is an empty
+ * archive) and extracts it into DIR, which is created like mkdir -p if
+ * missing. `lim` may be NULL (defaults, root ownership).
+ *
+ * Accepted entries: regular files, directories, symlinks and hard links.
+ * Rejected, with a reason naming the entry, and the whole archive with
+ * them: empty or absolute names, `..` components, names longer than
+ * PATH_MAX or deeper than 128 components, device nodes, FIFOs and sockets,
+ * entries whose path goes through a symlink of the archive, symlinks whose
+ * target leaves the box root (resolved lexically from the entry's place in
+ * the root; absolute targets are relative to the root), hard links to
+ * anything but an earlier entry of the same archive, more than max_entries
+ * entries (-E2BIG) or a total size above max_bytes (-EFBIG, checked from
+ * the header before any data is read). A `./` entry (the directory itself)
+ * is counted and skipped. When a name appears twice, the later entry wins.
+ *
+ * Modes keep the permission bits and the sticky bit (setuid/setgid are
+ * dropped); mtimes are kept; owners are lim->uid/gid.
+ *
+ * Atomicity: entries are written into a hidden staging directory inside
+ * DIR (".paddock-push-XXXXXX", mode 0700) and merged into DIR only once
+ * the whole archive was read and accepted: directories merge with existing
+ * ones (an existing symlink to a directory inside the root is kept and
+ * merged through, like tar's --keep-directory-symlink), files and symlinks
+ * replace existing entries with rename(2). Before merging, a dry run checks
+ * that no staged file would replace a non-empty directory (-EISDIR). On any
+ * error (rejection, truncated or corrupt stream: -EINVAL; read error: its
+ * errno) the staging directory is removed, and so are the directories this
+ * call created for DIR: nothing is left behind. A failure of the merge
+ * itself (disk full, a racing box) can leave the entries merged so far.
+ *
+ * No fsync: a crash during extraction may lose recently pushed data.
+ * Returns 0 and fills *ret (if not NULL) on success.
+ */
+int tarsafe_extract(int rootfd, const char *dir, int in_fd, const struct tar_limits *lim,
+		    struct tar_result *ret, pd_error *err);
+
+/*
+ * Writes PATH as a pax tar stream to out_fd (not closed). A directory is
+ * written as its contents, with names relative to it ("a", "sub/",
+ * "sub/b"); anything else as one entry named by PATH's basename. A symlink
+ * PATH is followed (inside the root); symlinks inside the tree are stored as
+ * symlinks, never followed. Hard links within the tree are stored as hard
+ * links. Device nodes, FIFOs and sockets are skipped (no entry at all), as
+ * are the contents of a directory on another filesystem (its entry is
+ * kept). A file that shrinks while it is read is padded with zeros, one that
+ * grows is cut at the size it had when its header was written.
+ * Returns 0, or -errno (-ELOOP when deeper than 256 levels, the write
+ * error of out_fd, e.g. -EPIPE); the stream is then incomplete.
+ */
+int tarsafe_create(int rootfd, const char *path, int out_fd, pd_error *err);
+
+/*
+ * Opens PATH inside the root with open(2) flags (O_CLOEXEC is added).
+ * With O_CREAT the last component is never followed (a symlink there is
+ * -ELOOP, or -EEXIST with O_EXCL). An existing entry that is not a regular
+ * file or directory is -EPERM and is never opened. Returns the fd or -errno.
+ */
+int tarsafe_open(int rootfd, const char *path, int flags, mode_t mode);
+
+/*
+ * mkdir -p of PATH inside the root. Created directories get `mode` and the
+ * owner uid/gid ((uid_t)-1/(gid_t)-1: root); existing ones (or symlinks to
+ * directories inside the root) are left alone. A non-directory in the way
+ * is -ENOTDIR (-EEXIST for a dangling symlink). Returns 1 if it created the
+ * last component, 0 if it existed, or -errno.
+ */
+int tarsafe_mkdir_p(int rootfd, const char *path, mode_t mode, uid_t uid, gid_t gid);
+
+/*
+ * Removes PATH: a file, symlink (the link itself) or empty directory; with
+ * `recursive`, a directory tree, never following symlinks nor crossing
+ * into another filesystem. The root itself is -EPERM; a missing PATH is
+ * -ENOENT; a non-empty directory without `recursive` is -ENOTEMPTY.
+ */
+int tarsafe_remove(int rootfd, const char *path, bool recursive, pd_error *err);
+
+/*
+ * Atomic replacement of one file, fed in pieces (an HTTP body as it
+ * arrives):
+ *
+ *	struct tarsafe_replace rep;
+ *	k = tarsafe_replace_begin(rootfd, "etc/motd", 0644, uid, gid, &rep, &err);
+ *	... write_all(rep.fd, chunk, n) for every chunk ...
+ *	k = tarsafe_replace_commit(&rep, &err);   (or tarsafe_replace_abort(&rep))
+ *
+ * begin() creates a temp file ".paddock-put-XXXXXX" in PATH's parent
+ * directory, which must exist (-ENOENT otherwise). When PATH is an existing
+ * regular file its mode and owner are kept; otherwise `mode` (& 01777) and
+ * uid/gid are used. PATH being a directory is -EISDIR; any other kind of
+ * entry (a symlink too) is replaced. commit() renames the temp file over
+ * PATH (no fsync) and releases `r`; on failure it removes the temp file and
+ * releases `r` too. abort() removes the temp file and releases `r`.
+ * begin() initialises *ret even when it fails, and a released struct is
+ * left inert, so abort() may be called unconditionally on cleanup paths.
+ */
+struct tarsafe_replace {
+	int fd;	   /* the temp file, open for writing; -1 when released */
+	int dirfd; /* PATH's parent directory */
+	char name[256];
+	char tmpname[32];
+};
+
+int tarsafe_replace_begin(int rootfd, const char *path, mode_t mode, uid_t uid, gid_t gid,
+			  struct tarsafe_replace *ret, pd_error *err);
+int tarsafe_replace_commit(struct tarsafe_replace *r, pd_error *err);
+void tarsafe_replace_abort(struct tarsafe_replace *r);
