@@ -129,6 +129,14 @@ char *cli_tree_url(const cli_client *c, const char *path)
 	return url;
 }
 
+bool cli_response_ok(CURL *h)
+{
+	long status = 0;
+
+	curl_easy_getinfo(h, CURLINFO_RESPONSE_CODE, &status);
+	return status >= 200 && status < 300;
+}
+
 int cli_status_errno(long status)
 {
 	switch (status) {
@@ -201,10 +209,30 @@ int cli_client_setup(const cli_client *c, CURL *h, const char *url, struct curl_
 	return 0;
 }
 
-/* A capped in-memory body. */
+int cli_buf_append(cli_buf *b, const char *p, size_t n, size_t cap, bool *ret_truncated)
+{
+	size_t keep = b->len >= cap ? 0 : cap - b->len < n ? cap - b->len : n;
+	char *grown = realloc(b->data, b->len + keep + 1);
+
+	if (!grown)
+		return -ENOMEM;
+	memcpy(grown + b->len, p, keep);
+	b->len += keep;
+	grown[b->len] = '\0';
+	b->data = grown;
+	if (keep < n && ret_truncated)
+		*ret_truncated = true;
+	return 0;
+}
+
+size_t cli_errbody_write(char *ptr, size_t size, size_t nmemb, void *buf)
+{
+	return cli_buf_append(buf, ptr, size * nmemb, CLI_ERRBODY_MAX, NULL) < 0 ? 0 : size * nmemb;
+}
+
+/* A capped in-memory body: more than CLI_BODY_MAX fails the transfer. */
 struct membuf {
-	char *data;
-	size_t len;
+	cli_buf buf;
 	bool overflow;
 };
 
@@ -213,17 +241,8 @@ static size_t on_body(char *ptr, size_t size, size_t nmemb, void *user)
 	struct membuf *b = user;
 	size_t n = size * nmemb;
 
-	if (b->len + n > CLI_BODY_MAX) {
-		b->overflow = true;
+	if (cli_buf_append(&b->buf, ptr, n, CLI_BODY_MAX, &b->overflow) < 0 || b->overflow)
 		return 0;
-	}
-	char *grown = realloc(b->data, b->len + n + 1);
-	if (!grown)
-		return 0;
-	memcpy(grown + b->len, ptr, n);
-	b->len += n;
-	grown[b->len] = '\0';
-	b->data = grown;
 	return n;
 }
 
@@ -290,23 +309,23 @@ static int request(cli_client *c, const char *method, const char *url, const cha
 	curl_easy_getinfo(h, CURLINFO_RESPONSE_CODE, &status);
 	curl_slist_free_all(headers);
 	if (res == CURLE_WRITE_ERROR && resp.overflow) {
-		free(resp.data);
+		free(resp.buf.data);
 		return pd_error_set(err, -EFBIG, "the answer is larger than %u bytes",
 				    CLI_BODY_MAX);
 	}
-	r = cli_transfer_result(res, c->errbuf, status, resp.data, resp.len, err);
+	r = cli_transfer_result(res, c->errbuf, status, resp.buf.data, resp.buf.len, err);
 	if (r < 0) {
-		free(resp.data);
+		free(resp.buf.data);
 		return r;
 	}
 	if (ret_body) {
-		if (!resp.data && !(resp.data = strdup("")))
+		if (!resp.buf.data && !(resp.buf.data = strdup("")))
 			return pd_error_set(err, -ENOMEM, "out of memory");
-		*ret_body = resp.data;
+		*ret_body = resp.buf.data;
 		if (ret_len)
-			*ret_len = resp.len;
+			*ret_len = resp.buf.len;
 	} else {
-		free(resp.data);
+		free(resp.buf.data);
 	}
 	return 0;
 }

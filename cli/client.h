@@ -21,6 +21,22 @@
 
 /* Bodies read into memory are capped: lists and small files only. */
 #define CLI_BODY_MAX (16u << 20)
+/* Error bodies kept from streaming transfers: the rest is dropped. */
+#define CLI_ERRBODY_MAX (64u * 1024)
+
+/* A growing, NUL-terminated byte buffer; free data when done. */
+typedef struct cli_buf {
+	char *data;
+	size_t len;
+} cli_buf;
+
+/* Appends n bytes but never lets b exceed cap bytes: what does not fit is
+ * dropped and *ret_truncated (if not NULL) set. Returns 0 or -ENOMEM. */
+int cli_buf_append(cli_buf *b, const char *p, size_t n, size_t cap, bool *ret_truncated);
+
+/* A CURLOPT_WRITEFUNCTION keeping the first CLI_ERRBODY_MAX bytes of an
+ * error body in the cli_buf given as its user pointer. */
+size_t cli_errbody_write(char *ptr, size_t size, size_t nmemb, void *buf);
 
 typedef struct cli_client {
 	CURL *curl;
@@ -80,6 +96,10 @@ int cli_client_setup(const cli_client *c, CURL *h, const char *url,
  * body/len what the server sent (for an error). */
 int cli_transfer_result(CURLcode res, const char *errbuf, long status, const char *body, size_t len,
 			pd_error *err);
+
+/* Whether a transfer's response status (so far) is 2xx: for write
+ * callbacks that route the body by it. */
+bool cli_response_ok(CURL *h);
 
 /* The errno an HTTP status stands for (see above). */
 int cli_status_errno(long status);

@@ -5,8 +5,6 @@
 #include "cli.h"
 #include "exec.h"
 
-#define ERRBODY_MAX (64 * 1024)
-
 static volatile sig_atomic_t interrupts;
 
 static void on_sigint(int sig)
@@ -19,8 +17,7 @@ struct stream {
 	CURL *h;
 	FILE *out;
 	bool checked, ok, discard, done;
-	char *errbody;
-	size_t errlen;
+	cli_buf errbody;
 	char errbuf[CURL_ERROR_SIZE];
 	struct curl_slist *headers;
 };
@@ -31,22 +28,11 @@ static size_t stream_write(char *ptr, size_t size, size_t nmemb, void *user)
 	size_t n = size * nmemb;
 
 	if (!s->checked) {
-		long status = 0;
-		curl_easy_getinfo(s->h, CURLINFO_RESPONSE_CODE, &status);
-		s->ok = status >= 200 && status < 300;
+		s->ok = cli_response_ok(s->h);
 		s->checked = true;
 	}
-	if (!s->ok) {
-		size_t keep = s->errlen + n > ERRBODY_MAX ? ERRBODY_MAX - s->errlen : n;
-		char *grown = realloc(s->errbody, s->errlen + keep + 1);
-		if (!grown)
-			return 0;
-		memcpy(grown + s->errlen, ptr, keep);
-		s->errlen += keep;
-		grown[s->errlen] = '\0';
-		s->errbody = grown;
-		return n;
-	}
+	if (!s->ok)
+		return cli_errbody_write(ptr, size, nmemb, &s->errbody);
 	/* A closed stdout (`| head`) drops the rest; the job still runs to its end. */
 	if (!s->discard && (fwrite(ptr, 1, n, s->out) != n || fflush(s->out) != 0))
 		s->discard = true;
@@ -131,7 +117,7 @@ static void stream_release(CURLM *multi, struct stream *s)
 		curl_easy_cleanup(s->h);
 	}
 	curl_slist_free_all(s->headers);
-	free(s->errbody);
+	free(s->errbody.data);
 }
 
 /* Sends a ctl line to the job; failures are only reported. */
@@ -196,8 +182,8 @@ static int follow(cli_client *c, const char *dir, pd_error *err)
 	for (int i = 0; i < 2 && r == 0; i++) {
 		long status = 0;
 		curl_easy_getinfo(streams[i]->h, CURLINFO_RESPONSE_CODE, &status);
-		r = cli_transfer_result(results[i], streams[i]->errbuf, status, streams[i]->errbody,
-					streams[i]->errlen, err);
+		r = cli_transfer_result(results[i], streams[i]->errbuf, status,
+					streams[i]->errbody.data, streams[i]->errbody.len, err);
 	}
 out:
 	stream_release(multi, &out);

@@ -14,7 +14,6 @@
 #include "transfer.h"
 
 #define COPY_BUF (64 * 1024)
-#define ERRBODY_MAX (64 * 1024)
 
 const char *cli_format_size(unsigned long long n, char *buf, size_t size)
 {
@@ -280,34 +279,12 @@ static size_t push_read(char *ptr, size_t size, size_t nmemb, void *user)
 	}
 }
 
-static size_t collect(char *ptr, size_t size, size_t nmemb, void *user)
-{
-	struct {
-		char *data;
-		size_t len;
-	} *b = user;
-	size_t n = size * nmemb;
-	size_t keep = b->len + n > ERRBODY_MAX ? ERRBODY_MAX - b->len : n;
-	char *grown = realloc(b->data, b->len + keep + 1);
-
-	if (!grown)
-		return 0;
-	memcpy(grown + b->len, ptr, keep);
-	b->len += keep;
-	grown[b->len] = '\0';
-	b->data = grown;
-	return n;
-}
-
 int cli_push(cli_client *c, const char *box, const char *const *srcs, size_t n, const char *to,
 	     bool progress, bool quiet, pd_error *err)
 {
 	struct progress prog = {.on = progress};
 	struct pusher pusher = {.srcs = srcs, .n = n, .quiet = quiet};
-	struct {
-		char *data;
-		size_t len;
-	} resp = {0};
+	cli_buf resp = {0};
 	_cleanup_free_ char *ebox = NULL, *prefix = NULL, *path = NULL, *url = NULL;
 	struct curl_slist *headers = NULL;
 	char errbuf[CURL_ERROR_SIZE] = "";
@@ -360,7 +337,7 @@ int cli_push(cli_client *c, const char *box, const char *const *srcs, size_t n, 
 		curl_easy_setopt(h, CURLOPT_UPLOAD, 1L);
 		curl_easy_setopt(h, CURLOPT_READFUNCTION, push_read);
 		curl_easy_setopt(h, CURLOPT_READDATA, &reader);
-		curl_easy_setopt(h, CURLOPT_WRITEFUNCTION, collect);
+		curl_easy_setopt(h, CURLOPT_WRITEFUNCTION, cli_errbody_write);
 		curl_easy_setopt(h, CURLOPT_WRITEDATA, &resp);
 		res = curl_easy_perform(h);
 		curl_easy_getinfo(h, CURLINFO_RESPONSE_CODE, &status);
@@ -389,10 +366,7 @@ struct sink {
 	CURL *h;
 	int fd;
 	bool checked, ok;
-	struct {
-		char *data;
-		size_t len;
-	} errbody;
+	cli_buf errbody;
 	struct progress *progress;
 };
 
@@ -402,17 +376,15 @@ static size_t sink_write(char *ptr, size_t size, size_t nmemb, void *user)
 	size_t n = size * nmemb;
 
 	if (!s->checked) {
-		long status = 0;
 		curl_off_t len = -1;
-		curl_easy_getinfo(s->h, CURLINFO_RESPONSE_CODE, &status);
-		s->ok = status >= 200 && status < 300;
+		s->ok = cli_response_ok(s->h);
 		s->checked = true;
 		if (curl_easy_getinfo(s->h, CURLINFO_CONTENT_LENGTH_DOWNLOAD_T, &len) == CURLE_OK &&
 		    len > 0 && s->ok)
 			s->progress->total = (unsigned long long)len;
 	}
 	if (!s->ok)
-		return collect(ptr, size, nmemb, &s->errbody);
+		return cli_errbody_write(ptr, size, nmemb, &s->errbody);
 	for (size_t off = 0; off < n;) {
 		ssize_t w = write(s->fd, ptr + off, n - off);
 		if (w < 0 && errno == EINTR)

@@ -7,20 +7,7 @@
 require_root
 PADDOCK=${PADDOCK:-$TOP_BUILDDIR/cli/paddock}
 
-# The debian image, cached beside the build tree as test-seed.sh does.
-cache=${PD_IMAGES:-$TOP_BUILDDIR/tests/images-cache}
-if [ ! -d "$cache/debian/rootfs" ]; then
-	mkdir -p "$cache"
-	printf '[paddock]\ndata = %s\n' "$(dirname "$cache")/images-cache-data" >"$cache.ini"
-	mkdir -p "$(dirname "$cache")/images-cache-data"
-	if ! "$MKIMAGE" --config "$cache.ini" debian >"$cache.log" 2>&1; then
-		tail -n 20 "$cache.log" | sed 's/^/# /'
-		skip_all "cannot build the debian image (no Debian mirror?)"
-	fi
-	rm -rf "$cache"
-	ln -s "$(dirname "$cache")/images-cache-data/images" "$cache"
-fi
-export PD_IMAGES=$cache PD_IMAGE=debian
+pd_use_debian
 pd_setup || exit 1
 
 # A loopback port and a private socket for this daemon.
@@ -67,21 +54,11 @@ ok "the config file is 0600 and holds url and token" bash -c "
 
 # --- the project --------------------------------------------------------------
 proj=$PD_TMP/project
-mkdir -p "$proj/test"
-cat >"$proj/package.json" <<'JSON'
-{ "name": "seed", "version": "1.0.0", "private": true,
-  "scripts": { "test": "node --test" } }
-JSON
-cat >"$proj/sum.js" <<'JS'
-module.exports = (a, b) => a + b;
-JS
-cat >"$proj/test/sum.test.js" <<'JS'
+pd_node_project "$proj"
+cat >"$proj/test/results.test.js" <<'JS'
 const test = require('node:test');
-const assert = require('node:assert');
 const fs = require('node:fs');
 const sum = require('../sum.js');
-test('adds', () => assert.strictEqual(sum(2, 3), 5));
-test('adds negatives', () => assert.strictEqual(sum(-2, -3), -5));
 test('writes results', () => fs.writeFileSync('results.txt', `sum(2, 3) = ${sum(2, 3)}\n`));
 JS
 ln -s sum.js "$proj/link.js"
