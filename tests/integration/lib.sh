@@ -156,6 +156,46 @@ hc() {
 }
 export -f hc pd_url
 
+# Boxes from the debian image (PD_IMAGE=debian). It takes a minute or two
+# to build: built once into a cache beside the build tree
+# (tests/images-cache, or PD_IMAGES) and linked into each run. Skips the
+# test when it cannot be built.
+pd_use_debian() {
+	local cache=${PD_IMAGES:-$TOP_BUILDDIR/tests/images-cache}
+	if [ ! -d "$cache/debian/rootfs" ]; then
+		mkdir -p "$cache"
+		printf '[paddock]\ndata = %s\n' "$(dirname "$cache")/images-cache-data" >"$cache.ini"
+		mkdir -p "$(dirname "$cache")/images-cache-data"
+		if ! "$MKIMAGE" --config "$cache.ini" debian >"$cache.log" 2>&1; then
+			tail -n 20 "$cache.log" | sed 's/^/# /'
+			skip_all "cannot build the debian image (no Debian mirror?)"
+		fi
+		rm -rf "$cache"
+		ln -s "$(dirname "$cache")/images-cache-data/images" "$cache"
+	fi
+	export PD_IMAGES=$cache PD_IMAGE=debian
+}
+
+# pd_node_project DIR: a Node project with a zero-dependency `node --test`
+# suite of two passing tests in DIR/test/sum.test.js (`npm test` runs it).
+pd_node_project() {
+	mkdir -p "$1/test"
+	cat >"$1/package.json" <<'JSON'
+{ "name": "seed", "version": "1.0.0", "private": true,
+  "scripts": { "test": "node --test" } }
+JSON
+	cat >"$1/sum.js" <<'JS'
+module.exports = (a, b) => a + b;
+JS
+	cat >"$1/test/sum.test.js" <<'JS'
+const test = require('node:test');
+const assert = require('node:assert');
+const sum = require('../sum.js');
+test('adds', () => assert.strictEqual(sum(2, 3), 5));
+test('adds negatives', () => assert.strictEqual(sum(-2, -3), -5));
+JS
+}
+
 pd_start() {
 	export PD_TMP M D PD_CGROUP
 	[ -n "$PD_TMP" ] || pd_setup || exit 1

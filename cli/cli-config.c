@@ -1,0 +1,235 @@
+/* cli-config.c - the CLI's config file and what it resolves (see
+ * cli-config.h). */
+#include <fcntl.h>
+#include <limits.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include <ini.h>
+
+#include "cli-config.h"
+#include "cli.h"
+
+int cli_config_path(char **ret)
+{
+	const char *env = getenv("PADDOCK_CONFIG");
+	char *p = NULL;
+
+	if (env && *env) {
+		p = strdup(env);
+	} else if ((env = getenv("XDG_CONFIG_HOME")) && *env == '/') {
+		if (asprintf(&p, "%s/paddock/config.ini", env) < 0)
+			p = NULL;
+	} else if ((env = getenv("HOME")) && *env) {
+		if (asprintf(&p, "%s/.config/paddock/config.ini", env) < 0)
+			p = NULL;
+	} else {
+		return -ENOENT;
+	}
+	if (!p)
+		return -ENOMEM;
+	*ret = p;
+	return 0;
+}
+
+int cli_config_set(char **field, const char *value)
+{
+	char *copy = NULL;
+
+	if (value && !(copy = strdup(value)))
+		return -ENOMEM;
+	free(*field);
+	*field = copy;
+	return 0;
+}
+
+void cli_config_release(cli_config *c)
+{
+	free(c->url);
+	free(c->token);
+	free(c->current);
+	*c = (cli_config){0};
+}
+
+static int on_pair(void *user, const char *section, const char *name, const char *value)
+{
+	cli_config *c = user;
+	char **field = NULL;
+
+	if (strcmp(section, "server") == 0 && strcmp(name, "url") == 0)
+		field = &c->url;
+	else if (strcmp(section, "server") == 0 && strcmp(name, "token") == 0)
+		field = &c->token;
+	else if (strcmp(section, "state") == 0 && strcmp(name, "current") == 0)
+		field = &c->current;
+	if (!field)
+		return 1; /* unknown keys are kept for newer versions' sake */
+	return cli_config_set(field, *value ? value : NULL) == 0;
+}
+
+int cli_config_read(const char *path, cli_config *c, pd_error *err)
+{
+	_cleanup_fclose_ FILE *f = fopen(path, "re");
+	cli_config tmp = {0};
+
+	if (!f) {
+		if (errno == ENOENT) {
+			*c = tmp;
+			return 0;
+		}
+		return pd_error_set(err, -errno, "cannot read %s: %s", path, strerror(errno));
+	}
+	int line = ini_parse_file(f, on_pair, &tmp);
+	if (line != 0) {
+		cli_config_release(&tmp);
+		if (line < 0)
+			return pd_error_set(err, -ENOMEM, "cannot read %s", path);
+		return pd_error_set(err, -EINVAL, "%s:%d: syntax error", path, line);
+	}
+	*c = tmp;
+	return 0;
+}
+
+static int add_pair(FILE *f, const char *key, const char *value, pd_error *err)
+{
+	if (!value)
+		return 0;
+	if (strpbrk(value, "\r\n"))
+		return pd_error_set(err, -EINVAL, "%s must be one line", key);
+	fprintf(f, "%s = %s\n", key, value);
+	return 0;
+}
+
+/* Creates the parent directory of path (0700), one level: the config
+ * directory; its own parent (~/.config) is created too when missing. */
+static int make_parent(const char *path)
+{
+	_cleanup_free_ char *dir = strdup(path);
+	if (!dir)
+		return -ENOMEM;
+	char *slash = strrchr(dir, '/');
+	if (!slash || slash == dir)
+		return 0;
+	*slash = '\0';
+	if (mkdir(dir, 0700) == 0 || errno == EEXIST)
+		return 0;
+	if (errno != ENOENT)
+		return -errno;
+	char *up = strrchr(dir, '/');
+	if (up && up != dir) {
+		*up = '\0';
+		if (mkdir(dir, 0700) < 0 && errno != EEXIST)
+			return -errno;
+		*up = '/';
+	}
+	return mkdir(dir, 0700) == 0 || errno == EEXIST ? 0 : -errno;
+}
+
+int cli_config_write(const char *path, const cli_config *c, pd_error *err)
+{
+	_cleanup_free_ char *text = NULL, *tmp = NULL;
+	size_t len = 0;
+	int r;
+
+	{
+		_cleanup_fclose_ FILE *m = open_memstream(&text, &len);
+		if (!m)
+			return pd_error_set(err, -ENOMEM, "out of memory");
+		fputs("[server]\n", m);
+		if ((r = add_pair(m, "url", c->url, err)) < 0 ||
+		    (r = add_pair(m, "token", c->token, err)) < 0)
+			return r;
+		fputs("[state]\n", m);
+		if ((r = add_pair(m, "current", c->current, err)) < 0)
+			return r;
+	}
+	r = make_parent(path);
+	if (r < 0)
+		return pd_error_set(err, r, "cannot create the directory of %s: %s", path,
+				    strerror(-r));
+	if (asprintf(&tmp, "%s.tmpXXXXXX", path) < 0)
+		return pd_error_set(err, -ENOMEM, "out of memory");
+	int fd = mkostemp(tmp, O_CLOEXEC);
+	if (fd < 0)
+		return pd_error_set(err, -errno, "cannot write %s: %s", path, strerror(errno));
+	r = 0;
+	if (fchmod(fd, 0600) < 0)
+		r = -errno;
+	for (size_t off = 0; r == 0 && off < len;) {
+		ssize_t n = write(fd, text + off, len - off);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			r = n < 0 ? -errno : -EIO;
+		else
+			off += (size_t)n;
+	}
+	if (close(fd) < 0 && r == 0)
+		r = -errno;
+	if (r == 0 && rename(tmp, path) < 0)
+		r = -errno;
+	if (r < 0) {
+		unlink(tmp);
+		return pd_error_set(err, r, "cannot write %s: %s", path, strerror(-r));
+	}
+	return 0;
+}
+
+int cli_resolve_server(const char *opt_url, const char *opt_token, const cli_config *c,
+		       const char *socket_path, char **ret_url, char **ret_token, pd_error *err)
+{
+	const char *url = opt_url, *token = opt_token;
+	_cleanup_free_ char *sock_url = NULL;
+
+	if (!url) {
+		const char *env = getenv("PADDOCK_URL");
+		url = env && *env ? env : NULL;
+	}
+	if (!url)
+		url = c->url;
+	if (!url && socket_path && access(socket_path, F_OK) == 0) {
+		if (asprintf(&sock_url, "unix:%s", socket_path) < 0)
+			return pd_error_set(err, -ENOMEM, "out of memory");
+		url = sock_url;
+	}
+	if (!url)
+		return pd_error_set(
+		    err, -ENOENT,
+		    "no server: run 'paddock login URL', or give --url or PADDOCK_URL");
+	if (!token) {
+		const char *env = getenv("PADDOCK_TOKEN");
+		token = env && *env ? env : NULL;
+	}
+	if (!token && c->url && c->token && strcmp(c->url, url) == 0)
+		token = c->token;
+
+	_cleanup_free_ char *u = strdup(url);
+	_cleanup_free_ char *t = token ? strdup(token) : NULL;
+	if (!u || (token && !t))
+		return pd_error_set(err, -ENOMEM, "out of memory");
+	*ret_url = TAKE_PTR(u);
+	*ret_token = TAKE_PTR(t);
+	return 0;
+}
+
+int cli_resolve_box(const char *arg, const cli_config *c, char **ret, pd_error *err)
+{
+	const char *name = arg;
+
+	if (strcmp(arg, "current") == 0) {
+		if (!c->current)
+			return pd_error_set(
+			    err, -ENOENT,
+			    "no current box: create one with 'paddock new' or name it");
+		name = c->current;
+	} else if (!cli_name_valid(arg)) {
+		return pd_error_set(err, -EINVAL,
+				    "invalid box name '%s' (allowed: [a-z0-9][a-z0-9._-]{0,62})",
+				    arg);
+	}
+	char *copy = strdup(name);
+	if (!copy)
+		return pd_error_set(err, -ENOMEM, "out of memory");
+	*ret = copy;
+	return 0;
+}

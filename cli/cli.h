@@ -1,0 +1,152 @@
+/* cli.h - the `paddock` command-line client: argument parsing and the
+ * commands, each a few HTTP requests on the daemon's tree (web/README.md).
+ *
+ * main.c only calls cli_parse() and cli_run(). Everything here is in
+ * libpaddockcli.la so the unit tests can reach it without a server.
+ *
+ * Exit statuses: 0 success, 1 a failure reported by the server or the
+ * network (the reason is printed as "paddock: REASON"), 2 a usage error;
+ * `exec` exits with the job's own code.
+ */
+#pragma once
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdio.h>
+
+#include "error.h"
+
+#define CLI_EXIT_FAIL 1
+#define CLI_EXIT_USAGE 2
+
+/* The default unix socket of a local daemon: used when nothing else names
+ * a server and it exists. */
+#define CLI_DEFAULT_SOCKET "/run/paddock/paddock.sock"
+
+typedef enum cli_verb {
+	CLI_HELP,
+	CLI_VERSION,
+	CLI_LOGIN,
+	CLI_NEW,
+	CLI_CURRENT,
+	CLI_LS,
+	CLI_INFO,
+	CLI_PUSH,
+	CLI_PULL,
+	CLI_EXEC,
+	CLI_STOP,
+	CLI_START,
+	CLI_RESUME,
+	CLI_RM,
+	CLI_TTL,
+	CLI_POLICY,
+	CLI_FORK,
+	CLI_SNAPSHOT,
+	CLI_SNAPSHOTS,
+	CLI_RESTORE,
+	CLI_VOLUME_CREATE,
+	CLI_VOLUME_LS,
+	CLI_VOLUME_RM,
+	CLI_VOLUME_ATTACH,
+	CLI_VOLUME_DETACH,
+	CLI_VOLUME_EXPORT,
+	CLI_TOKEN_LS,
+	CLI_TOKEN_REVOKE,
+	CLI_COMPLETE_BOXES, /* hidden: box names for shell completion */
+} cli_verb;
+
+/* A parsed command line. Strings point into the argv given to cli_parse()
+ * (which must outlive this); only the arrays are allocated, freed by
+ * cli_args_release(). */
+typedef struct cli_args {
+	cli_verb verb;
+
+	/* Global options. */
+	const char *url;   /* --url */
+	const char *token; /* --token */
+	bool json;	   /* --json */
+	bool quiet;	   /* -q */
+	bool verbose;	   /* -v */
+
+	/* The BOX argument (possibly the literal "current"). */
+	const char *box;
+
+	/* new */
+	const char *name, *type, *ttl, *image, *policy;
+
+	/* push: SRC…; pull: one SRC; both: --to DIR */
+	const char **srcs;
+	size_t n_srcs;
+	const char *to;
+
+	/* exec */
+	const char **env; /* K=V */
+	size_t n_env;
+	const char *cwd;
+	bool desktop;
+
+	/* exec: CMD…; policy allow: ENTRY… */
+	const char **words;
+	size_t n_words;
+
+	/* The command's other operand: login URL, ttl SECONDS|none, policy
+	 * mode, fork NEW, snapshot LABEL, restore SNAP, volume NAME, token ID. */
+	const char *value;
+
+	/* volume export -o FILE */
+	const char *output;
+
+	/* login */
+	bool password_stdin;
+} cli_args;
+
+/* Parses argv (argv[0] is the program name). Returns 0 and fills *ret, or
+ * -EINVAL with the reason in err (the caller prints it with a hint to
+ * --help and exits CLI_EXIT_USAGE). Nothing is allocated on failure. */
+int cli_parse(int argc, char **argv, cli_args *ret, pd_error *err);
+
+void cli_args_release(cli_args *a);
+
+/* Runs a parsed command and returns the process exit status. Messages go
+ * to stderr, results to stdout. */
+int cli_run(const cli_args *a);
+
+/* The usage text (for --help and usage errors). */
+void cli_usage(FILE *f);
+
+/* --- text helpers (text.c) ------------------------------------------- */
+
+/* Quotes one word for a POSIX shell: bare when made only of
+ * [A-Za-z0-9_@%+=:,./-] (and not empty), else in single quotes with each '
+ * written as '\''. Returns a malloc'd string or NULL on ENOMEM. */
+char *cli_shell_quote(const char *word);
+
+/* The command line the server runs under `bash -lc`: one word is sent
+ * verbatim (so `paddock exec b -- 'ls | wc -l'` is a shell line); several
+ * are each quoted and joined by spaces. NULL on ENOMEM or n == 0. */
+char *cli_shell_join(const char *const *words, size_t n);
+
+/* Appends s as a JSON string (quotes included) to a malloc'd buffer
+ * *buf of length *len. Control characters become \u00XX; other bytes
+ * (UTF-8) are copied. Returns 0 or -ENOMEM (the buffer is kept). */
+int cli_json_string(char **buf, size_t *len, const char *s);
+
+/* Extracts the "error" string from an error body of the one shape the
+ * server sends: {"error":"…","errno":"…"} (a flat object of strings,
+ * numbers, true/false/null, in any order, with any whitespace). Returns a
+ * malloc'd, unescaped copy, or NULL when the body is not of that shape
+ * (the caller then shows the raw body). \uXXXX escapes (with surrogate
+ * pairs) become UTF-8; a NUL escape or invalid escape rejects the body. */
+char *cli_error_from_body(const char *body, size_t len);
+
+/* A random name "PREFIX" + 6 chars of [a-z0-9]. malloc'd; NULL on ENOMEM. */
+char *cli_random_name(const char *prefix);
+
+/* One line of a `?format=text` listing: "TYPE MODE SIZE NAME". Sets the
+ * type char ('d', 'f' or 'l') and points *ret_name into line (the name
+ * runs to the end of the line, without its newline, which the caller has
+ * removed). Returns 0 or -EINVAL. */
+int cli_parse_listing_line(const char *line, char *ret_type, const char **ret_name);
+
+/* Whether s is a valid object name: [a-z0-9][a-z0-9._-]{0,62}. */
+bool cli_name_valid(const char *s);

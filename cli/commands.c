@@ -1,0 +1,864 @@
+/* commands.c - what each command does, as requests on the tree (see cli.h
+ * and paddock.1). */
+#include <fcntl.h>
+#include <signal.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <termios.h>
+
+#include "autoconfig.h" /* PACKAGE_VERSION */
+#include "cli-config.h"
+#include "cli.h"
+#include "client.h"
+#include "exec.h"
+#include "transfer.h"
+
+#define PASSWORD_MAX 1024
+
+struct ctx {
+	const cli_args *a;
+	char *config_path;
+	cli_config config;
+	cli_client client;
+	char *use_box;	 /* the box to record as current when the command succeeds */
+	bool use_anyway; /* record it even on failure (exec: the job ran) */
+	bool forget_box; /* rm of the current box */
+	pd_error err;
+};
+
+void cli_usage(FILE *f)
+{
+	fputs("usage: paddock [OPTIONS] COMMAND [ARGS]\n"
+	      "\n"
+	      "Commands:\n"
+	      "  login URL [--password-stdin]      log in, store the token\n"
+	      "  new [--name N] [--type T] [--ttl S] [--image I] [--policy P]\n"
+	      "                                    create and start a box; prints its name\n"
+	      "  current                           the current box\n"
+	      "  ls                                list boxes\n"
+	      "  info BOX                          describe a box (JSON)\n"
+	      "  push BOX SRC... --to DIR          copy local files into the box\n"
+	      "  pull BOX SRC --to DIR             copy files out of the box\n"
+	      "  exec [--desktop] [--env K=V]... [--cwd D] BOX -- CMD...\n"
+	      "                                    run a command, exit with its code\n"
+	      "  stop BOX | start BOX | resume BOX | rm BOX\n"
+	      "  ttl BOX SECONDS|none\n"
+	      "  policy BOX [allow-all | deny-all | allow ENTRY...]\n"
+	      "  fork BOX [NEW] | snapshot BOX [LABEL] | snapshots [BOX] | restore BOX SNAP\n"
+	      "  volume create NAME | volume ls | volume rm NAME\n"
+	      "  volume attach BOX NAME | volume detach BOX NAME | volume export NAME [-o FILE]\n"
+	      "  token ls | token revoke ID\n"
+	      "\n"
+	      "BOX may be 'current': the box created or used last.\n"
+	      "\n"
+	      "Options:\n"
+	      "  --url URL      server (http://, https:// or unix:PATH); env PADDOCK_URL\n"
+	      "  --token TOKEN  API token; env PADDOCK_TOKEN\n"
+	      "  --json         machine-readable output\n"
+	      "  -q, --quiet    no progress or notices\n"
+	      "  -v, --verbose  say what was done\n"
+	      "  -h, --help     this text\n"
+	      "  --version      the version\n",
+	      f);
+}
+
+static int fail(struct ctx *x)
+{
+	fprintf(stderr, "paddock: %s\n", x->err.msg[0] ? x->err.msg : strerror(-x->err.code));
+	if (x->err.code == -EACCES && strstr(x->err.msg, "token"))
+		fprintf(stderr, "paddock: log in again with 'paddock login URL'\n");
+	return CLI_EXIT_FAIL;
+}
+
+static int oom(struct ctx *x)
+{
+	pd_error_set(&x->err, -ENOMEM, "out of memory");
+	return fail(x);
+}
+
+/* "boxes/ESC(box)/" + file. */
+static char *box_path(const char *box, const char *file)
+{
+	_cleanup_free_ char *e = cli_escape_segment(box);
+	char *p;
+
+	if (!e || asprintf(&p, "boxes/%s/%s", e, file) < 0)
+		return NULL;
+	return p;
+}
+
+/* Resolves a BOX argument and remembers it as the box to record. */
+static int use_box(struct ctx *x, const char *arg, char **ret)
+{
+	_cleanup_free_ char *name = NULL;
+	int r = cli_resolve_box(arg, &x->config, &name, &x->err);
+
+	if (r < 0)
+		return r;
+	free(x->use_box);
+	x->use_box = strdup(name);
+	if (!x->use_box)
+		return pd_error_set(&x->err, -ENOMEM, "out of memory");
+	*ret = TAKE_PTR(name);
+	return 0;
+}
+
+/* --- tables ----------------------------------------------------------- */
+
+/* Prints rows of ncol strings: a table with a header, or with --json an
+ * array of objects with the given keys. NULL cells print as "-" / null. */
+static int print_rows(struct ctx *x, const char *const *keys, const char *const *heads, size_t ncol,
+		      char **cells, size_t nrows)
+{
+	if (x->a->json) {
+		fputs("[", stdout);
+		for (size_t i = 0; i < nrows; i++) {
+			fputs(i ? ",{" : "{", stdout);
+			for (size_t j = 0; j < ncol; j++) {
+				const char *v = cells[i * ncol + j];
+				_cleanup_free_ char *k = NULL, *s = NULL;
+				size_t kl = 0, sl = 0;
+				if (cli_json_string(&k, &kl, keys[j]) < 0 ||
+				    (v && cli_json_string(&s, &sl, v) < 0))
+					return -ENOMEM;
+				printf("%s%s:%s", j ? "," : "", k, v ? s : "null");
+			}
+			fputs("}", stdout);
+		}
+		fputs("]\n", stdout);
+		return 0;
+	}
+	size_t width[8] = {0};
+	for (size_t j = 0; j < ncol && j < ELEMENTSOF(width); j++) {
+		width[j] = strlen(heads[j]);
+		for (size_t i = 0; i < nrows; i++) {
+			const char *v = cells[i * ncol + j];
+			size_t n = v ? strlen(v) : 1;
+			if (n > width[j])
+				width[j] = n;
+		}
+	}
+	for (size_t i = 0; i <= nrows; i++) {
+		for (size_t j = 0; j < ncol; j++) {
+			const char *v = i == 0 ? heads[j] : cells[(i - 1) * ncol + j];
+			if (!v)
+				v = "-";
+			if (j + 1 < ncol)
+				printf("%-*s  ", (int)width[j], v);
+			else
+				printf("%s\n", v);
+		}
+	}
+	return 0;
+}
+
+static void free_cells(char **cells, size_t n)
+{
+	for (size_t i = 0; cells && i < n; i++)
+		free(cells[i]);
+	free(cells);
+}
+
+/* The names of a directory's entries of one type ('d', 'f', 'l', or 0 for
+ * all) from its ?format=text listing. */
+static int list_names(struct ctx *x, const char *dir_path, char type, char ***ret, size_t *ret_n)
+{
+	_cleanup_free_ char *path = NULL, *body = NULL;
+	char **names = NULL;
+	size_t n = 0;
+	int r;
+
+	if (asprintf(&path, "%s?format=text", dir_path) < 0)
+		return pd_error_set(&x->err, -ENOMEM, "out of memory");
+	r = cli_get(&x->client, path, &body, NULL, &x->err);
+	if (r < 0)
+		return r;
+	for (char *line = body, *next; line && *line; line = next) {
+		next = strchr(line, '\n');
+		if (next)
+			*next++ = '\0';
+		char t;
+		const char *name;
+		if (cli_parse_listing_line(line, &t, &name) < 0 || (type && t != type))
+			continue;
+		char **grown = realloc(names, (n + 1) * sizeof(*names));
+		char *copy = strdup(name);
+		if (!grown || !copy) {
+			free(copy);
+			free_cells(grown ? grown : names, n);
+			return pd_error_set(&x->err, -ENOMEM, "out of memory");
+		}
+		names = grown;
+		names[n++] = copy;
+	}
+	*ret = names;
+	*ret_n = n;
+	return 0;
+}
+
+/* A table of objects under dir_path: column 0 is the name, the others
+ * the files named by files[] (NULL where unreadable). skip_missing drops
+ * objects whose first file is gone (deleted meanwhile). */
+static int object_table(struct ctx *x, const char *dir_path, const char *const *keys,
+			const char *const *heads, const char *const *files, size_t nfiles,
+			bool skip_missing, const char *link_prefix)
+{
+	char **names = NULL, **cells = NULL;
+	size_t n = 0, rows = 0, ncol = nfiles + 1;
+	int r = list_names(x, dir_path, link_prefix ? 0 : 'd', &names, &n);
+
+	if (r < 0)
+		return fail(x);
+	cells = calloc(n * ncol + 1, sizeof(*cells));
+	if (!cells) {
+		free_cells(names, n);
+		return oom(x);
+	}
+	for (size_t i = 0; i < n; i++) {
+		char **row = cells + rows * ncol;
+		_cleanup_free_ char *ename = cli_escape_segment(names[i]);
+		bool gone = false;
+		if (!ename)
+			break;
+		row[0] = TAKE_PTR(names[i]);
+		for (size_t j = 0; j < nfiles; j++) {
+			_cleanup_free_ char *path = NULL;
+			pd_error ignored = {0};
+			if (asprintf(&path, "%s%s/%s", link_prefix ? link_prefix : dir_path, ename,
+				     files[j]) < 0)
+				continue;
+			if (cli_get_value(&x->client, path, &row[j + 1], &ignored) < 0) {
+				row[j + 1] = NULL;
+				if (j == 0 && ignored.code == -ENOENT)
+					gone = true;
+			}
+		}
+		if (gone && skip_missing) {
+			for (size_t j = 0; j < ncol; j++)
+				free(TAKE_PTR(row[j]));
+			continue;
+		}
+		rows++;
+	}
+	free_cells(names, n);
+	r = print_rows(x, keys, heads, ncol, cells, rows);
+	free_cells(cells, rows * ncol);
+	return r < 0 ? oom(x) : 0;
+}
+
+/* --- commands ------------------------------------------------------------ */
+
+static int read_password(const char *url, bool from_stdin, char **ret, pd_error *err)
+{
+	char buf[PASSWORD_MAX + 2];
+	FILE *in = stdin;
+	_cleanup_fclose_ FILE *tty = NULL;
+	struct termios old, noecho;
+	bool echo_off = false;
+
+	if (!from_stdin && isatty(STDIN_FILENO)) {
+		tty = fopen("/dev/tty", "r+e");
+		if (!tty)
+			return pd_error_set(err, -errno, "cannot open /dev/tty: %s",
+					    strerror(errno));
+		in = tty;
+		fprintf(tty, "Password for %s: ", url);
+		fflush(tty);
+		if (tcgetattr(fileno(tty), &old) == 0) {
+			noecho = old;
+			noecho.c_lflag &= ~(tcflag_t)ECHO;
+			noecho.c_lflag |= ECHONL;
+			echo_off = tcsetattr(fileno(tty), TCSAFLUSH, &noecho) == 0;
+		}
+	}
+	char *got = fgets(buf, sizeof(buf), in);
+	if (echo_off)
+		tcsetattr(fileno(tty), TCSAFLUSH, &old);
+	if (!got)
+		return pd_error_set(err, -EINVAL, "no password given");
+	size_t n = strlen(buf);
+	if (n > 0 && buf[n - 1] == '\n')
+		buf[--n] = '\0';
+	else if (n > PASSWORD_MAX)
+		return pd_error_set(err, -EINVAL, "the password is longer than %d bytes",
+				    PASSWORD_MAX);
+	if (n > 0 && buf[n - 1] == '\r')
+		buf[--n] = '\0';
+	if (n == 0)
+		return pd_error_set(err, -EINVAL, "no password given");
+	*ret = strdup(buf);
+	explicit_bzero(buf, sizeof(buf));
+	return *ret ? 0 : pd_error_set(err, -ENOMEM, "out of memory");
+}
+
+static int cmd_login(struct ctx *x)
+{
+	const cli_args *a = x->a;
+	_cleanup_free_ char *url = strdup(a->value), *password = NULL, *json = NULL, *body = NULL;
+	char host[256] = "";
+	size_t len = 0;
+	int r;
+
+	if (!url)
+		return oom(x);
+	for (size_t n = strlen(url); n > 8 && url[n - 1] == '/'; n--)
+		url[n - 1] = '\0';
+	r = cli_client_init(&x->client, url, /* token= */ NULL, &x->err);
+	if (r < 0)
+		return fail(x);
+	r = read_password(url, a->password_stdin, &password, &x->err);
+	if (r < 0)
+		return fail(x);
+	gethostname(host, sizeof(host) - 1);
+	_cleanup_free_ char *label = NULL;
+	if (asprintf(&label, "paddock-cli@%.40s", host[0] ? host : "unknown") < 0)
+		return oom(x);
+	json = strdup("{\"password\":");
+	len = json ? strlen(json) : 0;
+	if (!json || cli_json_string(&json, &len, password) < 0)
+		return oom(x);
+	char *more = realloc(json, len + 16);
+	if (!more)
+		return oom(x);
+	json = more;
+	memcpy(json + len, ",\"label\":", 10);
+	len += 9;
+	if (cli_json_string(&json, &len, label) < 0)
+		return oom(x);
+	more = realloc(json, len + 2);
+	if (!more)
+		return oom(x);
+	json = more;
+	memcpy(json + len, "}", 2);
+	explicit_bzero(password, strlen(password));
+
+	r = cli_post_json(&x->client, "/v1/login", json, &body, &x->err);
+	explicit_bzero(json, strlen(json));
+	if (r < 0)
+		return fail(x);
+	body[strcspn(body, "\r\n")] = '\0';
+	if (body[0] == '\0' || strchr(body, '"') || strchr(body, ' '))
+		return pd_error_set(&x->err, -EPROTO, "unexpected answer to the login"), fail(x);
+
+	if (!x->config.url || strcmp(x->config.url, url) != 0)
+		cli_config_set(&x->config.current, NULL);
+	if (cli_config_set(&x->config.url, url) < 0 || cli_config_set(&x->config.token, body) < 0)
+		return oom(x);
+	r = cli_config_write(x->config_path, &x->config, &x->err);
+	if (r < 0)
+		return fail(x);
+	if (!a->quiet)
+		fprintf(stderr, "paddock: logged in to %s (token stored in %s)\n", url,
+			x->config_path);
+	return 0;
+}
+
+static int policy_body(const char *mode, const char *const *entries, size_t n, char **ret)
+{
+	_cleanup_free_ char *out = NULL;
+	size_t len = 0;
+	_cleanup_fclose_ FILE *m = open_memstream(&out, &len);
+
+	if (!m)
+		return -ENOMEM;
+	if (strcmp(mode, "allow") == 0) {
+		fputs("allowlist\n", m);
+		for (size_t i = 0; i < n; i++)
+			fprintf(m, "%s\n", entries[i]);
+	} else if (strncmp(mode, "allow:", 6) == 0) {
+		/* --policy allow:a,b */
+		fputs("allowlist\n", m);
+		for (const char *p = mode + 6; *p;) {
+			size_t k = strcspn(p, ",");
+			if (k > 0)
+				fprintf(m, "%.*s\n", (int)k, p);
+			p += k + (p[k] == ',');
+		}
+	} else {
+		fprintf(m, "%s\n", mode);
+	}
+	fclose(TAKE_PTR(m));
+	*ret = TAKE_PTR(out);
+	return 0;
+}
+
+static int cmd_new(struct ctx *x)
+{
+	const cli_args *a = x->a;
+	_cleanup_free_ char *name = NULL, *dir = NULL, *policy = NULL;
+	int r = 0;
+
+	/* A generated name may be taken: try a few. */
+	for (int attempt = 0; attempt < 5; attempt++) {
+		free(name);
+		free(dir);
+		name = a->name ? strdup(a->name) : cli_random_name("box-");
+		dir = name ? box_path(name, "") : NULL;
+		if (!dir)
+			return oom(x);
+		r = cli_put(&x->client, dir, NULL, 0, &x->err);
+		if (r != -EBUSY || a->name)
+			break;
+	}
+	if (r < 0)
+		return fail(x);
+
+	if (a->policy && policy_body(a->policy, NULL, 0, &policy) < 0)
+		r = pd_error_set(&x->err, -ENOMEM, "out of memory");
+	const struct {
+		const char *file, *value;
+	} steps[] = {
+	    {"image", a->image}, {"type", a->type},    {"ttl", a->ttl},
+	    {"policy", policy},	 {"state", "running"},
+	};
+	for (size_t i = 0; r == 0 && i < ELEMENTSOF(steps); i++) {
+		if (!steps[i].value)
+			continue;
+		_cleanup_free_ char *path = box_path(name, steps[i].file);
+		if (!path) {
+			r = pd_error_set(&x->err, -ENOMEM, "out of memory");
+			break;
+		}
+		if (strcmp(steps[i].file, "policy") == 0)
+			r = cli_put(&x->client, path, policy, strlen(policy), &x->err);
+		else
+			r = cli_put_value(&x->client, path, steps[i].value, &x->err);
+		if (r < 0)
+			pd_error_prefix(&x->err, "%s", steps[i].file);
+	}
+	if (r < 0) {
+		pd_error ignored = {0};
+		cli_delete(&x->client, dir, &ignored);
+		return fail(x);
+	}
+	printf("%s\n", name);
+	x->use_box = TAKE_PTR(name);
+	return 0;
+}
+
+static int cmd_ls(struct ctx *x)
+{
+	static const char *const keys[] = {"name", "state", "type", "expires"};
+	static const char *const heads[] = {"NAME", "STATE", "TYPE", "EXPIRES"};
+	static const char *const files[] = {"state", "type", "expires"};
+
+	return object_table(x, "boxes/", keys, heads, files, 3, /* skip_missing= */ true, NULL);
+}
+
+static int cmd_complete_boxes(struct ctx *x)
+{
+	char **names = NULL;
+	size_t n = 0;
+
+	if (list_names(x, "boxes/", 'd', &names, &n) < 0)
+		return CLI_EXIT_FAIL; /* quietly: this feeds shell completion */
+	for (size_t i = 0; i < n; i++)
+		printf("%s\n", names[i]);
+	free_cells(names, n);
+	return 0;
+}
+
+static int cmd_info(struct ctx *x)
+{
+	_cleanup_free_ char *box = NULL, *path = NULL, *body = NULL;
+	size_t len = 0;
+
+	if (use_box(x, x->a->box, &box) < 0)
+		return fail(x);
+	path = box_path(box, "info");
+	if (!path)
+		return oom(x);
+	if (cli_get(&x->client, path, &body, &len, &x->err) < 0)
+		return fail(x);
+	fwrite(body, 1, len, stdout);
+	if (len == 0 || body[len - 1] != '\n')
+		putchar('\n');
+	return 0;
+}
+
+/* Writes one value to a box file; verbose says so. */
+static int box_write(struct ctx *x, const char *file, const char *value)
+{
+	_cleanup_free_ char *box = NULL, *path = NULL;
+
+	if (use_box(x, x->a->box, &box) < 0)
+		return fail(x);
+	path = box_path(box, file);
+	if (!path)
+		return oom(x);
+	if (cli_put_value(&x->client, path, value, &x->err) < 0)
+		return fail(x);
+	if (x->a->verbose)
+		fprintf(stderr, "paddock: %s: %s = %s\n", box, file, value);
+	return 0;
+}
+
+static int cmd_rm(struct ctx *x)
+{
+	_cleanup_free_ char *box = NULL, *path = NULL;
+
+	if (cli_resolve_box(x->a->box, &x->config, &box, &x->err) < 0)
+		return fail(x);
+	path = box_path(box, "");
+	if (!path)
+		return oom(x);
+	if (cli_delete(&x->client, path, &x->err) < 0)
+		return fail(x);
+	if (x->config.current && strcmp(x->config.current, box) == 0)
+		x->forget_box = true;
+	return 0;
+}
+
+static int cmd_policy(struct ctx *x)
+{
+	const cli_args *a = x->a;
+	_cleanup_free_ char *box = NULL, *path = NULL, *body = NULL;
+	size_t len = 0;
+
+	if (use_box(x, a->box, &box) < 0)
+		return fail(x);
+	path = box_path(box, "policy");
+	if (!path)
+		return oom(x);
+	if (!a->value) {
+		if (cli_get(&x->client, path, &body, &len, &x->err) < 0)
+			return fail(x);
+		fwrite(body, 1, len, stdout);
+		return 0;
+	}
+	if (policy_body(a->value, a->words, a->n_words, &body) < 0)
+		return oom(x);
+	if (cli_put(&x->client, path, body, strlen(body), &x->err) < 0)
+		return fail(x);
+	return 0;
+}
+
+static int cmd_fork(struct ctx *x)
+{
+	_cleanup_free_ char *box = NULL, *path = NULL;
+	_cleanup_free_ char *new_name = x->a->value ? strdup(x->a->value) : cli_random_name("box-");
+
+	if (!new_name)
+		return oom(x);
+	if (cli_resolve_box(x->a->box, &x->config, &box, &x->err) < 0)
+		return fail(x);
+	path = box_path(box, "fork");
+	if (!path)
+		return oom(x);
+	if (cli_put_value(&x->client, path, new_name, &x->err) < 0)
+		return fail(x);
+	printf("%s\n", new_name);
+	free(x->use_box);
+	x->use_box = TAKE_PTR(new_name); /* the fork becomes current, like new */
+	return 0;
+}
+
+static int cmd_snapshots(struct ctx *x)
+{
+	static const char *const keys[] = {"id", "box", "label", "created"};
+	static const char *const heads[] = {"ID", "BOX", "LABEL", "CREATED"};
+	static const char *const files[] = {"box", "label", "created"};
+	_cleanup_free_ char *box = NULL, *dir = NULL;
+
+	if (!x->a->box)
+		return object_table(x, "snapshots/", keys, heads, files, 3, true, NULL);
+	if (use_box(x, x->a->box, &box) < 0)
+		return fail(x);
+	dir = box_path(box, "snapshots/");
+	if (!dir)
+		return oom(x);
+	/* Its entries lead to /snapshots/ID: read them there. */
+	return object_table(x, dir, keys, heads, files, 3, true, "snapshots/");
+}
+
+static int cmd_volume(struct ctx *x)
+{
+	const cli_args *a = x->a;
+	_cleanup_free_ char *ename = a->value ? cli_escape_segment(a->value) : NULL;
+	_cleanup_free_ char *path = NULL;
+
+	if (a->value && !ename)
+		return oom(x);
+	switch (a->verb) {
+	case CLI_VOLUME_CREATE:
+	case CLI_VOLUME_RM:
+		if (asprintf(&path, "volumes/%s/", ename) < 0)
+			return oom(x);
+		if ((a->verb == CLI_VOLUME_CREATE ? cli_put(&x->client, path, NULL, 0, &x->err)
+						  : cli_delete(&x->client, path, &x->err)) < 0)
+			return fail(x);
+		return 0;
+	case CLI_VOLUME_LS: {
+		static const char *const keys[] = {"name", "size", "boxes"};
+		static const char *const heads[] = {"NAME", "SIZE", "BOXES"};
+		static const char *const files[] = {"size", "boxes"};
+		return object_table(x, "volumes/", keys, heads, files, 2, true, NULL);
+	}
+	case CLI_VOLUME_EXPORT: {
+		_cleanup_close_ int fd = -1;
+		int out = STDOUT_FILENO;
+		if (asprintf(&path, "volumes/%s/export", ename) < 0)
+			return oom(x);
+		if (a->output && strcmp(a->output, "-") != 0) {
+			fd = open(a->output, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+			if (fd < 0)
+				return pd_error_set(&x->err, -errno, "%s: %s", a->output,
+						    strerror(errno)),
+				       fail(x);
+			out = fd;
+		} else if (isatty(STDOUT_FILENO)) {
+			return pd_error_set(&x->err, -EINVAL,
+					    "not writing an archive to a terminal: use -o FILE"),
+			       fail(x);
+		}
+		bool progress = out != STDOUT_FILENO && !a->quiet && isatty(STDERR_FILENO);
+		if (cli_download(&x->client, path, out, progress, &x->err) < 0) {
+			if (fd >= 0)
+				unlink(a->output);
+			return fail(x);
+		}
+		return 0;
+	}
+	case CLI_VOLUME_ATTACH:
+	case CLI_VOLUME_DETACH:
+		break;
+	default:
+		return CLI_EXIT_USAGE;
+	}
+
+	/* attach/detach: the box's volumes file is the whole list. */
+	_cleanup_free_ char *box = NULL, *list = NULL, *out = NULL;
+	size_t len = 0;
+	bool found = false;
+	if (use_box(x, a->box, &box) < 0)
+		return fail(x);
+	path = box_path(box, "volumes");
+	if (!path)
+		return oom(x);
+	if (cli_get(&x->client, path, &list, NULL, &x->err) < 0)
+		return fail(x);
+	{
+		_cleanup_fclose_ FILE *m = open_memstream(&out, &len);
+		if (!m)
+			return oom(x);
+		for (char *line = list, *next; line && *line; line = next) {
+			next = strchr(line, '\n');
+			if (next)
+				*next++ = '\0';
+			if (*line == '\0')
+				continue;
+			if (strcmp(line, a->value) == 0) {
+				found = true;
+				if (a->verb == CLI_VOLUME_DETACH)
+					continue;
+			}
+			fprintf(m, "%s\n", line);
+		}
+		if (a->verb == CLI_VOLUME_ATTACH && !found)
+			fprintf(m, "%s\n", a->value);
+	}
+	if (a->verb == CLI_VOLUME_DETACH && !found)
+		return pd_error_set(&x->err, -ENOENT, "volume %s is not attached to %s", a->value,
+				    box),
+		       fail(x);
+	if (a->verb == CLI_VOLUME_ATTACH && found)
+		return 0;
+	if (cli_put(&x->client, path, out, len, &x->err) < 0)
+		return fail(x);
+	return 0;
+}
+
+static int cmd_token(struct ctx *x)
+{
+	static const char *const keys[] = {"id", "label", "created", "last_used"};
+	static const char *const heads[] = {"ID", "LABEL", "CREATED", "LAST USED"};
+	static const char *const files[] = {"label", "created", "last_used"};
+	_cleanup_free_ char *path = NULL, *eid = NULL;
+
+	if (x->a->verb == CLI_TOKEN_LS)
+		return object_table(x, "tokens/", keys, heads, files, 3, true, NULL);
+	eid = cli_escape_segment(x->a->value);
+	if (!eid || asprintf(&path, "tokens/%s/", eid) < 0)
+		return oom(x);
+	if (cli_delete(&x->client, path, &x->err) < 0)
+		return fail(x);
+	return 0;
+}
+
+static int cmd_push_pull(struct ctx *x)
+{
+	const cli_args *a = x->a;
+	_cleanup_free_ char *box = NULL;
+	bool progress = !a->quiet && isatty(STDERR_FILENO);
+	int r;
+
+	if (use_box(x, a->box, &box) < 0)
+		return fail(x);
+	if (a->verb == CLI_PUSH)
+		r = cli_push(&x->client, box, a->srcs, a->n_srcs, a->to, progress, a->quiet,
+			     &x->err);
+	else
+		r = cli_pull(&x->client, box, a->srcs[0], a->to, progress, &x->err);
+	if (r < 0)
+		return fail(x);
+	if (a->verbose)
+		fprintf(stderr, "paddock: %s done\n", a->verb == CLI_PUSH ? "push" : "pull");
+	return 0;
+}
+
+static int cmd_exec(struct ctx *x)
+{
+	const cli_args *a = x->a;
+	_cleanup_free_ char *box = NULL;
+	cli_exec_opts o = {
+	    .words = a->words,
+	    .n_words = a->n_words,
+	    .env = a->env,
+	    .n_env = a->n_env,
+	    .cwd = a->cwd,
+	    .desktop = a->desktop,
+	};
+	int code = 0;
+	bool started = false;
+
+	if (use_box(x, a->box, &box) < 0)
+		return fail(x);
+	int r = cli_exec(&x->client, box, &o, &code, &started, &x->err);
+	x->use_anyway = started;
+	if (r == -EINTR) {
+		fail(x);
+		return 130;
+	}
+	if (r < 0)
+		return fail(x);
+	return code;
+}
+
+static int dispatch(struct ctx *x)
+{
+	const cli_args *a = x->a;
+
+	switch (a->verb) {
+	case CLI_NEW:
+		return cmd_new(x);
+	case CLI_LS:
+		return cmd_ls(x);
+	case CLI_INFO:
+		return cmd_info(x);
+	case CLI_PUSH:
+	case CLI_PULL:
+		return cmd_push_pull(x);
+	case CLI_EXEC:
+		return cmd_exec(x);
+	case CLI_STOP:
+		return box_write(x, "state", "stopped");
+	case CLI_START:
+	case CLI_RESUME:
+		return box_write(x, "state", "running");
+	case CLI_RM:
+		return cmd_rm(x);
+	case CLI_TTL:
+		return box_write(x, "ttl", a->value);
+	case CLI_POLICY:
+		return cmd_policy(x);
+	case CLI_FORK:
+		return cmd_fork(x);
+	case CLI_SNAPSHOT:
+		return box_write(x, "snapshot", a->value ? a->value : "manual");
+	case CLI_SNAPSHOTS:
+		return cmd_snapshots(x);
+	case CLI_RESTORE:
+		return box_write(x, "restore", a->value);
+	case CLI_VOLUME_CREATE:
+	case CLI_VOLUME_LS:
+	case CLI_VOLUME_RM:
+	case CLI_VOLUME_ATTACH:
+	case CLI_VOLUME_DETACH:
+	case CLI_VOLUME_EXPORT:
+		return cmd_volume(x);
+	case CLI_TOKEN_LS:
+	case CLI_TOKEN_REVOKE:
+		return cmd_token(x);
+	case CLI_COMPLETE_BOXES:
+		return cmd_complete_boxes(x);
+	case CLI_HELP:
+	case CLI_VERSION:
+	case CLI_LOGIN:
+	case CLI_CURRENT:
+		break;
+	}
+	return CLI_EXIT_USAGE;
+}
+
+/* Records the box used as current (or forgets a removed one). A failure
+ * to write the config is a notice, not the command's failure. */
+static void save_current(struct ctx *x, int rc)
+{
+	const char *want = x->config.current;
+
+	if (x->forget_box)
+		want = NULL;
+	else if (x->use_box && (rc == 0 || x->use_anyway))
+		want = x->use_box;
+	if ((want == NULL) == (x->config.current == NULL) &&
+	    (!want || strcmp(want, x->config.current) == 0))
+		return;
+	_cleanup_free_ char *copy = want ? strdup(want) : NULL;
+	free(x->config.current);
+	x->config.current = TAKE_PTR(copy);
+	pd_error err = {0};
+	if (cli_config_write(x->config_path, &x->config, &err) < 0 && !x->a->quiet)
+		fprintf(stderr, "paddock: cannot record the current box: %s\n", err.msg);
+}
+
+int cli_run(const cli_args *a)
+{
+	struct ctx x = {.a = a};
+	_cleanup_free_ char *url = NULL, *token = NULL;
+	int rc;
+
+	if (a->verb == CLI_HELP) {
+		cli_usage(stdout);
+		return 0;
+	}
+	if (a->verb == CLI_VERSION) {
+		printf("paddock %s\n", PACKAGE_VERSION);
+		return 0;
+	}
+	if (cli_config_path(&x.config_path) < 0) {
+		fprintf(stderr, "paddock: set HOME or PADDOCK_CONFIG\n");
+		return CLI_EXIT_FAIL;
+	}
+	if (cli_config_read(x.config_path, &x.config, &x.err) < 0) {
+		rc = fail(&x);
+		goto out;
+	}
+	if (a->verb == CLI_CURRENT) {
+		if (!x.config.current) {
+			pd_error_set(&x.err, -ENOENT, "no current box");
+			rc = fail(&x);
+		} else {
+			printf("%s\n", x.config.current);
+			rc = 0;
+		}
+		goto out;
+	}
+	if (a->verb == CLI_LOGIN) {
+		rc = cmd_login(&x);
+		goto out;
+	}
+	if (cli_resolve_server(a->url, a->token, &x.config, CLI_DEFAULT_SOCKET, &url, &token,
+			       &x.err) < 0 ||
+	    cli_client_init(&x.client, url, token, &x.err) < 0) {
+		rc = a->verb == CLI_COMPLETE_BOXES ? CLI_EXIT_FAIL : fail(&x);
+		goto out;
+	}
+	rc = dispatch(&x);
+	save_current(&x, rc);
+out:
+	cli_client_release(&x.client);
+	cli_config_release(&x.config);
+	free(x.config_path);
+	free(x.use_box);
+	return rc;
+}

@@ -1,0 +1,31 @@
+/* main.c - the `paddock` command: parses the command line and runs it
+ * (cli.h). SIGPIPE is ignored so that a closed pipe is an error return
+ * (see transfer.h), never a silent death. */
+#include <signal.h>
+#include <stdio.h>
+
+#include <curl/curl.h>
+
+#include "cli.h"
+
+int main(int argc, char **argv)
+{
+	cli_args a;
+	pd_error err = {0};
+	int rc;
+
+	signal(SIGPIPE, SIG_IGN);
+	if (cli_parse(argc, argv, &a, &err) < 0) {
+		fprintf(stderr, "paddock: %s\nTry 'paddock --help'.\n", err.msg);
+		return CLI_EXIT_USAGE;
+	}
+	if (curl_global_init(CURL_GLOBAL_DEFAULT) != 0) {
+		fprintf(stderr, "paddock: cannot initialize libcurl\n");
+		cli_args_release(&a);
+		return 1;
+	}
+	rc = cli_run(&a);
+	cli_args_release(&a);
+	curl_global_cleanup();
+	return rc;
+}

@@ -1,0 +1,92 @@
+# bash completion for paddock(1)
+
+_paddock_boxes()
+{
+	paddock __complete-boxes 2>/dev/null
+	echo current
+}
+
+_paddock()
+{
+	local cur prev words cword
+	_init_completion 2>/dev/null || {
+		cur=${COMP_WORDS[COMP_CWORD]}
+		prev=${COMP_WORDS[COMP_CWORD - 1]}
+		words=("${COMP_WORDS[@]}")
+		cword=$COMP_CWORD
+	}
+
+	local commands="login new current ls info push pull exec stop start resume rm ttl policy
+		fork snapshot snapshots restore volume token help version"
+	local globals="--url --token --json --quiet --verbose --help --version"
+
+	case $prev in
+	--url | --token | --name | --image | --env | --ttl)
+		return ;;
+	--type)
+		COMPREPLY=($(compgen -W "small medium large" -- "$cur"))
+		return ;;
+	--policy)
+		COMPREPLY=($(compgen -W "allow-all deny-all allow:" -- "$cur"))
+		return ;;
+	--to | -o | --output | --cwd)
+		COMPREPLY=($(compgen -f -- "$cur"))
+		return ;;
+	esac
+
+	# The command word: the first word that is not an option (or its value).
+	local i cmd= sub= nargs=0
+	for ((i = 1; i < cword; i++)); do
+		case ${words[i]} in
+		--url | --token | --name | --type | --ttl | --image | --policy | --to | --env | --cwd | -o | --output)
+			((i++)) ;;
+		-*) ;;
+		*)
+			if [ -z "$cmd" ]; then
+				cmd=${words[i]}
+			elif [ -z "$sub" ] && { [ "$cmd" = volume ] || [ "$cmd" = token ]; }; then
+				sub=${words[i]}
+			else
+				nargs=$((nargs + 1))
+			fi ;;
+		esac
+	done
+
+	if [[ $cur == -* ]]; then
+		local opts=$globals
+		case $cmd in
+		login) opts="$opts --password-stdin" ;;
+		new) opts="$opts --name --type --ttl --image --policy" ;;
+		push | pull) opts="$opts --to" ;;
+		exec) opts="$opts --desktop --env --cwd" ;;
+		volume) opts="$opts -o --output" ;;
+		esac
+		COMPREPLY=($(compgen -W "$opts" -- "$cur"))
+		return
+	fi
+
+	case $cmd in
+	"")
+		COMPREPLY=($(compgen -W "$commands" -- "$cur")) ;;
+	volume)
+		if [ -z "$sub" ]; then
+			COMPREPLY=($(compgen -W "create ls rm attach detach export" -- "$cur"))
+		elif [ "$nargs" = 0 ] && { [ "$sub" = attach ] || [ "$sub" = detach ]; }; then
+			COMPREPLY=($(compgen -W "$(_paddock_boxes)" -- "$cur"))
+		fi ;;
+	token)
+		[ -z "$sub" ] && COMPREPLY=($(compgen -W "ls revoke" -- "$cur")) ;;
+	info | push | pull | exec | stop | start | resume | rm | ttl | policy | fork | snapshot | \
+		snapshots | restore)
+		if [ "$nargs" = 0 ]; then
+			COMPREPLY=($(compgen -W "$(_paddock_boxes)" -- "$cur"))
+		elif [ "$cmd" = push ]; then
+			COMPREPLY=($(compgen -f -- "$cur"))
+		elif [ "$cmd" = policy ] && [ "$nargs" = 1 ]; then
+			COMPREPLY=($(compgen -W "allow-all deny-all allow" -- "$cur"))
+		elif [ "$cmd" = ttl ] && [ "$nargs" = 1 ]; then
+			COMPREPLY=($(compgen -W "none 3600" -- "$cur"))
+		fi ;;
+	esac
+}
+complete -F _paddock paddock

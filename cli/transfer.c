@@ -1,0 +1,600 @@
+/* transfer.c - push, pull and download (see transfer.h). */
+#include <fcntl.h>
+#include <fts.h>
+#include <libgen.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/time.h>
+
+#include <archive.h>
+#include <archive_entry.h>
+
+#include "transfer.h"
+
+#define COPY_BUF (64 * 1024)
+
+const char *cli_format_size(unsigned long long n, char *buf, size_t size)
+{
+	static const char *units[] = {"KiB", "MiB", "GiB", "TiB"};
+	double v = (double)n;
+	size_t u = 0;
+
+	if (n < 1024) {
+		snprintf(buf, size, "%llu B", n);
+		return buf;
+	}
+	v /= 1024;
+	while (v >= 1024 && u + 1 < ELEMENTSOF(units)) {
+		v /= 1024;
+		u++;
+	}
+	snprintf(buf, size, "%.1f %s", v, units[u]);
+	return buf;
+}
+
+/* --- progress on stderr ----------------------------------------------- */
+
+struct progress {
+	bool on, drawn;
+	unsigned long long done, total; /* total 0: unknown */
+	unsigned long long last_us;
+};
+
+static unsigned long long mono_us(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (unsigned long long)ts.tv_sec * 1000000ULL + (unsigned long long)ts.tv_nsec / 1000;
+}
+
+static void progress_draw(struct progress *p, bool final)
+{
+	char a[32], b[32];
+	unsigned long long now;
+
+	if (!p->on)
+		return;
+	now = mono_us();
+	if (!final && now - p->last_us < 100000)
+		return;
+	p->last_us = now;
+	cli_format_size(p->done, a, sizeof(a));
+	if (p->total > 0) {
+		unsigned long long done = p->done > p->total ? p->total : p->done;
+		int pct = (int)(done * 100 / p->total);
+		int bar = pct / 4;
+		fprintf(stderr, "\r[%-25.*s] %3d%% %s / %s  ", bar, "#########################",
+			pct, a, cli_format_size(p->total, b, sizeof(b)));
+	} else {
+		fprintf(stderr, "\r%s  ", a);
+	}
+	p->drawn = true;
+	if (final)
+		fputc('\n', stderr);
+}
+
+static void progress_end(struct progress *p, bool ok)
+{
+	if (!p->on || !p->drawn)
+		return;
+	if (ok)
+		progress_draw(p, true);
+	else
+		fputc('\n', stderr);
+}
+
+/* --- push --------------------------------------------------------------- */
+
+struct pusher {
+	const char *const *srcs;
+	size_t n;
+	int fd; /* write end of the pipe */
+	bool quiet;
+	atomic_bool failed;
+	pd_error err;
+};
+
+static bool is_dir_source(const char *src)
+{
+	struct stat st;
+	return stat(src, &st) == 0 && S_ISDIR(st.st_mode);
+}
+
+/* The archive name of an fts entry: relative to a directory SRC, or the
+ * basename of anything else. NULL for the directory SRC itself. */
+static const char *entry_name(FTSENT *e, bool dir_src, size_t root_len)
+{
+	if (!dir_src)
+		return e->fts_level == 0 ? e->fts_name : e->fts_path + root_len + 1;
+	if (e->fts_level == 0)
+		return NULL;
+	const char *p = e->fts_path + root_len;
+	while (*p == '/')
+		p++;
+	return p;
+}
+
+/* Walks one SRC. With a, each entry goes into the archive; without, only
+ * *total is added to (the estimate of the tar size). */
+static int walk(const char *src, struct archive *a, unsigned long long *total, bool quiet,
+		pd_error *err)
+{
+	char *paths[] = {(char *)src, NULL};
+	bool dir_src = is_dir_source(src);
+	size_t root_len = strlen(src);
+	FTS *fts;
+	FTSENT *e;
+	int r = 0;
+
+	while (root_len > 1 && src[root_len - 1] == '/')
+		root_len--;
+	fts = fts_open(paths, FTS_PHYSICAL | FTS_COMFOLLOW | FTS_NOCHDIR, NULL);
+	if (!fts)
+		return pd_error_set(err, -errno, "%s: %s", src, strerror(errno));
+	errno = 0;
+	while (r == 0 && (e = fts_read(fts))) {
+		const char *name;
+		switch (e->fts_info) {
+		case FTS_DP:
+			continue;
+		case FTS_DNR:
+		case FTS_ERR:
+		case FTS_NS:
+			r = pd_error_set(err, -e->fts_errno, "%s: %s", e->fts_path,
+					 strerror(e->fts_errno));
+			continue;
+		case FTS_DC:
+			continue;
+		default:
+			break;
+		}
+		name = entry_name(e, dir_src, root_len);
+		if (!name || !*name)
+			continue;
+		mode_t type = e->fts_statp->st_mode & S_IFMT;
+		if (type != S_IFREG && type != S_IFDIR && type != S_IFLNK) {
+			if (a && !quiet)
+				fprintf(stderr,
+					"paddock: skipping %s (not a file, directory or link)\n",
+					e->fts_path);
+			continue;
+		}
+		if (!a) {
+			unsigned long long size =
+			    type == S_IFREG ? (unsigned long long)e->fts_statp->st_size : 0;
+			*total += 512 + (size + 511) / 512 * 512;
+			if (strlen(name) > 99)
+				*total += 1536; /* a pax header for the long name */
+			continue;
+		}
+
+		struct archive_entry *ent = archive_entry_new();
+		if (!ent) {
+			r = pd_error_set(err, -ENOMEM, "out of memory");
+			break;
+		}
+		archive_entry_copy_stat(ent, e->fts_statp);
+		archive_entry_set_pathname(ent, name);
+		if (type == S_IFLNK) {
+			char target[4096];
+			ssize_t n = readlink(e->fts_accpath, target, sizeof(target) - 1);
+			if (n < 0) {
+				r = pd_error_set(err, -errno, "%s: %s", e->fts_path,
+						 strerror(errno));
+				archive_entry_free(ent);
+				break;
+			}
+			target[n] = '\0';
+			archive_entry_set_symlink(ent, target);
+		}
+		int fd = -1;
+		if (type == S_IFREG) {
+			fd = open(e->fts_accpath, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+			if (fd < 0) {
+				r = pd_error_set(err, -errno, "%s: %s", e->fts_path,
+						 strerror(errno));
+				archive_entry_free(ent);
+				break;
+			}
+		}
+		if (archive_write_header(a, ent) != ARCHIVE_OK)
+			r = pd_error_set(err, -EIO, "%s: %s", e->fts_path, archive_error_string(a));
+		archive_entry_free(ent);
+		if (fd >= 0) {
+			static __thread char buf[COPY_BUF];
+			while (r == 0) {
+				ssize_t n = read(fd, buf, sizeof(buf));
+				if (n < 0 && errno == EINTR)
+					continue;
+				if (n < 0)
+					r = pd_error_set(err, -errno, "%s: %s", e->fts_path,
+							 strerror(errno));
+				if (n <= 0)
+					break;
+				if (archive_write_data(a, buf, (size_t)n) < 0)
+					r = pd_error_set(err, -EIO, "%s", archive_error_string(a));
+			}
+			close(fd);
+		}
+	}
+	/* fts_read() returns NULL with errno 0 at the end, else on failure */
+	if (r == 0 && errno != 0)
+		r = pd_error_set(err, -errno, "%s: %s", src, strerror(errno));
+	fts_close(fts);
+	return r;
+}
+
+static void *push_thread(void *user)
+{
+	struct pusher *p = user;
+	struct archive *a = archive_write_new();
+	int r = 0;
+
+	if (!a) {
+		r = pd_error_set(&p->err, -ENOMEM, "out of memory");
+		goto out;
+	}
+	archive_write_set_format_pax_restricted(a);
+	archive_write_set_bytes_in_last_block(a, 1);
+	if (archive_write_open_fd(a, p->fd) != ARCHIVE_OK) {
+		r = pd_error_set(&p->err, -EIO, "%s", archive_error_string(a));
+		goto out;
+	}
+	for (size_t i = 0; r == 0 && i < p->n; i++)
+		r = walk(p->srcs[i], a, NULL, p->quiet, &p->err);
+	if (r == 0 && archive_write_close(a) != ARCHIVE_OK)
+		r = pd_error_set(&p->err, -EIO, "%s", archive_error_string(a));
+out:
+	if (a)
+		archive_write_free(a);
+	if (r < 0)
+		atomic_store(&p->failed, true);
+	close(p->fd);
+	return NULL;
+}
+
+struct push_reader {
+	int fd; /* read end */
+	struct pusher *pusher;
+	struct progress *progress;
+};
+
+static size_t push_read(char *ptr, size_t size, size_t nmemb, void *user)
+{
+	struct push_reader *r = user;
+
+	for (;;) {
+		ssize_t n = read(r->fd, ptr, size * nmemb);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0)
+			return CURL_READFUNC_ABORT;
+		if (n == 0 && atomic_load(&r->pusher->failed))
+			return CURL_READFUNC_ABORT;
+		r->progress->done += (unsigned long long)n;
+		progress_draw(r->progress, false);
+		return (size_t)n;
+	}
+}
+
+int cli_push(cli_client *c, const char *box, const char *const *srcs, size_t n, const char *to,
+	     bool progress, bool quiet, pd_error *err)
+{
+	struct progress prog = {.on = progress};
+	struct pusher pusher = {.srcs = srcs, .n = n, .quiet = quiet};
+	cli_buf resp = {0};
+	_cleanup_free_ char *ebox = NULL, *prefix = NULL, *path = NULL, *url = NULL;
+	struct curl_slist *headers = NULL;
+	char errbuf[CURL_ERROR_SIZE] = "";
+	pthread_t thread;
+	int fds[2];
+	long status = 0;
+	int r;
+
+	for (size_t i = 0; i < n; i++) {
+		struct stat st;
+		if (stat(srcs[i], &st) < 0)
+			return pd_error_set(err, -errno, "%s: %s", srcs[i], strerror(errno));
+	}
+	for (size_t i = 0; i < n; i++) {
+		r = walk(srcs[i], NULL, &prog.total, true, err);
+		if (r < 0)
+			return r;
+	}
+	prog.total += 1024;
+
+	ebox = cli_escape_segment(box);
+	if (!ebox || asprintf(&prefix, "boxes/%s/root", ebox) < 0)
+		return pd_error_set(err, -ENOMEM, "out of memory");
+	r = cli_tree_path(prefix, to, /* dir_slash= */ true, &path, err);
+	if (r < 0)
+		return r;
+	if (asprintf(&url, "%s/v1/tree/%s?format=tar", c->base, path) < 0)
+		return pd_error_set(err, -ENOMEM, "out of memory");
+
+	if (pipe2(fds, O_CLOEXEC) < 0)
+		return pd_error_set(err, -errno, "pipe: %s", strerror(errno));
+	pusher.fd = fds[1];
+	r = pthread_create(&thread, NULL, push_thread, &pusher);
+	if (r != 0) {
+		close(fds[0]);
+		close(fds[1]);
+		return pd_error_set(err, -r, "cannot start a thread: %s", strerror(r));
+	}
+
+	CURL *h = curl_easy_init();
+	struct push_reader reader = {.fd = fds[0], .pusher = &pusher, .progress = &prog};
+	CURLcode res = CURLE_OUT_OF_MEMORY;
+	if (h && cli_client_setup(c, h, url, &headers) == 0) {
+		struct curl_slist *more =
+		    curl_slist_append(headers, "Content-Type: application/x-tar");
+		if (more)
+			headers = more;
+		curl_easy_setopt(h, CURLOPT_HTTPHEADER, headers);
+		curl_easy_setopt(h, CURLOPT_ERRORBUFFER, errbuf);
+		curl_easy_setopt(h, CURLOPT_UPLOAD, 1L);
+		curl_easy_setopt(h, CURLOPT_READFUNCTION, push_read);
+		curl_easy_setopt(h, CURLOPT_READDATA, &reader);
+		curl_easy_setopt(h, CURLOPT_WRITEFUNCTION, cli_errbody_write);
+		curl_easy_setopt(h, CURLOPT_WRITEDATA, &resp);
+		res = curl_easy_perform(h);
+		curl_easy_getinfo(h, CURLINFO_RESPONSE_CODE, &status);
+	}
+	/* Unblocks the producer if the transfer ended early. */
+	close(fds[0]);
+	pthread_join(thread, NULL);
+
+	if (atomic_load(&pusher.failed)) {
+		r = pd_error_set(err, pusher.err.code, "%s", pusher.err.msg);
+	} else {
+		r = cli_transfer_result(res, errbuf, status, resp.data, resp.len, err);
+	}
+	progress_end(&prog, r == 0);
+	curl_slist_free_all(headers);
+	if (h)
+		curl_easy_cleanup(h);
+	free(resp.data);
+	return r;
+}
+
+/* --- pull and download ------------------------------------------------- */
+
+/* Where a GET's body goes: fd while the status is 2xx, else errbody. */
+struct sink {
+	CURL *h;
+	int fd;
+	bool checked, ok;
+	cli_buf errbody;
+	struct progress *progress;
+};
+
+static size_t sink_write(char *ptr, size_t size, size_t nmemb, void *user)
+{
+	struct sink *s = user;
+	size_t n = size * nmemb;
+
+	if (!s->checked) {
+		curl_off_t len = -1;
+		s->ok = cli_response_ok(s->h);
+		s->checked = true;
+		if (curl_easy_getinfo(s->h, CURLINFO_CONTENT_LENGTH_DOWNLOAD_T, &len) == CURLE_OK &&
+		    len > 0 && s->ok)
+			s->progress->total = (unsigned long long)len;
+	}
+	if (!s->ok)
+		return cli_errbody_write(ptr, size, nmemb, &s->errbody);
+	for (size_t off = 0; off < n;) {
+		ssize_t w = write(s->fd, ptr + off, n - off);
+		if (w < 0 && errno == EINTR)
+			continue;
+		if (w <= 0)
+			return 0;
+		off += (size_t)w;
+	}
+	s->progress->done += n;
+	progress_draw(s->progress, false);
+	return n;
+}
+
+/* Runs a GET of url into fd. */
+static int get_into(cli_client *c, const char *url, int fd, struct progress *prog, pd_error *err)
+{
+	struct curl_slist *headers = NULL;
+	char errbuf[CURL_ERROR_SIZE] = "";
+	struct sink s = {.fd = fd, .progress = prog};
+	long status = 0;
+	int r;
+
+	s.h = curl_easy_init();
+	if (!s.h || cli_client_setup(c, s.h, url, &headers) < 0) {
+		if (s.h)
+			curl_easy_cleanup(s.h);
+		return pd_error_set(err, -ENOMEM, "out of memory");
+	}
+	curl_easy_setopt(s.h, CURLOPT_ERRORBUFFER, errbuf);
+	curl_easy_setopt(s.h, CURLOPT_WRITEFUNCTION, sink_write);
+	curl_easy_setopt(s.h, CURLOPT_WRITEDATA, &s);
+	CURLcode res = curl_easy_perform(s.h);
+	curl_easy_getinfo(s.h, CURLINFO_RESPONSE_CODE, &status);
+	if (res == CURLE_WRITE_ERROR && s.ok)
+		r = pd_error_set(err, -EPIPE, "writing the data failed: %s", strerror(errno));
+	else
+		r = cli_transfer_result(res, errbuf, status, s.errbody.data, s.errbody.len, err);
+	curl_slist_free_all(headers);
+	curl_easy_cleanup(s.h);
+	free(s.errbody.data);
+	return r;
+}
+
+struct extractor {
+	int fd; /* read end */
+	pd_error err;
+	int r;
+};
+
+static void *extract_thread(void *user)
+{
+	struct extractor *x = user;
+	struct archive *in = archive_read_new();
+	struct archive *out = archive_write_disk_new();
+	struct archive_entry *e;
+	int flags = ARCHIVE_EXTRACT_TIME | ARCHIVE_EXTRACT_PERM | ARCHIVE_EXTRACT_SECURE_NODOTDOT |
+		    ARCHIVE_EXTRACT_SECURE_SYMLINKS | ARCHIVE_EXTRACT_SECURE_NOABSOLUTEPATHS;
+	int r = 0;
+
+	if (geteuid() == 0)
+		flags |= ARCHIVE_EXTRACT_OWNER;
+	if (!in || !out) {
+		r = pd_error_set(&x->err, -ENOMEM, "out of memory");
+		goto out;
+	}
+	archive_read_support_format_tar(in);
+	archive_write_disk_set_options(out, flags);
+	archive_write_disk_set_standard_lookup(out);
+	if (archive_read_open_fd(in, x->fd, COPY_BUF) != ARCHIVE_OK) {
+		r = pd_error_set(&x->err, -EIO, "%s", archive_error_string(in));
+		goto out;
+	}
+	for (;;) {
+		int ar = archive_read_next_header(in, &e);
+		if (ar == ARCHIVE_EOF)
+			break;
+		if (ar < ARCHIVE_WARN) {
+			r = pd_error_set(&x->err, -EIO, "reading the archive: %s",
+					 archive_error_string(in));
+			break;
+		}
+		if (archive_write_header(out, e) < ARCHIVE_WARN) {
+			r = pd_error_set(&x->err, -EIO, "%s: %s", archive_entry_pathname(e),
+					 archive_error_string(out));
+			break;
+		}
+		const void *buf;
+		size_t size;
+		la_int64_t off;
+		while ((ar = archive_read_data_block(in, &buf, &size, &off)) == ARCHIVE_OK) {
+			if (archive_write_data_block(out, buf, size, off) < ARCHIVE_WARN) {
+				ar = ARCHIVE_FATAL;
+				r = pd_error_set(&x->err, -EIO, "%s: %s", archive_entry_pathname(e),
+						 archive_error_string(out));
+				break;
+			}
+		}
+		if (r == 0 && ar != ARCHIVE_EOF) {
+			r = pd_error_set(&x->err, -EIO, "reading the archive: %s",
+					 archive_error_string(in));
+		}
+		if (r < 0)
+			break;
+		if (archive_write_finish_entry(out) < ARCHIVE_WARN) {
+			r = pd_error_set(&x->err, -EIO, "%s: %s", archive_entry_pathname(e),
+					 archive_error_string(out));
+			break;
+		}
+	}
+	if (r == 0 && archive_write_close(out) != ARCHIVE_OK)
+		r = pd_error_set(&x->err, -EIO, "%s", archive_error_string(out));
+out:
+	if (in)
+		archive_read_free(in);
+	if (out)
+		archive_write_free(out);
+	x->r = r;
+	close(x->fd); /* stops the transfer if it is still sending */
+	return NULL;
+}
+
+/* mkdir -p for the local destination. */
+static int make_dirs(const char *path)
+{
+	_cleanup_free_ char *p = strdup(path);
+
+	if (!p)
+		return -ENOMEM;
+	for (char *s = p + 1; *s; s++) {
+		if (*s != '/')
+			continue;
+		*s = '\0';
+		if (mkdir(p, 0777) < 0 && errno != EEXIST)
+			return -errno;
+		*s = '/';
+	}
+	if (mkdir(p, 0777) < 0 && errno != EEXIST)
+		return -errno;
+	return 0;
+}
+
+int cli_pull(cli_client *c, const char *box, const char *src, const char *dir, bool progress,
+	     pd_error *err)
+{
+	struct progress prog = {.on = progress};
+	_cleanup_free_ char *ebox = NULL, *prefix = NULL, *path = NULL, *url = NULL;
+	_cleanup_close_ int here = -1;
+	struct extractor x = {0};
+	pthread_t thread;
+	int fds[2], r;
+
+	ebox = cli_escape_segment(box);
+	if (!ebox || asprintf(&prefix, "boxes/%s/root", ebox) < 0)
+		return pd_error_set(err, -ENOMEM, "out of memory");
+	r = cli_tree_path(prefix, src, /* dir_slash= */ false, &path, err);
+	if (r < 0)
+		return r;
+	if (asprintf(&url, "%s/v1/tree/%s?format=tar", c->base, path) < 0)
+		return pd_error_set(err, -ENOMEM, "out of memory");
+
+	r = make_dirs(dir);
+	if (r < 0)
+		return pd_error_set(err, r, "%s: %s", dir, strerror(-r));
+	here = open(".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (here < 0)
+		return pd_error_set(err, -errno, "cannot open the working directory: %s",
+				    strerror(errno));
+	if (chdir(dir) < 0)
+		return pd_error_set(err, -errno, "%s: %s", dir, strerror(errno));
+	if (pipe2(fds, O_CLOEXEC) < 0) {
+		r = pd_error_set(err, -errno, "pipe: %s", strerror(errno));
+		goto back;
+	}
+	x.fd = fds[0];
+	r = pthread_create(&thread, NULL, extract_thread, &x);
+	if (r != 0) {
+		close(fds[0]);
+		close(fds[1]);
+		r = pd_error_set(err, -r, "cannot start a thread: %s", strerror(r));
+		goto back;
+	}
+	pd_error http_err = {0};
+	int hr = get_into(c, url, fds[1], &prog, &http_err);
+	close(fds[1]);
+	pthread_join(thread, NULL);
+	/* The server's reason first; the extractor's when the transfer was fine
+	 * or stopped because extraction failed. */
+	if (hr < 0 && !(x.r < 0 && hr == -EPIPE))
+		r = pd_error_set(err, hr, "%s", http_err.msg);
+	else if (x.r < 0)
+		r = pd_error_set(err, x.r, "%s", x.err.msg);
+	else
+		r = 0;
+	progress_end(&prog, r == 0);
+back:
+	if (fchdir(here) < 0 && r == 0)
+		r = pd_error_set(err, -errno, "cannot return to the working directory: %s",
+				 strerror(errno));
+	return r;
+}
+
+int cli_download(cli_client *c, const char *path, int fd, bool progress, pd_error *err)
+{
+	struct progress prog = {.on = progress};
+	_cleanup_free_ char *url = cli_tree_url(c, path);
+	int r;
+
+	if (!url)
+		return pd_error_set(err, -ENOMEM, "out of memory");
+	r = get_into(c, url, fd, &prog, err);
+	progress_end(&prog, r == 0);
+	return r;
+}

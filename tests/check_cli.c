@@ -1,0 +1,740 @@
+/* check_cli.c - the paddock CLI without a server: argument parsing, shell
+ * quoting (checked against a real /bin/sh), the config file, URL paths,
+ * error bodies and `current`. */
+#include <fcntl.h>
+#include <stdarg.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+
+#include "check-tap.h"
+#include "cli-config.h"
+#include "cli.h"
+#include "client.h"
+
+/* Parses a NULL-terminated word list (without the program name). */
+static int parse(cli_args *a, pd_error *err, const char *first, ...)
+{
+	static char prog[] = "paddock";
+	char *argv[64] = {prog};
+	int argc = 1;
+	va_list ap;
+
+	va_start(ap, first);
+	for (const char *w = first; w && argc < 63; w = va_arg(ap, const char *))
+		argv[argc++] = (char *)w;
+	va_end(ap);
+	argv[argc] = NULL;
+	pd_error_clear(err);
+	return cli_parse(argc, argv, a, err);
+}
+
+#define PARSE_OK(a, ...)                                                                           \
+	do {                                                                                       \
+		pd_error e_;                                                                       \
+		int r_ = parse(a, &e_, __VA_ARGS__, NULL);                                         \
+		ck_assert_msg(r_ == 0, "parse failed: %s", e_.msg);                                \
+	} while (0)
+
+#define PARSE_BAD(...)                                                                             \
+	do {                                                                                       \
+		pd_error e_;                                                                       \
+		cli_args a_;                                                                       \
+		ck_assert_int_eq(parse(&a_, &e_, __VA_ARGS__, NULL), -EINVAL);                     \
+		ck_assert_str_ne(e_.msg, "");                                                      \
+	} while (0)
+
+START_TEST(parse_global_and_simple)
+{
+	cli_args a;
+
+	PARSE_OK(&a, "--url", "http://h:1", "--token=pd_x", "-q", "ls", "--json");
+	ck_assert_int_eq(a.verb, CLI_LS);
+	ck_assert_str_eq(a.url, "http://h:1");
+	ck_assert_str_eq(a.token, "pd_x");
+	ck_assert(a.quiet && a.json && !a.verbose);
+	cli_args_release(&a);
+
+	PARSE_OK(&a, "current");
+	ck_assert_int_eq(a.verb, CLI_CURRENT);
+	PARSE_OK(&a, "--help");
+	ck_assert_int_eq(a.verb, CLI_HELP);
+	PARSE_OK(&a, "ls", "-h");
+	ck_assert_int_eq(a.verb, CLI_HELP);
+	PARSE_OK(&a, "--version");
+	ck_assert_int_eq(a.verb, CLI_VERSION);
+	PARSE_OK(&a, "info", "current");
+	ck_assert_int_eq(a.verb, CLI_INFO);
+	ck_assert_str_eq(a.box, "current");
+	PARSE_OK(&a, "-v", "stop", "b1");
+	ck_assert_int_eq(a.verb, CLI_STOP);
+	ck_assert(a.verbose);
+	PARSE_OK(&a, "start", "b1");
+	ck_assert_int_eq(a.verb, CLI_START);
+	PARSE_OK(&a, "resume", "b1");
+	ck_assert_int_eq(a.verb, CLI_RESUME);
+	PARSE_OK(&a, "rm", "b1");
+	ck_assert_int_eq(a.verb, CLI_RM);
+	ck_assert_str_eq(a.box, "b1");
+	PARSE_OK(&a, "__complete-boxes");
+	ck_assert_int_eq(a.verb, CLI_COMPLETE_BOXES);
+
+	PARSE_BAD("frobnicate");
+	PARSE_BAD("--bogus", "ls");
+	PARSE_BAD("ls", "extra");
+	PARSE_BAD("info");
+	PARSE_BAD("info", "a", "b");
+	PARSE_BAD("info", "Bad_Name");
+	PARSE_BAD("stop", "-x");
+	PARSE_BAD("--url");
+	PARSE_BAD("--json=1", "ls");
+	PARSE_BAD("ls", "--name", "x");	 /* a command's option elsewhere */
+	PARSE_BAD("--name", "x", "new"); /* before the command */
+	pd_error e;
+	ck_assert_int_eq(parse(&a, &e, NULL), -EINVAL);
+}
+END_TEST
+
+START_TEST(parse_login_new)
+{
+	cli_args a;
+
+	PARSE_OK(&a, "login", "https://p.example", "--password-stdin");
+	ck_assert_int_eq(a.verb, CLI_LOGIN);
+	ck_assert_str_eq(a.value, "https://p.example");
+	ck_assert(a.password_stdin);
+	PARSE_BAD("login");
+	PARSE_BAD("login", "a", "b");
+	PARSE_BAD("ls", "--password-stdin");
+
+	PARSE_OK(&a, "new", "--type", "small", "--ttl", "3600");
+	ck_assert_int_eq(a.verb, CLI_NEW);
+	ck_assert_str_eq(a.type, "small");
+	ck_assert_str_eq(a.ttl, "3600");
+	ck_assert_ptr_null(a.name);
+	ck_assert_ptr_null(a.image);
+	PARSE_OK(&a, "new", "--name=web", "--image", "debian", "--policy", "allow:a.com,b.org",
+		 "--ttl", "none");
+	ck_assert_str_eq(a.name, "web");
+	ck_assert_str_eq(a.image, "debian");
+	ck_assert_str_eq(a.policy, "allow:a.com,b.org");
+	ck_assert_str_eq(a.ttl, "none");
+	PARSE_BAD("new", "--ttl", "1h");
+	PARSE_BAD("new", "--ttl", "-5");
+	PARSE_BAD("new", "--name", "Web");
+	PARSE_BAD("new", "--name", "a/b");
+	PARSE_BAD("new", "--policy", "open");
+	PARSE_BAD("new", "--policy", "allow:");
+	PARSE_BAD("new", "positional");
+	PARSE_BAD("new", "--type");
+}
+END_TEST
+
+START_TEST(parse_push_pull)
+{
+	cli_args a;
+
+	PARSE_OK(&a, "push", "current", ".", "--to", "/config/project");
+	ck_assert_int_eq(a.verb, CLI_PUSH);
+	ck_assert_str_eq(a.box, "current");
+	ck_assert_uint_eq(a.n_srcs, 1);
+	ck_assert_str_eq(a.srcs[0], ".");
+	ck_assert_str_eq(a.to, "/config/project");
+	cli_args_release(&a);
+	PARSE_OK(&a, "push", "--to=/x", "b", "f1", "d2", "f3");
+	ck_assert_uint_eq(a.n_srcs, 3);
+	ck_assert_str_eq(a.srcs[2], "f3");
+	cli_args_release(&a);
+	PARSE_BAD("push", "b", ".");
+	PARSE_BAD("push", "b", "--to", "/x");
+	PARSE_BAD("push", "b", ".", "--to", "relative");
+
+	PARSE_OK(&a, "pull", "current", "/config/project/results.txt", "--to", "out");
+	ck_assert_int_eq(a.verb, CLI_PULL);
+	ck_assert_str_eq(a.srcs[0], "/config/project/results.txt");
+	ck_assert_str_eq(a.to, "out");
+	cli_args_release(&a);
+	PARSE_BAD("pull", "b", "/x");
+	PARSE_BAD("pull", "b", "/x", "/y", "--to", "d");
+	PARSE_BAD("pull", "b", "rel", "--to", "d");
+}
+END_TEST
+
+START_TEST(parse_exec)
+{
+	cli_args a;
+
+	PARSE_OK(&a, "exec", "current", "--", "bash", "-lc", "cd /config/project && npm test");
+	ck_assert_int_eq(a.verb, CLI_EXEC);
+	ck_assert_str_eq(a.box, "current");
+	ck_assert_uint_eq(a.n_words, 3);
+	ck_assert_str_eq(a.words[1], "-lc");
+	cli_args_release(&a);
+
+	/* no "--": the first word after BOX starts the command; its options are its own */
+	PARSE_OK(&a, "exec", "b", "ls", "-la", "--json");
+	ck_assert_uint_eq(a.n_words, 3);
+	ck_assert_str_eq(a.words[2], "--json");
+	ck_assert(!a.json);
+	cli_args_release(&a);
+
+	PARSE_OK(&a, "exec", "--desktop", "--env", "A=1", "-e", "B=x y", "--cwd", "/tmp", "b", "--",
+		 "true");
+	ck_assert(a.desktop);
+	ck_assert_uint_eq(a.n_env, 2);
+	ck_assert_str_eq(a.env[1], "B=x y");
+	ck_assert_str_eq(a.cwd, "/tmp");
+	ck_assert_uint_eq(a.n_words, 1);
+	cli_args_release(&a);
+
+	PARSE_OK(&a, "exec", "b", "--env", "K=V", "--", "--weird");
+	ck_assert_uint_eq(a.n_env, 1);
+	ck_assert_str_eq(a.words[0], "--weird");
+	cli_args_release(&a);
+
+	PARSE_BAD("exec", "b");
+	PARSE_BAD("exec", "b", "--");
+	PARSE_BAD("exec", "--env", "NOEQUALS", "b", "--", "x");
+	PARSE_BAD("exec", "--env", "=v", "b", "--", "x");
+	PARSE_BAD("exec", "--env", "A=1\nB=2", "b", "--", "x");
+	PARSE_BAD("exec", "--cwd", "", "b", "--", "x");
+	PARSE_BAD("exec", "B!", "--", "x");
+}
+END_TEST
+
+START_TEST(parse_settings_snapshots)
+{
+	cli_args a;
+
+	PARSE_OK(&a, "ttl", "b", "3600");
+	ck_assert_int_eq(a.verb, CLI_TTL);
+	ck_assert_str_eq(a.value, "3600");
+	PARSE_OK(&a, "ttl", "b", "none");
+	PARSE_BAD("ttl", "b", "soon");
+	PARSE_BAD("ttl", "b");
+
+	PARSE_OK(&a, "policy", "b", "allow", "api.anthropic.com", "*.github.com", "10.0.0.0/8");
+	ck_assert_int_eq(a.verb, CLI_POLICY);
+	ck_assert_str_eq(a.value, "allow");
+	ck_assert_uint_eq(a.n_words, 3);
+	cli_args_release(&a);
+	PARSE_OK(&a, "policy", "b", "deny-all");
+	ck_assert_str_eq(a.value, "deny-all");
+	PARSE_OK(&a, "policy", "b");
+	ck_assert_ptr_null(a.value);
+	PARSE_BAD("policy", "b", "allow");
+	PARSE_BAD("policy", "b", "allow-all", "x");
+	PARSE_BAD("policy", "b", "open");
+
+	PARSE_OK(&a, "fork", "b");
+	ck_assert_int_eq(a.verb, CLI_FORK);
+	ck_assert_ptr_null(a.value);
+	PARSE_OK(&a, "fork", "b", "b2");
+	ck_assert_str_eq(a.value, "b2");
+	PARSE_BAD("fork", "b", "B2");
+	PARSE_OK(&a, "snapshot", "b", "before upgrade");
+	ck_assert_int_eq(a.verb, CLI_SNAPSHOT);
+	ck_assert_str_eq(a.value, "before upgrade");
+	PARSE_BAD("snapshot", "b", "two\nlines");
+	PARSE_OK(&a, "snapshots");
+	ck_assert_int_eq(a.verb, CLI_SNAPSHOTS);
+	ck_assert_ptr_null(a.box);
+	PARSE_OK(&a, "snapshots", "current");
+	ck_assert_str_eq(a.box, "current");
+	PARSE_OK(&a, "restore", "b", "s1");
+	ck_assert_int_eq(a.verb, CLI_RESTORE);
+	ck_assert_str_eq(a.value, "s1");
+	PARSE_BAD("restore", "b");
+}
+END_TEST
+
+START_TEST(parse_volume_token)
+{
+	cli_args a;
+
+	PARSE_OK(&a, "volume", "create", "cache");
+	ck_assert_int_eq(a.verb, CLI_VOLUME_CREATE);
+	ck_assert_str_eq(a.value, "cache");
+	PARSE_OK(&a, "volume", "ls");
+	ck_assert_int_eq(a.verb, CLI_VOLUME_LS);
+	PARSE_OK(&a, "volume", "rm", "cache");
+	ck_assert_int_eq(a.verb, CLI_VOLUME_RM);
+	PARSE_OK(&a, "volume", "attach", "current", "cache");
+	ck_assert_int_eq(a.verb, CLI_VOLUME_ATTACH);
+	ck_assert_str_eq(a.box, "current");
+	ck_assert_str_eq(a.value, "cache");
+	PARSE_OK(&a, "volume", "detach", "b", "cache");
+	ck_assert_int_eq(a.verb, CLI_VOLUME_DETACH);
+	PARSE_OK(&a, "volume", "export", "cache", "-o", "c.tar.gz");
+	ck_assert_int_eq(a.verb, CLI_VOLUME_EXPORT);
+	ck_assert_str_eq(a.output, "c.tar.gz");
+	PARSE_BAD("volume");
+	PARSE_BAD("volume", "grow", "x");
+	PARSE_BAD("volume", "create");
+	PARSE_BAD("volume", "create", "Bad");
+	PARSE_BAD("volume", "attach", "b");
+	PARSE_BAD("volume", "ls", "-o", "x");
+
+	PARSE_OK(&a, "token", "ls", "--json");
+	ck_assert_int_eq(a.verb, CLI_TOKEN_LS);
+	ck_assert(a.json);
+	PARSE_OK(&a, "token", "revoke", "abc123def456");
+	ck_assert_int_eq(a.verb, CLI_TOKEN_REVOKE);
+	ck_assert_str_eq(a.value, "abc123def456");
+	PARSE_BAD("token");
+	PARSE_BAD("token", "revoke");
+	PARSE_BAD("token", "delete", "x");
+}
+END_TEST
+
+/* Runs the quoted line through /bin/sh and returns what printf saw, one
+ * word a line. */
+static char *through_sh(const char *line)
+{
+	_cleanup_free_ char *script = NULL;
+	char buf[8192];
+	size_t n = 0;
+	int fds[2];
+
+	ck_assert_int_ge(asprintf(&script, "printf '%%s\\n' %s", line), 0);
+	ck_assert_int_eq(pipe(fds), 0);
+	pid_t pid = fork();
+	ck_assert_int_ge(pid, 0);
+	if (pid == 0) {
+		dup2(fds[1], 1);
+		execl("/bin/sh", "sh", "-c", script, (char *)NULL);
+		_exit(127);
+	}
+	close(fds[1]);
+	for (ssize_t r; (r = read(fds[0], buf + n, sizeof(buf) - 1 - n)) > 0;)
+		n += (size_t)r;
+	close(fds[0]);
+	int status;
+	waitpid(pid, &status, 0);
+	ck_assert(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+	buf[n] = '\0';
+	return strdup(buf);
+}
+
+START_TEST(shell_quote_round_trip)
+{
+	static const char *const words[] = {
+	    "plain",	 "with space",	"it's", "''",	"$HOME",      "`id`",
+	    "a\"b",	 "back\\slash", "*",	"~",	"semi;colon", "new\nline",
+	    "tab\there", "ünï",		"-lc",	"a=b",	"!bang",      "#hash",
+	    "x&y",	 "(p)",		"{b}",	"100%", "",
+	};
+	size_t n = ELEMENTSOF(words);
+	_cleanup_free_ char *line = cli_shell_join(words, n);
+	_cleanup_free_ char *want = NULL, *got = NULL;
+	size_t wl = 0;
+
+	ck_assert_ptr_nonnull(line);
+	_cleanup_fclose_ FILE *m = open_memstream(&want, &wl);
+	for (size_t i = 0; i < n; i++)
+		fprintf(m, "%s\n", words[i]);
+	fclose(TAKE_PTR(m));
+	got = through_sh(line);
+	ck_assert_str_eq(got, want);
+}
+END_TEST
+
+START_TEST(shell_quote_forms)
+{
+	char *q;
+
+	q = cli_shell_quote("safe-word_1.2/x:y,z@h%+=");
+	ck_assert_str_eq(q, "safe-word_1.2/x:y,z@h%+=");
+	free(q);
+	q = cli_shell_quote("it's");
+	ck_assert_str_eq(q, "'it'\\''s'");
+	free(q);
+	q = cli_shell_quote("");
+	ck_assert_str_eq(q, "''");
+	free(q);
+	/* one word is a shell line, sent as is */
+	const char *one[] = {"ls | wc -l"};
+	q = cli_shell_join(one, 1);
+	ck_assert_str_eq(q, "ls | wc -l");
+	free(q);
+	const char *doc[] = {"bash", "-lc", "cd /config/project && npm test"};
+	q = cli_shell_join(doc, 3);
+	ck_assert_str_eq(q, "bash -lc 'cd /config/project && npm test'");
+	free(q);
+	ck_assert_ptr_null(cli_shell_join(doc, 0));
+}
+END_TEST
+
+START_TEST(json_string_escaping)
+{
+	_cleanup_free_ char *buf = NULL;
+	size_t len = 0;
+
+	ck_assert_int_eq(cli_json_string(&buf, &len, "a\"b\\c\n\t\x01 é"), 0);
+	ck_assert_str_eq(buf, "\"a\\\"b\\\\c\\n\\t\\u0001 é\"");
+	ck_assert_uint_eq(len, strlen(buf));
+	/* round trip through the error scanner */
+	_cleanup_free_ char *body = NULL, *back = NULL;
+	ck_assert_int_ge(asprintf(&body, "{\"error\":%s}", buf), 0);
+	back = cli_error_from_body(body, strlen(body));
+	ck_assert_str_eq(back, "a\"b\\c\n\t\x01 é");
+}
+END_TEST
+
+START_TEST(error_body)
+{
+	static const struct {
+		const char *body, *want;
+	} cases[] = {
+	    {"{\"error\":\"no such box\",\"errno\":\"ENOENT\"}", "no such box"},
+	    {" {\n \"errno\" : \"EBUSY\" ,\n \"error\" : \"box is running\" }\n", "box is running"},
+	    {"{\"error\":\"q\\\"uote \\/ \\u00e9 \\ud83d\\ude00\",\"errno\":\"EINVAL\"}",
+	     "q\"uote / é 😀"},
+	    {"{\"entries\":3,\"ok\":true,\"x\":null,\"error\":\"e\"}", "e"},
+	    {"{\"errno\":\"EIO\"}", NULL},
+	    {"{\"error\":\"a\",\"nested\":{\"x\":1}}", NULL},
+	    {"{\"error\":\"unterminated}", NULL},
+	    {"{\"error\":\"nul \\u0000\"}", NULL},
+	    {"{\"error\":\"lone \\udc00\"}", NULL},
+	    {"{\"error\":\"bad \\q\"}", NULL},
+	    {"{\"error\":\"x\"} trailing", NULL},
+	    {"{\"error\":bare}", NULL},
+	    {"<html>502 Bad Gateway</html>", NULL},
+	    {"", NULL},
+	};
+
+	for (size_t i = 0; i < ELEMENTSOF(cases); i++) {
+		_cleanup_free_ char *got =
+		    cli_error_from_body(cases[i].body, strlen(cases[i].body));
+		if (cases[i].want)
+			ck_assert_msg(got && strcmp(got, cases[i].want) == 0, "case %zu: got %s", i,
+				      got ? got : "NULL");
+		else
+			ck_assert_msg(got == NULL, "case %zu: got %s", i, got);
+	}
+	/* a body cut short inside a string */
+	const char *cut = "{\"error\":\"abc\"}";
+	ck_assert_ptr_null(cli_error_from_body(cut, 8));
+	ck_assert_ptr_null(cli_error_from_body(NULL, 0));
+
+	/* what the transfer result makes of them */
+	pd_error err = {0};
+	ck_assert_int_eq(
+	    cli_transfer_result(CURLE_OK, "", 404, cases[0].body, strlen(cases[0].body), &err),
+	    -ENOENT);
+	ck_assert_str_eq(err.msg, "no such box");
+	ck_assert_int_eq(cli_transfer_result(CURLE_OK, "", 502, "Bad Gateway\nmore", 16, &err),
+			 -EIO);
+	ck_assert_str_eq(err.msg, "Bad Gateway");
+	ck_assert_int_eq(cli_transfer_result(CURLE_OK, "", 409, NULL, 0, &err), -EBUSY);
+	ck_assert_str_eq(err.msg, "HTTP status 409");
+	ck_assert_int_eq(cli_transfer_result(CURLE_OK, "", 204, NULL, 0, &err), 0);
+	ck_assert_int_eq(
+	    cli_transfer_result(CURLE_COULDNT_CONNECT, "Failed to connect", 0, NULL, 0, &err),
+	    -ECONNREFUSED);
+	ck_assert_str_eq(err.msg, "Failed to connect");
+	ck_assert_int_eq(cli_status_errno(401), -EACCES);
+	ck_assert_int_eq(cli_status_errno(400), -EINVAL);
+	ck_assert_int_eq(cli_status_errno(507), -ENOSPC);
+	ck_assert_int_eq(cli_status_errno(429), -EAGAIN);
+}
+END_TEST
+
+START_TEST(url_paths)
+{
+	char *p = NULL;
+	pd_error err = {0};
+	cli_client c;
+
+	ck_assert_int_eq(cli_tree_path("boxes/b/root", "/config/project", true, &p, &err), 0);
+	ck_assert_str_eq(p, "boxes/b/root/config/project/");
+	free(p);
+	ck_assert_int_eq(cli_tree_path("boxes/b/root", "/a b/ü%/#?&", false, &p, &err), 0);
+	ck_assert_str_eq(p, "boxes/b/root/a%20b/%C3%BC%25/%23%3F%26");
+	free(p);
+	ck_assert_int_eq(cli_tree_path("boxes/b/root", "//x///y/", false, &p, &err), 0);
+	ck_assert_str_eq(p, "boxes/b/root/x/y");
+	free(p);
+	ck_assert_int_eq(cli_tree_path("boxes/b/root", "/", true, &p, &err), 0);
+	ck_assert_str_eq(p, "boxes/b/root/");
+	free(p);
+	ck_assert_int_eq(cli_tree_path("boxes/b/root", "/a/../etc", false, &p, &err), -EINVAL);
+	ck_assert_int_eq(cli_tree_path("boxes/b/root", "/a/./b", false, &p, &err), -EINVAL);
+	ck_assert_ptr_nonnull(strstr(err.msg, ".."));
+
+	char *e = cli_escape_segment("box.1-a_b~");
+	ck_assert_str_eq(e, "box.1-a_b~");
+	free(e);
+
+	ck_assert_int_eq(cli_client_init(&c, "https://p.example/base//", "pd_t", &err), 0);
+	ck_assert_str_eq(c.base, "https://p.example/base");
+	ck_assert_ptr_null(c.unix_path);
+	ck_assert_str_eq(c.auth, "Authorization: Bearer pd_t");
+	p = cli_tree_url(&c, "boxes/?format=text");
+	ck_assert_str_eq(p, "https://p.example/base/v1/tree/boxes/?format=text");
+	free(p);
+	cli_client_release(&c);
+
+	ck_assert_int_eq(cli_client_init(&c, "unix:/run/paddock/paddock.sock", NULL, &err), 0);
+	ck_assert_str_eq(c.base, "http://localhost");
+	ck_assert_str_eq(c.unix_path, "/run/paddock/paddock.sock");
+	ck_assert_ptr_null(c.auth);
+	cli_client_release(&c);
+
+	ck_assert_int_eq(cli_client_init(&c, "ftp://x", NULL, &err), -EINVAL);
+	ck_assert_int_eq(cli_client_init(&c, "unix:", NULL, &err), -EINVAL);
+	ck_assert_int_eq(cli_client_init(&c, "http://x", "a\nb", &err), -EINVAL);
+}
+END_TEST
+
+static char tmpdir[64];
+
+static void make_tmp(void)
+{
+	strcpy(tmpdir, "/tmp/check_cli.XXXXXX");
+	ck_assert_ptr_nonnull(mkdtemp(tmpdir));
+}
+
+static void rm_tmp(void)
+{
+	char cmd[128];
+	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", tmpdir);
+	ck_assert_int_eq(system(cmd), 0);
+}
+
+START_TEST(config_round_trip)
+{
+	_cleanup_free_ char *path = NULL;
+	cli_config c = {0}, back = {0};
+	pd_error err = {0};
+	struct stat st;
+
+	make_tmp();
+	ck_assert_int_ge(asprintf(&path, "%s/sub/dir/config.ini", tmpdir), 0);
+	/* a missing file is an empty config */
+	ck_assert_int_eq(cli_config_read(path, &back, &err), 0);
+	ck_assert_ptr_null(back.url);
+
+	cli_config_set(&c.url, "https://p.example:8443");
+	cli_config_set(&c.token, "pd_abcdefghijkl_SECRET-_x");
+	cli_config_set(&c.current, "box-a1b2c3");
+	umask(022);
+	ck_assert_int_eq(cli_config_write(path, &c, &err), 0);
+	ck_assert_int_eq(stat(path, &st), 0);
+	ck_assert_int_eq(st.st_mode & 07777, 0600);
+	ck_assert_int_eq(cli_config_read(path, &back, &err), 0);
+	ck_assert_str_eq(back.url, c.url);
+	ck_assert_str_eq(back.token, c.token);
+	ck_assert_str_eq(back.current, c.current);
+	cli_config_release(&back);
+
+	/* rewrite: still 0600, no temp files left */
+	cli_config_set(&c.current, NULL);
+	ck_assert_int_eq(cli_config_write(path, &c, &err), 0);
+	ck_assert_int_eq(stat(path, &st), 0);
+	ck_assert_int_eq(st.st_mode & 07777, 0600);
+	ck_assert_int_eq(cli_config_read(path, &back, &err), 0);
+	ck_assert_ptr_null(back.current);
+	ck_assert_str_eq(back.url, c.url);
+	cli_config_release(&back);
+	char cmd[256];
+	snprintf(cmd, sizeof(cmd), "test $(ls '%s/sub/dir' | wc -l) = 1", tmpdir);
+	ck_assert_int_eq(system(cmd), 0);
+
+	/* a value with a newline is refused and the file is unchanged */
+	cli_config_set(&c.current, "a\nurl = evil");
+	ck_assert_int_eq(cli_config_write(path, &c, &err), -EINVAL);
+	ck_assert_int_eq(cli_config_read(path, &back, &err), 0);
+	ck_assert_ptr_null(back.current);
+	cli_config_release(&back);
+
+	/* a hand-written file with unknown keys and comments */
+	_cleanup_fclose_ FILE *f = fopen(path, "we");
+	fputs("; mine\n[server]\nurl = http://h:1\nfuture = x\n[state]\ncurrent = web\n", f);
+	fclose(TAKE_PTR(f));
+	ck_assert_int_eq(cli_config_read(path, &back, &err), 0);
+	ck_assert_str_eq(back.url, "http://h:1");
+	ck_assert_ptr_null(back.token);
+	ck_assert_str_eq(back.current, "web");
+	cli_config_release(&back);
+
+	f = fopen(path, "we");
+	fputs("[server\nurl\n", f);
+	fclose(TAKE_PTR(f));
+	ck_assert_int_eq(cli_config_read(path, &back, &err), -EINVAL);
+	ck_assert_ptr_nonnull(strstr(err.msg, ":1"));
+
+	cli_config_release(&c);
+	rm_tmp();
+}
+END_TEST
+
+START_TEST(config_path_env)
+{
+	char *p = NULL;
+
+	setenv("PADDOCK_CONFIG", "/x/p.ini", 1);
+	ck_assert_int_eq(cli_config_path(&p), 0);
+	ck_assert_str_eq(p, "/x/p.ini");
+	free(p);
+	unsetenv("PADDOCK_CONFIG");
+	setenv("XDG_CONFIG_HOME", "/xdg", 1);
+	ck_assert_int_eq(cli_config_path(&p), 0);
+	ck_assert_str_eq(p, "/xdg/paddock/config.ini");
+	free(p);
+	unsetenv("XDG_CONFIG_HOME");
+	setenv("HOME", "/home/u", 1);
+	ck_assert_int_eq(cli_config_path(&p), 0);
+	ck_assert_str_eq(p, "/home/u/.config/paddock/config.ini");
+	free(p);
+	unsetenv("HOME");
+	ck_assert_int_eq(cli_config_path(&p), -ENOENT);
+}
+END_TEST
+
+START_TEST(current_resolution)
+{
+	cli_config c = {0};
+	pd_error err = {0};
+	char *name = NULL;
+
+	ck_assert_int_eq(cli_resolve_box("current", &c, &name, &err), -ENOENT);
+	ck_assert_ptr_nonnull(strstr(err.msg, "current"));
+	ck_assert_int_eq(cli_resolve_box("web", &c, &name, &err), 0);
+	ck_assert_str_eq(name, "web");
+	free(name);
+	ck_assert_int_eq(cli_resolve_box("Web", &c, &name, &err), -EINVAL);
+	ck_assert_int_eq(cli_resolve_box("../x", &c, &name, &err), -EINVAL);
+	cli_config_set(&c.current, "box-q1w2e3");
+	ck_assert_int_eq(cli_resolve_box("current", &c, &name, &err), 0);
+	ck_assert_str_eq(name, "box-q1w2e3");
+	free(name);
+	cli_config_release(&c);
+}
+END_TEST
+
+START_TEST(server_resolution)
+{
+	cli_config c = {0};
+	pd_error err = {0};
+	char *url = NULL, *token = NULL;
+
+	unsetenv("PADDOCK_URL");
+	unsetenv("PADDOCK_TOKEN");
+	ck_assert_int_eq(
+	    cli_resolve_server(NULL, NULL, &c, "/nonexistent/sock", &url, &token, &err), -ENOENT);
+
+	/* the local socket, when it exists and nothing else is named */
+	make_tmp();
+	char sock[128];
+	snprintf(sock, sizeof(sock), "%s/paddock.sock", tmpdir);
+	close(open(sock, O_CREAT | O_WRONLY | O_CLOEXEC, 0600));
+	ck_assert_int_eq(cli_resolve_server(NULL, NULL, &c, sock, &url, &token, &err), 0);
+	ck_assert(strncmp(url, "unix:/", 6) == 0 && strcmp(url + 5, sock) == 0);
+	ck_assert_ptr_null(token);
+	free(url);
+	rm_tmp();
+
+	cli_config_set(&c.url, "https://a.example");
+	cli_config_set(&c.token, "pd_config");
+	ck_assert_int_eq(cli_resolve_server(NULL, NULL, &c, NULL, &url, &token, &err), 0);
+	ck_assert_str_eq(url, "https://a.example");
+	ck_assert_str_eq(token, "pd_config");
+	free(url);
+	free(token);
+
+	/* another server never gets the config's token */
+	ck_assert_int_eq(
+	    cli_resolve_server("https://b.example", NULL, &c, NULL, &url, &token, &err), 0);
+	ck_assert_str_eq(url, "https://b.example");
+	ck_assert_ptr_null(token);
+	free(url);
+
+	setenv("PADDOCK_URL", "http://env:1", 1);
+	setenv("PADDOCK_TOKEN", "pd_env", 1);
+	ck_assert_int_eq(cli_resolve_server(NULL, NULL, &c, NULL, &url, &token, &err), 0);
+	ck_assert_str_eq(url, "http://env:1");
+	ck_assert_str_eq(token, "pd_env");
+	free(url);
+	free(token);
+	ck_assert_int_eq(cli_resolve_server("http://opt:2", "pd_opt", &c, NULL, &url, &token, &err),
+			 0);
+	ck_assert_str_eq(url, "http://opt:2");
+	ck_assert_str_eq(token, "pd_opt");
+	free(url);
+	free(token);
+	cli_config_release(&c);
+}
+END_TEST
+
+START_TEST(names_and_listings)
+{
+	char t;
+	const char *name;
+
+	for (int i = 0; i < 50; i++) {
+		_cleanup_free_ char *n = cli_random_name("box-");
+		ck_assert_uint_eq(strlen(n), 10);
+		ck_assert(cli_name_valid(n));
+	}
+	ck_assert(cli_name_valid("a"));
+	ck_assert(cli_name_valid("0.b_c-d"));
+	ck_assert(!cli_name_valid(""));
+	ck_assert(!cli_name_valid(".a"));
+	ck_assert(!cli_name_valid("-a"));
+	ck_assert(!cli_name_valid("aB"));
+	char long_name[65];
+	memset(long_name, 'a', 64);
+	long_name[64] = '\0';
+	ck_assert(!cli_name_valid(long_name));
+	long_name[63] = '\0';
+	ck_assert(cli_name_valid(long_name));
+
+	ck_assert_int_eq(cli_parse_listing_line("d 0755 0 web", &t, &name), 0);
+	ck_assert_int_eq(t, 'd');
+	ck_assert_str_eq(name, "web");
+	ck_assert_int_eq(cli_parse_listing_line("f 0644 1234 a file name", &t, &name), 0);
+	ck_assert_int_eq(t, 'f');
+	ck_assert_str_eq(name, "a file name");
+	ck_assert_int_eq(cli_parse_listing_line("l 0777 0 last", &t, &name), 0);
+	ck_assert_int_eq(cli_parse_listing_line("x 0755 0 web", &t, &name), -EINVAL);
+	ck_assert_int_eq(cli_parse_listing_line("d 0755 web", &t, &name), -EINVAL);
+	ck_assert_int_eq(cli_parse_listing_line("d 0755 0 ", &t, &name), -EINVAL);
+	ck_assert_int_eq(cli_parse_listing_line("", &t, &name), -EINVAL);
+}
+END_TEST
+
+static Suite *cli_suite(void)
+{
+	Suite *s = suite_create("cli");
+	TCase *tc = tcase_create("args");
+	tcase_add_test(tc, parse_global_and_simple);
+	tcase_add_test(tc, parse_login_new);
+	tcase_add_test(tc, parse_push_pull);
+	tcase_add_test(tc, parse_exec);
+	tcase_add_test(tc, parse_settings_snapshots);
+	tcase_add_test(tc, parse_volume_token);
+	suite_add_tcase(s, tc);
+
+	tc = tcase_create("text");
+	tcase_add_test(tc, shell_quote_round_trip);
+	tcase_add_test(tc, shell_quote_forms);
+	tcase_add_test(tc, json_string_escaping);
+	tcase_add_test(tc, error_body);
+	tcase_add_test(tc, url_paths);
+	tcase_add_test(tc, names_and_listings);
+	suite_add_tcase(s, tc);
+
+	tc = tcase_create("config");
+	tcase_add_test(tc, config_round_trip);
+	tcase_add_test(tc, config_path_env);
+	tcase_add_test(tc, current_resolution);
+	tcase_add_test(tc, server_resolution);
+	suite_add_tcase(s, tc);
+	return s;
+}
+
+int main(void)
+{
+	return check_tap_run(cli_suite());
+}
