@@ -31,7 +31,8 @@ NDIRS=${BENCH_DIRS:-100}
 NFILES=${BENCH_FILES:-100}
 RUNS=${BENCH_RUNS:-3}
 EXEC_RUNS=${BENCH_EXEC_RUNS:-30}
-PADDOCK=${PADDOCK:-$TOP_BUILDDIR/cli/paddock}
+# The CLI built with the daemon measured (a plain copy from run-all.sh).
+PADDOCK=${PADDOCK:-$(cd "$(dirname "$PADDOCKD")/.." && pwd)/cli/paddock}
 
 command -v hyperfine >/dev/null || bench_broken "hyperfine is not installed"
 [ -x "$PADDOCK" ] || bench_broken "no CLI at $PADDOCK (make)"
