@@ -31,6 +31,8 @@ struct engine {
 	int events_fd; /* global log, O_APPEND */
 	engine_wake_fn wake;
 	void *wake_data;
+	engine_box_fn box_hook;
+	void *box_hook_data;
 
 	char *exec_path; /* paddock-exec, beside the box init */
 	struct job **jobs;
