@@ -1,6 +1,6 @@
 /* check_tree.c - the /paddock tree driven directly (no FUSE) over a real
  * engine: static nodes, box directories, control-file writes and their
- * errors, temp-then-rename, event streams.
+ * errors, temp-then-rename, event streams, exec/last's nodes.
  *
  * The runtime is /bin/false, so starting a box fails with EIO; everything
  * else is real, including the overlay mount of each box's filesystem, which
@@ -17,6 +17,7 @@
 #include "autoconfig.h"
 #include "check-tap.h"
 #include "engine.h"
+#include "jobs.h"
 #include "tree.h"
 
 #define TEMP_MAX_PER_DIR 32
@@ -764,6 +765,50 @@ START_TEST(test_rmdir)
 }
 END_TEST
 
+START_TEST(test_exec_last_nodes)
+{
+	struct tree_attr a, first, second;
+	char target[64];
+	uint64_t exec;
+
+	make_box("web");
+	exec = ino_of("boxes/web/exec");
+	ck_assert_int_eq(tree_resolve(tr, "boxes/web/exec/last", &a), -ENOENT);
+	ck_assert_int_eq(tree_mkdir(tr, exec, "a", &a), 0);
+	first = attr_of("boxes/web/exec/last");
+	ck_assert(S_ISLNK(first.mode));
+	ck_assert_uint_eq(first.size, 1);
+	ck_assert_int_eq(tree_readlink(tr, first.ino, target, sizeof target), 0);
+	ck_assert_str_eq(target, "a");
+	ck_assert_int_eq(tree_open(tr, first.ino, O_RDONLY, &(struct tree_file *){NULL}), -ELOOP);
+
+	/* A newer job is a new node; the old node keeps its target. */
+	ck_assert_int_eq(tree_mkdir(tr, exec, "bb", &a), 0);
+	second = attr_of("boxes/web/exec/last");
+	ck_assert_uint_ne(second.ino, first.ino);
+	ck_assert_uint_eq(second.size, 2);
+	ck_assert(dir_has(exec, "last", &a));
+	ck_assert_uint_eq(a.ino, second.ino);
+	ck_assert_int_eq(tree_readlink(tr, second.ino, target, sizeof target), 0);
+	ck_assert_str_eq(target, "bb");
+	ck_assert_int_eq(tree_readlink(tr, first.ino, target, sizeof target), 0);
+	ck_assert_str_eq(target, "a");
+	ck_assert_int_eq(tree_readlink(tr, first.ino, target, 1), -ENAMETOOLONG);
+
+	/* exec/last is no name inside a job's directory. */
+	ck_assert_int_eq(tree_resolve(tr, "boxes/web/exec/a/last", &a), -ENOENT);
+
+	/* Deleting the last job hands exec/last back; its node is gone. */
+	ck_assert_int_eq(tree_rmdir(tr, exec, "bb"), 0);
+	ck_assert_uint_eq(ino_of("boxes/web/exec/last"), first.ino);
+	ck_assert_int_eq(tree_getattr(tr, second.ino, &a), -ENOENT);
+	ck_assert_int_eq(tree_readlink(tr, second.ino, target, sizeof target), -ENOENT);
+
+	ck_assert_int_eq(tree_rmdir(tr, ino_of("boxes"), "web"), 0);
+	ck_assert_int_eq(tree_getattr(tr, first.ino, &a), -ENOENT);
+}
+END_TEST
+
 START_TEST(test_rmdir_ends_stream)
 {
 	struct tree_file *f;
@@ -1260,6 +1305,7 @@ static Suite *tree_suite(void)
 	tcase_add_test(tc, test_events_global);
 	tcase_add_test(tc, test_rmdir);
 	tcase_add_test(tc, test_rmdir_ends_stream);
+	tcase_add_test(tc, test_exec_last_nodes);
 	suite_add_tcase(s, tc);
 
 	tc = tcase_create("limits");
