@@ -38,6 +38,8 @@ struct engine {
 		engine_wake_fn fn;
 		void *data;
 	} wake[ENGINE_WAKE_MAX];
+	engine_box_fn box_hook;
+	void *box_hook_data;
 
 	char *exec_path; /* paddock-exec, beside the box init */
 	struct job **jobs;

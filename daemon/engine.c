@@ -339,6 +339,8 @@ int engine_box_create(struct engine *e, const char *name, pd_error *err)
 	if (b->row.expires)
 		pthread_cond_signal(&e->timer_cond);
 	pthread_mutex_unlock(&e->lock);
+	if (e->box_hook)
+		e->box_hook(e->box_hook_data, ENGINE_BOX_CREATED, name);
 	log_debug("box %s created", name);
 	return 0;
 fail:
@@ -723,6 +725,8 @@ int engine_box_delete(struct engine *e, const char *name, pd_error *err)
 	free(b);
 	eng_wake(e, 0);
 	eng_wake(e, (uint64_t)id);
+	if (e->box_hook)
+		e->box_hook(e->box_hook_data, ENGINE_BOX_DELETED, name);
 	log_debug("box %s deleted", name);
 	return 0;
 }
@@ -1006,6 +1010,12 @@ void engine_remove_wake(struct engine *e, engine_wake_fn fn, void *userdata)
 		if (e->wake[i].fn == fn && e->wake[i].data == userdata)
 			e->wake[i].fn = NULL;
 	pthread_mutex_unlock(&e->wake_lock);
+}
+
+void engine_set_box_hook(struct engine *e, engine_box_fn fn, void *userdata)
+{
+	e->box_hook = fn;
+	e->box_hook_data = userdata;
 }
 
 const struct pd_config *engine_config(const struct engine *e)

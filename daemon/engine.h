@@ -32,6 +32,17 @@ struct engine;
  * not block. */
 typedef void (*engine_wake_fn)(void *userdata, uint64_t key);
 
+enum engine_box_change { ENGINE_BOX_CREATED, ENGINE_BOX_DELETED };
+
+/* Called once a box was created or deleted (it is in, or gone from, every
+ * engine_box_* answer), by the thread that made the change, with no engine
+ * lock held, before engine_box_create() or engine_box_delete() returns.
+ * Unlike the wake callback it may block: an adapter that caches box names
+ * (the FUSE adapter: the kernel keeps boxes/NAME) drops them here, so that
+ * when the call returns no client can still see a deleted box. A box
+ * created again under the same name is a new box (new id). */
+typedef void (*engine_box_fn)(void *userdata, enum engine_box_change change, const char *name);
+
 struct box_view {
 	int64_t id;
 	char name[NAME_MAX_LEN + 1];
@@ -67,6 +78,9 @@ void engine_set_wake(struct engine *e, engine_wake_fn fn, void *userdata);
  * engine_remove_wake() returns, fn is not running and will not be called. */
 int engine_add_wake(struct engine *e, engine_wake_fn fn, void *userdata);
 void engine_remove_wake(struct engine *e, engine_wake_fn fn, void *userdata);
+/* One hook (fn NULL: none). Set it before the engine is shared, clear it
+ * once no other thread calls engine_box_create()/engine_box_delete(). */
+void engine_set_box_hook(struct engine *e, engine_box_fn fn, void *userdata);
 const struct pd_config *engine_config(const struct engine *e);
 enum cgroup_mode engine_cgroup_mode(const struct engine *e);
 

@@ -1,4 +1,8 @@
-/* fuse-adapter.c - the tree over FUSE. */
+/* fuse-adapter.c - the tree over FUSE.
+ *
+ * Kernel caches: see reply_entry() for what the kernel keeps, and
+ * on_box_change() for how a box deleted by other means than a FUSE rmdir
+ * leaves the kernel's cache before the deletion returns. */
 #define FUSE_USE_VERSION 312
 
 #include <fcntl.h>
@@ -50,6 +54,10 @@ struct dir_handle {
 	size_t n;
 };
 
+/* The box name a FUSE mkdir or rmdir in boxes/ served by this thread is
+ * changing, else NULL (see on_box_change). */
+static __thread const char *serving_box_change;
+
 static struct fuse_adapter *adapter(fuse_req_t req)
 {
 	return fuse_req_userdata(req);
@@ -68,16 +76,24 @@ static void to_stat(const struct tree_attr *a, struct stat *st)
 }
 
 /* What the kernel may cache. Daemon-side changes (HTTP, TTL expiry, jobs
- * ending) must show at once, so values are never cached. A few things can
- * never change while their parent directory exists, and caching them
- * spares every path walk through the tree (cp -a into root/ walks
- * boxes/NAME/root once per file):
- *  - the name -> inode mapping of directories, except the children of
- *    boxes/, images/ and tokens/, which the daemon creates and deletes
- *    itself (a box's own entries are safe: a box created again under the
- *    same name gets a new directory inode);
- *  - the `root` link of a box (its target is fixed for the box's life);
- *  - the attributes of directories and links, which are fixed.
+ * ending) must show at once, so values are never cached. What cannot change
+ * while its parent directory exists is cached, which spares every path walk
+ * through the tree (cp -a into root/ walks boxes/NAME/root once per file):
+ *  - the name -> inode mapping of directories and links. Inodes are never
+ *    reused (tree.h), so a box or job created again under the same name is
+ *    a new inode and the kernel asks again. This includes boxes/NAME: a box
+ *    deleted by a FUSE rmdir leaves the kernel's cache with it, and one
+ *    deleted any other way (HTTP) is dropped by on_box_change() before the
+ *    deletion returns. Not cached: images/NAME (images are installed and
+ *    removed on disk, behind the daemon's back), tokens/ID (revoked over
+ *    HTTP without a hook) and exec/last, whose name
+ *    moves to a new inode with each new job: the kernel asks for it on every
+ *    walk, and the answer is cheap;
+ *  - the attributes of directories and links, and (FUSE_CAP_CACHE_SYMLINKS,
+ *    see op_init) link targets: a link inode's target never changes (box
+ *    `root`: the box's own overlay; exec/last: one inode per job).
+ * Lookups that fail are never cached (ENOENT replies carry no timeout), so
+ * a box created by other means than a FUSE mkdir shows at once.
  * Regular files are never cached: a rename of a temp file over a control
  * file would leave the kernel's entry on the vanished temp. */
 #define STABLE_TIMEOUT 3600.0
@@ -86,15 +102,15 @@ static void reply_entry(fuse_req_t req, uint64_t parent, const char *name,
 			const struct tree_attr *a)
 {
 	struct fuse_entry_param e = {0};
-	bool dynamic_parent =
-	    parent == TREE_BOXES_INO || parent == TREE_IMAGES_INO || parent == TREE_TOKENS_INO;
-	bool stable_attr = S_ISDIR(a->mode) || (S_ISLNK(a->mode) && strcmp(name, "root") == 0);
+	bool fixed_attr = S_ISDIR(a->mode) || S_ISLNK(a->mode);
+	bool moving = parent == TREE_IMAGES_INO || parent == TREE_TOKENS_INO ||
+		      (S_ISLNK(a->mode) && strcmp(name, "last") == 0);
 
 	e.ino = a->ino;
 	e.generation = 1;
 	to_stat(a, &e.attr);
-	e.attr_timeout = stable_attr ? STABLE_TIMEOUT : 0;
-	e.entry_timeout = stable_attr && !dynamic_parent ? STABLE_TIMEOUT : 0;
+	e.attr_timeout = fixed_attr ? STABLE_TIMEOUT : 0;
+	e.entry_timeout = fixed_attr && !moving ? STABLE_TIMEOUT : 0;
 	fuse_reply_entry(req, &e);
 }
 
@@ -390,8 +406,11 @@ static void op_fsync(fuse_req_t req, fuse_ino_t ino, int datasync, struct fuse_f
 static void op_mkdir(fuse_req_t req, fuse_ino_t parent, const char *name, mode_t mode)
 {
 	struct tree_attr a;
-	int r = tree_mkdir(adapter(req)->tree, parent, name, &a);
+	int r;
 
+	serving_box_change = parent == TREE_BOXES_INO ? name : NULL;
+	r = tree_mkdir(adapter(req)->tree, parent, name, &a);
+	serving_box_change = NULL;
 	if (r < 0)
 		fuse_reply_err(req, -r);
 	else
@@ -400,7 +419,12 @@ static void op_mkdir(fuse_req_t req, fuse_ino_t parent, const char *name, mode_t
 
 static void op_rmdir(fuse_req_t req, fuse_ino_t parent, const char *name)
 {
-	fuse_reply_err(req, -tree_rmdir(adapter(req)->tree, parent, name));
+	int r;
+
+	serving_box_change = parent == TREE_BOXES_INO ? name : NULL;
+	r = tree_rmdir(adapter(req)->tree, parent, name);
+	serving_box_change = NULL;
+	fuse_reply_err(req, -r);
 }
 
 static void op_unlink(fuse_req_t req, fuse_ino_t parent, const char *name)
@@ -425,7 +449,15 @@ static void op_statfs(fuse_req_t req, fuse_ino_t ino)
 	fuse_reply_statfs(req, &sv);
 }
 
+static void op_init(void *userdata, struct fuse_conn_info *conn)
+{
+	/* Link targets are fixed for their inode's life (see reply_entry). */
+	if (conn->capable & FUSE_CAP_CACHE_SYMLINKS)
+		conn->want |= FUSE_CAP_CACHE_SYMLINKS;
+}
+
 static const struct fuse_lowlevel_ops ops = {
+    .init = op_init,
     .lookup = op_lookup,
     .getattr = op_getattr,
     .setattr = op_setattr,
@@ -509,6 +541,37 @@ static void *waker_main(void *userdata)
 		pthread_mutex_unlock(&a->wake_lock);
 		retry_parked(a, keys, n, all);
 	}
+}
+
+/* --- boxes created and deleted by the daemon ---------------------------------------- */
+
+/* The engine's box hook: drops the kernel's entry boxes/NAME, so a box
+ * deleted by other means than a FUSE rmdir (HTTP) is gone from the mount
+ * when the deletion returns, and a box created again under that name is
+ * looked up afresh (creations need it only if a stale entry survived; the
+ * call is cheap and keeps the two symmetric).
+ *
+ * Called by the thread that made the change. A FUSE mkdir or rmdir of that
+ * very name needs nothing: the kernel updates its cache from our reply. It
+ * also must not call the kernel: the kernel holds the lock of boxes/ while
+ * the request runs, and the invalidation takes that lock, so it would wait
+ * for itself. Any other thread is no FUSE request on boxes/ (only mkdir and
+ * rmdir there create or delete boxes; tree.h), so the invalidation runs
+ * here, synchronously: it waits at most for the FUSE requests that hold
+ * boxes/ at the moment (a lookup, or another box's mkdir or rmdir), none
+ * of which waits for this thread. */
+static void on_box_change(void *userdata, enum engine_box_change change, const char *name)
+{
+	struct fuse_adapter *a = userdata;
+	int r;
+
+	if (serving_box_change && strcmp(serving_box_change, name) == 0)
+		return;
+	r = fuse_lowlevel_notify_inval_entry(a->se, TREE_BOXES_INO, name, strlen(name));
+	/* -ENOENT: nothing cached; -ENOSYS: not mounted yet or any more. */
+	if (r < 0 && r != -ENOENT && r != -ENOSYS)
+		log_debug("box %s %s: dropping the kernel's entry failed: %s", name,
+			  change == ENGINE_BOX_DELETED ? "deleted" : "created", strerror(-r));
 }
 
 size_t fuse_adapter_parked(struct fuse_adapter *a)
@@ -618,6 +681,7 @@ int fuse_adapter_mount(struct tree *t, struct engine *e, const char *mountpoint,
 	}
 	a->waker_started = true;
 	engine_set_wake(e, on_wake, a);
+	engine_set_box_hook(e, on_box_change, a);
 	*ret = a;
 	return 0;
 }
@@ -644,8 +708,10 @@ struct fuse_adapter *fuse_adapter_free(struct fuse_adapter *a)
 {
 	if (!a)
 		return NULL;
-	if (a->engine)
+	if (a->engine) {
 		engine_set_wake(a->engine, NULL, NULL);
+		engine_set_box_hook(a->engine, NULL, NULL);
+	}
 	if (a->waker_started) {
 		pthread_mutex_lock(&a->wake_lock);
 		a->stopping = true;

@@ -12,7 +12,9 @@ struct fuse_adapter;
 
 /* Mounts the tree at mountpoint. A stale mount left by a daemon that died
  * (ENOTCONN) is detached first; a live one is -EBUSY. Installs the wake
- * callback on the tree's engine. */
+ * callback and the box hook on the tree's engine: the kernel caches the
+ * entries of boxes/, and a box the engine creates or deletes outside a FUSE
+ * request (HTTP) has its entry dropped before the engine call returns. */
 int fuse_adapter_mount(struct tree *t, struct engine *e, const char *mountpoint,
 		       struct fuse_adapter **ret, pd_error *err);
 
@@ -20,7 +22,8 @@ int fuse_adapter_mount(struct tree *t, struct engine *e, const char *mountpoint,
  * SIGTERM/SIGINT/SIGHUP. Returns 0 or -errno. */
 int fuse_adapter_run(struct fuse_adapter *a);
 
-/* Unmounts and frees. Parked reads are answered with EINTR. */
+/* Unmounts and frees; clears the engine's wake callback and box hook.
+ * Parked reads are answered with EINTR. */
 struct fuse_adapter *fuse_adapter_free(struct fuse_adapter *a);
 
 /* The number of reads parked right now (for tests and diagnostics). */

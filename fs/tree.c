@@ -1,7 +1,12 @@
 /* tree.c - the nodes of /paddock and their handlers.
  *
  * Inode numbers: the top byte is the node kind; the rest names the object
- * (a store id or a slot) and, in the low byte, the file within it.
+ * (a store id or a slot) and, in the low byte, the file within it. Store ids
+ * are never reused, so an inode always names the same object, and a link's
+ * target is fixed for its inode's life: `root` leads to its box's own
+ * overlay mount, and exec/last is a link node of the job it leads to
+ * (KIND_JOB, JF_LAST), so a newer last job is a new inode, not a changed
+ * target. Adapters may cache link targets.
  */
 #include <fcntl.h>
 #include <inttypes.h>
@@ -100,9 +105,8 @@ static const struct node_def box_files[] = {
     [BF_ROOT] = {"root", S_IFLNK | 0777},   [BF_EXEC] = {"exec", S_IFDIR | 0755},
 };
 
-/* exec/new and exec/last: files of the box's exec directory. */
+/* exec/new: a file of the box's exec directory. */
 #define BF_EXEC_NEW 40
-#define BF_EXEC_LAST 41
 
 enum {
 	JF_DIR,
@@ -123,6 +127,9 @@ enum {
 	JF_ENDED,
 	_JF_MAX
 };
+/* exec/last while this job is its box's last: a link to the job's name. Not
+ * a name in the job's directory. */
+#define JF_LAST 0x40
 static const struct node_def job_files[] = {
     [JF_CMD] = {"cmd", S_IFREG | 0644},		[JF_ENV] = {"env", S_IFREG | 0644},
     [JF_CWD] = {"cwd", S_IFREG | 0644},		[JF_USER] = {"user", S_IFREG | 0644},
@@ -607,7 +614,7 @@ int tree_getattr(struct tree *t, uint64_t ino, struct tree_attr *ret)
 	case KIND_BOX: {
 		struct box_view v;
 		unsigned file = INO_FILE(ino);
-		if (file >= _BF_MAX && file != BF_EXEC_NEW && file != BF_EXEC_LAST)
+		if (file >= _BF_MAX && file != BF_EXEC_NEW)
 			return -ENOENT;
 		r = engine_box_get_by_id(t->engine, (int64_t)INO_ID(ino), &v);
 		if (r < 0)
@@ -617,22 +624,22 @@ int tree_getattr(struct tree *t, uint64_t ino, struct tree_attr *ret)
 			*ret = mkattr(ino, S_IFREG | 0200, 0, mtime);
 			return 0;
 		}
-		mode = file == BF_EXEC_LAST ? (S_IFLNK | 0777)
-		       : file == BF_DIR	    ? (S_IFDIR | 0755)
-					    : box_files[file].mode;
+		mode = file == BF_DIR ? (S_IFDIR | 0755) : box_files[file].mode;
 		break;
 	}
 	case KIND_JOB: {
 		struct job_view jv;
 		struct box_view v;
 		unsigned file = INO_FILE(ino);
-		if (file >= _JF_MAX)
+		if (file >= _JF_MAX && file != JF_LAST)
 			return -ENOENT;
 		r = engine_job_get_by_id(t->engine, (int64_t)INO_ID(ino), &jv);
 		if (r < 0 || engine_box_get_by_id(t->engine, jv.box_id, &v) < 0)
 			return -ENOENT;
 		mtime = v.created;
-		mode = file == JF_DIR ? (S_IFDIR | 0755) : job_files[file].mode;
+		mode = file == JF_DIR	 ? (S_IFDIR | 0755)
+		       : file == JF_LAST ? (S_IFLNK | 0777)
+					 : job_files[file].mode;
 		if (file == JF_STDIN || file == JF_CTL ||
 		    (file == JF_EXIT && jv.state != JOB_ENDED)) {
 			*ret = mkattr(ino, mode, 0, mtime);
@@ -696,17 +703,25 @@ int tree_getattr(struct tree *t, uint64_t ino, struct tree_attr *ret)
 
 int tree_readlink(struct tree *t, uint64_t ino, char *buf, size_t bufsz)
 {
+	struct job_view jv;
 	struct box_view v;
 	int r;
 
-	if (INO_KIND(ino) != KIND_BOX ||
-	    (INO_FILE(ino) != BF_ROOT && INO_FILE(ino) != BF_EXEC_LAST))
+	if (INO_KIND(ino) == KIND_JOB && INO_FILE(ino) == JF_LAST) {
+		/* The job's name, even once a newer job is the last: the
+		 * target of an inode never changes. */
+		r = engine_job_get_by_id(t->engine, (int64_t)INO_ID(ino), &jv);
+		if (r < 0)
+			return r;
+		if ((size_t)snprintf(buf, bufsz, "%s", jv.name) >= bufsz)
+			return -ENAMETOOLONG;
+		return 0;
+	}
+	if (INO_KIND(ino) != KIND_BOX || INO_FILE(ino) != BF_ROOT)
 		return -EINVAL;
 	r = engine_box_get_by_id(t->engine, (int64_t)INO_ID(ino), &v);
 	if (r < 0)
 		return r;
-	if (INO_FILE(ino) == BF_EXEC_LAST)
-		return engine_job_last(t->engine, v.name, buf, bufsz);
 	return engine_box_root(t->engine, v.name, buf, bufsz);
 }
 
@@ -787,9 +802,10 @@ int tree_lookup(struct tree *t, uint64_t parent, const char *name, struct tree_a
 			if (strcmp(name, "last") == 0) {
 				char last[NAME_MAX_LEN + 1];
 				if (box_name_of(t, parent, box, sizeof box) < 0 ||
-				    engine_job_last(t->engine, box, last, sizeof last) < 0)
+				    engine_job_last(t->engine, box, last, sizeof last) < 0 ||
+				    engine_job_get(t->engine, box, last, &jv) < 0)
 					return -ENOENT;
-				return tree_getattr(t, (parent & ~0xffULL) | BF_EXEC_LAST, ret);
+				return tree_getattr(t, INO(KIND_JOB, jv.id, JF_LAST), ret);
 			}
 			if (!name_valid(name) || box_name_of(t, parent, box, sizeof box) < 0 ||
 			    engine_job_get(t->engine, box, name, &jv) < 0)
@@ -1547,7 +1563,7 @@ int tree_rename(struct tree *t, uint64_t parent, const char *name, uint64_t newp
 	r = tree_lookup(t, newparent, newname, &target);
 	if (r >= 0 && (INO_KIND(target.ino) == KIND_BOX || INO_KIND(target.ino) == KIND_JOB)) {
 		/* The temp-then-rename write: apply the content as one write. */
-		if (!writable(target.mode) || S_ISDIR(target.mode))
+		if (!writable(target.mode) || !S_ISREG(target.mode))
 			r = -EACCES;
 		else if (INO_KIND(target.ino) == KIND_JOB)
 			r = write_job_file(t, target.ino, data ? data : "", len);

@@ -1,6 +1,9 @@
 /* check_tree.c - the /paddock tree driven directly (no FUSE) over a real
  * engine: static nodes, box directories, control-file writes and their
- * errors, temp-then-rename, event streams.
+ * errors, temp-then-rename, event streams, exec/last's nodes. One TCase
+ * ("kernel cache") serves the tree through the FUSE adapter on a private
+ * mount, to check what the kernel caches against the engine changing boxes
+ * behind its back (as the HTTP adapter does).
  *
  * The runtime is /bin/false, so starting a box fails with EIO; everything
  * else is real, including the overlay mount of each box's filesystem, which
@@ -8,6 +11,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <glob.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/mount.h>
@@ -18,6 +22,8 @@
 #include "autoconfig.h"
 #include "check-tap.h"
 #include "engine.h"
+#include "fuse-adapter.h"
+#include "jobs.h"
 #include "tree.h"
 
 #define TEMP_MAX_PER_DIR 32
@@ -261,6 +267,106 @@ static bool has(const char *haystack, const char *needle)
 }
 
 #define assert_has(h, n) ck_assert_msg(has((h), (n)), "\"%s\" does not contain \"%s\"", (h), (n))
+
+/* ---- the tree behind a private FUSE mount ---- */
+
+static char mnt[160];
+static struct fuse_adapter *fa;
+static pthread_t server;
+
+static void *serve(void *userdata)
+{
+	(void)fuse_adapter_run(userdata);
+	return NULL;
+}
+
+static void setup_mount(void)
+{
+	pd_error err = {0};
+	int r;
+
+	setup();
+	snprintf(mnt, sizeof(mnt), "%s/mnt", tmp);
+	r = fuse_adapter_mount(tr, eng, mnt, &fa, &err);
+	ck_assert_msg(r == 0, "mount: %d %s", r, err.msg);
+	ck_assert_int_eq(pthread_create(&server, NULL, serve, fa), 0);
+}
+
+static void teardown_mount(void)
+{
+	/* The unmount ends the server's loop. */
+	ck_assert_int_eq(umount2(mnt, MNT_DETACH), 0);
+	pthread_join(server, NULL);
+	fa = fuse_adapter_free(fa);
+	teardown();
+}
+
+static ino_t stat_ino(const char *path)
+{
+	struct stat st;
+	ck_assert_msg(stat(path, &st) == 0, "stat %s: %s", path, strerror(errno));
+	return st.st_ino;
+}
+
+/* How many times `boxes` of the mount lists name. */
+static int mount_lists(const char *name)
+{
+	char path[256];
+	glob_t g;
+	int n = 0;
+
+	snprintf(path, sizeof(path), "%s/boxes/*", mnt);
+	if (glob(path, GLOB_NOSORT, NULL, &g) != 0)
+		return 0;
+	for (size_t i = 0; i < g.gl_pathc; i++) {
+		const char *slash = strrchr(g.gl_pathv[i], '/');
+		n += strcmp(slash + 1, name) == 0;
+	}
+	globfree(&g);
+	return n;
+}
+
+/* A box deleted and created again by the engine itself (as HTTP does), not
+ * through the mount, while the kernel caches boxes/NAME, its attributes and
+ * its root link: the mount shows the deletion as soon as the engine call
+ * returns, then the new box. */
+START_TEST(test_mount_box_changed_elsewhere)
+{
+	char box[200], link[200], root[200], target1[256], target2[256];
+	pd_error err = {0};
+	struct stat st;
+	ino_t ino1;
+	ssize_t n;
+
+	snprintf(box, sizeof(box), "%s/boxes/web", mnt);
+	snprintf(link, sizeof(link), "%s/boxes/web/root", mnt);
+	snprintf(root, sizeof(root), "%s/boxes/web/root/", mnt);
+	ck_assert_int_eq(engine_box_create(eng, "web", &err), 0);
+	ino1 = stat_ino(box);
+	ck_assert_int_eq(stat_ino(box), ino1); /* now from the kernel's cache */
+	n = readlink(link, target1, sizeof(target1) - 1);
+	ck_assert_int_gt(n, 0);
+	target1[n] = '\0';
+	ck_assert_int_eq(stat(root, &st), 0);
+	ck_assert_int_eq(mount_lists("web"), 1);
+
+	ck_assert_int_eq(engine_box_delete(eng, "web", &err), 0);
+	ck_assert_int_eq(stat(box, &st), -1);
+	ck_assert_int_eq(errno, ENOENT);
+	ck_assert_int_eq(stat(root, &st), -1);
+	ck_assert_int_eq(mount_lists("web"), 0);
+
+	ck_assert_int_eq(engine_box_create(eng, "web", &err), 0);
+	ck_assert_uint_ne(stat_ino(box), ino1);
+	n = readlink(link, target2, sizeof(target2) - 1);
+	ck_assert_int_gt(n, 0);
+	target2[n] = '\0';
+	ck_assert_str_ne(target2, target1);
+	ck_assert_int_eq(stat(root, &st), 0);
+	ck_assert_uint_eq(st.st_ino, stat_ino(target2));
+	ck_assert_int_eq(mount_lists("web"), 1);
+}
+END_TEST
 
 /* ---- core ---- */
 
@@ -763,6 +869,50 @@ START_TEST(test_rmdir)
 	ck_assert_uint_ne(again, box);
 	ck_assert_str_eq(cat("boxes/web/state"), "created\n");
 	ck_assert_uint_eq(dir_count(again), BOX_FILES); /* the old temps went with the old box */
+}
+END_TEST
+
+START_TEST(test_exec_last_nodes)
+{
+	struct tree_attr a, first, second;
+	char target[64];
+	uint64_t exec;
+
+	make_box("web");
+	exec = ino_of("boxes/web/exec");
+	ck_assert_int_eq(tree_resolve(tr, "boxes/web/exec/last", &a), -ENOENT);
+	ck_assert_int_eq(tree_mkdir(tr, exec, "a", &a), 0);
+	first = attr_of("boxes/web/exec/last");
+	ck_assert(S_ISLNK(first.mode));
+	ck_assert_uint_eq(first.size, 1);
+	ck_assert_int_eq(tree_readlink(tr, first.ino, target, sizeof target), 0);
+	ck_assert_str_eq(target, "a");
+	ck_assert_int_eq(tree_open(tr, first.ino, O_RDONLY, &(struct tree_file *){NULL}), -ELOOP);
+
+	/* A newer job is a new node; the old node keeps its target. */
+	ck_assert_int_eq(tree_mkdir(tr, exec, "bb", &a), 0);
+	second = attr_of("boxes/web/exec/last");
+	ck_assert_uint_ne(second.ino, first.ino);
+	ck_assert_uint_eq(second.size, 2);
+	ck_assert(dir_has(exec, "last", &a));
+	ck_assert_uint_eq(a.ino, second.ino);
+	ck_assert_int_eq(tree_readlink(tr, second.ino, target, sizeof target), 0);
+	ck_assert_str_eq(target, "bb");
+	ck_assert_int_eq(tree_readlink(tr, first.ino, target, sizeof target), 0);
+	ck_assert_str_eq(target, "a");
+	ck_assert_int_eq(tree_readlink(tr, first.ino, target, 1), -ENAMETOOLONG);
+
+	/* exec/last is no name inside a job's directory. */
+	ck_assert_int_eq(tree_resolve(tr, "boxes/web/exec/a/last", &a), -ENOENT);
+
+	/* Deleting the last job hands exec/last back; its node is gone. */
+	ck_assert_int_eq(tree_rmdir(tr, exec, "bb"), 0);
+	ck_assert_uint_eq(ino_of("boxes/web/exec/last"), first.ino);
+	ck_assert_int_eq(tree_getattr(tr, second.ino, &a), -ENOENT);
+	ck_assert_int_eq(tree_readlink(tr, second.ino, target, sizeof target), -ENOENT);
+
+	ck_assert_int_eq(tree_rmdir(tr, ino_of("boxes"), "web"), 0);
+	ck_assert_int_eq(tree_getattr(tr, first.ino, &a), -ENOENT);
 }
 END_TEST
 
@@ -1353,6 +1503,13 @@ static Suite *tree_suite(void)
 	tcase_add_test(tc, test_rmdir);
 	tcase_add_test(tc, test_rmdir_ends_stream);
 	tcase_add_test(tc, test_tokens);
+	tcase_add_test(tc, test_exec_last_nodes);
+	suite_add_tcase(s, tc);
+
+	tc = tcase_create("kernel cache");
+	tcase_add_checked_fixture(tc, setup_mount, teardown_mount);
+	tcase_set_timeout(tc, 30);
+	tcase_add_test(tc, test_mount_box_changed_elsewhere);
 	suite_add_tcase(s, tc);
 
 	tc = tcase_create("limits");
@@ -1438,8 +1595,13 @@ int main(void)
 	/* Whatever a failed test left behind. */
 	snprintf(pattern, sizeof(pattern), "%s/*", base);
 	if (glob(pattern, GLOB_NOSORT, NULL, &g) == 0) {
-		for (size_t i = 0; i < g.gl_pathc; i++)
+		for (size_t i = 0; i < g.gl_pathc; i++) {
+			char m[256];
+			/* A failed "kernel cache" test skips its teardown. */
+			snprintf(m, sizeof(m), "%s/mnt", g.gl_pathv[i]);
+			(void)umount2(m, MNT_DETACH);
 			umount_boxes(g.gl_pathv[i]);
+		}
 		globfree(&g);
 	}
 	rm_rf(base);

@@ -42,6 +42,25 @@ ok "its output is there" same "$(timeout 10 cat "$X/last/exit"; cat "$X/last/std
 quick"
 ok "the next one is 2" bash -c "echo 'exit 0' > '$X/new' && test \"\$(readlink '$X/last')\" = 2"
 
+# exec/last follows the newest job at once, though the kernel caches link
+# targets: each new job's last is a new node.
+last_follows() {
+	local i
+	for i in 1 2 3 4 5; do
+		echo "echo quick $i" >"$X/new" || return 1
+		[ "$(cat "$X/last/cmd")" = "echo quick $i" ] || { echo "job $i: cmd is $(cat "$X/last/cmd")"; return 1; }
+		[ "$(readlink "$X/last")" = $((2 + i)) ] || { echo "job $i: last is $(readlink "$X/last")"; return 1; }
+	done
+	[ "$(timeout 10 cat "$X/last/exit"; cat "$X/last/stdout")" = "0
+quick 5" ]
+}
+ok "exec/last follows each new job right after exec/new" last_follows
+ok "a deleted last job hands exec/last to the one before" bash -c "
+	rmdir '$X/7' && test \"\$(readlink '$X/last')\" = 6 && test \"\$(cat '$X/last/cmd')\" = 'echo quick 4'"
+ok "the next job takes the freed number and is last, with its own cmd" bash -c "
+	echo 'echo quick 6' > '$X/new' && test \"\$(readlink '$X/last')\" = 7 &&
+	test \"\$(cat '$X/last/cmd')\" = 'echo quick 6' && test \"\$(cat '$X/7/cmd')\" = 'echo quick 6'"
+
 # Live streaming: lines arrive as they are produced.
 mkdir "$X/live"
 echo 'for i in 1 2 3 4 5 6; do echo line $i; sleep 0.5; done' >"$X/live/cmd"

@@ -198,4 +198,27 @@ else
 	diag "no sqlite3 shell: token directories not checked through the mount"
 fi
 
+# The kernel caches boxes/NAME: a box deleted and created again under the
+# same name is the new box through the mount.
+recreate_shows_new_box() {
+	local b=$M/boxes/again ino1 root1 created1
+	mkdir "$b" && echo tiny >"$b/type" || return 1
+	ino1=$(stat -c %i "$b") root1=$(readlink "$b/root") created1=$(cat "$b/created")
+	stat "$b/root/" >/dev/null || return 1
+	sleep 1.1
+	rmdir "$b" || return 1
+	[ ! -e "$b" ] || { echo "still there after rmdir"; return 1; }
+	[ "$(ls "$M/boxes" | grep -c '^again$')" = 0 ] || { echo "ls still lists it"; return 1; }
+	mkdir "$b" || return 1
+	[ "$(cat "$b/state")" = created ] || { echo "state $(cat "$b/state")"; return 1; }
+	[ "$(cat "$b/type")" != tiny ] || { echo "the old box's type"; return 1; }
+	[ "$(cat "$b/created")" != "$created1" ] || { echo "the old created time"; return 1; }
+	[ "$(stat -c %i "$b")" != "$ino1" ] || { echo "the old inode"; return 1; }
+	[ "$(readlink "$b/root")" != "$root1" ] || { echo "the old root"; return 1; }
+	[ "$(stat -c %i "$b/root/")" = "$(stat -c %i "$(readlink "$b/root")/")" ] || { echo "root/ is not the new overlay"; return 1; }
+	[ "$(ls "$M/boxes" | grep -c '^again$')" = 1 ] || { echo "ls lists it $(ls "$M/boxes" | grep -c '^again$') times"; return 1; }
+	rmdir "$b"
+}
+ok "rmdir and mkdir of the same name show the new box" recreate_shows_new_box
+
 pd_done
