@@ -245,7 +245,16 @@ ok "wrong passwords: 401, then limited (429)" same "$c1 $c2 $c3" "401 429 429"
 ok "429 says when to retry" bash -c "curl -sS -D - -o /dev/null --data '{\"password\":\"x\"}' '$URL/v1/login' | grep -qi '^retry-after: [0-9]'"
 
 # --- delete ----------------------------------------------------------------------
+ino_before=$(stat -c %i "$M/boxes/web")
+created_before=$(cat "$M/boxes/web/created")
 ok "DELETE boxes/web/" same "$(hc -o /dev/null -w '%{http_code}' -X DELETE boxes/web/)" 204
-ok "gone from the mount" test ! -e "$M/boxes/web"
+ok "gone from the mount at once (the kernel's cached entry is dropped)" test ! -e "$M/boxes/web"
+sleep 1.1
+ok "created again over HTTP" same "$(hc -o /dev/null -w '%{http_code}' -X PUT boxes/web/)" 201
+ok "the mount shows the new box, not the old one" bash -c "
+	[ \"\$(stat -c %i '$M/boxes/web')\" != '$ino_before' ] &&
+	[ \"\$(cat '$M/boxes/web/created')\" != '$created_before' ] &&
+	[ \"\$(cat '$M/boxes/web/state')\" = created ]"
+ok "DELETE it again" same "$(hc -o /dev/null -w '%{http_code}' -X DELETE boxes/web/)" 204
 
 pd_done
