@@ -20,7 +20,8 @@ src=$dir/src
 
 echo "build-release: copying $top to $src" >&2
 mkdir "$src"
-tar -C "$top" --exclude=./.git --exclude=./tests/bench/results -cf - . | tar -C "$src" -xf -
+tar -C "$top" --exclude=./.git --exclude=./tests/bench/results --exclude='./tests/images-cache*' \
+	--exclude=./tests/node-cache -cf - . | tar -C "$src" -xf -
 cd "$src"
 if [ -f Makefile ]; then
 	make distclean >/dev/null 2>&1 || true
@@ -30,7 +31,8 @@ echo "build-release: configuring and building (no sanitizers)" >&2
 ./configure --quiet >"$dir/configure.log" 2>&1 ||
 	{ tail -n 20 "$dir/configure.log" >&2; exit 1; }
 jobs=$(nproc 2>/dev/null || echo 2)
-make -j"$jobs" -C fs >"$dir/make.log" 2>&1 && make -j"$jobs" -C daemon >>"$dir/make.log" 2>&1 ||
+{ make -j"$jobs" -C fs && make -j"$jobs" -C web && make -j"$jobs" -C daemon &&
+	make -j"$jobs" -C cli; } >"$dir/make.log" 2>&1 ||
 	{ tail -n 30 "$dir/make.log" >&2; exit 1; }
 [ -x daemon/paddockd ] && [ -x daemon/paddock-init ] ||
 	{ echo "$0: no daemon/paddockd after the build" >&2; exit 1; }
