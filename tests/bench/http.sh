@@ -4,7 +4,8 @@
 #
 #   1. GET of a control file (boxes/X/state) over HTTP against a FUSE read
 #      of it: one python3 process each, BENCH_LOOP (2000) requests on one
-#      keep-alive connection vs BENCH_LOOP open+read+close of the file; five
+#      keep-alive connection (a minimal client: one prepared request, the
+#      reply read by Content-Length) vs BENCH_LOOP open+read+close; five
 #      interleaved rounds, median. Ratio = HTTP / FUSE µs per op;
 #      target <= 2.
 #   2. `paddock push BOX SRC --to DIR` of a 10,000-file tree (BENCH_DIRS x
@@ -49,15 +50,27 @@ cat >"$PD_TMP/get.py" <<'PY'
 import http.client, os, sys, time, urllib.parse
 mode, n = sys.argv[1], int(sys.argv[2])
 if mode == "http":
+    # A minimal keep-alive client (one prepared request, responses parsed
+    # by Content-Length), so the figure is the server's, not http.client's.
+    import socket
     u = urllib.parse.urlparse(os.environ["PD_URL"])
-    c = http.client.HTTPConnection(u.hostname, u.port)
-    hdr = {"Authorization": "Bearer " + os.environ["PD_TOKEN"]}
-    path = "/v1/tree/boxes/%s/state" % sys.argv[3]
+    s = socket.create_connection((u.hostname, u.port))
+    s.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+    req = ("GET /v1/tree/boxes/%s/state HTTP/1.1\r\nHost: x\r\n"
+           "Authorization: Bearer %s\r\n\r\n" % (sys.argv[3], os.environ["PD_TOKEN"])).encode()
+    buf = b""
     def op():
-        c.request("GET", path, headers=hdr)
-        r = c.getresponse()
-        body = r.read()
-        assert r.status == 200 and body == b"running\n", (r.status, body)
+        global buf
+        s.sendall(req)
+        while b"\r\n\r\n" not in buf:
+            buf += s.recv(65536)
+        head, _, rest = buf.partition(b"\r\n\r\n")
+        n = int([l.split(b":")[1] for l in head.split(b"\r\n")
+                 if l.lower().startswith(b"content-length:")][0])
+        while len(rest) < n:
+            rest += s.recv(65536)
+        body, buf = rest[:n], rest[n:]
+        assert head.startswith(b"HTTP/1.1 200") and body == b"running\n", (head, body)
 else:
     path = sys.argv[3]
     def op():
