@@ -157,8 +157,8 @@ int eng_lowerdir(const struct engine *e, const char *stack, const char *image, c
 	/* Mount options travel in one page. */
 	if (b.len >= 4000) {
 		free(b.p);
-		return pd_error_set(err, -E2BIG, "the layer stack is too deep to mount (%zu layers)",
-				    s.n);
+		return pd_error_set(err, -E2BIG,
+				    "the layer stack is too deep to mount (%zu layers)", s.n);
 	}
 	*ret = b.p;
 	return 0;

@@ -86,7 +86,8 @@ static int copy_tree(const char *src, const char *dst, pd_error *err)
 			return pd_error_set(err, -errno, "waitpid: %s", strerror(errno));
 	if (!WIFEXITED(status) || WEXITSTATUS(status) != 0)
 		return pd_error_set(err, -EIO, "copying the box's changes failed (cp status %d)",
-				    WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status));
+				    WIFEXITED(status) ? WEXITSTATUS(status)
+						      : 128 + WTERMSIG(status));
 	return 0;
 }
 
@@ -197,9 +198,9 @@ static int take_rollback_tx(struct store *s, void *userdata)
 /* Freezes (stopped box: rename) or copies (running box, or a root/ still in
  * use on the host) b's upper into a new layer and records a snapshot; for a
  * fork, also box new_name on it. b is busy; called without the lock. */
-static int take(struct engine *e, struct box *b, const char *kind, const char *label,
-		bool running, const char *new_name, struct box **ret_new, char *ret_id,
-		size_t ret_idsz, pd_error *err)
+static int take(struct engine *e, struct box *b, const char *kind, const char *label, bool running,
+		const char *new_name, struct box **ret_new, char *ret_id, size_t ret_idsz,
+		pd_error *err)
 {
 	struct intent_row in = {0};
 	struct box *nb = NULL;
@@ -219,8 +220,8 @@ static int take(struct engine *e, struct box *b, const char *kind, const char *l
 		nb->row.created = time(NULL);
 		nb->row.last_started = 0;
 		nb->row.error[0] = '\0';
-		nb->row.expires = e->cfg->default_ttl >= 0 ? nb->row.created + e->cfg->default_ttl
-							    : 0;
+		nb->row.expires =
+		    e->cfg->default_ttl >= 0 ? nb->row.created + e->cfg->default_ttl : 0;
 		nb->state = BOX_CREATED;
 	}
 
@@ -244,10 +245,9 @@ static int take(struct engine *e, struct box *b, const char *kind, const char *l
 	snprintf(in.label, sizeof in.label, "%s", label);
 	if (new_name)
 		snprintf(in.target, sizeof in.target, "%s", new_name);
-	r = store_transaction(e->store, take_begin_tx,
-			      &(struct take_begin){.in = &in, .new_box = nb ? &nb->row : NULL,
-						   .err = err},
-			      err);
+	r = store_transaction(
+	    e->store, take_begin_tx,
+	    &(struct take_begin){.in = &in, .new_box = nb ? &nb->row : NULL, .err = err}, err);
 	pthread_mutex_unlock(&e->lock);
 	if (r < 0) {
 		free(nb);
@@ -510,10 +510,9 @@ static int restore_finish(struct engine *e, const struct intent_row *in, struct 
 	r = make_upper(upper);
 	if (r < 0)
 		return pd_error_set(err, r, "cannot make a new upper: %s", strerror(-r));
-	r = store_transaction(e->store, restore_commit_tx,
-			      &(struct restore_commit){.in = in, .box = &row, .snap = &snap,
-						       .err = err},
-			      err);
+	r = store_transaction(
+	    e->store, restore_commit_tx,
+	    &(struct restore_commit){.in = in, .box = &row, .snap = &snap, .err = err}, err);
 	if (r < 0)
 		return r;
 	b->row = row;
@@ -522,8 +521,7 @@ static int restore_finish(struct engine *e, const struct intent_row *in, struct 
 	return 0;
 }
 
-int engine_box_restore(struct engine *e, const char *name, const char *snapshot_id,
-		       pd_error *err)
+int engine_box_restore(struct engine *e, const char *name, const char *snapshot_id, pd_error *err)
 {
 	struct snapshot_row snap;
 	struct intent_row in = {0};
@@ -612,7 +610,8 @@ out:
 
 static void view_of(const struct snapshot_row *row, struct snapshot_view *v)
 {
-	*v = (struct snapshot_view){.seq = row->seq, .box_id = row->box_id, .created = row->created};
+	*v =
+	    (struct snapshot_view){.seq = row->seq, .box_id = row->box_id, .created = row->created};
 	snprintf(v->id, sizeof v->id, "%s", row->id);
 	snprintf(v->box, sizeof v->box, "%s", row->box);
 	snprintf(v->label, sizeof v->label, "%s", row->label);

@@ -231,10 +231,11 @@ int store_box_insert(struct store *s, struct box_row *row, pd_error *err)
 {
 	_cleanup_stmt_ sqlite3_stmt *st = NULL;
 
-	if (sqlite3_prepare_v2(s->db,
-			       "INSERT INTO boxes (name, state, type, image, created, last_started,"
-			       " error, expires, layers) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?9, ?10)",
-			       -1, &st, NULL) != SQLITE_OK ||
+	if (sqlite3_prepare_v2(
+		s->db,
+		"INSERT INTO boxes (name, state, type, image, created, last_started,"
+		" error, expires, layers) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?9, ?10)",
+		-1, &st, NULL) != SQLITE_OK ||
 	    bind_row(st, row) < 0)
 		return sql_err(s->db, err, "insert box");
 	if (sqlite3_step(st) != SQLITE_DONE) {
@@ -548,8 +549,8 @@ int store_token_get(struct store *s, const char *id, struct token_row *ret)
 {
 	_cleanup_stmt_ sqlite3_stmt *st = NULL;
 
-	if (sqlite3_prepare_v2(s->db, "SELECT " TOKEN_COLUMNS " FROM tokens WHERE id = ?1", -1,
-			       &st, NULL) != SQLITE_OK ||
+	if (sqlite3_prepare_v2(s->db, "SELECT " TOKEN_COLUMNS " FROM tokens WHERE id = ?1", -1, &st,
+			       NULL) != SQLITE_OK ||
 	    sqlite3_bind_text(st, 1, id, -1, SQLITE_STATIC) != SQLITE_OK)
 		return -EIO;
 	return token_get(st, ret);
@@ -722,10 +723,11 @@ int store_snapshot_insert(struct store *s, struct snapshot_row *row, pd_error *e
 	/* The id needs the seq: insert under a unique placeholder, then name
 	 * it (the caller's transaction makes the two steps one). */
 	snprintf(tmp, sizeof tmp, "-pending-%llu", (unsigned long long)now_usec());
-	if (sqlite3_prepare_v2(s->db,
-			       "INSERT INTO snapshots (id, box, label, created, image, layers, error,"
-			       " box_id) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)",
-			       -1, &st, NULL) != SQLITE_OK ||
+	if (sqlite3_prepare_v2(
+		s->db,
+		"INSERT INTO snapshots (id, box, label, created, image, layers, error,"
+		" box_id) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)",
+		-1, &st, NULL) != SQLITE_OK ||
 	    sqlite3_bind_text(st, 1, tmp, -1, SQLITE_STATIC) != SQLITE_OK ||
 	    sqlite3_bind_text(st, 2, row->box, -1, SQLITE_STATIC) != SQLITE_OK ||
 	    sqlite3_bind_text(st, 3, row->label, -1, SQLITE_STATIC) != SQLITE_OK ||
@@ -819,7 +821,7 @@ int store_snapshot_foreach(struct store *s, int64_t box_id,
 	if (sqlite3_prepare_v2(s->db,
 			       box_id ? "SELECT " SNAPSHOT_COLUMNS
 					" FROM snapshots WHERE box_id = ?1 ORDER BY seq"
-				   : "SELECT " SNAPSHOT_COLUMNS " FROM snapshots ORDER BY seq",
+				      : "SELECT " SNAPSHOT_COLUMNS " FROM snapshots ORDER BY seq",
 			       -1, &st, NULL) != SQLITE_OK ||
 	    (box_id && sqlite3_bind_int64(st, 1, box_id) != SQLITE_OK))
 		return -EIO;
