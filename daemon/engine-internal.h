@@ -29,6 +29,8 @@ struct engine {
 	size_t n_boxes;
 	char *images_dir;
 	char *boxes_dir;
+	char *layers_dir;  /* DATA/layers: L<ID> frozen layers */
+	char *snapmnt_dir; /* RUN/snapshots: read-only mounts of snapshot roots */
 	char *events_path;
 	int events_fd; /* global log, O_APPEND */
 	/* Wake listeners (the FUSE adapter, the HTTP adapter). wake_lock is
@@ -63,6 +65,32 @@ struct box *eng_find_box_id(struct engine *e, int64_t id);
 void eng_emit(struct engine *e, struct box *b, const char *fmt, ...) _printf_(3, 4);
 void eng_wake(struct engine *e, uint64_t key);
 int eng_save_box(struct engine *e, struct box *b, const char *marker, pd_error *err);
+/* The box table and filesystems (engine.c). Engine lock held for
+ * eng_claim() and eng_add_box(); the mount helpers need no lock but the
+ * box must be busy (claimed) or not yet shared. */
+int eng_claim(struct engine *e, const char *name, struct box **ret, pd_error *err);
+int eng_add_box(struct engine *e, struct box *b);
+int eng_make_box_dirs(struct engine *e, struct box *b, pd_error *err);
+bool eng_is_mountpoint(const char *path);
+int eng_lowerdir(const struct engine *e, const char *stack, const char *image, char **ret,
+		 pd_error *err);
+int eng_mount_root(struct engine *e, struct box *b, pd_error *err);
+void eng_umount_root(struct engine *e, struct box *b);
+int eng_umount_root_strict(struct engine *e, struct box *b);
+uint64_t eng_du(const char *path);
+
+/* snapshots.c. eng_freeze_after_stop(): b is busy, its container gone; no
+ * lock held. Failure leaves the box's changes in its upper (logged). */
+void eng_freeze_after_stop(struct engine *e, struct box *b);
+/* At start, before boxes are loaded: finishes or rolls back every recorded
+ * intent. After: eng_gc(e, true). */
+int eng_intents_recover(struct engine *e);
+/* Removes layers no box, snapshot or intent refers to. No lock held.
+ * at_start also clears L*.tmp / L*.del leftovers and snapshot mounts. */
+void eng_gc(struct engine *e, bool at_start);
+/* Unmounts every snapshot root (daemon stop). */
+void eng_snapshot_mounts_clear(struct engine *e);
+
 /* jobs.c */
 int jobs_load(struct engine *e);
 void jobs_forget_box(struct engine *e, int64_t box_id);

@@ -7,6 +7,7 @@
 #include <sys/stat.h>
 
 #include "engine-internal.h"
+#include "layers.h"
 #include "log.h"
 
 #define DISK_USAGE_CACHE_USEC (5ULL * 1000 * 1000)
@@ -41,7 +42,7 @@ struct box *eng_find_box_id(struct engine *e, int64_t id)
 	return NULL;
 }
 
-static int add_box(struct engine *e, struct box *b)
+int eng_add_box(struct engine *e, struct box *b)
 {
 	struct box **nb = realloc(e->boxes, (e->n_boxes + 1) * sizeof *nb);
 	if (!nb)
@@ -110,7 +111,7 @@ void eng_emit(struct engine *e, struct box *b, const char *fmt, ...)
 
 /* --- filesystem ------------------------------------------------------------ */
 
-static bool is_mountpoint(const char *path)
+bool eng_is_mountpoint(const char *path)
 {
 	struct stat st, parent;
 	char p[4200];
@@ -124,20 +125,60 @@ static bool is_mountpoint(const char *path)
 	return st.st_dev != parent.st_dev || st.st_ino == parent.st_ino;
 }
 
-static int mount_root(struct engine *e, struct box *b, pd_error *err)
+/* "lowerdir=DATA/layers/L7:DATA/layers/L5:IMAGE/rootfs" for a stack over
+ * an image, in *ret (malloc'd). */
+int eng_lowerdir(const struct engine *e, const char *stack, const char *image, char **ret,
+		 pd_error *err)
 {
-	char merged[4096], upper[4096], work[4096], lower[4096];
-	_cleanup_free_ char *opts = NULL;
+	struct layer_stack s;
+	char rootfs[4096];
+	struct {
+		char *p;
+		size_t len;
+	} b = {0};
+	FILE *f;
+
+	if (layer_stack_parse(stack, &s) < 0)
+		return pd_error_set(err, -EIO, "corrupt layer stack \"%s\"", stack);
+	image_rootfs(e->images_dir, image, rootfs, sizeof rootfs);
+	if (access(rootfs, F_OK) < 0)
+		return pd_error_set(err, -ENOENT, "image %s is not installed", image);
+	f = open_memstream(&b.p, &b.len);
+	if (!f)
+		return pd_error_set(err, -ENOMEM, "out of memory");
+	fputs("lowerdir=", f);
+	for (size_t i = 0; i < s.n; i++)
+		fprintf(f, "%s/L%lld:", e->layers_dir, (long long)s.ids[i]);
+	fputs(rootfs, f);
+	if (fclose(f) != 0 || !b.p) {
+		free(b.p);
+		return pd_error_set(err, -ENOMEM, "out of memory");
+	}
+	/* Mount options travel in one page. */
+	if (b.len >= 4000) {
+		free(b.p);
+		return pd_error_set(err, -E2BIG,
+				    "the layer stack is too deep to mount (%zu layers)", s.n);
+	}
+	*ret = b.p;
+	return 0;
+}
+
+int eng_mount_root(struct engine *e, struct box *b, pd_error *err)
+{
+	char merged[4096], upper[4096], work[4096];
+	_cleanup_free_ char *lower = NULL, *opts = NULL;
+	int r;
 
 	eng_box_path(e, b, "rootfs", merged, sizeof merged);
-	if (is_mountpoint(merged))
+	if (eng_is_mountpoint(merged))
 		return 0;
 	eng_box_path(e, b, "upper", upper, sizeof upper);
 	eng_box_path(e, b, "work", work, sizeof work);
-	image_rootfs(e->images_dir, b->row.image, lower, sizeof lower);
-	if (access(lower, F_OK) < 0)
-		return pd_error_set(err, -ENOENT, "image %s is not installed", b->row.image);
-	if (asprintf(&opts, "lowerdir=%s,upperdir=%s,workdir=%s", lower, upper, work) < 0)
+	r = eng_lowerdir(e, b->row.layers, b->row.image, &lower, err);
+	if (r < 0)
+		return r;
+	if (asprintf(&opts, "%s,upperdir=%s,workdir=%s", lower, upper, work) < 0)
 		return pd_error_set(err, -ENOMEM, "out of memory");
 	if (mount("overlay", merged, "overlay", 0, opts) < 0)
 		return pd_error_set(err, -errno, "cannot mount the box filesystem: %s",
@@ -145,17 +186,30 @@ static int mount_root(struct engine *e, struct box *b, pd_error *err)
 	return 0;
 }
 
-static void umount_root(struct engine *e, struct box *b)
+void eng_umount_root(struct engine *e, struct box *b)
 {
 	char merged[4096];
 
 	eng_box_path(e, b, "rootfs", merged, sizeof merged);
-	while (is_mountpoint(merged))
+	while (eng_is_mountpoint(merged))
 		if (umount2(merged, 0) < 0 && umount2(merged, MNT_DETACH) < 0)
 			break;
 }
 
-static int make_box_dirs(struct engine *e, struct box *b, pd_error *err)
+/* Unmounts the box's root without detaching: -EBUSY while something on the
+ * host still uses it (a shell's cwd in root/, an open file). */
+int eng_umount_root_strict(struct engine *e, struct box *b)
+{
+	char merged[4096];
+
+	eng_box_path(e, b, "rootfs", merged, sizeof merged);
+	while (eng_is_mountpoint(merged))
+		if (umount2(merged, 0) < 0)
+			return -errno;
+	return 0;
+}
+
+int eng_make_box_dirs(struct engine *e, struct box *b, pd_error *err)
 {
 	static const char *const subs[] = {NULL, "upper", "work", "rootfs", "bundle"};
 	char p[4096];
@@ -179,7 +233,7 @@ static int remove_box_files(struct engine *e, struct box *b)
 {
 	char p[4096];
 
-	umount_root(e, b);
+	eng_umount_root(e, b);
 	eng_box_path(e, b, NULL, p, sizeof p);
 	return rm_rf(p);
 }
@@ -192,21 +246,29 @@ static int du_visit(const char *path, const struct stat *st, int flag, struct FT
 	return 0;
 }
 
+uint64_t eng_du(const char *path)
+{
+	static pthread_mutex_t du_lock = PTHREAD_MUTEX_INITIALIZER;
+	uint64_t total;
+
+	pthread_mutex_lock(&du_lock);
+	du_total = 0;
+	(void)nftw(path, du_visit, 16, FTW_PHYS | FTW_MOUNT);
+	total = du_total;
+	pthread_mutex_unlock(&du_lock);
+	return total;
+}
+
 /* Bytes the box's own layer holds, recomputed at most every few seconds. */
 static uint64_t disk_usage(struct engine *e, struct box *b)
 {
-	static pthread_mutex_t du_lock = PTHREAD_MUTEX_INITIALIZER;
 	unsigned long long now = now_usec();
 	char upper[4096];
 
 	if (b->disk_checked_usec && now - b->disk_checked_usec < DISK_USAGE_CACHE_USEC)
 		return b->disk_bytes;
 	eng_box_path(e, b, "upper", upper, sizeof upper);
-	pthread_mutex_lock(&du_lock);
-	du_total = 0;
-	(void)nftw(upper, du_visit, 16, FTW_PHYS | FTW_MOUNT);
-	b->disk_bytes = du_total;
-	pthread_mutex_unlock(&du_lock);
+	b->disk_bytes = eng_du(upper);
 	b->disk_checked_usec = now;
 	return b->disk_bytes;
 }
@@ -318,9 +380,9 @@ int engine_box_create(struct engine *e, const char *name, pd_error *err)
 	r = store_box_insert(e->store, &b->row, err);
 	if (r < 0)
 		goto fail;
-	r = make_box_dirs(e, b, err);
+	r = eng_make_box_dirs(e, b, err);
 	if (r >= 0)
-		r = mount_root(e, b, err);
+		r = eng_mount_root(e, b, err);
 	if (r >= 0)
 		r = eng_save_box(e, b, NULL, err);
 	if (r < 0) {
@@ -328,7 +390,7 @@ int engine_box_create(struct engine *e, const char *name, pd_error *err)
 		store_box_delete(e->store, b->row.id, NULL);
 		goto fail;
 	}
-	r = add_box(e, b);
+	r = eng_add_box(e, b);
 	if (r < 0) {
 		/* Recorded and on disk: the next start picks it up. */
 		pthread_mutex_unlock(&e->lock);
@@ -350,7 +412,7 @@ fail:
 }
 
 /* Looks a box up for an action and marks it busy. Engine lock held. */
-static int claim(struct engine *e, const char *name, struct box **ret, pd_error *err)
+int eng_claim(struct engine *e, const char *name, struct box **ret, pd_error *err)
 {
 	struct box *b = eng_find_box(e, name);
 
@@ -377,7 +439,7 @@ static int eng_box_start(struct engine *e, struct box *b, pd_error *err)
 		return pd_error_set(err, -EINVAL, "type %s is not defined in the configuration",
 				    b->row.type);
 	pthread_mutex_lock(&e->lock);
-	r = mount_root(e, b, err);
+	r = eng_mount_root(e, b, err);
 	pthread_mutex_unlock(&e->lock);
 	if (r < 0)
 		return r;
@@ -406,7 +468,7 @@ int engine_box_set_state(struct engine *e, const char *name, const char *value, 
 	int r;
 
 	pthread_mutex_lock(&e->lock);
-	r = claim(e, name, &b, err);
+	r = eng_claim(e, name, &b, err);
 	if (r < 0)
 		goto out;
 	if (target < 0) {
@@ -435,8 +497,12 @@ int engine_box_set_state(struct engine *e, const char *name, const char *value, 
 
 	if (action == BOX_ACTION_START)
 		r = eng_box_start(e, b, err);
-	else
+	else {
 		r = runtime_stop(e->rt, b->row.name, e->cfg->stop_grace, err);
+		/* Stop = snapshot: freeze what the box changed. */
+		if (r >= 0)
+			eng_freeze_after_stop(e, b);
+	}
 
 	pthread_mutex_lock(&e->lock);
 	b->busy = false;
@@ -463,7 +529,7 @@ int engine_box_set_type(struct engine *e, const char *name, const char *value, p
 	int r;
 
 	pthread_mutex_lock(&e->lock);
-	r = claim(e, name, &b, err);
+	r = eng_claim(e, name, &b, err);
 	if (r < 0)
 		goto out;
 	type = config_find_type(e->cfg, value);
@@ -503,7 +569,7 @@ int engine_box_set_image(struct engine *e, const char *name, const char *value, 
 	int r;
 
 	pthread_mutex_lock(&e->lock);
-	r = claim(e, name, &b, err);
+	r = eng_claim(e, name, &b, err);
 	if (r < 0)
 		goto out;
 	if (!name_valid(value)) {
@@ -523,15 +589,15 @@ int engine_box_set_image(struct engine *e, const char *name, const char *value, 
 		goto out;
 	}
 	snprintf(old, sizeof old, "%s", b->row.image);
-	umount_root(e, b);
+	eng_umount_root(e, b);
 	snprintf(b->row.image, sizeof b->row.image, "%s", value);
-	r = mount_root(e, b, err);
+	r = eng_mount_root(e, b, err);
 	if (r >= 0)
 		r = eng_save_box(e, b, NULL, err);
 	if (r < 0) {
-		umount_root(e, b);
+		eng_umount_root(e, b);
 		snprintf(b->row.image, sizeof b->row.image, "%s", old);
-		(void)mount_root(e, b, NULL);
+		(void)eng_mount_root(e, b, NULL);
 		goto out;
 	}
 	eng_emit(e, b, "image %s", value);
@@ -678,7 +744,7 @@ int engine_box_delete(struct engine *e, const char *name, pd_error *err)
 	int r;
 
 	pthread_mutex_lock(&e->lock);
-	r = claim(e, name, &b, err);
+	r = eng_claim(e, name, &b, err);
 	if (r < 0) {
 		pthread_mutex_unlock(&e->lock);
 		return r;
@@ -727,6 +793,8 @@ int engine_box_delete(struct engine *e, const char *name, pd_error *err)
 	eng_wake(e, (uint64_t)id);
 	if (e->box_hook)
 		e->box_hook(e->box_hook_data, ENGINE_BOX_DELETED, name);
+	/* Its claim on layers went with its row. */
+	eng_gc(e, /* at_start= */ false);
 	log_debug("box %s deleted", name);
 	return 0;
 }
@@ -850,6 +918,21 @@ static int reconcile(const struct box_row *row, void *userdata)
 
 	if (runtime_status(e->rt, row->name, &st, &pid) < 0)
 		st = RUNTIME_ABSENT;
+	if (st == RUNTIME_PAUSED) {
+		/* Paused for a snapshot when the daemon died: never leave a
+		 * box frozen. */
+		if (runtime_resume(e->rt, row->name, &err) < 0)
+			log_warn("box %s: %s", row->name, err.msg);
+		else
+			log_info("box %s: resumed (it was paused for a snapshot)", row->name);
+		st = RUNTIME_RUNNING;
+	}
+	{
+		/* Leftover of a restore that committed (the old upper). */
+		char old[4096];
+		eng_box_path(e, b, "upper.old", old, sizeof old);
+		(void)rm_rf(old);
+	}
 	if (st == RUNTIME_RUNNING) {
 		b->state = BOX_RUNNING;
 		b->pid = pid;
@@ -858,9 +941,9 @@ static int reconcile(const struct box_row *row, void *userdata)
 			(void)runtime_stop(e->rt, row->name, 0, NULL);
 		b->state = b->row.last_started ? BOX_STOPPED : BOX_CREATED;
 	}
-	if (mount_root(e, b, &err) < 0)
+	if (eng_mount_root(e, b, &err) < 0)
 		log_warn("box %s: %s", row->name, err.msg);
-	if (add_box(e, b) < 0) {
+	if (eng_add_box(e, b) < 0) {
 		free(b);
 		return -ENOMEM;
 	}
@@ -904,13 +987,19 @@ int engine_new(const struct pd_config *cfg, const char *init_path, struct engine
 	}
 	if (asprintf(&e->images_dir, "%s/images", cfg->data) < 0 ||
 	    asprintf(&e->boxes_dir, "%s/boxes", cfg->data) < 0 ||
-	    asprintf(&e->events_path, "%s/events", cfg->data) < 0) {
+	    asprintf(&e->events_path, "%s/events", cfg->data) < 0 ||
+	    asprintf(&e->layers_dir, "%s/layers", cfg->data) < 0 ||
+	    asprintf(&e->snapmnt_dir, "%s/snapshots", cfg->run) < 0) {
 		r = pd_error_set(err, -ENOMEM, "out of memory");
 		goto fail;
 	}
 	r = mkdir_p(e->boxes_dir, 0700);
 	if (r >= 0)
 		r = mkdir_p(e->images_dir, 0755);
+	if (r >= 0)
+		r = mkdir_p(e->layers_dir, 0700);
+	if (r >= 0)
+		r = mkdir_p(e->snapmnt_dir, 0755);
 	if (r < 0) {
 		pd_error_set(err, r, "cannot create %s: %s", cfg->data, strerror(-r));
 		goto fail;
@@ -933,7 +1022,10 @@ int engine_new(const struct pd_config *cfg, const char *init_path, struct engine
 	if (r < 0)
 		goto fail;
 	pthread_mutex_lock(&e->lock);
-	r = store_box_foreach(e->store, reconcile, e);
+	/* Half-done layer actions first: they decide each box's stack. */
+	r = eng_intents_recover(e);
+	if (r >= 0)
+		r = store_box_foreach(e->store, reconcile, e);
 	if (r >= 0)
 		r = jobs_load(e);
 	pthread_mutex_unlock(&e->lock);
@@ -941,6 +1033,7 @@ int engine_new(const struct pd_config *cfg, const char *init_path, struct engine
 		pd_error_set(err, r, "cannot load boxes: %s", strerror(-r));
 		goto fail;
 	}
+	eng_gc(e, /* at_start= */ true);
 	*ret = e;
 	return 0;
 fail:
@@ -960,6 +1053,8 @@ struct engine *engine_free(struct engine *e)
 		pthread_join(e->timer, NULL);
 	}
 	jobs_stop(e);
+	if (e->snapmnt_dir)
+		eng_snapshot_mounts_clear(e);
 	free(e->exec_path);
 	for (size_t i = 0; i < e->n_boxes; i++)
 		free(e->boxes[i]);
@@ -971,6 +1066,8 @@ struct engine *engine_free(struct engine *e)
 		close(e->events_fd);
 	free(e->images_dir);
 	free(e->boxes_dir);
+	free(e->layers_dir);
+	free(e->snapmnt_dir);
 	free(e->events_path);
 	pthread_mutex_destroy(&e->lock);
 	pthread_mutex_destroy(&e->wake_lock);

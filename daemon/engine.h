@@ -131,6 +131,65 @@ int engine_events_open(struct engine *e, uint64_t key);
 /* True while more may be appended to the stream (the box still exists). */
 bool engine_events_live(struct engine *e, uint64_t key);
 
+/* --- snapshots (snapshots.c) -----------------------------------------------
+ *
+ * A snapshot is a box's filesystem frozen as a stack of read-only overlay
+ * layers (layers.h) over an image. Ids are "BOX-SEQ" (web-3). Snapshots
+ * outlive their box.
+ *
+ * - Stopping a box freezes its upper into a new layer (a rename, O(1)),
+ *   pushes it on the box's stack and records a snapshot labelled "stop".
+ *   A stop with no changes since the last freeze records none: the newest
+ *   snapshot already holds that filesystem.
+ * - engine_box_snapshot() on a stopped or created box does the same with
+ *   the given label (always, even with no changes). On a running box it
+ *   pauses the box (freezer), copies its upper (its changes since its last
+ *   stop) with `cp -a`, always resumes it, and records the copy as the
+ *   snapshot's top layer; the box keeps its upper and stack.
+ * - engine_box_fork(): a snapshot labelled "fork NEW" as above, then box
+ *   NEW (same image and type, state created) on the snapshot's stack.
+ * - engine_box_restore(): a running box is stopped (which snapshots it),
+ *   its filesystem becomes the snapshot's (its stack, a fresh empty upper,
+ *   and the snapshot's image), and it is started again. What it had not
+ *   snapshotted is discarded.
+ * Each records an intent first; engine_new() finishes or rolls it back. */
+#define ENGINE_SNAPSHOT_LABEL_MAX 255
+
+struct snapshot_view {
+	int64_t seq; /* stable, never reused */
+	char id[NAME_MAX_LEN + 1];
+	char box[NAME_MAX_LEN + 1];
+	int64_t box_id;
+	char label[ENGINE_SNAPSHOT_LABEL_MAX + 1];
+	time_t created;
+	char image[NAME_MAX_LEN + 1];
+	char error[PD_ERROR_MAX + 64];
+};
+
+/* Snapshot ids in creation order, of one box (box_name) or all (NULL);
+ * free with image_list_free(). -ENOENT if the box does not exist. */
+int engine_snapshot_names(struct engine *e, const char *box_name, char ***ret, size_t *ret_n);
+int engine_snapshot_get(struct engine *e, const char *id, struct snapshot_view *ret);
+int engine_snapshot_get_by_seq(struct engine *e, int64_t seq, struct snapshot_view *ret);
+/* Bytes of its top layer (what no older snapshot holds), measured once. */
+int engine_snapshot_size(struct engine *e, const char *id, uint64_t *ret);
+/* The host path of the snapshot's read-only root, mounted on first use. */
+int engine_snapshot_root(struct engine *e, const char *id, char *buf, size_t bufsz);
+int engine_snapshot_set_label(struct engine *e, const char *id, const char *label, pd_error *err);
+/* rmdir: -EBUSY (reason in err) while a box's filesystem is built on it. */
+int engine_snapshot_delete(struct engine *e, const char *id, pd_error *err);
+/* Records a failed write or rmdir as the snapshot's `error`. */
+void engine_snapshot_record_error(struct engine *e, const char *id, const char *file,
+				  const pd_error *err);
+
+/* The box's control files `snapshot`, `fork`, `restore`. ret_id (may be
+ * NULL) receives the new snapshot's id. */
+int engine_box_snapshot(struct engine *e, const char *name, const char *label, char *ret_id,
+			size_t ret_idsz, pd_error *err);
+int engine_box_fork(struct engine *e, const char *name, const char *new_name, pd_error *err);
+int engine_box_restore(struct engine *e, const char *name, const char *snapshot_id,
+		       pd_error *err);
+
 /* The directory holding installed images. */
 const char *engine_images_dir(const struct engine *e);
 

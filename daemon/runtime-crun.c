@@ -418,7 +418,9 @@ int runtime_status(struct runtime *rt, const char *id, enum runtime_status *ret_
 		json_decref(j);
 		return -EIO;
 	}
-	*ret_status = strcmp(status, "running") == 0 ? RUNTIME_RUNNING : RUNTIME_STOPPED;
+	*ret_status = strcmp(status, "running") == 0  ? RUNTIME_RUNNING
+		      : strcmp(status, "paused") == 0 ? RUNTIME_PAUSED
+						      : RUNTIME_STOPPED;
 	*ret_pid = (pid_t)pid;
 	json_decref(j);
 	return 0;
@@ -460,6 +462,11 @@ int runtime_stop(struct runtime *rt, const char *id, unsigned grace_sec, pd_erro
 		return pd_error_set(err, r, "cannot query container: %s", strerror(-r));
 	if (st == RUNTIME_ABSENT)
 		return 0;
+	if (st == RUNTIME_PAUSED) {
+		/* A frozen PID 1 cannot take its SIGTERM. */
+		(void)crun(rt, (const char *const[]){"resume", id, NULL}, NULL, NULL);
+		st = RUNTIME_RUNNING;
+	}
 	if (st == RUNTIME_RUNNING) {
 		(void)crun(rt, (const char *const[]){"kill", id, "TERM", NULL}, NULL, NULL);
 		if (wait_gone(pid, (int)grace_sec * 1000) < 0) {
@@ -471,6 +478,36 @@ int runtime_stop(struct runtime *rt, const char *id, unsigned grace_sec, pd_erro
 	r = crun(rt, (const char *const[]){"delete", "--force", id, NULL}, NULL, &errtext);
 	if (r != 0)
 		return pd_error_set(err, r < 0 ? r : -EIO, "cannot delete container: %s",
+				    r < 0 ? strerror(-r) : crun_reason(errtext));
+	return 0;
+}
+
+int runtime_pause(struct runtime *rt, const char *id, pd_error *err)
+{
+	_cleanup_free_ char *errtext = NULL;
+	int r = crun(rt, (const char *const[]){"pause", id, NULL}, NULL, &errtext);
+
+	if (r != 0)
+		return pd_error_set(err, r < 0 ? r : -EIO, "cannot pause the box: %s",
+				    r < 0 ? strerror(-r) : crun_reason(errtext));
+	return 0;
+}
+
+int runtime_resume(struct runtime *rt, const char *id, pd_error *err)
+{
+	_cleanup_free_ char *errtext = NULL;
+	enum runtime_status st;
+	pid_t pid;
+	int r;
+
+	r = runtime_status(rt, id, &st, &pid);
+	if (r < 0)
+		return pd_error_set(err, r, "cannot query container: %s", strerror(-r));
+	if (st != RUNTIME_PAUSED)
+		return 0;
+	r = crun(rt, (const char *const[]){"resume", id, NULL}, NULL, &errtext);
+	if (r != 0)
+		return pd_error_set(err, r < 0 ? r : -EIO, "cannot resume the box: %s",
 				    r < 0 ? strerror(-r) : crun_reason(errtext));
 	return 0;
 }

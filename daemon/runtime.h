@@ -30,6 +30,7 @@ enum runtime_status {
 	RUNTIME_ABSENT,	 /* no such container */
 	RUNTIME_RUNNING, /* PID 1 is alive */
 	RUNTIME_STOPPED, /* known to the runtime but not running */
+	RUNTIME_PAUSED,	 /* frozen (runtime_pause) */
 };
 
 /* Detects the host's cgroup layout and finds the box init binary. */
@@ -60,6 +61,11 @@ int runtime_status(struct runtime *rt, const char *id, enum runtime_status *ret_
  * grace_sec, then deletes the container and its cgroup. A container that is
  * already gone is success. */
 int runtime_stop(struct runtime *rt, const char *id, unsigned grace_sec, pd_error *err);
+
+/* Freezes every process of a running container (cgroup freezer), and
+ * thaws it. Resuming a container that is not paused is success. */
+int runtime_pause(struct runtime *rt, const char *id, pd_error *err);
+int runtime_resume(struct runtime *rt, const char *id, pd_error *err);
 
 /* Applies a type's CPU, memory and pids limits to a running container. */
 int runtime_update(struct runtime *rt, const char *id, const struct box_type *type, pd_error *err);

@@ -47,6 +47,36 @@ static const char *const migrations[] = {
     "  created INTEGER NOT NULL,"
     "  last_used INTEGER"
     ");",
+    /* 4 -> 5: frozen overlay layers, each box's layer stack ("7,5,2",
+     * newest first), snapshots (they outlive their box: box is a name, not
+     * a reference) and the intents of layer actions in flight. */
+    "ALTER TABLE boxes ADD COLUMN layers TEXT NOT NULL DEFAULT '';"
+    "CREATE TABLE layers ("
+    "  id INTEGER PRIMARY KEY AUTOINCREMENT,"
+    "  created INTEGER NOT NULL,"
+    "  size INTEGER NOT NULL DEFAULT -1"
+    ");"
+    "CREATE TABLE snapshots ("
+    "  seq INTEGER PRIMARY KEY AUTOINCREMENT,"
+    "  id TEXT NOT NULL UNIQUE,"
+    "  box TEXT NOT NULL,"
+    "  box_id INTEGER NOT NULL,"
+    "  label TEXT NOT NULL DEFAULT '',"
+    "  created INTEGER NOT NULL,"
+    "  image TEXT NOT NULL,"
+    "  layers TEXT NOT NULL,"
+    "  error TEXT NOT NULL DEFAULT ''"
+    ");"
+    "CREATE TABLE intents ("
+    "  id INTEGER PRIMARY KEY AUTOINCREMENT,"
+    "  kind TEXT NOT NULL,"
+    "  box_id INTEGER NOT NULL,"
+    "  layer INTEGER NOT NULL DEFAULT 0,"
+    "  copy INTEGER NOT NULL DEFAULT 0,"
+    "  new_box_id INTEGER NOT NULL DEFAULT 0,"
+    "  label TEXT NOT NULL DEFAULT '',"
+    "  target TEXT NOT NULL DEFAULT ''"
+    ");",
 };
 
 static int sql_err(sqlite3 *db, pd_error *err, const char *what)
@@ -191,7 +221,8 @@ static int bind_row(sqlite3_stmt *st, const struct box_row *row)
 	    sqlite3_bind_int64(st, 5, row->created) != SQLITE_OK ||
 	    sqlite3_bind_int64(st, 6, row->last_started) != SQLITE_OK ||
 	    sqlite3_bind_text(st, 7, row->error, -1, SQLITE_STATIC) != SQLITE_OK ||
-	    sqlite3_bind_int64(st, 9, row->expires) != SQLITE_OK)
+	    sqlite3_bind_int64(st, 9, row->expires) != SQLITE_OK ||
+	    sqlite3_bind_text(st, 10, row->layers, -1, SQLITE_STATIC) != SQLITE_OK)
 		return -EIO;
 	return 0;
 }
@@ -200,10 +231,11 @@ int store_box_insert(struct store *s, struct box_row *row, pd_error *err)
 {
 	_cleanup_stmt_ sqlite3_stmt *st = NULL;
 
-	if (sqlite3_prepare_v2(s->db,
-			       "INSERT INTO boxes (name, state, type, image, created, last_started,"
-			       " error, expires) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?9)",
-			       -1, &st, NULL) != SQLITE_OK ||
+	if (sqlite3_prepare_v2(
+		s->db,
+		"INSERT INTO boxes (name, state, type, image, created, last_started,"
+		" error, expires, layers) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?9, ?10)",
+		-1, &st, NULL) != SQLITE_OK ||
 	    bind_row(st, row) < 0)
 		return sql_err(s->db, err, "insert box");
 	if (sqlite3_step(st) != SQLITE_DONE) {
@@ -223,7 +255,8 @@ int store_box_update(struct store *s, const struct box_row *row, pd_error *err)
 	if (sqlite3_prepare_v2(
 		s->db,
 		"UPDATE boxes SET name = ?1, state = ?2, type = ?3, image = ?4,"
-		" created = ?5, last_started = ?6, error = ?7, expires = ?9 WHERE id = ?8",
+		" created = ?5, last_started = ?6, error = ?7, expires = ?9, layers = ?10"
+		" WHERE id = ?8",
 		-1, &st, NULL) != SQLITE_OK ||
 	    bind_row(st, row) < 0 || sqlite3_bind_int64(st, 8, row->id) != SQLITE_OK)
 		return sql_err(s->db, err, "update box");
@@ -247,31 +280,55 @@ int store_box_delete(struct store *s, int64_t id, pd_error *err)
 	return 0;
 }
 
+#define BOX_COLUMNS "id, name, state, type, image, created, last_started, error, expires, layers"
+
+static void box_from(sqlite3_stmt *st, struct box_row *row)
+{
+	memset(row, 0, sizeof *row);
+	row->id = sqlite3_column_int64(st, 0);
+	copy_text(row->name, sizeof row->name, st, 1);
+	copy_text(row->state, sizeof row->state, st, 2);
+	copy_text(row->type, sizeof row->type, st, 3);
+	copy_text(row->image, sizeof row->image, st, 4);
+	row->created = sqlite3_column_int64(st, 5);
+	row->last_started = sqlite3_column_int64(st, 6);
+	copy_text(row->error, sizeof row->error, st, 7);
+	row->expires = sqlite3_column_int64(st, 8);
+	copy_text(row->layers, sizeof row->layers, st, 9);
+}
+
+int store_box_get(struct store *s, int64_t id, struct box_row *ret)
+{
+	_cleanup_stmt_ sqlite3_stmt *st = NULL;
+	int rc;
+
+	if (sqlite3_prepare_v2(s->db, "SELECT " BOX_COLUMNS " FROM boxes WHERE id = ?1", -1, &st,
+			       NULL) != SQLITE_OK ||
+	    sqlite3_bind_int64(st, 1, id) != SQLITE_OK)
+		return -EIO;
+	rc = sqlite3_step(st);
+	if (rc == SQLITE_DONE)
+		return -ENOENT;
+	if (rc != SQLITE_ROW)
+		return -EIO;
+	box_from(st, ret);
+	return 0;
+}
+
 int store_box_foreach(struct store *s, int (*fn)(const struct box_row *row, void *userdata),
 		      void *userdata)
 {
 	_cleanup_stmt_ sqlite3_stmt *st = NULL;
 	int rc;
 
-	if (sqlite3_prepare_v2(
-		s->db,
-		"SELECT id, name, state, type, image, created, last_started, error, expires"
-		" FROM boxes ORDER BY id",
-		-1, &st, NULL) != SQLITE_OK)
+	if (sqlite3_prepare_v2(s->db, "SELECT " BOX_COLUMNS " FROM boxes ORDER BY id", -1, &st,
+			       NULL) != SQLITE_OK)
 		return -EIO;
 	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
-		struct box_row row = {0};
+		struct box_row row;
 		int r;
 
-		row.id = sqlite3_column_int64(st, 0);
-		copy_text(row.name, sizeof row.name, st, 1);
-		copy_text(row.state, sizeof row.state, st, 2);
-		copy_text(row.type, sizeof row.type, st, 3);
-		copy_text(row.image, sizeof row.image, st, 4);
-		row.created = sqlite3_column_int64(st, 5);
-		row.last_started = sqlite3_column_int64(st, 6);
-		row.expires = sqlite3_column_int64(st, 8);
-		copy_text(row.error, sizeof row.error, st, 7);
+		box_from(st, &row);
 		r = fn(&row, userdata);
 		if (r < 0)
 			return r;
@@ -492,8 +549,8 @@ int store_token_get(struct store *s, const char *id, struct token_row *ret)
 {
 	_cleanup_stmt_ sqlite3_stmt *st = NULL;
 
-	if (sqlite3_prepare_v2(s->db, "SELECT " TOKEN_COLUMNS " FROM tokens WHERE id = ?1", -1,
-			       &st, NULL) != SQLITE_OK ||
+	if (sqlite3_prepare_v2(s->db, "SELECT " TOKEN_COLUMNS " FROM tokens WHERE id = ?1", -1, &st,
+			       NULL) != SQLITE_OK ||
 	    sqlite3_bind_text(st, 1, id, -1, SQLITE_STATIC) != SQLITE_OK)
 		return -EIO;
 	return token_get(st, ret);
@@ -551,6 +608,303 @@ int store_token_foreach(struct store *s, int (*fn)(const struct token_row *row, 
 		int r = token_from(st, &row);
 		if (r >= 0)
 			r = fn(&row, userdata);
+		if (r < 0)
+			return r;
+	}
+	return rc == SQLITE_DONE ? 0 : -EIO;
+}
+
+/* --- layers, snapshots, intents ---------------------------------------------- */
+
+int store_layer_insert(struct store *s, int64_t created, int64_t *ret_id, pd_error *err)
+{
+	_cleanup_stmt_ sqlite3_stmt *st = NULL;
+
+	if (sqlite3_prepare_v2(s->db, "INSERT INTO layers (created) VALUES (?1)", -1, &st, NULL) !=
+		SQLITE_OK ||
+	    sqlite3_bind_int64(st, 1, created) != SQLITE_OK || sqlite3_step(st) != SQLITE_DONE)
+		return sql_err(s->db, err, "insert layer");
+	*ret_id = sqlite3_last_insert_rowid(s->db);
+	return 0;
+}
+
+int store_layer_delete(struct store *s, int64_t id)
+{
+	_cleanup_stmt_ sqlite3_stmt *st = NULL;
+
+	if (sqlite3_prepare_v2(s->db, "DELETE FROM layers WHERE id = ?1", -1, &st, NULL) !=
+		SQLITE_OK ||
+	    sqlite3_bind_int64(st, 1, id) != SQLITE_OK || sqlite3_step(st) != SQLITE_DONE)
+		return -EIO;
+	return 0;
+}
+
+int store_layer_get_size(struct store *s, int64_t id, int64_t *ret)
+{
+	_cleanup_stmt_ sqlite3_stmt *st = NULL;
+	int rc;
+
+	if (sqlite3_prepare_v2(s->db, "SELECT size FROM layers WHERE id = ?1", -1, &st, NULL) !=
+		SQLITE_OK ||
+	    sqlite3_bind_int64(st, 1, id) != SQLITE_OK)
+		return -EIO;
+	rc = sqlite3_step(st);
+	if (rc == SQLITE_DONE)
+		return -ENOENT;
+	if (rc != SQLITE_ROW)
+		return -EIO;
+	*ret = sqlite3_column_int64(st, 0);
+	return 0;
+}
+
+int store_layer_set_size(struct store *s, int64_t id, int64_t size)
+{
+	_cleanup_stmt_ sqlite3_stmt *st = NULL;
+
+	if (sqlite3_prepare_v2(s->db, "UPDATE layers SET size = ?1 WHERE id = ?2", -1, &st, NULL) !=
+		SQLITE_OK ||
+	    sqlite3_bind_int64(st, 1, size) != SQLITE_OK ||
+	    sqlite3_bind_int64(st, 2, id) != SQLITE_OK || sqlite3_step(st) != SQLITE_DONE)
+		return -EIO;
+	return 0;
+}
+
+int store_layer_ids(struct store *s, int64_t **ret, size_t *ret_n)
+{
+	_cleanup_stmt_ sqlite3_stmt *st = NULL;
+	_cleanup_free_ int64_t *v = NULL;
+	size_t n = 0, cap = 0;
+	int rc;
+
+	if (sqlite3_prepare_v2(s->db, "SELECT id FROM layers ORDER BY id", -1, &st, NULL) !=
+	    SQLITE_OK)
+		return -EIO;
+	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+		if (n == cap) {
+			size_t nc = cap ? cap * 2 : 16;
+			int64_t *nv = realloc(v, nc * sizeof *nv);
+			if (!nv)
+				return -ENOMEM;
+			v = nv;
+			cap = nc;
+		}
+		v[n++] = sqlite3_column_int64(st, 0);
+	}
+	if (rc != SQLITE_DONE)
+		return -EIO;
+	*ret = TAKE_PTR(v);
+	*ret_n = n;
+	return 0;
+}
+
+#define SNAPSHOT_COLUMNS "seq, id, box, label, created, image, layers, error, box_id"
+
+static void snapshot_from(sqlite3_stmt *st, struct snapshot_row *row)
+{
+	memset(row, 0, sizeof *row);
+	row->seq = sqlite3_column_int64(st, 0);
+	copy_text(row->id, sizeof row->id, st, 1);
+	copy_text(row->box, sizeof row->box, st, 2);
+	copy_text(row->label, sizeof row->label, st, 3);
+	row->created = sqlite3_column_int64(st, 4);
+	copy_text(row->image, sizeof row->image, st, 5);
+	copy_text(row->layers, sizeof row->layers, st, 6);
+	copy_text(row->error, sizeof row->error, st, 7);
+	row->box_id = sqlite3_column_int64(st, 8);
+}
+
+int store_snapshot_insert(struct store *s, struct snapshot_row *row, pd_error *err)
+{
+	_cleanup_stmt_ sqlite3_stmt *st = NULL, *up = NULL;
+	char tmp[64], id[NAME_MAX_LEN + 1];
+	int64_t seq;
+	int r;
+
+	/* The id needs the seq: insert under a unique placeholder, then name
+	 * it (the caller's transaction makes the two steps one). */
+	snprintf(tmp, sizeof tmp, "-pending-%llu", (unsigned long long)now_usec());
+	if (sqlite3_prepare_v2(
+		s->db,
+		"INSERT INTO snapshots (id, box, label, created, image, layers, error,"
+		" box_id) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)",
+		-1, &st, NULL) != SQLITE_OK ||
+	    sqlite3_bind_text(st, 1, tmp, -1, SQLITE_STATIC) != SQLITE_OK ||
+	    sqlite3_bind_text(st, 2, row->box, -1, SQLITE_STATIC) != SQLITE_OK ||
+	    sqlite3_bind_text(st, 3, row->label, -1, SQLITE_STATIC) != SQLITE_OK ||
+	    sqlite3_bind_int64(st, 4, row->created) != SQLITE_OK ||
+	    sqlite3_bind_text(st, 5, row->image, -1, SQLITE_STATIC) != SQLITE_OK ||
+	    sqlite3_bind_text(st, 6, row->layers, -1, SQLITE_STATIC) != SQLITE_OK ||
+	    sqlite3_bind_text(st, 7, row->error, -1, SQLITE_STATIC) != SQLITE_OK ||
+	    sqlite3_bind_int64(st, 8, row->box_id) != SQLITE_OK || sqlite3_step(st) != SQLITE_DONE)
+		return sql_err(s->db, err, "insert snapshot");
+	seq = sqlite3_last_insert_rowid(s->db);
+	r = snapshot_id_make(row->box, seq, id, sizeof id);
+	if (r < 0)
+		return pd_error_set(err, r, "cannot name a snapshot of %s", row->box);
+	if (sqlite3_prepare_v2(s->db, "UPDATE snapshots SET id = ?1 WHERE seq = ?2", -1, &up,
+			       NULL) != SQLITE_OK ||
+	    sqlite3_bind_text(up, 1, id, -1, SQLITE_STATIC) != SQLITE_OK ||
+	    sqlite3_bind_int64(up, 2, seq) != SQLITE_OK || sqlite3_step(up) != SQLITE_DONE)
+		return sql_err(s->db, err, "name snapshot");
+	row->seq = seq;
+	snprintf(row->id, sizeof row->id, "%s", id);
+	return 0;
+}
+
+static int snapshot_get(sqlite3_stmt *st, struct snapshot_row *ret)
+{
+	int rc = sqlite3_step(st);
+
+	if (rc == SQLITE_DONE)
+		return -ENOENT;
+	if (rc != SQLITE_ROW)
+		return -EIO;
+	snapshot_from(st, ret);
+	return 0;
+}
+
+int store_snapshot_get(struct store *s, const char *id, struct snapshot_row *ret)
+{
+	_cleanup_stmt_ sqlite3_stmt *st = NULL;
+
+	if (sqlite3_prepare_v2(s->db, "SELECT " SNAPSHOT_COLUMNS " FROM snapshots WHERE id = ?1",
+			       -1, &st, NULL) != SQLITE_OK ||
+	    sqlite3_bind_text(st, 1, id, -1, SQLITE_STATIC) != SQLITE_OK)
+		return -EIO;
+	return snapshot_get(st, ret);
+}
+
+int store_snapshot_get_seq(struct store *s, int64_t seq, struct snapshot_row *ret)
+{
+	_cleanup_stmt_ sqlite3_stmt *st = NULL;
+
+	if (sqlite3_prepare_v2(s->db, "SELECT " SNAPSHOT_COLUMNS " FROM snapshots WHERE seq = ?1",
+			       -1, &st, NULL) != SQLITE_OK ||
+	    sqlite3_bind_int64(st, 1, seq) != SQLITE_OK)
+		return -EIO;
+	return snapshot_get(st, ret);
+}
+
+int store_snapshot_update(struct store *s, const struct snapshot_row *row, pd_error *err)
+{
+	_cleanup_stmt_ sqlite3_stmt *st = NULL;
+
+	if (sqlite3_prepare_v2(s->db, "UPDATE snapshots SET label = ?1, error = ?2 WHERE seq = ?3",
+			       -1, &st, NULL) != SQLITE_OK ||
+	    sqlite3_bind_text(st, 1, row->label, -1, SQLITE_STATIC) != SQLITE_OK ||
+	    sqlite3_bind_text(st, 2, row->error, -1, SQLITE_STATIC) != SQLITE_OK ||
+	    sqlite3_bind_int64(st, 3, row->seq) != SQLITE_OK || sqlite3_step(st) != SQLITE_DONE)
+		return sql_err(s->db, err, "update snapshot");
+	if (sqlite3_changes(s->db) != 1)
+		return pd_error_set(err, -ENOENT, "no snapshot %s", row->id);
+	return 0;
+}
+
+int store_snapshot_delete(struct store *s, int64_t seq, pd_error *err)
+{
+	_cleanup_stmt_ sqlite3_stmt *st = NULL;
+
+	if (sqlite3_prepare_v2(s->db, "DELETE FROM snapshots WHERE seq = ?1", -1, &st, NULL) !=
+		SQLITE_OK ||
+	    sqlite3_bind_int64(st, 1, seq) != SQLITE_OK || sqlite3_step(st) != SQLITE_DONE)
+		return sql_err(s->db, err, "delete snapshot");
+	return 0;
+}
+
+int store_snapshot_foreach(struct store *s, int64_t box_id,
+			   int (*fn)(const struct snapshot_row *row, void *userdata),
+			   void *userdata)
+{
+	_cleanup_stmt_ sqlite3_stmt *st = NULL;
+	int rc;
+
+	if (sqlite3_prepare_v2(s->db,
+			       box_id ? "SELECT " SNAPSHOT_COLUMNS
+					" FROM snapshots WHERE box_id = ?1 ORDER BY seq"
+				      : "SELECT " SNAPSHOT_COLUMNS " FROM snapshots ORDER BY seq",
+			       -1, &st, NULL) != SQLITE_OK ||
+	    (box_id && sqlite3_bind_int64(st, 1, box_id) != SQLITE_OK))
+		return -EIO;
+	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+		struct snapshot_row row;
+		int r;
+
+		snapshot_from(st, &row);
+		r = fn(&row, userdata);
+		if (r < 0)
+			return r;
+	}
+	return rc == SQLITE_DONE ? 0 : -EIO;
+}
+
+int store_intent_insert(struct store *s, struct intent_row *row, pd_error *err)
+{
+	_cleanup_stmt_ sqlite3_stmt *st = NULL;
+
+	if (sqlite3_prepare_v2(s->db,
+			       "INSERT INTO intents (kind, box_id, layer, copy, new_box_id, label,"
+			       " target) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
+			       -1, &st, NULL) != SQLITE_OK ||
+	    sqlite3_bind_text(st, 1, row->kind, -1, SQLITE_STATIC) != SQLITE_OK ||
+	    sqlite3_bind_int64(st, 2, row->box_id) != SQLITE_OK ||
+	    sqlite3_bind_int64(st, 3, row->layer) != SQLITE_OK ||
+	    sqlite3_bind_int(st, 4, row->copy) != SQLITE_OK ||
+	    sqlite3_bind_int64(st, 5, row->new_box_id) != SQLITE_OK ||
+	    sqlite3_bind_text(st, 6, row->label, -1, SQLITE_STATIC) != SQLITE_OK ||
+	    sqlite3_bind_text(st, 7, row->target, -1, SQLITE_STATIC) != SQLITE_OK ||
+	    sqlite3_step(st) != SQLITE_DONE)
+		return sql_err(s->db, err, "record intent");
+	row->id = sqlite3_last_insert_rowid(s->db);
+	return 0;
+}
+
+int store_intent_set_copy(struct store *s, int64_t id, bool copy, pd_error *err)
+{
+	_cleanup_stmt_ sqlite3_stmt *st = NULL;
+
+	if (sqlite3_prepare_v2(s->db, "UPDATE intents SET copy = ?1 WHERE id = ?2", -1, &st,
+			       NULL) != SQLITE_OK ||
+	    sqlite3_bind_int(st, 1, copy) != SQLITE_OK ||
+	    sqlite3_bind_int64(st, 2, id) != SQLITE_OK || sqlite3_step(st) != SQLITE_DONE)
+		return sql_err(s->db, err, "update intent");
+	return 0;
+}
+
+int store_intent_delete(struct store *s, int64_t id, pd_error *err)
+{
+	_cleanup_stmt_ sqlite3_stmt *st = NULL;
+
+	if (sqlite3_prepare_v2(s->db, "DELETE FROM intents WHERE id = ?1", -1, &st, NULL) !=
+		SQLITE_OK ||
+	    sqlite3_bind_int64(st, 1, id) != SQLITE_OK || sqlite3_step(st) != SQLITE_DONE)
+		return sql_err(s->db, err, "delete intent");
+	return 0;
+}
+
+int store_intent_foreach(struct store *s, int (*fn)(const struct intent_row *row, void *userdata),
+			 void *userdata)
+{
+	_cleanup_stmt_ sqlite3_stmt *st = NULL;
+	int rc;
+
+	if (sqlite3_prepare_v2(s->db,
+			       "SELECT id, kind, box_id, layer, copy, new_box_id, label, target"
+			       " FROM intents ORDER BY id",
+			       -1, &st, NULL) != SQLITE_OK)
+		return -EIO;
+	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+		struct intent_row row = {0};
+		int r;
+
+		row.id = sqlite3_column_int64(st, 0);
+		copy_text(row.kind, sizeof row.kind, st, 1);
+		row.box_id = sqlite3_column_int64(st, 2);
+		row.layer = sqlite3_column_int64(st, 3);
+		row.copy = sqlite3_column_int(st, 4) != 0;
+		row.new_box_id = sqlite3_column_int64(st, 5);
+		copy_text(row.label, sizeof row.label, st, 6);
+		copy_text(row.target, sizeof row.target, st, 7);
+		r = fn(&row, userdata);
 		if (r < 0)
 			return r;
 	}

@@ -12,10 +12,11 @@
 #include <time.h>
 
 #include "error.h"
+#include "layers.h"
 #include "parse.h"
 
 /* The schema version this build writes. */
-#define STORE_SCHEMA_VERSION 4
+#define STORE_SCHEMA_VERSION 5
 
 struct store;
 
@@ -29,6 +30,7 @@ struct box_row {
 	int64_t last_started; /* unix seconds, 0 = never */
 	int64_t expires;      /* TTL deadline, unix seconds, 0 = none */
 	char error[PD_ERROR_MAX + 64];
+	char layers[LAYER_STACK_TEXT_MAX]; /* its layer stack, newest first */
 };
 
 /* Opens (creating if needed) the database at path and migrates it to
@@ -45,6 +47,8 @@ int store_box_insert(struct store *s, struct box_row *row, pd_error *err);
 /* Rewrites every column of the box with row->id. */
 int store_box_update(struct store *s, const struct box_row *row, pd_error *err);
 int store_box_delete(struct store *s, int64_t id, pd_error *err);
+/* -ENOENT if there is no box with that id. */
+int store_box_get(struct store *s, int64_t id, struct box_row *ret);
 
 /* Calls fn for every box in id order; stops early when fn returns < 0 and
  * returns that value. */
@@ -118,3 +122,63 @@ int store_token_delete(struct store *s, const char *id, pd_error *err);
  * returns < 0 and returns that value. */
 int store_token_foreach(struct store *s, int (*fn)(const struct token_row *row, void *userdata),
 			void *userdata);
+
+/* Layers (layers.h): the table allocates their ids and caches their sizes;
+ * the directories DATA/layers/L<ID> hold them. */
+int store_layer_insert(struct store *s, int64_t created, int64_t *ret_id, pd_error *err);
+int store_layer_delete(struct store *s, int64_t id);
+/* size < 0: not measured yet. -ENOENT if there is no such layer. */
+int store_layer_get_size(struct store *s, int64_t id, int64_t *ret);
+int store_layer_set_size(struct store *s, int64_t id, int64_t size);
+/* Every layer id, ascending; *ret malloc'd. */
+int store_layer_ids(struct store *s, int64_t **ret, size_t *ret_n);
+
+#define STORE_LABEL_MAX 255
+
+struct snapshot_row {
+	int64_t seq; /* never reused (its inode) */
+	char id[NAME_MAX_LEN + 1];
+	char box[NAME_MAX_LEN + 1]; /* the box it was taken from (may be gone) */
+	int64_t box_id;		    /* that box's id (never reused) */
+	char label[STORE_LABEL_MAX + 1];
+	int64_t created;
+	char image[NAME_MAX_LEN + 1];
+	char layers[LAYER_STACK_TEXT_MAX]; /* newest first; never empty */
+	char error[PD_ERROR_MAX + 64];
+};
+
+/* Inserts a snapshot, choosing its id (snapshot_id_make(box, seq)): sets
+ * row->seq and row->id. */
+int store_snapshot_insert(struct store *s, struct snapshot_row *row, pd_error *err);
+/* -ENOENT if there is no such snapshot. */
+int store_snapshot_get(struct store *s, const char *id, struct snapshot_row *ret);
+int store_snapshot_get_seq(struct store *s, int64_t seq, struct snapshot_row *ret);
+/* Rewrites label and error. -ENOENT if there is no such snapshot. */
+int store_snapshot_update(struct store *s, const struct snapshot_row *row, pd_error *err);
+int store_snapshot_delete(struct store *s, int64_t seq, pd_error *err);
+/* Every snapshot in creation order; box_id 0: of every box. Stops early
+ * when fn returns < 0 and returns that value. */
+int store_snapshot_foreach(struct store *s, int64_t box_id,
+			   int (*fn)(const struct snapshot_row *row, void *userdata),
+			   void *userdata);
+
+/* An action on layers in flight (engine crash safety): written before the
+ * first change on disk, deleted in the transaction that commits the action.
+ * kind: "stop", "snapshot", "fork" (freeze or copy a box's upper into
+ * layer; fork also makes box new_box_id), "restore" (target: a snapshot). */
+struct intent_row {
+	int64_t id;
+	char kind[16];
+	int64_t box_id;
+	int64_t layer;
+	bool copy; /* the upper is copied (running box), not moved */
+	int64_t new_box_id;
+	char label[STORE_LABEL_MAX + 1];
+	char target[NAME_MAX_LEN + 1];
+};
+
+int store_intent_insert(struct store *s, struct intent_row *row, pd_error *err);
+int store_intent_set_copy(struct store *s, int64_t id, bool copy, pd_error *err);
+int store_intent_delete(struct store *s, int64_t id, pd_error *err);
+int store_intent_foreach(struct store *s, int (*fn)(const struct intent_row *row, void *userdata),
+			 void *userdata);

@@ -104,6 +104,7 @@ static void reply_entry(fuse_req_t req, uint64_t parent, const char *name,
 	struct fuse_entry_param e = {0};
 	bool fixed_attr = S_ISDIR(a->mode) || S_ISLNK(a->mode);
 	bool moving = parent == TREE_IMAGES_INO || parent == TREE_TOKENS_INO ||
+		      tree_entries_volatile(parent) ||
 		      (S_ISLNK(a->mode) && strcmp(name, "last") == 0);
 
 	e.ino = a->ino;

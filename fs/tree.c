@@ -28,6 +28,7 @@
 #define KIND_TEMP 4ULL
 #define KIND_JOB 5ULL
 #define KIND_TOKEN 6ULL /* id: the token's store seq */
+#define KIND_SNAP 7ULL	/* id: the snapshot's store seq */
 
 #define INO(kind, id, file) (((kind) << 56) | ((uint64_t)(id) << 8) | (uint64_t)(file))
 #define INO_KIND(ino) ((ino) >> 56)
@@ -43,9 +44,10 @@ enum {
 	S_BOXES,
 	S_EVENTS,
 	S_TOKENS,
+	S_SNAPSHOTS,
 };
 _Static_assert(S_IMAGES == TREE_IMAGES_INO && S_BOXES == TREE_BOXES_INO &&
-		   S_TOKENS == TREE_TOKENS_INO,
+		   S_TOKENS == TREE_TOKENS_INO && S_SNAPSHOTS == TREE_SNAPSHOTS_INO,
 	       "tree.h inodes");
 
 #define VALUE_MAX 255
@@ -62,7 +64,17 @@ static const struct node_def root_nodes[] = {
     [S_README] = {"README", S_IFREG | 0444}, [S_VERSION] = {"version", S_IFREG | 0444},
     [S_TYPES] = {"types", S_IFDIR | 0555},   [S_IMAGES] = {"images", S_IFDIR | 0555},
     [S_BOXES] = {"boxes", S_IFDIR | 0755},   [S_EVENTS] = {"events", S_IFREG | 0444},
-    [S_TOKENS] = {"tokens", S_IFDIR | 0700},
+    [S_TOKENS] = {"tokens", S_IFDIR | 0700}, [S_SNAPSHOTS] = {"snapshots", S_IFDIR | 0755},
+};
+
+/* snapshots/ID/. SF_LINK: the entry ID of a box's snapshots/ directory, a
+ * link to ../../../snapshots/ID (not a name in the snapshot's directory). */
+enum { SF_DIR, SF_BOX, SF_LABEL, SF_CREATED, SF_SIZE, SF_ROOT, SF_ERROR, _SF_MAX };
+#define SF_LINK 0x40
+static const struct node_def snap_files[] = {
+    [SF_BOX] = {"box", S_IFREG | 0444},		[SF_LABEL] = {"label", S_IFREG | 0644},
+    [SF_CREATED] = {"created", S_IFREG | 0444}, [SF_SIZE] = {"size", S_IFREG | 0444},
+    [SF_ROOT] = {"root", S_IFLNK | 0777},	[SF_ERROR] = {"error", S_IFREG | 0444},
 };
 
 /* tokens/ID/: the owner's access tokens (auth.h), read-only; rmdir revokes. */
@@ -94,15 +106,21 @@ enum {
 	BF_EXPIRES,
 	BF_ROOT,
 	BF_EXEC,
+	BF_SNAPSHOT,
+	BF_FORK,
+	BF_RESTORE,
+	BF_SNAPSHOTS,
 	_BF_MAX
 };
 static const struct node_def box_files[] = {
-    [BF_STATE] = {"state", S_IFREG | 0644}, [BF_TYPE] = {"type", S_IFREG | 0644},
-    [BF_IMAGE] = {"image", S_IFREG | 0644}, [BF_CREATED] = {"created", S_IFREG | 0444},
-    [BF_USAGE] = {"usage", S_IFREG | 0444}, [BF_INFO] = {"info", S_IFREG | 0444},
-    [BF_ERROR] = {"error", S_IFREG | 0444}, [BF_EVENTS] = {"events", S_IFREG | 0444},
-    [BF_TTL] = {"ttl", S_IFREG | 0644},	    [BF_EXPIRES] = {"expires", S_IFREG | 0444},
-    [BF_ROOT] = {"root", S_IFLNK | 0777},   [BF_EXEC] = {"exec", S_IFDIR | 0755},
+    [BF_STATE] = {"state", S_IFREG | 0644},	  [BF_TYPE] = {"type", S_IFREG | 0644},
+    [BF_IMAGE] = {"image", S_IFREG | 0644},	  [BF_CREATED] = {"created", S_IFREG | 0444},
+    [BF_USAGE] = {"usage", S_IFREG | 0444},	  [BF_INFO] = {"info", S_IFREG | 0444},
+    [BF_ERROR] = {"error", S_IFREG | 0444},	  [BF_EVENTS] = {"events", S_IFREG | 0444},
+    [BF_TTL] = {"ttl", S_IFREG | 0644},		  [BF_EXPIRES] = {"expires", S_IFREG | 0444},
+    [BF_ROOT] = {"root", S_IFLNK | 0777},	  [BF_EXEC] = {"exec", S_IFDIR | 0755},
+    [BF_SNAPSHOT] = {"snapshot", S_IFREG | 0200}, [BF_FORK] = {"fork", S_IFREG | 0200},
+    [BF_RESTORE] = {"restore", S_IFREG | 0200},	  [BF_SNAPSHOTS] = {"snapshots", S_IFDIR | 0555},
 };
 
 /* exec/new: a file of the box's exec directory. */
@@ -151,10 +169,16 @@ static const char readme_text[] =
     "  cat boxes/web/error               why the last control write failed\n"
     "  cat boxes/web/events              follow its lifecycle events\n"
     "  rmdir boxes/web                   stop and delete it\n"
+    "  echo before-upgrade > boxes/web/snapshot   snapshot it (running or not)\n"
+    "  echo web2 > boxes/web/fork        new box web2 from web's filesystem\n"
+    "  echo web-3 > boxes/web/restore    reset web's filesystem to snapshot web-3\n"
     "\n"
     "  types/NAME    limits of each box type\n"
     "  images/NAME/  installed base images\n"
     "  events        every lifecycle event, live\n"
+    "  snapshots/ID/ box, label, created, size, root/ (read-only);\n"
+    "                stopping a box takes one; rmdir snapshots/ID deletes one\n"
+    "                (EBUSY while a box is built on it: see its error file)\n"
     "  tokens/ID/    access tokens of the HTTP API (made by logging in):\n"
     "                label, created, last_used; rmdir tokens/ID revokes one\n"
     "\n"
@@ -407,8 +431,39 @@ static int render_box_file(struct tree *t, int64_t id, unsigned file, struct buf
 			return buf_printf(out, "never\n");
 		format_rfc3339(v.expires, ts, sizeof ts);
 		return buf_printf(out, "%s\n", ts);
+	case BF_SNAPSHOT:
+	case BF_FORK:
+	case BF_RESTORE:
+		return 0; /* write-only */
 	}
 	return -ENOENT;
+}
+
+static int render_snap_file(struct tree *t, int64_t seq, unsigned file, struct buf *out)
+{
+	struct snapshot_view v;
+	uint64_t size;
+	char ts[32];
+	int r;
+
+	r = engine_snapshot_get_by_seq(t->engine, seq, &v);
+	if (r < 0)
+		return r;
+	switch (file) {
+	case SF_BOX:
+		return buf_printf(out, "%s\n", v.box);
+	case SF_LABEL:
+		return buf_printf(out, "%s\n", v.label);
+	case SF_CREATED:
+		format_rfc3339(v.created, ts, sizeof ts);
+		return buf_printf(out, "%s\n", ts);
+	case SF_SIZE:
+		r = engine_snapshot_size(t->engine, v.id, &size);
+		return r < 0 ? r : buf_printf(out, "%" PRIu64 "\n", size);
+	case SF_ERROR:
+		return v.error[0] ? buf_printf(out, "%s\n", v.error) : 0;
+	}
+	return -EISDIR;
 }
 
 static int render_image_file(struct tree *t, uint64_t slot, unsigned file, struct buf *out)
@@ -483,6 +538,8 @@ static int render(struct tree *t, uint64_t ino, struct buf *out)
 		return render_box_file(t, (int64_t)INO_ID(ino), INO_FILE(ino), out);
 	case KIND_TOKEN:
 		return render_token_file(t, (int64_t)INO_ID(ino), INO_FILE(ino), out);
+	case KIND_SNAP:
+		return render_snap_file(t, (int64_t)INO_ID(ino), INO_FILE(ino), out);
 	case KIND_JOB: {
 		unsigned file = INO_FILE(ino);
 		char *text;
@@ -658,6 +715,20 @@ int tree_getattr(struct tree *t, uint64_t ino, struct tree_attr *ret)
 		mode = INO_FILE(ino) == TF_DIR ? (S_IFDIR | 0500) : token_files[INO_FILE(ino)].mode;
 		break;
 	}
+	case KIND_SNAP: {
+		struct snapshot_view sv;
+		unsigned file = INO_FILE(ino);
+		if (file >= _SF_MAX && file != SF_LINK)
+			return -ENOENT;
+		r = engine_snapshot_get_by_seq(t->engine, (int64_t)INO_ID(ino), &sv);
+		if (r < 0)
+			return r;
+		mtime = sv.created;
+		mode = file == SF_DIR	 ? (S_IFDIR | 0755)
+		       : file == SF_LINK ? (S_IFLNK | 0777)
+					 : snap_files[file].mode;
+		break;
+	}
 	case KIND_TEMP: {
 		pthread_mutex_lock(&t->lock);
 		struct temp_file *f = find_temp_id(t, INO_ID(ino));
@@ -717,6 +788,19 @@ int tree_readlink(struct tree *t, uint64_t ino, char *buf, size_t bufsz)
 			return -ENAMETOOLONG;
 		return 0;
 	}
+	if (INO_KIND(ino) == KIND_SNAP) {
+		struct snapshot_view sv;
+		r = engine_snapshot_get_by_seq(t->engine, (int64_t)INO_ID(ino), &sv);
+		if (r < 0)
+			return r;
+		if (INO_FILE(ino) == SF_ROOT)
+			return engine_snapshot_root(t->engine, sv.id, buf, bufsz);
+		if (INO_FILE(ino) != SF_LINK)
+			return -EINVAL;
+		if ((size_t)snprintf(buf, bufsz, "../../../snapshots/%s", sv.id) >= bufsz)
+			return -ENAMETOOLONG;
+		return 0;
+	}
 	if (INO_KIND(ino) != KIND_BOX || INO_FILE(ino) != BF_ROOT)
 		return -EINVAL;
 	r = engine_box_get_by_id(t->engine, (int64_t)INO_ID(ino), &v);
@@ -769,6 +853,12 @@ int tree_lookup(struct tree *t, uint64_t parent, const char *name, struct tree_a
 				return -ENOENT;
 			return tree_getattr(t, INO(KIND_BOX, v.id, BF_DIR), ret);
 		}
+		if (parent == S_SNAPSHOTS) {
+			struct snapshot_view sv;
+			if (engine_snapshot_get(t->engine, name, &sv) < 0)
+				return -ENOENT;
+			return tree_getattr(t, INO(KIND_SNAP, sv.seq, SF_DIR), ret);
+		}
 		if (parent == S_TOKENS) {
 			struct auth_token tok;
 			if (auth_token_get(engine_auth(t->engine), name, &tok) < 0)
@@ -786,6 +876,13 @@ int tree_lookup(struct tree *t, uint64_t parent, const char *name, struct tree_a
 			return -ENOTDIR;
 		i = lookup_index(image_files, ELEMENTSOF(image_files), name);
 		return i < 0 ? i : tree_getattr(t, parent | (uint64_t)i, ret);
+	case KIND_SNAP:
+		if (INO_FILE(parent) != SF_DIR)
+			return -ENOTDIR;
+		i = lookup_index(snap_files, ELEMENTSOF(snap_files), name);
+		if (i >= 0)
+			return tree_getattr(t, parent | (uint64_t)i, ret);
+		return lookup_temp(t, parent, name, ret);
 	case KIND_JOB:
 		if (INO_FILE(parent) != JF_DIR)
 			return -ENOTDIR;
@@ -811,6 +908,14 @@ int tree_lookup(struct tree *t, uint64_t parent, const char *name, struct tree_a
 			    engine_job_get(t->engine, box, name, &jv) < 0)
 				return -ENOENT;
 			return tree_getattr(t, INO(KIND_JOB, jv.id, JF_DIR), ret);
+		}
+		if (INO_FILE(parent) == BF_SNAPSHOTS) {
+			struct snapshot_view sv;
+			struct box_view v;
+			if (engine_box_get_by_id(t->engine, (int64_t)INO_ID(parent), &v) < 0 ||
+			    engine_snapshot_get(t->engine, name, &sv) < 0 || sv.box_id != v.id)
+				return -ENOENT;
+			return tree_getattr(t, INO(KIND_SNAP, sv.seq, SF_LINK), ret);
 		}
 		if (INO_FILE(parent) != BF_DIR)
 			return -ENOTDIR;
@@ -928,6 +1033,11 @@ int tree_readdir(struct tree *t, uint64_t ino, struct tree_entry **ret, size_t *
 			for (size_t i = 0; i < n && r >= 0; i++)
 				r = add_by_lookup(t, &es, ino, names[i]);
 			image_list_free(names, n);
+		} else if (ino == S_SNAPSHOTS) {
+			r = engine_snapshot_names(t->engine, NULL, &names, &n);
+			for (size_t i = 0; i < n && r >= 0; i++)
+				r = add_by_lookup(t, &es, ino, names[i]);
+			image_list_free(names, n);
 		} else if (ino == S_TOKENS) {
 			struct auth_token *toks = NULL;
 			r = auth_token_list(engine_auth(t->engine), &toks, &n);
@@ -949,6 +1059,15 @@ int tree_readdir(struct tree *t, uint64_t ino, struct tree_entry **ret, size_t *
 		for (size_t i = 1; i < ELEMENTSOF(image_files) && r >= 0; i++)
 			r = add_by_lookup(t, &es, ino, image_files[i].name);
 		break;
+	case KIND_SNAP:
+		if (INO_FILE(ino) != SF_DIR) {
+			r = -ENOTDIR;
+			break;
+		}
+		for (size_t i = 1; i < ELEMENTSOF(snap_files) && r >= 0; i++)
+			r = add_by_lookup(t, &es, ino, snap_files[i].name);
+		r = r < 0 ? r : add_temps(t, &es, ino);
+		break;
 	case KIND_JOB:
 		if (INO_FILE(ino) != JF_DIR) {
 			r = -ENOTDIR;
@@ -968,6 +1087,16 @@ int tree_readdir(struct tree *t, uint64_t ino, struct tree_entry **ret, size_t *
 				r = add_by_lookup(t, &es, ino, "last");
 			if (r >= 0)
 				r = engine_job_names(t->engine, box, &names, &n);
+			for (size_t i = 0; i < n && r >= 0; i++)
+				r = add_by_lookup(t, &es, ino, names[i]);
+			image_list_free(names, n);
+			break;
+		}
+		if (INO_FILE(ino) == BF_SNAPSHOTS) {
+			char box[NAME_MAX_LEN + 1];
+			r = box_name_of(t, ino, box, sizeof box);
+			if (r >= 0)
+				r = engine_snapshot_names(t->engine, box, &names, &n);
 			for (size_t i = 0; i < n && r >= 0; i++)
 				r = add_by_lookup(t, &es, ino, names[i]);
 			image_list_free(names, n);
@@ -1164,6 +1293,15 @@ static int write_box_file(struct tree *t, int64_t id, unsigned file, const char 
 	case BF_TTL:
 		r = engine_box_set_ttl(t->engine, v.name, value, &err);
 		break;
+	case BF_SNAPSHOT:
+		r = engine_box_snapshot(t->engine, v.name, value, NULL, 0, &err);
+		break;
+	case BF_FORK:
+		r = engine_box_fork(t->engine, v.name, value, &err);
+		break;
+	case BF_RESTORE:
+		r = engine_box_restore(t->engine, v.name, value, &err);
+		break;
 	default:
 		return -EACCES;
 	}
@@ -1173,6 +1311,34 @@ fail:
 	if (!err.code)
 		pd_error_set(&err, r, "%s", strerror(-r));
 	engine_box_record_error(t->engine, v.name, box_files[file].name, &err);
+	return err.code;
+}
+
+/* A snapshot's label, with a failure recorded in the snapshot's error. */
+static int write_snap_file(struct tree *t, int64_t seq, unsigned file, const char *data, size_t len)
+{
+	char value[VALUE_MAX + 1];
+	struct snapshot_view v;
+	pd_error err = {0};
+	int r;
+
+	r = engine_snapshot_get_by_seq(t->engine, seq, &v);
+	if (r < 0)
+		return r;
+	if (file != SF_LABEL)
+		return -EACCES;
+	r = value_from_write(data, len, VALUE_MAX, value, sizeof value);
+	if (r < 0)
+		pd_error_set(&err, -EINVAL,
+			     "not a value: write one line of at most %d bytes, no NUL bytes",
+			     VALUE_MAX);
+	else
+		r = engine_snapshot_set_label(t->engine, v.id, value, &err);
+	if (r >= 0)
+		return 0;
+	if (!err.code)
+		pd_error_set(&err, r, "%s", strerror(-r));
+	engine_snapshot_record_error(t->engine, v.id, snap_files[file].name, &err);
 	return err.code;
 }
 
@@ -1331,6 +1497,8 @@ int tree_write(struct tree *t, struct tree_file *f, uint64_t off, const char *bu
 	case KIND_BOX:
 		(void)off; /* each write(2) is one whole value */
 		return write_box_file(t, (int64_t)INO_ID(f->ino), INO_FILE(f->ino), buf, len);
+	case KIND_SNAP:
+		return write_snap_file(t, (int64_t)INO_ID(f->ino), INO_FILE(f->ino), buf, len);
 	case KIND_TEMP:
 		return write_temp(t, INO_ID(f->ino), off, buf, len);
 	}
@@ -1433,6 +1601,18 @@ int tree_rmdir(struct tree *t, uint64_t parent, const char *name)
 	}
 	if (parent == S_TOKENS)
 		return auth_token_revoke(engine_auth(t->engine), name);
+	if (parent == S_SNAPSHOTS) {
+		/* The reason of a refusal goes to the snapshot's own error. */
+		r = engine_snapshot_delete(t->engine, name, &err);
+		if (r < 0 && err.code)
+			engine_snapshot_record_error(t->engine, name, "rmdir", &err);
+		if (r >= 0) {
+			pthread_mutex_lock(&t->lock);
+			drop_temps_of(t, a.ino);
+			pthread_mutex_unlock(&t->lock);
+		}
+		return r;
+	}
 	if (parent != S_BOXES)
 		return -EPERM;
 	r = engine_box_delete(t->engine, name, &err);
@@ -1455,6 +1635,10 @@ static bool temps_allowed(struct tree *t, uint64_t parent)
 
 	if (INO_KIND(parent) == KIND_JOB && INO_FILE(parent) == JF_DIR)
 		return engine_job_get_by_id(t->engine, (int64_t)INO_ID(parent), &jv) >= 0;
+	if (INO_KIND(parent) == KIND_SNAP && INO_FILE(parent) == SF_DIR) {
+		struct snapshot_view sv;
+		return engine_snapshot_get_by_seq(t->engine, (int64_t)INO_ID(parent), &sv) >= 0;
+	}
 	return INO_KIND(parent) == KIND_BOX && INO_FILE(parent) == BF_DIR &&
 	       engine_box_get_by_id(t->engine, (int64_t)INO_ID(parent), &v) >= 0;
 }
@@ -1561,12 +1745,16 @@ int tree_rename(struct tree *t, uint64_t parent, const char *name, uint64_t newp
 	}
 
 	r = tree_lookup(t, newparent, newname, &target);
-	if (r >= 0 && (INO_KIND(target.ino) == KIND_BOX || INO_KIND(target.ino) == KIND_JOB)) {
+	if (r >= 0 && (INO_KIND(target.ino) == KIND_BOX || INO_KIND(target.ino) == KIND_JOB ||
+		       INO_KIND(target.ino) == KIND_SNAP)) {
 		/* The temp-then-rename write: apply the content as one write. */
 		if (!writable(target.mode) || !S_ISREG(target.mode))
 			r = -EACCES;
 		else if (INO_KIND(target.ino) == KIND_JOB)
 			r = write_job_file(t, target.ino, data ? data : "", len);
+		else if (INO_KIND(target.ino) == KIND_SNAP)
+			r = write_snap_file(t, (int64_t)INO_ID(target.ino), INO_FILE(target.ino),
+					    data ? data : "", len);
 		else
 			r = write_box_file(t, (int64_t)INO_ID(target.ino), INO_FILE(target.ino),
 					   data ? data : "", len);
@@ -1592,6 +1780,12 @@ int tree_rename(struct tree *t, uint64_t parent, const char *name, uint64_t newp
 		snprintf(f->name, sizeof f->name, "%s", newname);
 	pthread_mutex_unlock(&t->lock);
 	return f ? 0 : -ENOENT;
+}
+
+bool tree_entries_volatile(uint64_t parent)
+{
+	return parent == S_SNAPSHOTS ||
+	       (INO_KIND(parent) == KIND_BOX && INO_FILE(parent) == BF_SNAPSHOTS);
 }
 
 /* --- life ---------------------------------------------------------------------------------- */

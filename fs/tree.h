@@ -32,6 +32,7 @@
 #define TREE_IMAGES_INO 5 /* directories whose entries the daemon changes */
 #define TREE_BOXES_INO 6
 #define TREE_TOKENS_INO 8
+#define TREE_SNAPSHOTS_INO 9
 #define TREE_WAIT 1 /* tree_read(): park and retry after a wake */
 #define TREE_NAME_MAX 255
 
@@ -50,6 +51,11 @@ struct tree_entry {
 	char name[TREE_NAME_MAX + 1];
 	struct tree_attr attr;
 };
+
+/* True for directories whose entries come and go without a FUSE call the
+ * adapter sees (snapshots/, a box's snapshots/): adapters must not cache
+ * their entries. */
+bool tree_entries_volatile(uint64_t parent);
 
 int tree_new(struct engine *e, struct tree **ret);
 struct tree *tree_free(struct tree *t);

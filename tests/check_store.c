@@ -497,7 +497,7 @@ START_TEST(test_migrate_from_v3)
 	sqlite3_close(db);
 
 	ck_assert_int_eq(store_open(db_path, &s, &err), 0);
-	ck_assert_int_eq(store_schema_version(s), 4);
+	ck_assert_int_eq(store_schema_version(s), STORE_SCHEMA_VERSION);
 	ck_assert_int_eq(store_box_foreach(s, first_row, &row), 0);
 	ck_assert_str_eq(row.name, "kept");
 	ck_assert_int_eq(row.expires, 99);
@@ -727,6 +727,100 @@ START_TEST(test_open_errors)
 }
 END_TEST
 
+static int count_snap(const struct snapshot_row *row, void *userdata)
+{
+	(void)row;
+	(*(int *)userdata)++;
+	return 0;
+}
+
+static int first_intent(const struct intent_row *row, void *userdata)
+{
+	*(struct intent_row *)userdata = *row;
+	return 0;
+}
+
+START_TEST(test_layers_snapshots_intents)
+{
+	struct box_row b = {0}, got = {0};
+	struct snapshot_row sn = {0}, sg;
+	struct intent_row in = {0}, ig = {0};
+	pd_error err = {0};
+	int64_t l1, l2, size, *ids;
+	size_t n;
+	int count = 0;
+
+	open_store();
+	snprintf(b.name, sizeof b.name, "web");
+	snprintf(b.state, sizeof b.state, "stopped");
+	snprintf(b.type, sizeof b.type, "small");
+	snprintf(b.image, sizeof b.image, "tiny");
+	ck_assert_int_eq(store_box_insert(st, &b, &err), 0);
+	ck_assert_int_eq(store_layer_insert(st, 1, &l1, &err), 0);
+	ck_assert_int_eq(store_layer_insert(st, 2, &l2, &err), 0);
+	ck_assert_int_gt(l2, l1);
+	ck_assert_int_eq(store_layer_get_size(st, l1, &size), 0);
+	ck_assert_int_eq(size, -1);
+	ck_assert_int_eq(store_layer_set_size(st, l1, 4096), 0);
+	ck_assert_int_eq(store_layer_get_size(st, l1, &size), 0);
+	ck_assert_int_eq(size, 4096);
+
+	snprintf(b.layers, sizeof b.layers, "%lld,%lld", (long long)l2, (long long)l1);
+	ck_assert_int_eq(store_box_update(st, &b, &err), 0);
+	ck_assert_int_eq(store_box_get(st, b.id, &got), 0);
+	ck_assert_str_eq(got.layers, b.layers);
+	ck_assert_int_eq(store_box_get(st, b.id + 100, &got), -ENOENT);
+
+	snprintf(sn.box, sizeof sn.box, "web");
+	sn.box_id = b.id;
+	snprintf(sn.label, sizeof sn.label, "stop");
+	snprintf(sn.image, sizeof sn.image, "tiny");
+	snprintf(sn.layers, sizeof sn.layers, "%s", b.layers);
+	ck_assert_int_eq(store_snapshot_insert(st, &sn, &err), 0);
+	ck_assert_int_gt(sn.seq, 0);
+	{
+		char want[64];
+		snprintf(want, sizeof want, "web-%lld", (long long)sn.seq);
+		ck_assert_str_eq(sn.id, want);
+	}
+	ck_assert_int_eq(store_snapshot_get(st, sn.id, &sg), 0);
+	ck_assert_str_eq(sg.layers, b.layers);
+	ck_assert_int_eq(sg.box_id, b.id);
+	snprintf(sg.label, sizeof sg.label, "renamed");
+	ck_assert_int_eq(store_snapshot_update(st, &sg, &err), 0);
+	ck_assert_int_eq(store_snapshot_get_seq(st, sn.seq, &sg), 0);
+	ck_assert_str_eq(sg.label, "renamed");
+	ck_assert_int_eq(store_snapshot_foreach(st, b.id, count_snap, &count), 0);
+	ck_assert_int_eq(count, 1);
+	count = 0;
+	ck_assert_int_eq(store_snapshot_foreach(st, b.id + 1, count_snap, &count), 0);
+	ck_assert_int_eq(count, 0);
+	/* Snapshots outlive their box. */
+	ck_assert_int_eq(store_box_delete(st, b.id, &err), 0);
+	ck_assert_int_eq(store_snapshot_get(st, sn.id, &sg), 0);
+	ck_assert_int_eq(store_snapshot_delete(st, sn.seq, &err), 0);
+	ck_assert_int_eq(store_snapshot_get(st, sn.id, &sg), -ENOENT);
+
+	snprintf(in.kind, sizeof in.kind, "fork");
+	in.box_id = 3;
+	in.layer = l2;
+	snprintf(in.target, sizeof in.target, "web2");
+	ck_assert_int_eq(store_intent_insert(st, &in, &err), 0);
+	ck_assert_int_eq(store_intent_set_copy(st, in.id, true, &err), 0);
+	ck_assert_int_eq(store_intent_foreach(st, first_intent, &ig), 0);
+	ck_assert_int_eq(ig.id, in.id);
+	ck_assert(ig.copy);
+	ck_assert_str_eq(ig.target, "web2");
+	ck_assert_int_eq(store_intent_delete(st, in.id, &err), 0);
+
+	ck_assert_int_eq(store_layer_delete(st, l1), 0);
+	ck_assert_int_eq(store_layer_ids(st, &ids, &n), 0);
+	ck_assert_uint_eq(n, 1);
+	ck_assert_int_eq(ids[0], l2);
+	free(ids);
+}
+END_TEST
+
 static Suite *store_suite(void)
 {
 	Suite *s = suite_create("store");
@@ -743,6 +837,7 @@ static Suite *store_suite(void)
 	tcase_add_test(tc, test_foreach_stops_early);
 	tcase_add_test(tc, test_transaction_commit);
 	tcase_add_test(tc, test_transaction_rollback);
+	tcase_add_test(tc, test_layers_snapshots_intents);
 	tcase_add_test(tc, test_migrate_from_v1);
 	tcase_add_test(tc, test_migrate_from_v3);
 	tcase_add_test(tc, test_owner);

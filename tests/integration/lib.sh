@@ -254,7 +254,7 @@ pd_cleanup() {
 		pd_crun delete --force "$c" 2>/dev/null
 	done
 	umount -l "$M" 2>/dev/null
-	grep -o " $D/boxes/[0-9]*/rootfs " /proc/self/mountinfo | while read -r mp; do
+	grep -o -e " $D/boxes/[0-9]*/rootfs " -e " $PD_TMP/run/snapshots/[^ ]* " /proc/self/mountinfo | while read -r mp; do
 		umount -l "$mp"
 	done
 	for d in /sys/fs/cgroup/*/"$PD_CGROUP" /sys/fs/cgroup/"$PD_CGROUP"; do

@@ -10,7 +10,7 @@ export -f cgv1
 
 ok "mkdir creates a box in state created" mkdir "$B"
 ok "state reads created" same "$(cat "$B/state")" created
-ok "box dir lists its files" same "$(ls "$B" | tr '\n' ' ')" "created error events exec expires image info root state ttl type usage "
+ok "box dir lists its files" same "$(ls "$B" | tr '\n' ' ')" "created error events exec expires fork image info restore root snapshot snapshots state ttl type usage "
 ok "created is RFC 3339" grep -Eq '^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}Z$' "$B/created"
 ok "image defaults to the configured one" same "$(cat "$B/image")" tiny
 ok "type defaults to small" same "$(cat "$B/type")" small
@@ -73,7 +73,7 @@ ok "a process ignoring SIGTERM is killed after the grace period (${took} ms)" \
 ok "state reads stopped" same "$(cat "$B/state")" stopped
 ok "no container left while stopped" bash -c "! crun_list | grep -qx life"
 ok "usage shows no processes when stopped" same "$(grep ^pids "$B/usage")" "pids 0"
-ok "files survive a stop" test -f "$D"/boxes/*/upper/root/hello
+ok "files survive a stop (frozen into a snapshot layer)" bash -c "test -f '$B/root/root/hello' && ls '$D'/layers/L*/root/hello >/dev/null"
 ok "writing stopped again is a no-op" bash -c "echo stopped > '$B/state'"
 
 ok "stopped -> running works" bash -c "echo running > '$B/state'"
@@ -84,7 +84,7 @@ ok "writing running again is a no-op" bash -c "echo running > '$B/state'"
 
 ok "box events record the lifecycle" bash -c "
 	snap '$B/events' | awk '{ \$1 = \"\"; print substr(\$0, 2) }' | tr '\n' '|' |
-	grep -q '^life created|life started|life type tiny|life type large|life stopped|life started|$'"
+	grep -q '^life created|life started|life type tiny|life type large|life snapshot life-[0-9]*|life stopped|life started|$'"
 
 # Delete a running box: no container, no mount, no cgroup, no files.
 boxdir=$(ls -d "$D"/boxes/*)

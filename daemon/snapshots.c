@@ -1,0 +1,1089 @@
+/* snapshots.c - frozen layers, snapshots, fork, restore, garbage collection
+ * and their crash recovery (see engine.h and layers.h).
+ *
+ * Crash safety. Every action writes an intent row (and, for a new layer,
+ * the layer's row) before its first change on disk, and deletes it in the
+ * transaction that commits the result. On disk each step is one rename or
+ * mkdir, so at start eng_intents_recover() can tell how far it got:
+ *   take (stop/snapshot/fork): L<ID> exists -> roll forward (commit);
+ *     else -> roll back (forget the layer; a fork's "creating" box is then
+ *     removed by reconcile). L<ID>.tmp (a half copy) is removed.
+ *   restore: the snapshot is there (it cannot be deleted while an intent
+ *     names it) -> always roll forward: move the old upper aside if it is
+ *     still in place, make a fresh one, commit.
+ * Deleting a snapshot is one row delete; its mount and layers are cleaned
+ * up after, and again at every start (eng_gc). A box paused for a copy is
+ * resumed by reconcile.
+ */
+#include <dirent.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <string.h>
+#include <sys/mount.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+
+#include "engine-internal.h"
+#include "layers.h"
+#include "log.h"
+
+static void layer_path(const struct engine *e, int64_t id, const char *suffix, char *buf,
+		       size_t bufsz)
+{
+	snprintf(buf, bufsz, "%s/L%lld%s", e->layers_dir, (long long)id, suffix ? suffix : "");
+}
+
+static void snapmnt_path(const struct engine *e, const char *id, char *buf, size_t bufsz)
+{
+	snprintf(buf, bufsz, "%s/%s", e->snapmnt_dir, id);
+}
+
+static bool dir_empty(const char *path)
+{
+	DIR *d = opendir(path);
+	struct dirent *de;
+	bool empty = true;
+
+	if (!d)
+		return false;
+	while (empty && (de = readdir(d)))
+		empty = strcmp(de->d_name, ".") == 0 || strcmp(de->d_name, "..") == 0;
+	closedir(d);
+	return empty;
+}
+
+static int make_upper(const char *path)
+{
+	if (mkdir(path, 0755) < 0 && errno != EEXIST)
+		return -errno;
+	/* The upper becomes the box's "/": it must look like one. */
+	return chmod(path, 0755) < 0 ? -errno : 0;
+}
+
+/* cp -a SRC DST: modes, owners, xattrs (trusted.overlay.*), whiteouts,
+ * links, hard links. */
+static int copy_tree(const char *src, const char *dst, pd_error *err)
+{
+	const char *argv[] = {"cp", "-a", "--no-target-directory", src, dst, NULL};
+	pid_t pid;
+	int status;
+
+	pid = fork();
+	if (pid < 0)
+		return pd_error_set(err, -errno, "cannot fork: %s", strerror(errno));
+	if (pid == 0) {
+		int fd = open("/dev/null", O_RDWR | O_CLOEXEC);
+		if (fd >= 0) {
+			dup2(fd, 0);
+			dup2(fd, 1);
+		}
+		execv("/usr/bin/cp", (char *const *)argv);
+		execv("/bin/cp", (char *const *)argv);
+		_exit(127);
+	}
+	while (waitpid(pid, &status, 0) < 0)
+		if (errno != EINTR)
+			return pd_error_set(err, -errno, "waitpid: %s", strerror(errno));
+	if (!WIFEXITED(status) || WEXITSTATUS(status) != 0)
+		return pd_error_set(err, -EIO, "copying the box's changes failed (cp status %d)",
+				    WIFEXITED(status) ? WEXITSTATUS(status)
+						      : 128 + WTERMSIG(status));
+	return 0;
+}
+
+/* --- committing a take ------------------------------------------------------ */
+
+struct take_commit {
+	const struct intent_row *in;
+	struct box_row *box;	 /* updated in place */
+	struct box_row *new_box; /* fork only */
+	struct snapshot_row snap;
+	int r;
+	pd_error *err;
+};
+
+static int take_commit_tx(struct store *s, void *userdata)
+{
+	struct take_commit *c = userdata;
+	struct layer_stack stack;
+	char text[LAYER_STACK_TEXT_MAX];
+	int r;
+
+	r = layer_stack_parse(c->box->layers, &stack);
+	if (r >= 0)
+		r = layer_stack_push(&stack, c->in->layer);
+	if (r >= 0)
+		r = layer_stack_format(&stack, text, sizeof text);
+	if (r < 0)
+		return pd_error_set(c->err, r, "cannot add a layer to the stack of %s",
+				    c->box->name);
+	if (!c->in->copy) {
+		/* The upper moved into the layer: the box now stands on it. */
+		snprintf(c->box->layers, sizeof c->box->layers, "%s", text);
+		r = store_box_update(s, c->box, c->err);
+		if (r < 0)
+			return r;
+	}
+	c->snap = (struct snapshot_row){.created = time(NULL), .box_id = c->box->id};
+	snprintf(c->snap.box, sizeof c->snap.box, "%s", c->box->name);
+	snprintf(c->snap.label, sizeof c->snap.label, "%s", c->in->label);
+	snprintf(c->snap.image, sizeof c->snap.image, "%s", c->box->image);
+	snprintf(c->snap.layers, sizeof c->snap.layers, "%s", text);
+	r = store_snapshot_insert(s, &c->snap, c->err);
+	if (r < 0)
+		return r;
+	if (c->new_box) {
+		snprintf(c->new_box->layers, sizeof c->new_box->layers, "%s", text);
+		snprintf(c->new_box->image, sizeof c->new_box->image, "%s", c->box->image);
+		snprintf(c->new_box->state, sizeof c->new_box->state, "created");
+		r = store_box_update(s, c->new_box, c->err);
+		if (r < 0)
+			return r;
+	}
+	return store_intent_delete(s, c->in->id, c->err);
+}
+
+/* Records a take whose layer is on disk. Engine lock held. */
+static int take_commit(struct engine *e, const struct intent_row *in, struct box_row *box,
+		       struct box_row *new_box, char *ret_id, size_t ret_idsz, pd_error *err)
+{
+	struct box_row b = *box, nb = new_box ? *new_box : (struct box_row){0};
+	struct take_commit c = {.in = in, .box = &b, .new_box = new_box ? &nb : NULL, .err = err};
+	int r = store_transaction(e->store, take_commit_tx, &c, err);
+
+	if (r < 0)
+		return r;
+	*box = b;
+	if (new_box)
+		*new_box = nb;
+	if (ret_id)
+		snprintf(ret_id, ret_idsz, "%s", c.snap.id);
+	return 0;
+}
+
+struct take_begin {
+	struct intent_row *in;
+	struct box_row *new_box;
+	pd_error *err;
+};
+
+static int take_begin_tx(struct store *s, void *userdata)
+{
+	struct take_begin *c = userdata;
+	int r = store_layer_insert(s, time(NULL), &c->in->layer, c->err);
+
+	if (r >= 0 && c->new_box) {
+		r = store_box_insert(s, c->new_box, c->err);
+		c->in->new_box_id = c->new_box->id;
+	}
+	if (r >= 0)
+		r = store_intent_insert(s, c->in, c->err);
+	return r;
+}
+
+struct rollback {
+	const struct intent_row *in;
+};
+
+static int take_rollback_tx(struct store *s, void *userdata)
+{
+	const struct intent_row *in = ((struct rollback *)userdata)->in;
+
+	(void)store_layer_delete(s, in->layer);
+	if (in->new_box_id)
+		(void)store_box_delete(s, in->new_box_id, NULL);
+	return store_intent_delete(s, in->id, NULL);
+}
+
+/* Freezes (stopped box: rename) or copies (running box, or a root/ still in
+ * use on the host) b's upper into a new layer and records a snapshot; for a
+ * fork, also box new_name on it. b is busy; called without the lock. */
+static int take(struct engine *e, struct box *b, const char *kind, const char *label, bool running,
+		const char *new_name, struct box **ret_new, char *ret_id, size_t ret_idsz,
+		pd_error *err)
+{
+	struct intent_row in = {0};
+	struct box *nb = NULL;
+	char upper[4096], layer[4096], tmp[4096];
+	struct layer_stack stack;
+	int r;
+
+	eng_box_path(e, b, "upper", upper, sizeof upper);
+	if (new_name) {
+		nb = calloc(1, sizeof *nb);
+		if (!nb)
+			return pd_error_set(err, -ENOMEM, "out of memory");
+		nb->row = b->row;
+		nb->row.id = 0;
+		snprintf(nb->row.name, sizeof nb->row.name, "%s", new_name);
+		snprintf(nb->row.state, sizeof nb->row.state, "creating");
+		nb->row.created = time(NULL);
+		nb->row.last_started = 0;
+		nb->row.error[0] = '\0';
+		nb->row.expires =
+		    e->cfg->default_ttl >= 0 ? nb->row.created + e->cfg->default_ttl : 0;
+		nb->state = BOX_CREATED;
+	}
+
+	pthread_mutex_lock(&e->lock);
+	if (layer_stack_parse(b->row.layers, &stack) < 0 || stack.n >= LAYER_STACK_DEPTH_MAX) {
+		pthread_mutex_unlock(&e->lock);
+		free(nb);
+		return pd_error_set(err, -ENOSPC,
+				    "box %s has %d layers, the most a stack may have (merging "
+				    "layers is not built yet)",
+				    b->row.name, LAYER_STACK_DEPTH_MAX);
+	}
+	if (new_name && eng_find_box(e, new_name)) {
+		pthread_mutex_unlock(&e->lock);
+		free(nb);
+		return pd_error_set(err, -EEXIST, "box %s already exists", new_name);
+	}
+	snprintf(in.kind, sizeof in.kind, "%s", kind);
+	in.box_id = b->row.id;
+	in.copy = running;
+	snprintf(in.label, sizeof in.label, "%s", label);
+	if (new_name)
+		snprintf(in.target, sizeof in.target, "%s", new_name);
+	r = store_transaction(
+	    e->store, take_begin_tx,
+	    &(struct take_begin){.in = &in, .new_box = nb ? &nb->row : NULL, .err = err}, err);
+	pthread_mutex_unlock(&e->lock);
+	if (r < 0) {
+		free(nb);
+		return r;
+	}
+	/* The new box's directories before anything is committed: a crash
+	 * leaves either no box or a whole one. */
+	if (nb && (r = eng_make_box_dirs(e, nb, err)) < 0)
+		goto rollback;
+	pd_fault("freeze-recorded");
+	layer_path(e, in.layer, NULL, layer, sizeof layer);
+	layer_path(e, in.layer, ".tmp", tmp, sizeof tmp);
+
+	if (!in.copy && eng_umount_root_strict(e, b) < 0) {
+		/* Something on the host holds root/: copy instead of move. */
+		pthread_mutex_lock(&e->lock);
+		r = store_intent_set_copy(e->store, in.id, true, err);
+		pthread_mutex_unlock(&e->lock);
+		if (r < 0)
+			goto rollback;
+		in.copy = true;
+	}
+	if (!in.copy) {
+		if (rename(upper, layer) < 0) {
+			r = pd_error_set(err, -errno, "cannot freeze the box's changes: %s",
+					 strerror(errno));
+			goto rollback;
+		}
+		pd_fault("freeze-renamed");
+		r = make_upper(upper);
+		if (r < 0) {
+			/* Undo the move: the intent is still open. */
+			(void)rename(layer, upper);
+			pd_error_set(err, r, "cannot make a new upper: %s", strerror(-r));
+			goto rollback;
+		}
+		pd_fault("freeze-upper");
+	} else {
+		pd_error perr = {0};
+		(void)rm_rf(tmp);
+		if (running) {
+			r = runtime_pause(e->rt, b->row.name, err);
+			if (r < 0)
+				goto rollback;
+			pd_fault("copy-paused");
+		}
+		r = copy_tree(upper, tmp, err);
+		if (r >= 0)
+			pd_fault("copy-copied");
+		/* Always thawed, whatever the copy did. */
+		if (running && runtime_resume(e->rt, b->row.name, &perr) < 0) {
+			log_error("box %s: stays paused after a snapshot: %s", b->row.name,
+				  perr.msg);
+			if (r >= 0)
+				r = pd_error_set(err, perr.code, "%s", perr.msg);
+		}
+		if (r < 0) {
+			(void)rm_rf(tmp);
+			goto rollback;
+		}
+		if (rename(tmp, layer) < 0) {
+			r = pd_error_set(err, -errno, "cannot store the layer: %s",
+					 strerror(errno));
+			(void)rm_rf(tmp);
+			goto rollback;
+		}
+		pd_fault("copy-renamed");
+	}
+
+	pthread_mutex_lock(&e->lock);
+	r = take_commit(e, &in, &b->row, nb ? &nb->row : NULL, ret_id, ret_idsz, err);
+	pthread_mutex_unlock(&e->lock);
+	if (r < 0) {
+		/* On disk and in the intent: the next start finishes it. */
+		log_error("box %s: cannot record a snapshot (finished at next start): %s",
+			  b->row.name, err->msg);
+		free(nb);
+		return r;
+	}
+	if (!in.copy) {
+		pd_error merr = {0};
+		if (eng_mount_root(e, b, &merr) < 0)
+			log_warn("box %s: %s", b->row.name, merr.msg);
+	}
+	if (nb) {
+		pd_error merr = {0};
+		pd_fault("fork-committed");
+		if (eng_mount_root(e, nb, &merr) < 0)
+			log_warn("box %s: %s", nb->row.name, merr.msg);
+		*ret_new = nb;
+	}
+	return 0;
+
+rollback:
+	pthread_mutex_lock(&e->lock);
+	(void)store_transaction(e->store, take_rollback_tx, &(struct rollback){.in = &in}, NULL);
+	pthread_mutex_unlock(&e->lock);
+	(void)rm_rf(layer);
+	if (!running)
+		(void)eng_mount_root(e, b, NULL);
+	if (nb && nb->row.id) {
+		char dir[4096];
+		eng_box_path(e, nb, NULL, dir, sizeof dir);
+		(void)rm_rf(dir);
+	}
+	free(nb);
+	return r;
+}
+
+void eng_freeze_after_stop(struct engine *e, struct box *b)
+{
+	char upper[4096], id[NAME_MAX_LEN + 1] = "";
+	pd_error err = {0};
+
+	eng_box_path(e, b, "upper", upper, sizeof upper);
+	if (dir_empty(upper))
+		return; /* nothing changed since the last freeze */
+	if (take(e, b, "stop", "stop", /* running= */ false, /* new_name= */ NULL, NULL, id,
+		 sizeof id, &err) < 0) {
+		log_warn("box %s: stopped, but its changes stay unsnapshotted: %s", b->row.name,
+			 err.msg);
+		pthread_mutex_lock(&e->lock);
+		eng_emit(e, b, "snapshot failed: %s", err.msg);
+		pthread_mutex_unlock(&e->lock);
+		return;
+	}
+	pthread_mutex_lock(&e->lock);
+	eng_emit(e, b, "snapshot %s", id);
+	pthread_mutex_unlock(&e->lock);
+}
+
+/* Claims box name for a layer action: busy, not mid-transition. */
+static int claim_for(struct engine *e, const char *name, struct box **ret, bool *ret_running,
+		     pd_error *err)
+{
+	struct box *b;
+	int r = eng_claim(e, name, &b, err);
+
+	if (r < 0)
+		return r;
+	if (box_state_is_transition(b->state))
+		return pd_error_set(err, -EBUSY, "box %s is %s", name,
+				    box_state_to_string(b->state));
+	b->busy = true;
+	*ret = b;
+	*ret_running = b->state == BOX_RUNNING;
+	return 0;
+}
+
+int engine_box_snapshot(struct engine *e, const char *name, const char *label, char *ret_id,
+			size_t ret_idsz, pd_error *err)
+{
+	char id[NAME_MAX_LEN + 1] = "";
+	struct box *b;
+	bool running;
+	int r;
+
+	if (strlen(label) > ENGINE_SNAPSHOT_LABEL_MAX)
+		return pd_error_set(err, -EINVAL, "a label has at most %d bytes",
+				    ENGINE_SNAPSHOT_LABEL_MAX);
+	pthread_mutex_lock(&e->lock);
+	r = claim_for(e, name, &b, &running, err);
+	pthread_mutex_unlock(&e->lock);
+	if (r < 0)
+		return r;
+	r = take(e, b, "snapshot", label, running, NULL, NULL, id, sizeof id, err);
+	pthread_mutex_lock(&e->lock);
+	b->busy = false;
+	if (r >= 0)
+		eng_emit(e, b, "snapshot %s", id);
+	pthread_mutex_unlock(&e->lock);
+	if (r >= 0 && ret_id)
+		snprintf(ret_id, ret_idsz, "%s", id);
+	return r < 0 ? r : 0;
+}
+
+int engine_box_fork(struct engine *e, const char *name, const char *new_name, pd_error *err)
+{
+	char id[NAME_MAX_LEN + 1] = "", label[NAME_MAX_LEN + 8];
+	struct box *b, *nb = NULL;
+	bool running;
+	int r;
+
+	if (!name_valid(new_name))
+		return pd_error_set(err, -EINVAL,
+				    "invalid box name \"%s\": use [a-z0-9][a-z0-9._-]{0,62}",
+				    new_name);
+	pthread_mutex_lock(&e->lock);
+	if (eng_find_box(e, new_name)) {
+		pthread_mutex_unlock(&e->lock);
+		return pd_error_set(err, -EEXIST, "box %s already exists", new_name);
+	}
+	r = claim_for(e, name, &b, &running, err);
+	pthread_mutex_unlock(&e->lock);
+	if (r < 0)
+		return r;
+	snprintf(label, sizeof label, "fork %s", new_name);
+	r = take(e, b, "fork", label, running, new_name, &nb, id, sizeof id, err);
+	pthread_mutex_lock(&e->lock);
+	b->busy = false;
+	if (r >= 0) {
+		eng_emit(e, b, "snapshot %s", id);
+		eng_emit(e, b, "forked %s", new_name);
+		if (eng_add_box(e, nb) < 0) {
+			free(nb); /* recorded: the next start loads it */
+			nb = NULL;
+		} else {
+			eng_emit(e, nb, "created (fork of %s, snapshot %s)", name, id);
+			if (nb->row.expires)
+				pthread_cond_signal(&e->timer_cond);
+		}
+	}
+	pthread_mutex_unlock(&e->lock);
+	if (r >= 0 && e->box_hook)
+		e->box_hook(e->box_hook_data, ENGINE_BOX_CREATED, new_name);
+	return r < 0 ? r : 0;
+}
+
+/* --- restore ------------------------------------------------------------------ */
+
+struct restore_commit {
+	const struct intent_row *in;
+	struct box_row *box;
+	const struct snapshot_row *snap;
+	pd_error *err;
+};
+
+static int restore_commit_tx(struct store *s, void *userdata)
+{
+	struct restore_commit *c = userdata;
+	int r;
+
+	snprintf(c->box->layers, sizeof c->box->layers, "%s", c->snap->layers);
+	snprintf(c->box->image, sizeof c->box->image, "%s", c->snap->image);
+	r = store_box_update(s, c->box, c->err);
+	if (r >= 0)
+		r = store_intent_delete(s, c->in->id, c->err);
+	return r;
+}
+
+/* Moves the upper aside (if still in place), makes a fresh one and records
+ * the snapshot's stack. Engine lock held (or start-up). */
+static int restore_finish(struct engine *e, const struct intent_row *in, struct box *b,
+			  pd_error *err)
+{
+	char upper[4096], old[4096];
+	struct snapshot_row snap;
+	struct box_row row = b->row;
+	int r;
+
+	r = store_snapshot_get(e->store, in->target, &snap);
+	if (r < 0)
+		return pd_error_set(err, r, "snapshot %s is gone", in->target);
+	eng_box_path(e, b, "upper", upper, sizeof upper);
+	eng_box_path(e, b, "upper.old", old, sizeof old);
+	if (access(old, F_OK) < 0 && rename(upper, old) < 0 && errno != ENOENT)
+		return pd_error_set(err, -errno, "cannot set the old files aside: %s",
+				    strerror(errno));
+	pd_fault("restore-moved");
+	r = make_upper(upper);
+	if (r < 0)
+		return pd_error_set(err, r, "cannot make a new upper: %s", strerror(-r));
+	r = store_transaction(
+	    e->store, restore_commit_tx,
+	    &(struct restore_commit){.in = in, .box = &row, .snap = &snap, .err = err}, err);
+	if (r < 0)
+		return r;
+	b->row = row;
+	pd_fault("restore-committed");
+	(void)rm_rf(old);
+	return 0;
+}
+
+int engine_box_restore(struct engine *e, const char *name, const char *snapshot_id, pd_error *err)
+{
+	struct snapshot_row snap;
+	struct intent_row in = {0};
+	struct image_info img;
+	char old[4096];
+	struct box *b;
+	bool running;
+	int r;
+
+	if (!name_valid(snapshot_id))
+		return pd_error_set(err, -EINVAL, "invalid snapshot id \"%s\"", snapshot_id);
+	pthread_mutex_lock(&e->lock);
+	r = store_snapshot_get(e->store, snapshot_id, &snap);
+	b = eng_find_box(e, name);
+	running = b && b->state == BOX_RUNNING;
+	pthread_mutex_unlock(&e->lock);
+	if (!b)
+		return pd_error_set(err, -ENOENT, "no box named %s", name);
+	if (r < 0)
+		return pd_error_set(err, -ENOENT, "no snapshot %s (see /snapshots)", snapshot_id);
+	if (image_get(e->images_dir, snap.image, &img) < 0)
+		return pd_error_set(err, -ENOENT, "image %s of snapshot %s is not installed",
+				    snap.image, snapshot_id);
+	/* A running box is stopped first (its stop takes a snapshot). */
+	if (running) {
+		r = engine_box_set_state(e, name, "stopped", err);
+		if (r < 0)
+			return r;
+	}
+
+	pthread_mutex_lock(&e->lock);
+	r = claim_for(e, name, &b, &(bool){false}, err);
+	if (r >= 0 && b->state == BOX_RUNNING) {
+		b->busy = false;
+		r = pd_error_set(err, -EBUSY, "box %s was started again meanwhile", name);
+	}
+	if (r >= 0 && store_snapshot_get(e->store, snapshot_id, &snap) < 0) {
+		b->busy = false;
+		r = pd_error_set(err, -ENOENT, "snapshot %s was deleted meanwhile", snapshot_id);
+	}
+	if (r < 0) {
+		pthread_mutex_unlock(&e->lock);
+		return r;
+	}
+	eng_box_path(e, b, "upper.old", old, sizeof old);
+	(void)rm_rf(old);
+	snprintf(in.kind, sizeof in.kind, "restore");
+	in.box_id = b->row.id;
+	snprintf(in.target, sizeof in.target, "%s", snapshot_id);
+	r = store_intent_insert(e->store, &in, err);
+	pthread_mutex_unlock(&e->lock);
+	if (r < 0)
+		goto out;
+	pd_fault("restore-recorded");
+
+	if (eng_umount_root_strict(e, b) < 0) {
+		r = pd_error_set(err, -EBUSY,
+				 "its root/ is in use on the host (a working directory or an open "
+				 "file); close it and try again");
+		pthread_mutex_lock(&e->lock);
+		(void)store_intent_delete(e->store, in.id, NULL);
+		pthread_mutex_unlock(&e->lock);
+		(void)eng_mount_root(e, b, NULL);
+		goto out;
+	}
+	pthread_mutex_lock(&e->lock);
+	r = restore_finish(e, &in, b, err);
+	pthread_mutex_unlock(&e->lock);
+	if (r >= 0)
+		r = eng_mount_root(e, b, err);
+out:
+	pthread_mutex_lock(&e->lock);
+	b->busy = false;
+	if (r >= 0)
+		eng_emit(e, b, "restored %s", snapshot_id);
+	pthread_mutex_unlock(&e->lock);
+	if (r < 0)
+		return r;
+	eng_gc(e, false);
+	if (running)
+		return engine_box_set_state(e, name, "running", err);
+	return 0;
+}
+
+/* --- snapshots ----------------------------------------------------------------- */
+
+static void view_of(const struct snapshot_row *row, struct snapshot_view *v)
+{
+	*v =
+	    (struct snapshot_view){.seq = row->seq, .box_id = row->box_id, .created = row->created};
+	snprintf(v->id, sizeof v->id, "%s", row->id);
+	snprintf(v->box, sizeof v->box, "%s", row->box);
+	snprintf(v->label, sizeof v->label, "%s", row->label);
+	snprintf(v->image, sizeof v->image, "%s", row->image);
+	snprintf(v->error, sizeof v->error, "%s", row->error);
+}
+
+struct names {
+	char **v;
+	size_t n;
+};
+
+static int add_name(const struct snapshot_row *row, void *userdata)
+{
+	struct names *ns = userdata;
+	char **nv = realloc(ns->v, (ns->n + 1) * sizeof *nv);
+
+	if (!nv)
+		return -ENOMEM;
+	ns->v = nv;
+	if (!(ns->v[ns->n] = strdup(row->id)))
+		return -ENOMEM;
+	ns->n++;
+	return 0;
+}
+
+int engine_snapshot_names(struct engine *e, const char *box_name, char ***ret, size_t *ret_n)
+{
+	struct names ns = {0};
+	int64_t box_id = 0;
+	int r = 0;
+
+	pthread_mutex_lock(&e->lock);
+	if (box_name) {
+		struct box *b = eng_find_box(e, box_name);
+		if (!b || b->deleting)
+			r = -ENOENT;
+		else
+			box_id = b->row.id;
+	}
+	if (r >= 0)
+		r = store_snapshot_foreach(e->store, box_id, add_name, &ns);
+	pthread_mutex_unlock(&e->lock);
+	if (r < 0) {
+		image_list_free(ns.v, ns.n);
+		return r;
+	}
+	*ret = ns.v;
+	*ret_n = ns.n;
+	return 0;
+}
+
+int engine_snapshot_get(struct engine *e, const char *id, struct snapshot_view *ret)
+{
+	struct snapshot_row row;
+	int r;
+
+	if (!name_valid(id))
+		return -ENOENT;
+	pthread_mutex_lock(&e->lock);
+	r = store_snapshot_get(e->store, id, &row);
+	pthread_mutex_unlock(&e->lock);
+	if (r >= 0)
+		view_of(&row, ret);
+	return r;
+}
+
+int engine_snapshot_get_by_seq(struct engine *e, int64_t seq, struct snapshot_view *ret)
+{
+	struct snapshot_row row;
+	int r;
+
+	pthread_mutex_lock(&e->lock);
+	r = store_snapshot_get_seq(e->store, seq, &row);
+	pthread_mutex_unlock(&e->lock);
+	if (r >= 0)
+		view_of(&row, ret);
+	return r;
+}
+
+int engine_snapshot_size(struct engine *e, const char *id, uint64_t *ret)
+{
+	struct snapshot_row row;
+	struct layer_stack s;
+	char path[4096];
+	int64_t size = -1;
+	int r;
+
+	pthread_mutex_lock(&e->lock);
+	r = store_snapshot_get(e->store, id, &row);
+	if (r >= 0 && (layer_stack_parse(row.layers, &s) < 0 || s.n == 0))
+		r = -EIO;
+	if (r >= 0)
+		r = store_layer_get_size(e->store, s.ids[0], &size);
+	pthread_mutex_unlock(&e->lock);
+	if (r < 0)
+		return r;
+	if (size < 0) {
+		/* Measured once, outside the lock: a frozen layer never changes. */
+		layer_path(e, s.ids[0], NULL, path, sizeof path);
+		size = (int64_t)eng_du(path);
+		pthread_mutex_lock(&e->lock);
+		(void)store_layer_set_size(e->store, s.ids[0], size);
+		pthread_mutex_unlock(&e->lock);
+	}
+	*ret = (uint64_t)size;
+	return 0;
+}
+
+int engine_snapshot_root(struct engine *e, const char *id, char *buf, size_t bufsz)
+{
+	_cleanup_free_ char *opts = NULL;
+	struct snapshot_row row;
+	char path[4096];
+	int r;
+
+	pthread_mutex_lock(&e->lock);
+	r = store_snapshot_get(e->store, id, &row);
+	if (r < 0)
+		goto out;
+	snapmnt_path(e, id, path, sizeof path);
+	if (!eng_is_mountpoint(path)) {
+		r = eng_lowerdir(e, row.layers, row.image, &opts, NULL);
+		if (r < 0)
+			goto out;
+		if (mkdir(path, 0755) < 0 && errno != EEXIST) {
+			r = -errno;
+			goto out;
+		}
+		if (mount("overlay", path, "overlay", MS_RDONLY | MS_NODEV | MS_NOSUID, opts) < 0) {
+			r = -errno;
+			log_warn("snapshot %s: cannot mount its root: %s", id, strerror(errno));
+			goto out;
+		}
+	}
+	if ((size_t)snprintf(buf, bufsz, "%s", path) >= bufsz)
+		r = -ENAMETOOLONG;
+out:
+	pthread_mutex_unlock(&e->lock);
+	return r;
+}
+
+int engine_snapshot_set_label(struct engine *e, const char *id, const char *label, pd_error *err)
+{
+	struct snapshot_row row;
+	int r;
+
+	if (strlen(label) > ENGINE_SNAPSHOT_LABEL_MAX)
+		return pd_error_set(err, -EINVAL, "a label has at most %d bytes",
+				    ENGINE_SNAPSHOT_LABEL_MAX);
+	pthread_mutex_lock(&e->lock);
+	r = store_snapshot_get(e->store, id, &row);
+	if (r < 0)
+		r = pd_error_set(err, -ENOENT, "no snapshot %s", id);
+	else {
+		snprintf(row.label, sizeof row.label, "%s", label);
+		r = store_snapshot_update(e->store, &row, err);
+	}
+	pthread_mutex_unlock(&e->lock);
+	return r;
+}
+
+void engine_snapshot_record_error(struct engine *e, const char *id, const char *file,
+				  const pd_error *err)
+{
+	struct snapshot_row row;
+	char ts[32];
+
+	format_rfc3339(time(NULL), ts, sizeof ts);
+	pthread_mutex_lock(&e->lock);
+	if (store_snapshot_get(e->store, id, &row) >= 0) {
+		snprintf(row.error, sizeof row.error, "%s %s: %s (%s)", ts, file, err->msg,
+			 errno_name(-err->code));
+		(void)store_snapshot_update(e->store, &row, NULL);
+	}
+	pthread_mutex_unlock(&e->lock);
+}
+
+struct restore_ref {
+	const char *id;
+	bool found;
+};
+
+static int intent_names(const struct intent_row *in, void *userdata)
+{
+	struct restore_ref *ref = userdata;
+
+	if (strcmp(in->kind, "restore") == 0 && strcmp(in->target, ref->id) == 0)
+		ref->found = true;
+	return 0;
+}
+
+static void umount_snapshot(struct engine *e, const char *id)
+{
+	char path[4096];
+
+	snapmnt_path(e, id, path, sizeof path);
+	while (eng_is_mountpoint(path))
+		if (umount2(path, 0) < 0 && umount2(path, MNT_DETACH) < 0)
+			break;
+	(void)rmdir(path);
+}
+
+int engine_snapshot_delete(struct engine *e, const char *id, pd_error *err)
+{
+	struct snapshot_row row;
+	struct layer_stack s;
+	struct restore_ref ref = {.id = id};
+	int r;
+
+	pthread_mutex_lock(&e->lock);
+	r = name_valid(id) ? store_snapshot_get(e->store, id, &row) : -ENOENT;
+	if (r < 0) {
+		r = pd_error_set(err, -ENOENT, "no snapshot %s", id);
+		goto out;
+	}
+	if (layer_stack_parse(row.layers, &s) < 0 || s.n == 0) {
+		r = pd_error_set(err, -EIO, "snapshot %s has a corrupt layer stack", id);
+		goto out;
+	}
+	for (size_t i = 0; i < e->n_boxes; i++) {
+		struct layer_stack bs;
+		if (layer_stack_parse(e->boxes[i]->row.layers, &bs) >= 0 &&
+		    layer_stack_contains(&bs, s.ids[0])) {
+			r = pd_error_set(err, -EBUSY,
+					 "box %s is built on it (its filesystem stands on the "
+					 "snapshot's layers): delete that box or restore it to "
+					 "another snapshot first",
+					 e->boxes[i]->row.name);
+			goto out;
+		}
+	}
+	(void)store_intent_foreach(e->store, intent_names, &ref);
+	if (ref.found) {
+		r = pd_error_set(err, -EBUSY, "a box is being restored to it");
+		goto out;
+	}
+	/* The commit point: the rest is cleanup, redone at every start. */
+	r = store_snapshot_delete(e->store, row.seq, err);
+	if (r < 0)
+		goto out;
+	pd_fault("snapdel-deleted");
+	umount_snapshot(e, id);
+out:
+	pthread_mutex_unlock(&e->lock);
+	if (r >= 0) {
+		log_debug("snapshot %s deleted", id);
+		eng_gc(e, false);
+	}
+	return r;
+}
+
+/* --- garbage ------------------------------------------------------------------ */
+
+struct ids {
+	int64_t *v;
+	size_t n, cap;
+};
+
+static int ids_add(struct ids *ids, int64_t id)
+{
+	if (ids->n == ids->cap) {
+		size_t cap = ids->cap ? ids->cap * 2 : 64;
+		int64_t *nv = realloc(ids->v, cap * sizeof *nv);
+		if (!nv)
+			return -ENOMEM;
+		ids->v = nv;
+		ids->cap = cap;
+	}
+	ids->v[ids->n++] = id;
+	return 0;
+}
+
+static int ids_add_stack(struct ids *ids, const char *text)
+{
+	struct layer_stack s;
+	int r = 0;
+
+	if (layer_stack_parse(text, &s) < 0)
+		return -EIO; /* unreadable: keep everything */
+	for (size_t i = 0; i < s.n && r >= 0; i++)
+		r = ids_add(ids, s.ids[i]);
+	return r;
+}
+
+static int ref_box(const struct box_row *row, void *userdata)
+{
+	return ids_add_stack(userdata, row->layers);
+}
+
+static int ref_snapshot(const struct snapshot_row *row, void *userdata)
+{
+	return ids_add_stack(userdata, row->layers);
+}
+
+static int ref_intent(const struct intent_row *in, void *userdata)
+{
+	return in->layer ? ids_add(userdata, in->layer) : 0;
+}
+
+void eng_gc(struct engine *e, bool at_start)
+{
+	struct ids present = {0}, refs = {0};
+	_cleanup_free_ int64_t *garbage = NULL;
+	int64_t *rows = NULL;
+	size_t n_rows = 0, n_garbage = 0;
+	char path[4096], del[4096];
+	struct dirent *de;
+	DIR *d;
+	int r;
+
+	pthread_mutex_lock(&e->lock);
+	r = store_box_foreach(e->store, ref_box, &refs);
+	if (r >= 0)
+		r = store_snapshot_foreach(e->store, 0, ref_snapshot, &refs);
+	if (r >= 0)
+		r = store_intent_foreach(e->store, ref_intent, &refs);
+	if (r >= 0)
+		r = store_layer_ids(e->store, &rows, &n_rows);
+	for (size_t i = 0; i < n_rows && r >= 0; i++)
+		r = ids_add(&present, rows[i]);
+	free(rows);
+	d = r >= 0 ? opendir(e->layers_dir) : NULL;
+	while (d && r >= 0 && (de = readdir(d))) {
+		int64_t id;
+		size_t len = strlen(de->d_name);
+		if (layer_dir_id(de->d_name, &id) >= 0)
+			r = ids_add(&present, id);
+		else if (at_start && de->d_name[0] == 'L' && len > 4 &&
+			 (strcmp(de->d_name + len - 4, ".tmp") == 0 ||
+			  strcmp(de->d_name + len - 4, ".del") == 0)) {
+			/* A half copy or half removal from before a crash. */
+			snprintf(path, sizeof path, "%s/%s", e->layers_dir, de->d_name);
+			(void)rm_rf(path);
+		}
+	}
+	if (d)
+		closedir(d);
+	if (r >= 0 && present.n && (garbage = calloc(present.n, sizeof *garbage)))
+		n_garbage = layers_select_garbage(present.v, present.n, refs.v, refs.n, garbage);
+	for (size_t i = 0; i < n_garbage; i++) {
+		layer_path(e, garbage[i], NULL, path, sizeof path);
+		layer_path(e, garbage[i], ".del", del, sizeof del);
+		if (rename(path, del) < 0 && errno != ENOENT)
+			continue;
+		(void)store_layer_delete(e->store, garbage[i]);
+	}
+	pthread_mutex_unlock(&e->lock);
+	if (n_garbage)
+		pd_fault("gc-renamed");
+	for (size_t i = 0; i < n_garbage; i++) {
+		layer_path(e, garbage[i], ".del", del, sizeof del);
+		(void)rm_rf(del);
+		log_debug("layer %lld removed (nothing uses it)", (long long)garbage[i]);
+	}
+	if (r < 0)
+		log_warn("layer garbage collection skipped: %s", strerror(-r));
+	free(present.v);
+	free(refs.v);
+	if (at_start)
+		eng_snapshot_mounts_clear(e);
+}
+
+void eng_snapshot_mounts_clear(struct engine *e)
+{
+	DIR *d = opendir(e->snapmnt_dir);
+	struct dirent *de;
+
+	while (d && (de = readdir(d))) {
+		if (de->d_name[0] == '.')
+			continue;
+		umount_snapshot(e, de->d_name);
+	}
+	if (d)
+		closedir(d);
+}
+
+/* --- recovery ----------------------------------------------------------------- */
+
+/* A fork's new box that will not be: its directory goes. */
+static void remove_new_box_dir(struct engine *e, const struct intent_row *in)
+{
+	struct box nb = {.row.id = in->new_box_id};
+	char dir[4096];
+
+	if (!in->new_box_id)
+		return;
+	eng_box_path(e, &nb, "rootfs", dir, sizeof dir);
+	(void)umount2(dir, MNT_DETACH);
+	eng_box_path(e, &nb, NULL, dir, sizeof dir);
+	(void)rm_rf(dir);
+}
+
+static int recover_one(struct engine *e, const struct intent_row *in)
+{
+	struct box b = {0}, nb = {0};
+	char layer[4096], tmp[4096];
+	pd_error err = {0};
+	int r;
+
+	if (store_box_get(e->store, in->box_id, &b.row) < 0) {
+		remove_new_box_dir(e, in);
+		/* Its box is gone: nothing to finish. */
+		(void)store_transaction(e->store, take_rollback_tx, &(struct rollback){.in = in},
+					NULL);
+		return 0;
+	}
+	/* A mount left by the dead daemon shows the old stack: the box is
+	 * stopped (a copy leaves its box alone), so it goes. */
+	if (!in->copy)
+		eng_umount_root(e, &b);
+	if (strcmp(in->kind, "restore") == 0) {
+		r = restore_finish(e, in, &b, &err);
+		if (r < 0) {
+			log_warn("box %s: restore to %s interrupted and not finished: %s",
+				 b.row.name, in->target, err.msg);
+			(void)store_intent_delete(e->store, in->id, NULL);
+		} else
+			log_info("box %s: restore to %s interrupted by a crash: finished",
+				 b.row.name, in->target);
+		return 0;
+	}
+	layer_path(e, in->layer, NULL, layer, sizeof layer);
+	layer_path(e, in->layer, ".tmp", tmp, sizeof tmp);
+	(void)rm_rf(tmp);
+	if (access(layer, F_OK) < 0) {
+		remove_new_box_dir(e, in);
+		(void)store_transaction(e->store, take_rollback_tx, &(struct rollback){.in = in},
+					NULL);
+		log_info("box %s: %s interrupted by a crash: rolled back", b.row.name, in->kind);
+		return 0;
+	}
+	if (!in->copy) {
+		char upper[4096];
+		eng_box_path(e, &b, "upper", upper, sizeof upper);
+		(void)make_upper(upper);
+	}
+	if (in->new_box_id && store_box_get(e->store, in->new_box_id, &nb.row) >= 0)
+		(void)eng_make_box_dirs(e, &nb, &err);
+	r = take_commit(e, in, &b.row, in->new_box_id ? &nb.row : NULL, NULL, 0, &err);
+	if (r < 0)
+		log_warn("box %s: cannot finish an interrupted %s: %s", b.row.name, in->kind,
+			 err.msg);
+	else
+		log_info("box %s: %s interrupted by a crash: finished", b.row.name, in->kind);
+	return 0;
+}
+
+struct intents {
+	struct intent_row *v;
+	size_t n;
+};
+
+static int collect_intent(const struct intent_row *in, void *userdata)
+{
+	struct intents *is = userdata;
+	struct intent_row *nv = realloc(is->v, (is->n + 1) * sizeof *nv);
+
+	if (!nv)
+		return -ENOMEM;
+	is->v = nv;
+	is->v[is->n++] = *in;
+	return 0;
+}
+
+int eng_intents_recover(struct engine *e)
+{
+	struct intents is = {0};
+	int r = store_intent_foreach(e->store, collect_intent, &is);
+
+	for (size_t i = 0; i < is.n && r >= 0; i++)
+		r = recover_one(e, &is.v[i]);
+	free(is.v);
+	return r;
+}
