@@ -89,7 +89,6 @@ static int sql_err(sqlite3 *db, pd_error *err, const char *what)
 	return pd_error_set(err, e, "%s: %s", what, sqlite3_errmsg(db));
 }
 
-
 static int exec_sql(sqlite3 *db, const char *sql, pd_error *err, const char *what)
 {
 	if (sqlite3_exec(db, sql, NULL, NULL, NULL) != SQLITE_OK)
@@ -498,8 +497,8 @@ int store_token_get(struct store *s, const char *id, struct token_row *ret)
 {
 	_cleanup_stmt_ sqlite3_stmt *st = NULL;
 
-	if (sqlite3_prepare_v2(s->db, "SELECT " TOKEN_COLUMNS " FROM tokens WHERE id = ?1", -1,
-			       &st, NULL) != SQLITE_OK ||
+	if (sqlite3_prepare_v2(s->db, "SELECT " TOKEN_COLUMNS " FROM tokens WHERE id = ?1", -1, &st,
+			       NULL) != SQLITE_OK ||
 	    sqlite3_bind_text(st, 1, id, -1, SQLITE_STATIC) != SQLITE_OK)
 		return -EIO;
 	return token_get(st, ret);
