@@ -497,7 +497,7 @@ START_TEST(test_migrate_from_v3)
 	sqlite3_close(db);
 
 	ck_assert_int_eq(store_open(db_path, &s, &err), 0);
-	ck_assert_int_eq(store_schema_version(s), 4);
+	ck_assert_int_eq(store_schema_version(s), STORE_SCHEMA_VERSION);
 	ck_assert_int_eq(store_box_foreach(s, first_row, &row), 0);
 	ck_assert_str_eq(row.name, "kept");
 	ck_assert_int_eq(row.expires, 99);

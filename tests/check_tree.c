@@ -223,7 +223,7 @@ static bool dir_has(uint64_t ino, const char *name, struct tree_attr *ret)
 }
 
 /* Entries of a box directory: its files plus the root link. */
-#define BOX_FILES 12
+#define BOX_FILES 13
 
 static size_t dir_count(uint64_t ino)
 {
@@ -372,8 +372,8 @@ END_TEST
 
 START_TEST(test_root)
 {
-	static const char *const names[] = {"README", "version", "types", "images",
-					    "boxes",  "events",	 "tokens"};
+	static const char *const names[] = {"README", "version", "types",  "images",
+					    "boxes",  "events",	 "tokens", "volumes"};
 	struct tree_attr a = attr_of("");
 
 	ck_assert_uint_eq(a.ino, TREE_ROOT_INO);
@@ -470,9 +470,9 @@ START_TEST(test_modes)
 		const char *file;
 		unsigned mode;
 	} files[] = {
-	    {"state", 0644}, {"type", 0644},	{"image", 0644}, {"created", 0444},
-	    {"usage", 0444}, {"info", 0444},	{"error", 0444}, {"events", 0444},
-	    {"ttl", 0644},   {"expires", 0444},
+	    {"state", 0644}, {"type", 0644},	{"image", 0644},   {"created", 0444},
+	    {"usage", 0444}, {"info", 0444},	{"error", 0444},   {"events", 0444},
+	    {"ttl", 0644},   {"expires", 0444}, {"volumes", 0644},
 	};
 	char path[64];
 
@@ -1194,7 +1194,7 @@ START_TEST(test_mkdir_elsewhere)
 	ck_assert_int_eq(tree_mkdir(tr, box, "state", &a), -EEXIST);
 	r = tree_mkdir(tr, ino_of("README"), "x", &a);
 	ck_assert_msg(r == -EPERM || r == -ENOTDIR, "%d", r);
-	ck_assert_uint_eq(dir_count(TREE_ROOT_INO), 7);
+	ck_assert_uint_eq(dir_count(TREE_ROOT_INO), 8);
 	ck_assert_uint_eq(dir_count(box), BOX_FILES);
 }
 END_TEST
