@@ -171,6 +171,12 @@ static const char readme_text[] =
     "  tokens/ID/    access tokens of the HTTP API (made by logging in):\n"
     "                label, created, last_used; rmdir tokens/ID revokes one\n"
     "\n"
+    "  mkdir volumes/data                a named volume; outlives every box\n"
+    "  echo data > boxes/web/volumes     mount it at /mnt/data (next start)\n"
+    "  cat volumes/data/export > v.tzst  a zstd tar; write one to import\n"
+    "  volumes/data/data/                its files; size, boxes, error\n"
+    "  rmdir volumes/data                delete it (EBUSY while attached)\n"
+    "\n"
     "A failed write returns an errno (EINVAL bad value, EBUSY wrong state,\n"
     "ENOENT no such object, EEXIST name taken) and changes nothing; the\n"
     "reason is in the box's error file.\n";
