@@ -104,6 +104,7 @@ static const struct command_spec {
     {"volume", "attach", CLI_VOLUME_ATTACH, 2, 2, 0, true},
     {"volume", "detach", CLI_VOLUME_DETACH, 2, 2, 0, true},
     {"volume", "export", CLI_VOLUME_EXPORT, 1, 1, OPT_OUTPUT, false},
+    {"volume", "import", CLI_VOLUME_IMPORT, 2, 2, 0, false},
     {"token", "ls", CLI_TOKEN_LS, 0, 0, 0, false},
     {"token", "revoke", CLI_TOKEN_REVOKE, 1, 1, 0, false},
     {NULL, "__complete-boxes", CLI_COMPLETE_BOXES, 0, 0, 0, false},
@@ -367,6 +368,12 @@ static int assign(cli_args *a, const struct command_spec *cmd, const char **pos,
 				return pd_error_set(err, -EINVAL, "invalid name '%s'", pos[first]);
 			a->value = pos[first];
 		}
+		break;
+	case CLI_VOLUME_IMPORT:
+		if (!cli_name_valid(pos[0]))
+			return pd_error_set(err, -EINVAL, "invalid volume name '%s'", pos[0]);
+		a->value = pos[0];
+		a->input = pos[1];
 		break;
 	case CLI_VOLUME_ATTACH:
 	case CLI_VOLUME_DETACH:

@@ -50,6 +50,7 @@ typedef enum cli_verb {
 	CLI_VOLUME_ATTACH,
 	CLI_VOLUME_DETACH,
 	CLI_VOLUME_EXPORT,
+	CLI_VOLUME_IMPORT,
 	CLI_TOKEN_LS,
 	CLI_TOKEN_REVOKE,
 	CLI_COMPLETE_BOXES, /* hidden: box names for shell completion */
@@ -95,6 +96,9 @@ typedef struct cli_args {
 
 	/* volume export -o FILE */
 	const char *output;
+
+	/* volume import NAME FILE */
+	const char *input;
 
 	/* login */
 	bool password_stdin;

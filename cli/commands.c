@@ -47,6 +47,7 @@ void cli_usage(FILE *f)
 	      "  fork BOX [NEW] | snapshot BOX [LABEL] | snapshots [BOX] | restore BOX SNAP\n"
 	      "  volume create NAME | volume ls | volume rm NAME\n"
 	      "  volume attach BOX NAME | volume detach BOX NAME | volume export NAME [-o FILE]\n"
+	      "  volume import NAME FILE\n"
 	      "  token ls | token revoke ID\n"
 	      "\n"
 	      "BOX may be 'current': the box created or used last.\n"
@@ -619,6 +620,19 @@ static int cmd_volume(struct ctx *x)
 		}
 		return 0;
 	}
+	case CLI_VOLUME_IMPORT: {
+		/* Over the volume's data/ route: a tar (plain, gzip or zstd, as
+		 * export makes) extracted inside the volume on the server. */
+		_cleanup_close_ int fd = open(a->input, O_RDONLY | O_CLOEXEC);
+		if (fd < 0)
+			return pd_error_set(&x->err, -errno, "%s: %s", a->input, strerror(errno)),
+			       fail(x);
+		if (asprintf(&path, "volumes/%s/data/?format=tar", ename) < 0)
+			return oom(x);
+		if (cli_upload(&x->client, path, fd, &x->err) < 0)
+			return fail(x);
+		return 0;
+	}
 	case CLI_VOLUME_ATTACH:
 	case CLI_VOLUME_DETACH:
 		break;
@@ -775,6 +789,7 @@ static int dispatch(struct ctx *x)
 	case CLI_VOLUME_ATTACH:
 	case CLI_VOLUME_DETACH:
 	case CLI_VOLUME_EXPORT:
+	case CLI_VOLUME_IMPORT:
 		return cmd_volume(x);
 	case CLI_TOKEN_LS:
 	case CLI_TOKEN_REVOKE:

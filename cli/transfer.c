@@ -598,3 +598,48 @@ int cli_download(cli_client *c, const char *path, int fd, bool progress, pd_erro
 	progress_end(&prog, r == 0);
 	return r;
 }
+
+static size_t upload_read(char *buf, size_t size, size_t nmemb, void *user)
+{
+	int fd = *(int *)user;
+	ssize_t n;
+
+	do
+		n = read(fd, buf, size * nmemb);
+	while (n < 0 && errno == EINTR);
+	return n < 0 ? CURL_READFUNC_ABORT : (size_t)n;
+}
+
+int cli_upload(cli_client *c, const char *path, int fd, pd_error *err)
+{
+	_cleanup_free_ char *url = cli_tree_url(c, path);
+	char errbuf[CURL_ERROR_SIZE] = "";
+	struct curl_slist *headers = NULL;
+	cli_buf resp = {0};
+	long status = 0;
+	CURLcode res = CURLE_OUT_OF_MEMORY;
+	CURL *h = curl_easy_init();
+	int r;
+
+	if (h && url && cli_client_setup(c, h, url, &headers) == 0) {
+		struct curl_slist *more =
+		    curl_slist_append(headers, "Content-Type: application/octet-stream");
+		if (more)
+			headers = more;
+		curl_easy_setopt(h, CURLOPT_HTTPHEADER, headers);
+		curl_easy_setopt(h, CURLOPT_ERRORBUFFER, errbuf);
+		curl_easy_setopt(h, CURLOPT_UPLOAD, 1L);
+		curl_easy_setopt(h, CURLOPT_READFUNCTION, upload_read);
+		curl_easy_setopt(h, CURLOPT_READDATA, &fd);
+		curl_easy_setopt(h, CURLOPT_WRITEFUNCTION, cli_errbody_write);
+		curl_easy_setopt(h, CURLOPT_WRITEDATA, &resp);
+		res = curl_easy_perform(h);
+		curl_easy_getinfo(h, CURLINFO_RESPONSE_CODE, &status);
+	}
+	r = cli_transfer_result(res, errbuf, status, resp.data, resp.len, err);
+	curl_slist_free_all(headers);
+	if (h)
+		curl_easy_cleanup(h);
+	free(resp.data);
+	return r;
+}

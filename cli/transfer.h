@@ -28,6 +28,10 @@ int cli_push(cli_client *c, const char *box, const char *const *srcs, size_t n, 
 int cli_pull(cli_client *c, const char *box, const char *src, const char *dir, bool progress,
 	     pd_error *err);
 
+/* PUT of the bytes of fd (read to its end, not into memory) to a tree
+ * path, which may carry a query ("volumes/v/data/?format=tar"). */
+int cli_upload(cli_client *c, const char *path, int fd, pd_error *err);
+
 /* GET of a tree path streamed into fd (not into memory). */
 int cli_download(cli_client *c, const char *path, int fd, bool progress, pd_error *err);
 

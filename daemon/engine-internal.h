@@ -51,6 +51,8 @@ struct engine {
 	pthread_t inotify_thread;
 	bool inotify_started;
 
+	struct volumes *volumes; /* volumes.c */
+
 	pthread_t timer;
 	bool timer_started;
 	bool stopping;

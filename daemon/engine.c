@@ -9,6 +9,7 @@
 #include "engine-internal.h"
 #include "layers.h"
 #include "log.h"
+#include "volumes.h"
 
 #define DISK_USAGE_CACHE_USEC (5ULL * 1000 * 1000)
 #define EVENT_LINE_MAX 1024
@@ -431,6 +432,8 @@ static int eng_box_start(struct engine *e, struct box *b, pd_error *err)
 {
 	const struct box_type *type = config_find_type(e->cfg, b->row.type);
 	char bundle[4096], rootfs[4096];
+	_cleanup_free_ struct box_mount *mounts = NULL;
+	size_t n_mounts = 0;
 	struct box_spec spec;
 	pid_t pid = 0;
 	int r;
@@ -440,6 +443,8 @@ static int eng_box_start(struct engine *e, struct box *b, pd_error *err)
 				    b->row.type);
 	pthread_mutex_lock(&e->lock);
 	r = eng_mount_root(e, b, err);
+	if (r >= 0)
+		r = eng_volume_mounts(e, b, &mounts, &n_mounts, err);
 	pthread_mutex_unlock(&e->lock);
 	if (r < 0)
 		return r;
@@ -451,10 +456,13 @@ static int eng_box_start(struct engine *e, struct box *b, pd_error *err)
 	    .bundle_dir = bundle,
 	    .rootfs = rootfs,
 	    .type = type,
+	    .mounts = mounts,
+	    .n_mounts = n_mounts,
 	};
 	r = runtime_start(e->rt, &spec, &pid, err);
 	if (r < 0)
 		return r;
+	eng_volumes_started(e, b, mounts, n_mounts);
 	b->pid = pid;
 	return 0;
 }
@@ -1034,6 +1042,12 @@ int engine_new(const struct pd_config *cfg, const char *init_path, struct engine
 		goto fail;
 	}
 	eng_gc(e, /* at_start= */ true);
+	/* After the boxes: deleted boxes no longer hold their volumes. */
+	pthread_mutex_lock(&e->lock);
+	r = eng_volumes_load(e, err);
+	pthread_mutex_unlock(&e->lock);
+	if (r < 0)
+		goto fail;
 	*ret = e;
 	return 0;
 fail:
@@ -1059,6 +1073,7 @@ struct engine *engine_free(struct engine *e)
 	for (size_t i = 0; i < e->n_boxes; i++)
 		free(e->boxes[i]);
 	free(e->boxes);
+	eng_volumes_free(e);
 	runtime_free(e->rt);
 	auth_free(e->auth);
 	store_close(e->store);

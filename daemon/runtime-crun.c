@@ -307,6 +307,11 @@ static json_t *config_json(const struct runtime *rt, const struct box_spec *spec
 	json_array_append_new(
 	    mounts, mount_entry(INIT_IN_BOX, "bind", rt->init_path,
 				(const char *const[]){"bind", "ro", "nosuid", "nodev", NULL}));
+	for (size_t i = 0; i < spec->n_mounts; i++)
+		json_array_append_new(
+		    mounts,
+		    mount_entry(spec->mounts[i].destination, "bind", spec->mounts[i].source,
+				(const char *const[]){"rbind", "rw", "nosuid", "nodev", NULL}));
 
 	return json_pack(
 	    "{s:s, s:{s:b, s:{s:i, s:i}, s:o, s:o, s:s, s:{s:o, s:o, s:o, s:o},"

@@ -17,6 +17,12 @@
 
 struct runtime;
 
+/* A host directory bind-mounted into the box (rw, nosuid, nodev). */
+struct box_mount {
+	char source[4096];    /* absolute host path */
+	char destination[96]; /* absolute path inside the box */
+};
+
 /* What a box runs as. All strings are borrowed for the call. */
 struct box_spec {
 	const char *id; /* container id: the box name */
@@ -24,6 +30,8 @@ struct box_spec {
 	const char *bundle_dir; /* where config.json is written */
 	const char *rootfs;	/* the box's mounted root filesystem */
 	const struct box_type *type;
+	const struct box_mount *mounts; /* n_mounts extra bind mounts, in order */
+	size_t n_mounts;
 };
 
 enum runtime_status {

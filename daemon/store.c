@@ -1,11 +1,7 @@
 #include <sqlite3.h>
 #include <string.h>
 
-#include "store.h"
-
-struct store {
-	sqlite3 *db;
-};
+#include "store-internal.h"
 
 /* Each entry takes the schema from version i to i + 1. Append only: a
  * released migration is never edited. */
@@ -77,6 +73,21 @@ static const char *const migrations[] = {
     "  label TEXT NOT NULL DEFAULT '',"
     "  target TEXT NOT NULL DEFAULT ''"
     ");",
+    /* 5 -> 6: named volumes (store-volumes.c) and which boxes they are
+     * attached to, in the order each box lists them. state is "ready", or
+     * "creating"/"deleting" while an action is in flight. */
+    "CREATE TABLE volumes ("
+    "  id INTEGER PRIMARY KEY AUTOINCREMENT,"
+    "  name TEXT NOT NULL UNIQUE,"
+    "  state TEXT NOT NULL,"
+    "  created INTEGER NOT NULL"
+    ");"
+    "CREATE TABLE box_volumes ("
+    "  box_id INTEGER NOT NULL REFERENCES boxes(id) ON DELETE CASCADE,"
+    "  volume_id INTEGER NOT NULL REFERENCES volumes(id),"
+    "  pos INTEGER NOT NULL,"
+    "  PRIMARY KEY (box_id, volume_id)"
+    ");",
 };
 
 static int sql_err(sqlite3 *db, pd_error *err, const char *what)
@@ -107,12 +118,6 @@ static int sql_err(sqlite3 *db, pd_error *err, const char *what)
 	}
 	return pd_error_set(err, e, "%s: %s", what, sqlite3_errmsg(db));
 }
-
-static void finalizep(sqlite3_stmt **st)
-{
-	sqlite3_finalize(*st);
-}
-#define _cleanup_stmt_ _cleanup_(finalizep)
 
 static int exec_sql(sqlite3 *db, const char *sql, pd_error *err, const char *what)
 {
@@ -909,4 +914,14 @@ int store_intent_foreach(struct store *s, int (*fn)(const struct intent_row *row
 			return r;
 	}
 	return rc == SQLITE_DONE ? 0 : -EIO;
+}
+
+int store_sql_error(struct store *s, pd_error *err, const char *what)
+{
+	return sql_err(s->db, err, what);
+}
+
+void store_column_text(char *dst, size_t dstsz, sqlite3_stmt *st, int col)
+{
+	copy_text(dst, dstsz, st, col);
 }

@@ -16,7 +16,7 @@
 #include "parse.h"
 
 /* The schema version this build writes. */
-#define STORE_SCHEMA_VERSION 5
+#define STORE_SCHEMA_VERSION 6
 
 struct store;
 
@@ -182,3 +182,32 @@ int store_intent_set_copy(struct store *s, int64_t id, bool copy, pd_error *err)
 int store_intent_delete(struct store *s, int64_t id, pd_error *err);
 int store_intent_foreach(struct store *s, int (*fn)(const struct intent_row *row, void *userdata),
 			 void *userdata);
+
+/* Named volumes (store-volumes.c). */
+struct volume_row {
+	int64_t id;
+	char name[NAME_MAX_LEN + 1];
+	char state[16]; /* "ready", or "creating"/"deleting" mid-action */
+	int64_t created; /* unix seconds */
+};
+
+/* Inserts a volume and sets row->id; -EEXIST if the name is taken. */
+int store_volume_insert(struct store *s, struct volume_row *row, pd_error *err);
+/* -ENOENT if there is no such volume. */
+int store_volume_set_state(struct store *s, int64_t id, const char *state, pd_error *err);
+/* Deletes the volume; -EBUSY (and nothing changes) while a box lists it. */
+int store_volume_delete(struct store *s, int64_t id, pd_error *err);
+/* Calls fn for every volume in id order; stops early when fn returns < 0
+ * and returns that value. */
+int store_volume_foreach(struct store *s, int (*fn)(const struct volume_row *row, void *userdata),
+			 void *userdata);
+
+/* The volume ids a box lists, in its order, in a malloc'd array (NULL when
+ * none). */
+int store_box_volumes(struct store *s, int64_t box_id, int64_t **ret, size_t *ret_n);
+/* Replaces the box's list with ids[0..n) in one transaction. -ENOENT if the
+ * box or one of the volumes is not in the database (nothing changes). */
+int store_box_set_volumes(struct store *s, int64_t box_id, const int64_t *ids, size_t n,
+			  pd_error *err);
+/* The ids of the boxes listing the volume, in box id order, malloc'd. */
+int store_volume_boxes(struct store *s, int64_t volume_id, int64_t **ret, size_t *ret_n);

@@ -2,6 +2,7 @@
 
 #include <dirent.h>
 #include <limits.h>
+#include <signal.h>
 #include <fcntl.h>
 #include <stdint.h>
 #include <string.h>
@@ -415,4 +416,12 @@ int write_file_replace(const char *path, const void *buf, size_t len)
 	if (r < 0)
 		unlink(tmp);
 	return r;
+}
+
+void fault_point(const char *name)
+{
+	const char *want = getenv("PADDOCK_FAULT");
+
+	if (want && strcmp(want, name) == 0)
+		raise(SIGKILL);
 }

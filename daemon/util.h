@@ -86,3 +86,10 @@ int rm_rf(const char *path);
 
 /* Monotonic clock in microseconds. */
 unsigned long long now_usec(void);
+
+/* Fault injection for crash-safety tests: when the environment variable
+ * PADDOCK_FAULT equals name, the process kills itself with SIGKILL right
+ * here, as a power cut would at that step. Steps are named
+ * "<object>-<action>-<step>" (volume-create-dir). Without the variable it
+ * does nothing. */
+void fault_point(const char *name);

@@ -86,7 +86,7 @@ static void to_stat(const struct tree_attr *a, struct stat *st)
  *    deleted any other way (HTTP) is dropped by on_box_change() before the
  *    deletion returns. Not cached: images/NAME (images are installed and
  *    removed on disk, behind the daemon's back), tokens/ID (revoked over
- *    HTTP without a hook) and exec/last, whose name
+ *    HTTP without a hook), volumes/NAME (deleted over HTTP without a hook) and exec/last, whose name
  *    moves to a new inode with each new job: the kernel asks for it on every
  *    walk, and the answer is cheap;
  *  - the attributes of directories and links, and (FUSE_CAP_CACHE_SYMLINKS,
@@ -105,6 +105,7 @@ static void reply_entry(fuse_req_t req, uint64_t parent, const char *name,
 	bool fixed_attr = S_ISDIR(a->mode) || S_ISLNK(a->mode);
 	bool moving = parent == TREE_IMAGES_INO || parent == TREE_TOKENS_INO ||
 		      tree_entries_volatile(parent) ||
+		      parent == TREE_VOLUMES_INO ||
 		      (S_ISLNK(a->mode) && strcmp(name, "last") == 0);
 
 	e.ino = a->ino;

@@ -20,6 +20,7 @@
 #include "autoconfig.h"
 #include "jobs.h"
 #include "tree.h"
+#include "volumes.h"
 
 #define KIND_STATIC 0ULL
 #define KIND_TYPE 1ULL
@@ -29,6 +30,7 @@
 #define KIND_JOB 5ULL
 #define KIND_TOKEN 6ULL /* id: the token's store seq */
 #define KIND_SNAP 7ULL	/* id: the snapshot's store seq */
+#define KIND_VOLUME 9ULL /* id: the volume's store id */
 
 #define INO(kind, id, file) (((kind) << 56) | ((uint64_t)(id) << 8) | (uint64_t)(file))
 #define INO_KIND(ino) ((ino) >> 56)
@@ -45,9 +47,11 @@ enum {
 	S_EVENTS,
 	S_TOKENS,
 	S_SNAPSHOTS,
+	S_VOLUMES,
 };
 _Static_assert(S_IMAGES == TREE_IMAGES_INO && S_BOXES == TREE_BOXES_INO &&
-		   S_TOKENS == TREE_TOKENS_INO && S_SNAPSHOTS == TREE_SNAPSHOTS_INO,
+		   S_TOKENS == TREE_TOKENS_INO && S_SNAPSHOTS == TREE_SNAPSHOTS_INO &&
+		   S_VOLUMES == TREE_VOLUMES_INO,
 	       "tree.h inodes");
 
 #define VALUE_MAX 255
@@ -65,6 +69,7 @@ static const struct node_def root_nodes[] = {
     [S_TYPES] = {"types", S_IFDIR | 0555},   [S_IMAGES] = {"images", S_IFDIR | 0555},
     [S_BOXES] = {"boxes", S_IFDIR | 0755},   [S_EVENTS] = {"events", S_IFREG | 0444},
     [S_TOKENS] = {"tokens", S_IFDIR | 0700}, [S_SNAPSHOTS] = {"snapshots", S_IFDIR | 0755},
+    [S_VOLUMES] = {"volumes", S_IFDIR | 0755},
 };
 
 /* snapshots/ID/. SF_LINK: the entry ID of a box's snapshots/ directory, a
@@ -75,6 +80,14 @@ static const struct node_def snap_files[] = {
     [SF_BOX] = {"box", S_IFREG | 0444},		[SF_LABEL] = {"label", S_IFREG | 0644},
     [SF_CREATED] = {"created", S_IFREG | 0444}, [SF_SIZE] = {"size", S_IFREG | 0444},
     [SF_ROOT] = {"root", S_IFLNK | 0777},	[SF_ERROR] = {"error", S_IFREG | 0444},
+};
+
+/* volumes/NAME/: data leads to the volume's directory on the host. */
+enum { VF_DIR, VF_DATA, VF_SIZE, VF_BOXES, VF_EXPORT, VF_IMPORT, VF_ERROR, _VF_MAX };
+static const struct node_def volume_files[] = {
+    [VF_DATA] = {"data", S_IFLNK | 0777},     [VF_SIZE] = {"size", S_IFREG | 0444},
+    [VF_BOXES] = {"boxes", S_IFREG | 0444},   [VF_EXPORT] = {"export", S_IFREG | 0444},
+    [VF_IMPORT] = {"import", S_IFREG | 0200}, [VF_ERROR] = {"error", S_IFREG | 0444},
 };
 
 /* tokens/ID/: the owner's access tokens (auth.h), read-only; rmdir revokes. */
@@ -110,6 +123,7 @@ enum {
 	BF_FORK,
 	BF_RESTORE,
 	BF_SNAPSHOTS,
+	BF_VOLUMES,
 	_BF_MAX
 };
 static const struct node_def box_files[] = {
@@ -121,6 +135,7 @@ static const struct node_def box_files[] = {
     [BF_ROOT] = {"root", S_IFLNK | 0777},	  [BF_EXEC] = {"exec", S_IFDIR | 0755},
     [BF_SNAPSHOT] = {"snapshot", S_IFREG | 0200}, [BF_FORK] = {"fork", S_IFREG | 0200},
     [BF_RESTORE] = {"restore", S_IFREG | 0200},	  [BF_SNAPSHOTS] = {"snapshots", S_IFDIR | 0555},
+    [BF_VOLUMES] = {"volumes", S_IFREG | 0644},
 };
 
 /* exec/new: a file of the box's exec directory. */
@@ -182,6 +197,12 @@ static const char readme_text[] =
     "  tokens/ID/    access tokens of the HTTP API (made by logging in):\n"
     "                label, created, last_used; rmdir tokens/ID revokes one\n"
     "\n"
+    "  mkdir volumes/data                a named volume; outlives every box\n"
+    "  echo data > boxes/web/volumes     mount it at /mnt/data (next start)\n"
+    "  cat volumes/data/export > v.tzst  a zstd tar; write one to import\n"
+    "  volumes/data/data/                its files; size, boxes, error\n"
+    "  rmdir volumes/data                delete it (EBUSY while attached)\n"
+    "\n"
     "A failed write returns an errno (EINVAL bad value, EBUSY wrong state,\n"
     "ENOENT no such object, EEXIST name taken) and changes nothing; the\n"
     "reason is in the box's error file.\n";
@@ -219,7 +240,9 @@ struct tree_file {
 	 * write(2)s of one open: they accumulate here. */
 	char *wbuf;
 	size_t wlen;
-	bool pending; /* cmd/new: applied at flush (close) */
+	bool pending;		      /* cmd/new: applied at flush (close) */
+	struct volume_export *export; /* volumes/NAME/export */
+	struct volume_import *import; /* volumes/NAME/import: applied at flush */
 };
 
 /* --- helpers ---------------------------------------------------------------- */
@@ -378,6 +401,19 @@ static int render_info(struct tree *t, const struct box_view *v, struct buf *out
 		      created, "usage", usage_json(&u), "limits", limits, "error", v->error);
 	if (!j)
 		return -ENOMEM;
+	{
+		char **vols = NULL;
+		size_t n = 0;
+		json_t *arr = json_array();
+		if (engine_box_volumes(t->engine, v->name, &vols, &n) >= 0)
+			for (size_t i = 0; i < n; i++)
+				json_array_append_new(arr, json_string(vols[i]));
+		image_list_free(vols, n);
+		json_object_set_new(j, "volumes", arr);
+		/* A change on a running box waits for its next start. */
+		json_object_set_new(j, "volumes_pending",
+				    json_boolean(engine_box_volumes_pending(t->engine, v->name)));
+	}
 	s = json_dumps(j, JSON_COMPACT);
 	json_decref(j);
 	if (!s)
@@ -435,6 +471,15 @@ static int render_box_file(struct tree *t, int64_t id, unsigned file, struct buf
 	case BF_FORK:
 	case BF_RESTORE:
 		return 0; /* write-only */
+	case BF_VOLUMES: {
+		char **names = NULL;
+		size_t n = 0;
+		r = engine_box_volumes(t->engine, v.name, &names, &n);
+		for (size_t i = 0; i < n && r >= 0; i++)
+			r = buf_printf(out, "%s\n", names[i]);
+		image_list_free(names, n);
+		return r;
+	}
 	}
 	return -ENOENT;
 }
@@ -462,6 +507,35 @@ static int render_snap_file(struct tree *t, int64_t seq, unsigned file, struct b
 		return r < 0 ? r : buf_printf(out, "%" PRIu64 "\n", size);
 	case SF_ERROR:
 		return v.error[0] ? buf_printf(out, "%s\n", v.error) : 0;
+	}
+	return -EISDIR;
+}
+
+static int render_volume_file(struct tree *t, int64_t id, unsigned file, struct buf *out)
+{
+	struct volume_view v;
+	char **names = NULL;
+	size_t n = 0;
+	uint64_t size;
+	int r;
+
+	r = engine_volume_get_by_id(t->engine, id, &v);
+	if (r < 0)
+		return r;
+	switch (file) {
+	case VF_SIZE:
+		r = engine_volume_size(t->engine, v.name, &size);
+		return r < 0 ? r : buf_printf(out, "%" PRIu64 "\n", size);
+	case VF_BOXES:
+		r = engine_volume_boxes(t->engine, v.name, &names, &n);
+		for (size_t i = 0; i < n && r >= 0; i++)
+			r = buf_printf(out, "%s\n", names[i]);
+		image_list_free(names, n);
+		return r;
+	case VF_ERROR:
+		return v.error[0] ? buf_printf(out, "%s\n", v.error) : 0;
+	case VF_IMPORT:
+		return 0;
 	}
 	return -EISDIR;
 }
@@ -540,6 +614,8 @@ static int render(struct tree *t, uint64_t ino, struct buf *out)
 		return render_token_file(t, (int64_t)INO_ID(ino), INO_FILE(ino), out);
 	case KIND_SNAP:
 		return render_snap_file(t, (int64_t)INO_ID(ino), INO_FILE(ino), out);
+	case KIND_VOLUME:
+		return render_volume_file(t, (int64_t)INO_ID(ino), INO_FILE(ino), out);
 	case KIND_JOB: {
 		unsigned file = INO_FILE(ino);
 		char *text;
@@ -729,6 +805,23 @@ int tree_getattr(struct tree *t, uint64_t ino, struct tree_attr *ret)
 					 : snap_files[file].mode;
 		break;
 	}
+	case KIND_VOLUME: {
+		struct volume_view vv;
+		unsigned file = INO_FILE(ino);
+		if (file >= _VF_MAX)
+			return -ENOENT;
+		r = engine_volume_get_by_id(t->engine, (int64_t)INO_ID(ino), &vv);
+		if (r < 0)
+			return r;
+		mtime = vv.created;
+		mode = file == VF_DIR ? (S_IFDIR | 0755) : volume_files[file].mode;
+		if (file == VF_EXPORT || file == VF_IMPORT) {
+			/* A stream, and a sink: no size to tell. */
+			*ret = mkattr(ino, mode, 0, mtime);
+			return 0;
+		}
+		break;
+	}
 	case KIND_TEMP: {
 		pthread_mutex_lock(&t->lock);
 		struct temp_file *f = find_temp_id(t, INO_ID(ino));
@@ -801,6 +894,11 @@ int tree_readlink(struct tree *t, uint64_t ino, char *buf, size_t bufsz)
 			return -ENAMETOOLONG;
 		return 0;
 	}
+	if (INO_KIND(ino) == KIND_VOLUME && INO_FILE(ino) == VF_DATA) {
+		struct volume_view vv;
+		r = engine_volume_get_by_id(t->engine, (int64_t)INO_ID(ino), &vv);
+		return r < 0 ? r : engine_volume_data(t->engine, vv.name, buf, bufsz);
+	}
 	if (INO_KIND(ino) != KIND_BOX || INO_FILE(ino) != BF_ROOT)
 		return -EINVAL;
 	r = engine_box_get_by_id(t->engine, (int64_t)INO_ID(ino), &v);
@@ -865,6 +963,12 @@ int tree_lookup(struct tree *t, uint64_t parent, const char *name, struct tree_a
 				return -ENOENT;
 			return tree_getattr(t, INO(KIND_TOKEN, tok.seq, TF_DIR), ret);
 		}
+		if (parent == S_VOLUMES) {
+			struct volume_view vv;
+			if (!name_valid(name) || engine_volume_get(t->engine, name, &vv) < 0)
+				return -ENOENT;
+			return tree_getattr(t, INO(KIND_VOLUME, vv.id, VF_DIR), ret);
+		}
 		return tree_getattr(t, parent, ret) < 0 ? -ENOENT : -ENOTDIR;
 	case KIND_TOKEN:
 		if (INO_FILE(parent) != TF_DIR)
@@ -883,6 +987,11 @@ int tree_lookup(struct tree *t, uint64_t parent, const char *name, struct tree_a
 		if (i >= 0)
 			return tree_getattr(t, parent | (uint64_t)i, ret);
 		return lookup_temp(t, parent, name, ret);
+	case KIND_VOLUME:
+		if (INO_FILE(parent) != VF_DIR)
+			return -ENOTDIR;
+		i = lookup_index(volume_files, ELEMENTSOF(volume_files), name);
+		return i < 0 ? i : tree_getattr(t, parent | (uint64_t)i, ret);
 	case KIND_JOB:
 		if (INO_FILE(parent) != JF_DIR)
 			return -ENOTDIR;
@@ -1027,9 +1136,10 @@ int tree_readdir(struct tree *t, uint64_t ino, struct tree_entry **ret, size_t *
 		} else if (ino == S_TYPES) {
 			for (size_t i = 0; i < cfg->n_types && r >= 0; i++)
 				r = add_by_lookup(t, &es, ino, cfg->types[i].name);
-		} else if (ino == S_IMAGES || ino == S_BOXES) {
-			r = ino == S_IMAGES ? image_list(engine_images_dir(t->engine), &names, &n)
-					    : engine_box_names(t->engine, &names, &n);
+		} else if (ino == S_IMAGES || ino == S_BOXES || ino == S_VOLUMES) {
+			r = ino == S_IMAGES  ? image_list(engine_images_dir(t->engine), &names, &n)
+			    : ino == S_BOXES ? engine_box_names(t->engine, &names, &n)
+					     : engine_volume_names(t->engine, &names, &n);
 			for (size_t i = 0; i < n && r >= 0; i++)
 				r = add_by_lookup(t, &es, ino, names[i]);
 			image_list_free(names, n);
@@ -1067,6 +1177,14 @@ int tree_readdir(struct tree *t, uint64_t ino, struct tree_entry **ret, size_t *
 		for (size_t i = 1; i < ELEMENTSOF(snap_files) && r >= 0; i++)
 			r = add_by_lookup(t, &es, ino, snap_files[i].name);
 		r = r < 0 ? r : add_temps(t, &es, ino);
+		break;
+	case KIND_VOLUME:
+		if (INO_FILE(ino) != VF_DIR) {
+			r = -ENOTDIR;
+			break;
+		}
+		for (size_t i = 1; i < ELEMENTSOF(volume_files) && r >= 0; i++)
+			r = add_by_lookup(t, &es, ino, volume_files[i].name);
 		break;
 	case KIND_JOB:
 		if (INO_FILE(ino) != JF_DIR) {
@@ -1132,6 +1250,30 @@ static bool writable(uint32_t mode)
 	return (mode & 0222) != 0;
 }
 
+/* export: starts the archive; import: claims the (empty) volume. A refusal
+ * is recorded as the volume's error. */
+static int open_volume_archive(struct tree *t, struct tree_file *f)
+{
+	struct volume_view vv;
+	pd_error err = {0};
+	bool export = INO_FILE(f->ino) == VF_EXPORT;
+	int r;
+
+	r = engine_volume_get_by_id(t->engine, (int64_t)INO_ID(f->ino), &vv);
+	if (r < 0)
+		return r;
+	if (export) {
+		r = volume_export_open(t->engine, vv.name, &f->export, &err);
+		if (r >= 0)
+			f->wait_key = volume_export_key(f->export);
+	} else {
+		r = volume_import_begin(t->engine, vv.name, &f->import, &err);
+	}
+	if (r < 0 && err.code)
+		engine_volume_record_error(t->engine, vv.name, export ? "export" : "import", &err);
+	return r;
+}
+
 int tree_open(struct tree *t, uint64_t ino, int flags, struct tree_file **ret)
 {
 	struct tree_attr a;
@@ -1159,7 +1301,14 @@ int tree_open(struct tree *t, uint64_t ino, int flags, struct tree_file **ret)
 	f->ino = ino;
 	f->flags = flags;
 	f->stream_fd = -1;
-	if (INO_KIND(ino) == KIND_JOB && INO_FILE(ino) == JF_EXIT) {
+	if (INO_KIND(ino) == KIND_VOLUME &&
+	    (INO_FILE(ino) == VF_EXPORT || INO_FILE(ino) == VF_IMPORT)) {
+		r = open_volume_archive(t, f);
+		if (r < 0) {
+			free(f);
+			return r;
+		}
+	} else if (INO_KIND(ino) == KIND_JOB && INO_FILE(ino) == JF_EXIT) {
 		f->wait_exit = true;
 		f->wait_key = JOB_WAKE_KEY(INO_ID(ino));
 	} else if (stream_key(ino, &key)) {
@@ -1197,6 +1346,8 @@ void tree_release(struct tree *t, struct tree_file *f)
 		return;
 	if (f->pending)
 		(void)tree_flush(t, f);
+	volume_export_close(f->export);
+	volume_import_abort(f->import);
 	if (f->stream_fd >= 0)
 		close(f->stream_fd);
 	free(f->content);
@@ -1206,7 +1357,7 @@ void tree_release(struct tree *t, struct tree_file *f)
 
 bool tree_file_is_stream(const struct tree_file *f)
 {
-	return f->stream_fd >= 0 || f->wait_exit;
+	return f->stream_fd >= 0 || f->wait_exit || f->export;
 }
 
 uint64_t tree_file_wait_key(const struct tree_file *f)
@@ -1217,6 +1368,12 @@ uint64_t tree_file_wait_key(const struct tree_file *f)
 int tree_read(struct tree *t, struct tree_file *f, uint64_t off, char *buf, size_t size,
 	      size_t *ret_n)
 {
+	if (f->export) {
+		int r = volume_export_read(f->export, off, buf, size, ret_n);
+		if (r == -EAGAIN)
+			return f->flags & O_NONBLOCK ? -EAGAIN : TREE_WAIT;
+		return r;
+	}
 	if (f->stream_fd >= 0) {
 		ssize_t n = pread(f->stream_fd, buf, size, (off_t)off);
 		if (n < 0)
@@ -1273,6 +1430,13 @@ static int write_box_file(struct tree *t, int64_t id, unsigned file, const char 
 	r = engine_box_get_by_id(t->engine, id, &v);
 	if (r < 0)
 		return r;
+	if (file == BF_VOLUMES) {
+		/* A list: several lines, parsed by the engine. */
+		r = engine_box_set_volumes(t->engine, v.name, data, len, &err);
+		if (r >= 0)
+			return 0;
+		goto fail;
+	}
 	r = value_from_write(data, len, VALUE_MAX, value, sizeof value);
 	if (r < 0) {
 		pd_error_set(&err, -EINVAL,
@@ -1460,11 +1624,41 @@ static bool starts_job(uint64_t ino)
 	       (INO_KIND(ino) == KIND_BOX && INO_FILE(ino) == BF_EXEC_NEW);
 }
 
+/* Extracts what was written to volumes/NAME/import; the engine records a
+ * refusal as the volume's error. */
+static int finish_import(struct tree_file *f)
+{
+	pd_error err = {0};
+
+	return volume_import_finish(TAKE_PTR(f->import), &err);
+}
+
+/* One write(2) of volumes/NAME/import. */
+static int write_import(struct tree *t, struct tree_file *f, uint64_t off, const char *buf,
+			size_t len)
+{
+	struct volume_view vv;
+	pd_error err = {0};
+	int r;
+
+	if (!f->import)
+		return -EBADF;
+	r = volume_import_write(f->import, off, buf, len, &err);
+	/* Applied at close, but not at the flush of a descriptor closed
+	 * before any write (a shell's dup2 of a redirection). */
+	f->pending = r >= 0;
+	if (r < 0 && engine_volume_get_by_id(t->engine, (int64_t)INO_ID(f->ino), &vv) >= 0)
+		engine_volume_record_error(t->engine, vv.name, "import", &err);
+	return r;
+}
+
 int tree_flush(struct tree *t, struct tree_file *f)
 {
 	if (!f->pending)
 		return 0;
 	f->pending = false;
+	if (f->import)
+		return finish_import(f);
 	return write_job_file(t, f->ino, f->wbuf ? f->wbuf : "", f->wlen);
 }
 
@@ -1491,6 +1685,16 @@ int tree_write(struct tree *t, struct tree_file *f, uint64_t off, const char *bu
 		r = accumulate(f, off, buf, len);
 		return r < 0 ? r : write_job_file(t, f->ino, f->wbuf, f->wlen);
 	}
+	if (INO_KIND(f->ino) == KIND_BOX && INO_FILE(f->ino) == BF_VOLUMES) {
+		/* The list may come in several writes: each applies the whole
+		 * list written so far. */
+		r = accumulate(f, off, buf, len);
+		return r < 0 ? r
+			     : write_box_file(t, (int64_t)INO_ID(f->ino), BF_VOLUMES, f->wbuf,
+					      f->wlen);
+	}
+	if (INO_KIND(f->ino) == KIND_VOLUME && INO_FILE(f->ino) == VF_IMPORT)
+		return write_import(t, f, off, buf, len);
 	if (INO_KIND(f->ino) == KIND_JOB)
 		return write_job_file(t, f->ino, buf, len);
 	switch (INO_KIND(f->ino)) {
@@ -1561,6 +1765,12 @@ int tree_mkdir(struct tree *t, uint64_t parent, const char *name, struct tree_at
 			return r;
 		return tree_lookup(t, parent, name, ret);
 	}
+	if (parent == S_VOLUMES) {
+		if (!name_valid(name))
+			return -EINVAL;
+		r = engine_volume_create(t->engine, name, &err);
+		return r < 0 ? r : tree_lookup(t, parent, name, ret);
+	}
 	if (parent != S_BOXES) {
 		struct tree_attr a;
 		r = tree_lookup(t, parent, name, &a);
@@ -1611,6 +1821,12 @@ int tree_rmdir(struct tree *t, uint64_t parent, const char *name)
 			drop_temps_of(t, a.ino);
 			pthread_mutex_unlock(&t->lock);
 		}
+		return r;
+	}
+	if (parent == S_VOLUMES) {
+		r = engine_volume_delete(t->engine, name, &err);
+		if (r < 0 && err.code)
+			engine_volume_record_error(t->engine, name, "rmdir", &err);
 		return r;
 	}
 	if (parent != S_BOXES)

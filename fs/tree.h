@@ -33,6 +33,7 @@
 #define TREE_BOXES_INO 6
 #define TREE_TOKENS_INO 8
 #define TREE_SNAPSHOTS_INO 9
+#define TREE_VOLUMES_INO 10
 #define TREE_WAIT 1 /* tree_read(): park and retry after a wake */
 #define TREE_NAME_MAX 255
 

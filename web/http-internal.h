@@ -44,7 +44,8 @@ struct req {
 	enum req_route route;
 	char path[HTTP_PATH_MAX]; /* tree path, no leading or trailing '/' */
 	bool dir;		  /* the URL ended in '/' */
-	char box[64];		  /* ROUTE_ROOT: the box */
+	char box[64];		  /* ROUTE_ROOT: the box, or the volume */
+	bool volume;		  /* ROUTE_ROOT: box names a volume (its data/) */
 	char rel[HTTP_PATH_MAX];  /* ROUTE_ROOT: path inside its root ("" = /) */
 	bool follow;
 	const char *format; /* ?format=, or NULL */

@@ -18,6 +18,7 @@
 #include "image.h"
 #include "tarsafe.h"
 #include "util.h"
+#include "volumes.h"
 
 #define PIPE_SIZE (1 << 20)
 
@@ -50,6 +51,8 @@ static void box_owner(struct req *r, uid_t *uid, gid_t *gid)
 
 	*uid = (uid_t)-1;
 	*gid = (gid_t)-1;
+	if (r->volume) /* a volume's files belong to root, as its directory */
+		return;
 	if (engine_box_get(e, r->box, &v) < 0 ||
 	    image_get(engine_images_dir(e), v.image, &img) < 0 || !img.user[0] ||
 	    strcmp(img.user, "root") == 0)
@@ -87,15 +90,17 @@ static int open_root(struct req *r, pd_error *err)
 
 	if (r->rootfd >= 0)
 		return 0;
-	k = engine_box_root(http_engine(r->h), r->box, path, sizeof(path));
+	const char *what = r->volume ? "volume" : "box";
+	k = r->volume ? engine_volume_data(http_engine(r->h), r->box, path, sizeof(path))
+		      : engine_box_root(http_engine(r->h), r->box, path, sizeof(path));
 	if (k < 0)
 		return pd_error_set(err, k,
-				    k == -ENOENT ? "no box %s, or its filesystem is not available"
-						 : "the filesystem of box %s is not available: %s",
-				    r->box, strerror(-k));
+				    k == -ENOENT ? "no %s %s, or its filesystem is not available"
+						 : "the filesystem of %s %s is not available: %s",
+				    what, r->box, strerror(-k));
 	r->rootfd = open(path, O_PATH | O_DIRECTORY | O_CLOEXEC);
 	if (r->rootfd < 0)
-		return pd_error_set(err, -errno, "cannot open the filesystem of box %s: %m",
+		return pd_error_set(err, -errno, "cannot open the filesystem of %s %s: %m", what,
 				    r->box);
 	return 0;
 }

@@ -11,6 +11,7 @@
 
 #include "http-internal.h"
 #include "util.h"
+#include "volumes.h"
 
 #define VALUE_READ_MAX (16u << 20)
 #define LINK_HOPS_MAX 4
@@ -70,35 +71,52 @@ static int resolve(struct tree *t, const char *path, uint64_t *ret_parent, char 
  * recorded one (it changed), otherwise the errno's text with the path. */
 struct box_error_mark {
 	char box[64];
+	bool volume; /* box names a volume (its error file) */
 	char before[PD_ERROR_MAX + 64];
 };
 
+/* The current error of the box or volume m names, in buf. */
+static int object_error(struct req *r, const struct box_error_mark *m, char *buf, size_t size)
+{
+	struct volume_view vv;
+	struct box_view v;
+
+	if (m->volume) {
+		if (engine_volume_get(http_engine(r->h), m->box, &vv) < 0)
+			return -ENOENT;
+		snprintf(buf, size, "%s", vv.error);
+		return 0;
+	}
+	if (engine_box_get(http_engine(r->h), m->box, &v) < 0)
+		return -ENOENT;
+	snprintf(buf, size, "%s", v.error);
+	return 0;
+}
+
 static void mark_box_error(struct req *r, struct box_error_mark *m)
 {
-	struct box_view v;
 	const char *p = r->path;
 
 	m->box[0] = m->before[0] = '\0';
-	if (strncmp(p, "boxes/", 6) != 0)
+	m->volume = strncmp(p, "volumes/", 8) == 0;
+	if (!m->volume && strncmp(p, "boxes/", 6) != 0)
 		return;
-	p += 6;
+	p += m->volume ? 8 : 6;
 	size_t n = strcspn(p, "/");
 	if (n == 0 || n >= sizeof(m->box))
 		return;
 	memcpy(m->box, p, n);
 	m->box[n] = '\0';
-	if (engine_box_get(http_engine(r->h), m->box, &v) == 0)
-		snprintf(m->before, sizeof(m->before), "%s", v.error);
+	(void)object_error(r, m, m->before, sizeof(m->before));
 }
 
 static void reply_tree_error(struct req *r, int k, const struct box_error_mark *m)
 {
-	struct box_view v;
-	char msg[HTTP_PATH_MAX + PD_ERROR_MAX + 128];
+	char msg[HTTP_PATH_MAX + PD_ERROR_MAX + 128], now[PD_ERROR_MAX + 64];
 
-	if (m && m->box[0] && engine_box_get(http_engine(r->h), m->box, &v) == 0 && v.error[0] &&
-	    strcmp(v.error, m->before) != 0) {
-		snprintf(msg, sizeof(msg), "%s", v.error);
+	if (m && m->box[0] && object_error(r, m, now, sizeof(now)) == 0 && now[0] &&
+	    strcmp(now, m->before) != 0) {
+		snprintf(msg, sizeof(msg), "%s", now);
 		msg[strcspn(msg, "\n")] = '\0';
 	} else
 		snprintf(msg, sizeof(msg), "/%s: %s", r->path, strerror(-k));

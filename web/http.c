@@ -421,7 +421,7 @@ static enum req_method method_of(const char *m)
 
 /* Splits the decoded URL path after /v1/tree/ into r->path (segments joined
  * by '/'), refusing ".", ".." and empty segments. Recognises
- * boxes/NAME/root/REST as a root/ route. */
+ * boxes/NAME/root/REST and volumes/NAME/data/REST as root/ routes. */
 static int parse_tree_path(struct req *r, const char *p)
 {
 	char buf[HTTP_PATH_MAX];
@@ -451,10 +451,12 @@ static int parse_tree_path(struct req *r, const char *p)
 			return -ENAMETOOLONG;
 		segs[n++] = s;
 	}
-	if (n >= 3 && strcmp(segs[0], "boxes") == 0 && strcmp(segs[2], "root") == 0) {
+	if (n >= 3 && ((strcmp(segs[0], "boxes") == 0 && strcmp(segs[2], "root") == 0) ||
+		       (strcmp(segs[0], "volumes") == 0 && strcmp(segs[2], "data") == 0))) {
 		if (strlen(segs[1]) >= sizeof(r->box))
 			return -EINVAL;
 		r->route = ROUTE_ROOT;
+		r->volume = segs[0][0] == 'v';
 		snprintf(r->box, sizeof(r->box), "%s", segs[1]);
 		r->rel[0] = '\0';
 		for (size_t i = 3; i < n; i++) {

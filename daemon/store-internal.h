@@ -1,0 +1,24 @@
+/* store-internal.h - what the store's source files share (store.c, and one
+ * file per group of tables such as store-volumes.c). */
+#pragma once
+
+#include <sqlite3.h>
+
+#include "store.h"
+#include "util.h"
+
+struct store {
+	sqlite3 *db;
+};
+
+static inline void store_finalizep(sqlite3_stmt **st)
+{
+	sqlite3_finalize(*st);
+}
+#define _cleanup_stmt_ _cleanup_(store_finalizep)
+
+/* Translates the connection's last sqlite error to -errno with a reason
+ * ("what: message"): constraint -EEXIST, full -ENOSPC, busy -EAGAIN. */
+int store_sql_error(struct store *s, pd_error *err, const char *what);
+/* Copies a text column (NULL as "") into a fixed buffer, truncating. */
+void store_column_text(char *dst, size_t dstsz, sqlite3_stmt *st, int col);

@@ -1,0 +1,1217 @@
+/* volumes.c - named volumes: the table, create and delete with intents,
+ * attachments, size, and export/import archives. */
+#include <archive.h>
+#include <archive_entry.h>
+#include <dirent.h>
+#include <fcntl.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "engine-internal.h"
+#include "log.h"
+#include "runtime.h"
+#include "tarsafe.h"
+#include "volumes.h"
+
+#define SIZE_CACHE_USEC (5ULL * 1000 * 1000)
+#define DU_DEPTH_MAX 256
+#define EXPORT_CHUNK (64 * 1024)
+
+struct volume {
+	struct volume_row row;
+	bool deleting;	/* rmdir in progress: hidden */
+	bool importing; /* an import holds it */
+	unsigned exports;
+	uint64_t size;
+	unsigned long long size_checked_usec;
+	char error[PD_ERROR_MAX + 64];
+};
+
+struct volumes {
+	struct volume **v;
+	size_t n;
+	char *dir; /* DATA/volumes */
+	uint64_t next_export;
+};
+
+/* --- parsing -------------------------------------------------------------- */
+
+int volumes_parse_list(const char *text, size_t len, char ***ret, size_t *ret_n, pd_error *err)
+{
+	char **names = NULL;
+	size_t n = 0, line = 0;
+	const char *p = text, *end = text + len;
+	int r = 0;
+
+	if (memchr(text, '\0', len)) {
+		r = pd_error_set(err, -EINVAL, "NUL byte in the list of volumes");
+		goto fail;
+	}
+	while (p < end) {
+		const char *nl = memchr(p, '\n', (size_t)(end - p));
+		size_t l = nl ? (size_t)(nl - p) : (size_t)(end - p);
+		char name[NAME_MAX_LEN + 2];
+
+		line++;
+		if (l == 0)
+			goto next;
+		if (l > NAME_MAX_LEN) {
+			r = pd_error_set(err, -EINVAL, "line %zu: invalid volume name (too long)",
+					 line);
+			goto fail;
+		}
+		memcpy(name, p, l);
+		name[l] = '\0';
+		if (!name_valid(name)) {
+			r = pd_error_set(err, -EINVAL,
+					 "line %zu: invalid volume name \"%s\": use "
+					 "[a-z0-9][a-z0-9._-]{0,62}",
+					 line, name);
+			goto fail;
+		}
+		for (size_t i = 0; i < n; i++)
+			if (strcmp(names[i], name) == 0) {
+				r = pd_error_set(err, -EINVAL, "line %zu: volume %s listed twice",
+						 line, name);
+				goto fail;
+			}
+		if (n == VOLUMES_PER_BOX_MAX) {
+			r = pd_error_set(err, -EINVAL, "line %zu: at most %d volumes per box", line,
+					 VOLUMES_PER_BOX_MAX);
+			goto fail;
+		}
+		char **nn = realloc(names, (n + 1) * sizeof *nn);
+		if (!nn || !(nn[n] = strdup(name))) {
+			if (nn)
+				names = nn;
+			r = pd_error_set(err, -ENOMEM, "out of memory");
+			goto fail;
+		}
+		names = nn;
+		n++;
+	next:
+		p += l + 1;
+	}
+	*ret = names;
+	*ret_n = n;
+	return 0;
+fail:
+	image_list_free(names, n);
+	return r;
+}
+
+/* --- the table (engine lock held) ---------------------------------------- */
+
+static struct volume *find_volume(struct engine *e, const char *name)
+{
+	struct volumes *vs = e->volumes;
+
+	for (size_t i = 0; i < vs->n; i++)
+		if (strcmp(vs->v[i]->row.name, name) == 0)
+			return vs->v[i];
+	return NULL;
+}
+
+static struct volume *find_volume_id(struct engine *e, int64_t id)
+{
+	struct volumes *vs = e->volumes;
+
+	for (size_t i = 0; i < vs->n; i++)
+		if (vs->v[i]->row.id == id)
+			return vs->v[i];
+	return NULL;
+}
+
+static struct volume *find_live(struct engine *e, const char *name)
+{
+	struct volume *v = find_volume(e, name);
+
+	return v && !v->deleting ? v : NULL;
+}
+
+static int add_volume(struct engine *e, struct volume *v)
+{
+	struct volumes *vs = e->volumes;
+	struct volume **nv = realloc(vs->v, (vs->n + 1) * sizeof *nv);
+
+	if (!nv)
+		return -ENOMEM;
+	vs->v = nv;
+	vs->v[vs->n++] = v;
+	return 0;
+}
+
+static void remove_volume(struct engine *e, struct volume *v)
+{
+	struct volumes *vs = e->volumes;
+
+	for (size_t i = 0; i < vs->n; i++)
+		if (vs->v[i] == v) {
+			memmove(&vs->v[i], &vs->v[i + 1], (vs->n - i - 1) * sizeof *vs->v);
+			vs->n--;
+			return;
+		}
+}
+
+static void volume_path(const struct engine *e, const char *name, const char *sub, char *buf,
+			size_t bufsz)
+{
+	if (sub)
+		snprintf(buf, bufsz, "%s/%s/%s", e->volumes->dir, name, sub);
+	else
+		snprintf(buf, bufsz, "%s/%s", e->volumes->dir, name);
+}
+
+/* One line in the global event stream: "TIME volumes/NAME WHAT". */
+static void emit_volume(struct engine *e, const char *name, const char *what)
+{
+	char line[256], ts[32];
+	int n;
+
+	if (e->events_fd < 0)
+		return;
+	format_rfc3339(time(NULL), ts, sizeof ts);
+	n = snprintf(line, sizeof line, "%s volumes/%s %s\n", ts, name, what);
+	if (n > 0 && (size_t)n < sizeof line)
+		(void)write_all(e->events_fd, line, (size_t)n);
+}
+
+static void view_of(const struct volume *v, struct volume_view *ret)
+{
+	*ret = (struct volume_view){.id = v->row.id, .created = (time_t)v->row.created};
+	snprintf(ret->name, sizeof ret->name, "%s", v->row.name);
+	snprintf(ret->error, sizeof ret->error, "%s", v->error);
+}
+
+int engine_volume_names(struct engine *e, char ***ret, size_t *ret_n)
+{
+	char **names;
+	size_t n = 0;
+
+	pthread_mutex_lock(&e->lock);
+	names = calloc(e->volumes->n ? e->volumes->n : 1, sizeof *names);
+	for (size_t i = 0; names && i < e->volumes->n; i++) {
+		if (e->volumes->v[i]->deleting)
+			continue;
+		if (!(names[n] = strdup(e->volumes->v[i]->row.name))) {
+			image_list_free(names, n);
+			names = NULL;
+		} else
+			n++;
+	}
+	pthread_mutex_unlock(&e->lock);
+	if (!names)
+		return -ENOMEM;
+	*ret = names;
+	*ret_n = n;
+	return 0;
+}
+
+int engine_volume_get(struct engine *e, const char *name, struct volume_view *ret)
+{
+	struct volume *v;
+
+	pthread_mutex_lock(&e->lock);
+	v = find_live(e, name);
+	if (v)
+		view_of(v, ret);
+	pthread_mutex_unlock(&e->lock);
+	return v ? 0 : -ENOENT;
+}
+
+int engine_volume_get_by_id(struct engine *e, int64_t id, struct volume_view *ret)
+{
+	struct volume *v;
+
+	pthread_mutex_lock(&e->lock);
+	v = find_volume_id(e, id);
+	if (v && !v->deleting)
+		view_of(v, ret);
+	pthread_mutex_unlock(&e->lock);
+	return v && !v->deleting ? 0 : -ENOENT;
+}
+
+/* --- create and delete ----------------------------------------------------- */
+
+static int make_volume_dirs(struct engine *e, const char *name, pd_error *err)
+{
+	char p[4096];
+
+	volume_path(e, name, NULL, p, sizeof p);
+	if (mkdir(p, 0700) < 0 && errno != EEXIST)
+		return pd_error_set(err, -errno, "cannot create %s: %s", p, strerror(errno));
+	volume_path(e, name, "data", p, sizeof p);
+	if (mkdir(p, 0777) < 0 && errno != EEXIST)
+		return pd_error_set(err, -errno, "cannot create %s: %s", p, strerror(errno));
+	/* Writable by every box's user, whatever the image (umask aside). */
+	if (chmod(p, 0777) < 0)
+		return pd_error_set(err, -errno, "cannot chmod %s: %s", p, strerror(errno));
+	return 0;
+}
+
+static void remove_volume_files(struct engine *e, const char *name)
+{
+	char p[4096];
+	int r;
+
+	volume_path(e, name, NULL, p, sizeof p);
+	r = rm_rf(p);
+	if (r < 0)
+		log_warn("volume %s: cannot remove all files: %s", name, strerror(-r));
+}
+
+int engine_volume_create(struct engine *e, const char *name, pd_error *err)
+{
+	struct volume *v;
+	int r;
+
+	if (!name_valid(name))
+		return pd_error_set(err, -EINVAL,
+				    "invalid volume name \"%s\": use [a-z0-9][a-z0-9._-]{0,62}",
+				    name);
+	v = calloc(1, sizeof *v);
+	if (!v)
+		return pd_error_set(err, -ENOMEM, "out of memory");
+	snprintf(v->row.name, sizeof v->row.name, "%s", name);
+	snprintf(v->row.state, sizeof v->row.state, "creating");
+	v->row.created = time(NULL);
+
+	pthread_mutex_lock(&e->lock);
+	if (find_volume(e, name)) {
+		r = pd_error_set(err, -EEXIST, "volume %s already exists", name);
+		goto fail;
+	}
+	/* Intent first: a crash from here on leaves a "creating" row that the
+	 * next start rolls back with whatever directories exist. */
+	r = store_volume_insert(e->store, &v->row, err);
+	if (r < 0)
+		goto fail;
+	fault_point("volume-create-row");
+	r = make_volume_dirs(e, name, err);
+	if (r >= 0) {
+		fault_point("volume-create-dir");
+		r = store_volume_set_state(e->store, v->row.id, "ready", err);
+	}
+	if (r >= 0) {
+		snprintf(v->row.state, sizeof v->row.state, "ready");
+		r = add_volume(e, v);
+		if (r < 0)
+			pd_error_set(err, r, "out of memory");
+	}
+	if (r < 0) {
+		remove_volume_files(e, name);
+		(void)store_volume_delete(e->store, v->row.id, NULL);
+		goto fail;
+	}
+	emit_volume(e, name, "created");
+	pthread_mutex_unlock(&e->lock);
+	eng_wake(e, 0);
+	log_debug("volume %s created", name);
+	return 0;
+fail:
+	pthread_mutex_unlock(&e->lock);
+	free(v);
+	return r;
+}
+
+/* "a, b" from box ids. Engine lock held. */
+static void box_names_of(struct engine *e, const int64_t *ids, size_t n, char *buf, size_t bufsz)
+{
+	size_t len = 0;
+
+	buf[0] = '\0';
+	for (size_t i = 0; i < n && len < bufsz; i++) {
+		struct box *b = eng_find_box_id(e, ids[i]);
+		int w = snprintf(buf + len, bufsz - len, "%s%s", i ? ", " : "",
+				 b ? b->row.name : "(a box being deleted)");
+		if (w < 0)
+			break;
+		len += (size_t)w;
+	}
+}
+
+int engine_volume_delete(struct engine *e, const char *name, pd_error *err)
+{
+	_cleanup_free_ int64_t *boxes = NULL;
+	struct volume *v;
+	size_t n = 0;
+	int r;
+
+	pthread_mutex_lock(&e->lock);
+	v = find_live(e, name);
+	if (!v) {
+		r = pd_error_set(err, -ENOENT, "no volume named %s", name);
+		goto out;
+	}
+	r = store_volume_boxes(e->store, v->row.id, &boxes, &n);
+	if (r < 0) {
+		pd_error_set(err, r, "cannot read the boxes of volume %s", name);
+		goto out;
+	}
+	if (n) {
+		char list[512];
+		box_names_of(e, boxes, n, list, sizeof list);
+		r = pd_error_set(err, -EBUSY, "volume %s is attached to %s: detach it first", name,
+				 list);
+		goto out;
+	}
+	if (v->importing || v->exports) {
+		r = pd_error_set(err, -EBUSY, "volume %s is being %s; try again when it is done",
+				 name, v->importing ? "imported into" : "exported");
+		goto out;
+	}
+	r = store_volume_set_state(e->store, v->row.id, "deleting", err);
+	if (r < 0)
+		goto out;
+	fault_point("volume-delete-mark");
+	v->deleting = true;
+	pthread_mutex_unlock(&e->lock);
+
+	/* Recorded: a crash from here on is finished at the next start. */
+	remove_volume_files(e, name);
+	fault_point("volume-delete-files");
+
+	pthread_mutex_lock(&e->lock);
+	r = store_volume_delete(e->store, v->row.id, err);
+	if (r < 0) {
+		/* Files gone but the row stays "deleting": the next start
+		 * finishes it. Hidden until then. */
+		log_warn("volume %s: %s", name, err->msg);
+		r = 0;
+	} else {
+		remove_volume(e, v);
+		free(v);
+	}
+	fault_point("volume-delete-rows");
+	emit_volume(e, name, "deleted");
+	pthread_mutex_unlock(&e->lock);
+	eng_wake(e, 0);
+	log_debug("volume %s deleted", name);
+	return 0;
+out:
+	pthread_mutex_unlock(&e->lock);
+	return r;
+}
+
+void engine_volume_record_error(struct engine *e, const char *name, const char *file,
+				const pd_error *err)
+{
+	struct volume *v;
+	char ts[32];
+
+	format_rfc3339(time(NULL), ts, sizeof ts);
+	pthread_mutex_lock(&e->lock);
+	v = find_live(e, name);
+	if (v)
+		snprintf(v->error, sizeof v->error, "%s %s: %s (%s)", ts, file, err->msg,
+			 errno_name(-err->code));
+	pthread_mutex_unlock(&e->lock);
+}
+
+/* --- data, size, boxes -------------------------------------------------------- */
+
+int engine_volume_data(struct engine *e, const char *name, char *buf, size_t bufsz)
+{
+	struct volume *v;
+
+	pthread_mutex_lock(&e->lock);
+	v = find_live(e, name);
+	if (v)
+		volume_path(e, name, "data", buf, bufsz);
+	pthread_mutex_unlock(&e->lock);
+	return v ? 0 : -ENOENT;
+}
+
+/* Bytes allocated under dirfd (closed), not following symlinks nor
+ * crossing into other filesystems. */
+static uint64_t du_at(int dirfd, dev_t dev, unsigned depth)
+{
+	uint64_t total = 0;
+	DIR *d = fdopendir(dirfd);
+	struct dirent *de;
+
+	if (!d) {
+		close(dirfd);
+		return 0;
+	}
+	while ((de = readdir(d))) {
+		struct stat st;
+		if (strcmp(de->d_name, ".") == 0 || strcmp(de->d_name, "..") == 0)
+			continue;
+		if (fstatat(dirfd, de->d_name, &st, AT_SYMLINK_NOFOLLOW) < 0 || st.st_dev != dev)
+			continue;
+		total += (uint64_t)st.st_blocks * 512;
+		if (S_ISDIR(st.st_mode) && depth < DU_DEPTH_MAX) {
+			int fd = openat(dirfd, de->d_name,
+					O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+			if (fd >= 0)
+				total += du_at(fd, dev, depth + 1);
+		}
+	}
+	closedir(d);
+	return total;
+}
+
+int engine_volume_size(struct engine *e, const char *name, uint64_t *ret)
+{
+	unsigned long long now = now_usec();
+	char path[4096];
+	struct volume *v;
+	struct stat st;
+	uint64_t size;
+	int fd;
+
+	pthread_mutex_lock(&e->lock);
+	v = find_live(e, name);
+	if (v && v->size_checked_usec && now - v->size_checked_usec < SIZE_CACHE_USEC) {
+		*ret = v->size;
+		pthread_mutex_unlock(&e->lock);
+		return 0;
+	}
+	if (v)
+		volume_path(e, name, "data", path, sizeof path);
+	pthread_mutex_unlock(&e->lock);
+	if (!v)
+		return -ENOENT;
+
+	/* Walked without the lock: a big volume must not stall the engine. */
+	fd = open(path, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	if (fstat(fd, &st) < 0) {
+		close(fd);
+		return -errno;
+	}
+	size = du_at(fd, st.st_dev, 0);
+
+	pthread_mutex_lock(&e->lock);
+	v = find_live(e, name);
+	if (v) {
+		v->size = size;
+		v->size_checked_usec = now;
+	}
+	pthread_mutex_unlock(&e->lock);
+	*ret = size;
+	return 0;
+}
+
+int engine_volume_boxes(struct engine *e, const char *name, char ***ret, size_t *ret_n)
+{
+	_cleanup_free_ int64_t *ids = NULL;
+	char **names = NULL;
+	size_t n = 0, k = 0;
+	struct volume *v;
+	int r;
+
+	pthread_mutex_lock(&e->lock);
+	v = find_live(e, name);
+	r = v ? store_volume_boxes(e->store, v->row.id, &ids, &n) : -ENOENT;
+	if (r >= 0 && !(names = calloc(n ? n : 1, sizeof *names)))
+		r = -ENOMEM;
+	for (size_t i = 0; r >= 0 && i < n; i++) {
+		struct box *b = eng_find_box_id(e, ids[i]);
+		if (!b || b->deleting)
+			continue;
+		if (!(names[k] = strdup(b->row.name)))
+			r = -ENOMEM;
+		else
+			k++;
+	}
+	pthread_mutex_unlock(&e->lock);
+	if (r < 0) {
+		image_list_free(names, k);
+		return r;
+	}
+	*ret = names;
+	*ret_n = k;
+	return 0;
+}
+
+/* --- attachments --------------------------------------------------------------- */
+
+static struct box *find_box(struct engine *e, const char *name)
+{
+	struct box *b = eng_find_box(e, name);
+
+	return b && !b->deleting ? b : NULL;
+}
+
+/* The names of a box's volumes. Engine lock held. */
+static int box_volume_names(struct engine *e, struct box *b, char ***ret, size_t *ret_n)
+{
+	_cleanup_free_ int64_t *ids = NULL;
+	char **names;
+	size_t n = 0, k = 0;
+	int r;
+
+	r = store_box_volumes(e->store, b->row.id, &ids, &n);
+	if (r < 0)
+		return r;
+	names = calloc(n ? n : 1, sizeof *names);
+	if (!names)
+		return -ENOMEM;
+	for (size_t i = 0; i < n; i++) {
+		struct volume *v = find_volume_id(e, ids[i]);
+		if (!v)
+			continue;
+		if (!(names[k] = strdup(v->row.name))) {
+			image_list_free(names, k);
+			return -ENOMEM;
+		}
+		k++;
+	}
+	*ret = names;
+	*ret_n = k;
+	return 0;
+}
+
+int engine_box_volumes(struct engine *e, const char *box, char ***ret, size_t *ret_n)
+{
+	struct box *b;
+	int r;
+
+	pthread_mutex_lock(&e->lock);
+	b = find_box(e, box);
+	r = b ? box_volume_names(e, b, ret, ret_n) : -ENOENT;
+	pthread_mutex_unlock(&e->lock);
+	return r;
+}
+
+/* The list as text, one name a line. */
+static int join_names(char **names, size_t n, char *buf, size_t bufsz)
+{
+	size_t len = 0;
+
+	buf[0] = '\0';
+	for (size_t i = 0; i < n; i++) {
+		int w = snprintf(buf + len, bufsz - len, "%s\n", names[i]);
+		if (w < 0 || (size_t)w >= bufsz - len)
+			return -ENOBUFS;
+		len += (size_t)w;
+	}
+	return 0;
+}
+
+/* The line of text holding name (the list parsed without error). */
+static size_t line_of(const char *text, size_t len, const char *name)
+{
+	size_t line = 1, nl = strlen(name);
+
+	for (const char *p = text, *end = text + len; p < end; line++) {
+		const char *eol = memchr(p, '\n', (size_t)(end - p));
+		size_t l = eol ? (size_t)(eol - p) : (size_t)(end - p);
+		if (l == nl && memcmp(p, name, l) == 0)
+			return line;
+		p += l + 1;
+	}
+	return 0;
+}
+
+#define LIST_TEXT_MAX (VOLUMES_PER_BOX_MAX * (NAME_MAX_LEN + 1) + 1)
+
+int engine_box_set_volumes(struct engine *e, const char *box, const char *text, size_t len,
+			   pd_error *err)
+{
+	_cleanup_free_ int64_t *ids = NULL;
+	char **names = NULL, **old = NULL;
+	size_t n = 0, n_old = 0;
+	struct box *b;
+	int r;
+
+	r = volumes_parse_list(text, len, &names, &n, err);
+	if (r < 0)
+		return r;
+	ids = calloc(n ? n : 1, sizeof *ids);
+	if (!ids) {
+		image_list_free(names, n);
+		return pd_error_set(err, -ENOMEM, "out of memory");
+	}
+	pthread_mutex_lock(&e->lock);
+	b = find_box(e, box);
+	if (!b) {
+		r = pd_error_set(err, -ENOENT, "no box named %s", box);
+		goto out;
+	}
+	for (size_t i = 0; i < n; i++) {
+		struct volume *v = find_live(e, names[i]);
+		if (!v) {
+			r = pd_error_set(err, -ENOENT, "line %zu: no volume named %s",
+					 line_of(text, len, names[i]), names[i]);
+			goto out;
+		}
+		ids[i] = v->row.id;
+	}
+	r = box_volume_names(e, b, &old, &n_old);
+	if (r < 0) {
+		pd_error_set(err, r, "cannot read the volumes of box %s", box);
+		goto out;
+	}
+	bool same = n == n_old;
+	for (size_t i = 0; same && i < n; i++)
+		same = strcmp(names[i], old[i]) == 0;
+	if (same)
+		goto out;
+	r = store_box_set_volumes(e->store, b->row.id, ids, n, err);
+	if (r < 0)
+		goto out;
+	{
+		char list[LIST_TEXT_MAX];
+		(void)join_names(names, n, list, sizeof list);
+		for (char *c = list; *c; c++)
+			if (*c == '\n')
+				*c = c[1] ? ',' : '\0';
+		if (b->state == BOX_RUNNING || b->state == BOX_STARTING)
+			eng_emit(e, b, "volumes %s (applies at the next start)", n ? list : "none");
+		else
+			eng_emit(e, b, "volumes %s", n ? list : "none");
+	}
+out:
+	pthread_mutex_unlock(&e->lock);
+	image_list_free(names, n);
+	image_list_free(old, n_old);
+	return r;
+}
+
+bool engine_box_volumes_pending(struct engine *e, const char *box)
+{
+	char path[4096], now[LIST_TEXT_MAX];
+	_cleanup_free_ char *started = NULL;
+	char **names = NULL;
+	size_t n = 0;
+	bool pending = false;
+	struct box *b;
+
+	pthread_mutex_lock(&e->lock);
+	b = find_box(e, box);
+	if (b && (b->state == BOX_RUNNING || b->state == BOX_STARTING) &&
+	    box_volume_names(e, b, &names, &n) >= 0 && join_names(names, n, now, sizeof now) >= 0) {
+		eng_box_path(e, b, "bundle/volumes", path, sizeof path);
+		if (read_file_at(AT_FDCWD, path, LIST_TEXT_MAX, &started, NULL) < 0)
+			pending = n > 0; /* started before volumes existed */
+		else
+			pending = strcmp(started, now) != 0;
+	}
+	pthread_mutex_unlock(&e->lock);
+	image_list_free(names, n);
+	return pending;
+}
+
+int eng_volume_mounts(struct engine *e, struct box *b, struct box_mount **ret, size_t *ret_n,
+		      pd_error *err)
+{
+	char **names = NULL;
+	size_t n = 0;
+	struct box_mount *m = NULL;
+	int r;
+
+	r = box_volume_names(e, b, &names, &n);
+	if (r < 0)
+		return pd_error_set(err, r, "cannot read the volumes of box %s", b->row.name);
+	if (n && !(m = calloc(n, sizeof *m))) {
+		image_list_free(names, n);
+		return pd_error_set(err, -ENOMEM, "out of memory");
+	}
+	for (size_t i = 0; i < n; i++) {
+		volume_path(e, names[i], "data", m[i].source, sizeof m[i].source);
+		snprintf(m[i].destination, sizeof m[i].destination, "/mnt/%s", names[i]);
+	}
+	image_list_free(names, n);
+	*ret = m;
+	*ret_n = n;
+	return 0;
+}
+
+void eng_volumes_started(struct engine *e, struct box *b, const struct box_mount *m, size_t n)
+{
+	char path[4096], list[LIST_TEXT_MAX];
+	size_t len = 0;
+
+	list[0] = '\0';
+	for (size_t i = 0; i < n; i++) {
+		/* destination is "/mnt/NAME" */
+		int w = snprintf(list + len, sizeof list - len, "%s\n", m[i].destination + 5);
+		if (w < 0 || (size_t)w >= sizeof list - len)
+			break;
+		len += (size_t)w;
+	}
+	eng_box_path(e, b, "bundle/volumes", path, sizeof path);
+	if (write_file_replace(path, list, len) < 0)
+		log_warn("box %s: cannot record its volumes", b->row.name);
+}
+
+/* --- start-up ---------------------------------------------------------------------- */
+
+static int load_one(const struct volume_row *row, void *userdata)
+{
+	struct engine *e = userdata;
+	struct volume *v;
+	pd_error err = {0};
+
+	if (strcmp(row->state, "ready") != 0) {
+		/* Roll back a half-made volume; finish a half-deleted one. */
+		bool creating = strcmp(row->state, "creating") == 0;
+		remove_volume_files(e, row->name);
+		if (store_volume_delete(e->store, row->id, &err) < 0)
+			log_warn("volume %s: %s", row->name, err.msg);
+		log_info("volume %s: %s interrupted by a crash: %s", row->name,
+			 creating ? "creation" : "deletion", creating ? "rolled back" : "finished");
+		return 0;
+	}
+	v = calloc(1, sizeof *v);
+	if (!v)
+		return -ENOMEM;
+	v->row = *row;
+	if (make_volume_dirs(e, row->name, &err) < 0)
+		log_warn("volume %s: %s", row->name, err.msg);
+	if (add_volume(e, v) < 0) {
+		free(v);
+		return -ENOMEM;
+	}
+	return 0;
+}
+
+int eng_volumes_load(struct engine *e, pd_error *err)
+{
+	int r;
+
+	e->volumes = calloc(1, sizeof *e->volumes);
+	if (!e->volumes || asprintf(&e->volumes->dir, "%s/volumes", e->cfg->data) < 0)
+		return pd_error_set(err, -ENOMEM, "out of memory");
+	r = mkdir_p(e->volumes->dir, 0700);
+	if (r < 0)
+		return pd_error_set(err, r, "cannot create %s: %s", e->volumes->dir, strerror(-r));
+	r = store_volume_foreach(e->store, load_one, e);
+	if (r < 0)
+		return pd_error_set(err, r, "cannot load volumes: %s", strerror(-r));
+	return 0;
+}
+
+void eng_volumes_free(struct engine *e)
+{
+	if (!e->volumes)
+		return;
+	for (size_t i = 0; i < e->volumes->n; i++)
+		free(e->volumes->v[i]);
+	free(e->volumes->v);
+	free(e->volumes->dir);
+	free(e->volumes);
+	e->volumes = NULL;
+}
+
+/* --- export -------------------------------------------------------------------------- */
+
+struct volume_export {
+	struct engine *e;
+	int64_t volume_id;
+	uint64_t key;
+	pthread_mutex_t lock;
+	unsigned refs; /* the reader and the compressor thread */
+	int fd;	       /* the archive so far: an unlinked temp file */
+	uint64_t written;
+	bool done, cancel;
+	int result;
+	int datafd, pipe_r, pipe_w;
+	pthread_t tar_thread;
+	int tar_result;
+};
+
+/* Claims a volume for an archive. Engine lock held. */
+static struct volume *claim_volume(struct engine *e, const char *name, pd_error *err)
+{
+	struct volume *v = find_live(e, name);
+
+	if (!v)
+		pd_error_set(err, -ENOENT, "no volume named %s", name);
+	else if (v->importing)
+		pd_error_set(err, -EBUSY, "volume %s is being imported into", name);
+	return v && !v->importing ? v : NULL;
+}
+
+static int open_dirs(struct engine *e, const char *name, int *ret_data, int *ret_tmp, pd_error *err)
+{
+	char path[4096];
+
+	pthread_mutex_lock(&e->lock);
+	volume_path(e, name, "data", path, sizeof path);
+	pthread_mutex_unlock(&e->lock);
+	*ret_data = open(path, O_PATH | O_DIRECTORY | O_CLOEXEC);
+	if (*ret_data < 0)
+		return pd_error_set(err, -errno, "cannot open the data of volume %s: %s", name,
+				    strerror(errno));
+	*ret_tmp = open(e->volumes->dir, O_TMPFILE | O_RDWR | O_CLOEXEC, 0600);
+	if (*ret_tmp < 0) {
+		int r = -errno;
+		close(*ret_data);
+		*ret_data = -1;
+		return pd_error_set(err, r, "cannot make a temp file in %s: %s", e->volumes->dir,
+				    strerror(-r));
+	}
+	return 0;
+}
+
+static void release_volume(struct engine *e, int64_t id, bool import)
+{
+	struct volume *v;
+
+	pthread_mutex_lock(&e->lock);
+	v = find_volume_id(e, id);
+	if (v && import)
+		v->importing = false;
+	else if (v && v->exports)
+		v->exports--;
+	pthread_mutex_unlock(&e->lock);
+}
+
+static void export_unref(struct volume_export *x)
+{
+	bool last;
+
+	pthread_mutex_lock(&x->lock);
+	last = --x->refs == 0;
+	pthread_mutex_unlock(&x->lock);
+	if (!last)
+		return;
+	release_volume(x->e, x->volume_id, /* import= */ false);
+	if (x->fd >= 0)
+		close(x->fd);
+	if (x->datafd >= 0)
+		close(x->datafd);
+	pthread_mutex_destroy(&x->lock);
+	free(x);
+}
+
+static void *export_tar_main(void *userdata)
+{
+	struct volume_export *x = userdata;
+	pd_error err = {0};
+
+	x->tar_result = tarsafe_create(x->datafd, ".", x->pipe_w, &err);
+	close(x->pipe_w);
+	x->pipe_w = -1;
+	return NULL;
+}
+
+static la_ssize_t export_write(struct archive *a, void *userdata, const void *buf, size_t len)
+{
+	struct volume_export *x = userdata;
+	bool cancel;
+
+	pthread_mutex_lock(&x->lock);
+	cancel = x->cancel;
+	pthread_mutex_unlock(&x->lock);
+	if (cancel) {
+		archive_set_error(a, ECANCELED, "export cancelled");
+		return -1;
+	}
+	if (write_all(x->fd, buf, len) < 0) {
+		archive_set_error(a, errno, "cannot write the export");
+		return -1;
+	}
+	pthread_mutex_lock(&x->lock);
+	x->written += len;
+	pthread_mutex_unlock(&x->lock);
+	eng_wake(x->e, x->key);
+	return (la_ssize_t)len;
+}
+
+/* Compresses the tar stream from the pipe into the temp file (libarchive's
+ * raw format: one unnamed stream through the zstd filter). */
+static void *export_zstd_main(void *userdata)
+{
+	struct volume_export *x = userdata;
+	struct archive *a = archive_write_new();
+	struct archive_entry *entry = archive_entry_new();
+	_cleanup_free_ char *buf = malloc(EXPORT_CHUNK);
+	int r = 0;
+
+	if (!a || !entry || !buf)
+		r = -ENOMEM;
+	if (r >= 0 && (archive_write_set_format_raw(a) != ARCHIVE_OK ||
+		       archive_write_add_filter_zstd(a) != ARCHIVE_OK ||
+		       archive_write_set_bytes_in_last_block(a, 1) != ARCHIVE_OK ||
+		       archive_write_open2(a, x, NULL, export_write, NULL, NULL) != ARCHIVE_OK))
+		r = -EIO;
+	if (r >= 0) {
+		archive_entry_set_pathname(entry, "volume.tar");
+		archive_entry_set_filetype(entry, AE_IFREG);
+		if (archive_write_header(a, entry) != ARCHIVE_OK)
+			r = -EIO;
+	}
+	while (r >= 0) {
+		ssize_t n = read(x->pipe_r, buf, EXPORT_CHUNK);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0) {
+			r = -errno;
+			break;
+		}
+		if (n == 0)
+			break;
+		if (archive_write_data(a, buf, (size_t)n) != n)
+			r = -EIO;
+	}
+	/* The tar thread ends on EOF of its pipe, or EPIPE once we stop. */
+	close(x->pipe_r);
+	x->pipe_r = -1;
+	pthread_join(x->tar_thread, NULL);
+	if (r >= 0 && archive_write_close(a) != ARCHIVE_OK)
+		r = -EIO;
+	if (r >= 0 && x->tar_result < 0)
+		r = x->tar_result;
+	if (a)
+		archive_write_free(a);
+	if (entry)
+		archive_entry_free(entry);
+
+	pthread_mutex_lock(&x->lock);
+	x->done = true;
+	x->result = r;
+	pthread_mutex_unlock(&x->lock);
+	eng_wake(x->e, x->key);
+	export_unref(x);
+	return NULL;
+}
+
+int volume_export_open(struct engine *e, const char *name, struct volume_export **ret,
+		       pd_error *err)
+{
+	struct volume_export *x;
+	struct volume *v;
+	pthread_t th;
+	int fds[2], r;
+
+	x = calloc(1, sizeof *x);
+	if (!x)
+		return pd_error_set(err, -ENOMEM, "out of memory");
+	x->e = e;
+	x->fd = x->datafd = x->pipe_r = x->pipe_w = -1;
+	pthread_mutex_init(&x->lock, NULL);
+	pthread_mutex_lock(&e->lock);
+	v = claim_volume(e, name, err);
+	if (v) {
+		v->exports++;
+		x->volume_id = v->row.id;
+		x->key = VOLUME_EXPORT_WAKE_KEY(++e->volumes->next_export);
+	}
+	pthread_mutex_unlock(&e->lock);
+	if (!v) {
+		pthread_mutex_destroy(&x->lock);
+		free(x);
+		return err->code;
+	}
+	x->refs = 1;
+	r = open_dirs(e, name, &x->datafd, &x->fd, err);
+	if (r >= 0 && pipe2(fds, O_CLOEXEC) < 0)
+		r = pd_error_set(err, -errno, "cannot make a pipe: %s", strerror(errno));
+	if (r < 0) {
+		export_unref(x);
+		return r;
+	}
+	x->pipe_r = fds[0];
+	x->pipe_w = fds[1];
+	if (pthread_create(&x->tar_thread, NULL, export_tar_main, x) != 0) {
+		close(x->pipe_r);
+		close(x->pipe_w);
+		export_unref(x);
+		return pd_error_set(err, -EAGAIN, "cannot start the export");
+	}
+	x->refs = 2;
+	if (pthread_create(&th, NULL, export_zstd_main, x) != 0) {
+		/* The tar thread gets EPIPE and ends. */
+		close(x->pipe_r);
+		pthread_join(x->tar_thread, NULL);
+		x->refs = 1;
+		export_unref(x);
+		return pd_error_set(err, -EAGAIN, "cannot start the export");
+	}
+	pthread_detach(th);
+	*ret = x;
+	return 0;
+}
+
+int volume_export_read(struct volume_export *x, uint64_t off, char *buf, size_t size, size_t *ret_n)
+{
+	uint64_t avail;
+	bool done;
+	int result;
+	ssize_t n;
+
+	pthread_mutex_lock(&x->lock);
+	avail = x->written;
+	done = x->done;
+	result = x->result;
+	pthread_mutex_unlock(&x->lock);
+	if (off >= avail) {
+		if (!done && size > 0)
+			return -EAGAIN;
+		if (result < 0)
+			return result == -ENOMEM ? -ENOMEM : -EIO;
+		*ret_n = 0;
+		return 0;
+	}
+	if (size > avail - off)
+		size = (size_t)(avail - off);
+	n = pread(x->fd, buf, size, (off_t)off);
+	if (n < 0)
+		return -errno;
+	*ret_n = (size_t)n;
+	return 0;
+}
+
+uint64_t volume_export_key(const struct volume_export *x)
+{
+	return x->key;
+}
+
+bool volume_export_live(struct volume_export *x)
+{
+	bool live;
+
+	pthread_mutex_lock(&x->lock);
+	live = !x->done;
+	pthread_mutex_unlock(&x->lock);
+	return live;
+}
+
+void volume_export_close(struct volume_export *x)
+{
+	if (!x)
+		return;
+	pthread_mutex_lock(&x->lock);
+	x->cancel = true;
+	pthread_mutex_unlock(&x->lock);
+	export_unref(x);
+}
+
+/* --- import ------------------------------------------------------------------------------ */
+
+struct volume_import {
+	struct engine *e;
+	int64_t volume_id;
+	char name[NAME_MAX_LEN + 1];
+	int datafd, fd;
+	uint64_t len, max;
+};
+
+static bool dir_is_empty(int dirfd)
+{
+	int fd = openat(dirfd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	DIR *d = fd >= 0 ? fdopendir(fd) : NULL;
+	struct dirent *de;
+	bool empty = true;
+
+	if (!d) {
+		if (fd >= 0)
+			close(fd);
+		return false;
+	}
+	while (empty && (de = readdir(d)))
+		empty = strcmp(de->d_name, ".") == 0 || strcmp(de->d_name, "..") == 0;
+	closedir(d);
+	return empty;
+}
+
+static void import_free(struct volume_import *imp)
+{
+	release_volume(imp->e, imp->volume_id, /* import= */ true);
+	if (imp->fd >= 0)
+		close(imp->fd);
+	if (imp->datafd >= 0)
+		close(imp->datafd);
+	free(imp);
+}
+
+int volume_import_begin(struct engine *e, const char *name, struct volume_import **ret,
+			pd_error *err)
+{
+	struct volume_import *imp;
+	struct volume *v;
+	int r;
+
+	imp = calloc(1, sizeof *imp);
+	if (!imp)
+		return pd_error_set(err, -ENOMEM, "out of memory");
+	imp->e = e;
+	imp->fd = imp->datafd = -1;
+	imp->max = e->cfg->push_max_bytes ? e->cfg->push_max_bytes : TAR_DEFAULT_MAX_BYTES;
+	snprintf(imp->name, sizeof imp->name, "%s", name);
+	pthread_mutex_lock(&e->lock);
+	v = claim_volume(e, name, err);
+	if (v && v->exports) {
+		pd_error_set(err, -EBUSY, "volume %s is being exported", name);
+		v = NULL;
+	}
+	if (v) {
+		v->importing = true;
+		imp->volume_id = v->row.id;
+	}
+	pthread_mutex_unlock(&e->lock);
+	if (!v) {
+		free(imp);
+		return err->code;
+	}
+	r = open_dirs(e, name, &imp->datafd, &imp->fd, err);
+	if (r >= 0 && !dir_is_empty(imp->datafd))
+		r = pd_error_set(err, -ENOTEMPTY,
+				 "volume %s is not empty: import fills a new, empty volume", name);
+	if (r < 0) {
+		import_free(imp);
+		return r;
+	}
+	*ret = imp;
+	return 0;
+}
+
+int volume_import_write(struct volume_import *imp, uint64_t off, const char *buf, size_t len,
+			pd_error *err)
+{
+	int r;
+
+	if (off != imp->len)
+		return pd_error_set(err, -EINVAL,
+				    "write the archive in order (offset %llu, expected %llu)",
+				    (unsigned long long)off, (unsigned long long)imp->len);
+	if (len > imp->max || imp->len > imp->max - len)
+		return pd_error_set(err, -EFBIG, "the archive is larger than %llu bytes",
+				    (unsigned long long)imp->max);
+	r = write_all(imp->fd, buf, len);
+	if (r < 0)
+		return pd_error_set(err, r, "cannot store the archive: %s", strerror(-r));
+	imp->len += len;
+	return 0;
+}
+
+int volume_import_finish(struct volume_import *imp, pd_error *err)
+{
+	const struct pd_config *cfg = imp->e->cfg;
+	struct tar_limits lim = TAR_LIMITS_INIT;
+	struct tar_result res = {0};
+	int r;
+
+	lim.max_entries = cfg->push_max_entries;
+	lim.max_bytes = cfg->push_max_bytes;
+	if (lseek(imp->fd, 0, SEEK_SET) < 0)
+		r = pd_error_set(err, -errno, "cannot read the archive back: %s", strerror(errno));
+	else
+		r = tarsafe_extract(imp->datafd, ".", imp->fd, &lim, &res, err);
+	if (r < 0) {
+		pd_error_prefix(err, "import rejected, the volume is unchanged");
+		engine_volume_record_error(imp->e, imp->name, "import", err);
+	} else {
+		char what[96];
+		snprintf(what, sizeof what, "imported (%llu entries)",
+			 (unsigned long long)res.entries);
+		pthread_mutex_lock(&imp->e->lock);
+		emit_volume(imp->e, imp->name, what);
+		pthread_mutex_unlock(&imp->e->lock);
+		eng_wake(imp->e, 0);
+	}
+	import_free(imp);
+	return r;
+}
+
+void volume_import_abort(struct volume_import *imp)
+{
+	if (imp)
+		import_free(imp);
+}

@@ -1,0 +1,134 @@
+/* volumes.h - named volumes: directories that outlive every box, attached
+ * to boxes by name and bind-mounted at /mnt/NAME inside them.
+ *
+ * A volume NAME lives in DATA/volumes/NAME/data on the host; the tree shows
+ * that directory as a link, so its data never passes through the daemon.
+ * The store holds the volumes and, per box, the ordered list of attached
+ * volumes. Attachments apply when a box starts (there is no live attach):
+ * a change on a running box is pending until its next start.
+ *
+ * Crash safety: create and delete record their intent first ("creating",
+ * "deleting") and the engine finishes or rolls back an interrupted one at
+ * start. Named fault points (util.h fault_point()) sit between the steps:
+ * volume-create-row, volume-create-dir, volume-delete-mark,
+ * volume-delete-files, volume-delete-rows.
+ *
+ * Locking: the engine lock guards the volume table with the box table;
+ * slow work (deleting files, archives) runs outside it. Every function here
+ * may be called from any thread. Functions return >= 0 or -errno; those
+ * taking a pd_error also give a reason a person can read.
+ */
+#pragma once
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <time.h>
+
+#include "error.h"
+#include "parse.h"
+
+struct engine;
+struct box;
+struct box_mount;
+
+#define VOLUMES_PER_BOX_MAX 32
+/* Wake keys of export streams (engine_wake_fn). */
+#define VOLUME_EXPORT_WAKE_KEY(serial) ((1ULL << 61) | (uint64_t)(serial))
+#define VOLUME_EXPORT_KEY_BIT (1ULL << 61)
+
+struct volume_view {
+	int64_t id;
+	char name[NAME_MAX_LEN + 1];
+	time_t created;
+	char error[PD_ERROR_MAX + 64]; /* the last failed rmdir or import */
+};
+
+/* Parses a box's `volumes` file: one name per line, blank lines ignored,
+ * a final newline optional. -EINVAL with the line number in err for a bad
+ * name, a duplicate, a NUL byte or more than VOLUMES_PER_BOX_MAX names.
+ * *ret is a malloc'd array of malloc'd names (free with image_list_free). */
+int volumes_parse_list(const char *text, size_t len, char ***ret, size_t *ret_n, pd_error *err);
+
+/* Names of the volumes in creation order (free with image_list_free). */
+int engine_volume_names(struct engine *e, char ***ret, size_t *ret_n);
+/* -ENOENT if there is no such volume (or it is being deleted). */
+int engine_volume_get(struct engine *e, const char *name, struct volume_view *ret);
+int engine_volume_get_by_id(struct engine *e, int64_t id, struct volume_view *ret);
+
+/* mkdir volumes/NAME: -EINVAL bad name, -EEXIST taken. */
+int engine_volume_create(struct engine *e, const char *name, pd_error *err);
+/* rmdir volumes/NAME: deletes the volume and its data; -EBUSY while a box
+ * lists it (the reason names the boxes) or an export or import runs. */
+int engine_volume_delete(struct engine *e, const char *name, pd_error *err);
+/* Records a failed action as the volume's `error` ("TIME FILE: reason (ERRNO)"). */
+void engine_volume_record_error(struct engine *e, const char *name, const char *file,
+				const pd_error *err);
+
+/* The volume's data directory on the host, in buf. */
+int engine_volume_data(struct engine *e, const char *name, char *buf, size_t bufsz);
+/* Bytes its data uses (like du), recomputed at most every few seconds. */
+int engine_volume_size(struct engine *e, const char *name, uint64_t *ret);
+/* Names of the boxes that list it, in box creation order. */
+int engine_volume_boxes(struct engine *e, const char *name, char ***ret, size_t *ret_n);
+
+/* The box's volumes in its order (free with image_list_free). */
+int engine_box_volumes(struct engine *e, const char *box, char ***ret, size_t *ret_n);
+/* Replaces the box's list with the parsed text (see volumes_parse_list).
+ * -ENOENT for a volume that does not exist (the reason has its line). On a
+ * running box the change applies at its next start. A failure changes
+ * nothing. */
+int engine_box_set_volumes(struct engine *e, const char *box, const char *text, size_t len,
+			   pd_error *err);
+/* True if the box runs with another list of volumes than it now has (the
+ * change waits for the next start). */
+bool engine_box_volumes_pending(struct engine *e, const char *box);
+
+/*
+ * Export: the volume as a zstd-compressed tar stream. open() starts two
+ * threads (tar, then zstd) that write the archive into an unlinked temp
+ * file beside the volumes; read() follows it: -EAGAIN while no more bytes
+ * are there yet (wait for a wake of volume_export_key()), 0 with *ret_n = 0
+ * at the end, -errno if the export failed. close() stops the threads early
+ * if needed and frees the temp file. While an export runs, rmdir of the
+ * volume is -EBUSY.
+ */
+struct volume_export;
+int volume_export_open(struct engine *e, const char *name, struct volume_export **ret,
+		       pd_error *err);
+int volume_export_read(struct volume_export *x, uint64_t off, char *buf, size_t size,
+		       size_t *ret_n);
+uint64_t volume_export_key(const struct volume_export *x);
+/* True while more bytes may come. */
+bool volume_export_live(struct volume_export *x);
+void volume_export_close(struct volume_export *x);
+
+/*
+ * Import: an archive made by export (or any tar, plain, gzip or zstd) is
+ * written in order into a temp file and extracted into the volume's empty
+ * data directory at finish(), safely (tarsafe_extract(): `..`, absolute
+ * names, links leading out, device nodes and truncated streams are refused
+ * and nothing is left behind). begin() is -ENOTEMPTY unless the data is
+ * empty, -EBUSY while another import or an export runs. finish() and
+ * abort() free imp; the reason of a failure is also recorded as the
+ * volume's error.
+ */
+struct volume_import;
+int volume_import_begin(struct engine *e, const char *name, struct volume_import **ret,
+			pd_error *err);
+int volume_import_write(struct volume_import *imp, uint64_t off, const char *buf, size_t len,
+			pd_error *err);
+int volume_import_finish(struct volume_import *imp, pd_error *err);
+void volume_import_abort(struct volume_import *imp);
+
+/* --- for engine.c only (engine lock held unless stated) ------------------ */
+
+/* Loads the volumes at start, finishing or rolling back interrupted
+ * creates and deletes. */
+int eng_volumes_load(struct engine *e, pd_error *err);
+void eng_volumes_free(struct engine *e);
+/* The bind mounts of a box's volumes (malloc'd, NULL when none). */
+int eng_volume_mounts(struct engine *e, struct box *b, struct box_mount **ret, size_t *ret_n,
+		      pd_error *err);
+/* Records which volumes a box was started with (engine lock not held). */
+void eng_volumes_started(struct engine *e, struct box *b, const struct box_mount *m, size_t n);
