@@ -24,7 +24,20 @@ struct job {
 	char name[NAME_MAX_LEN + 1];
 	enum job_state state;
 	int wd; /* inotify watch while running, -1 otherwise */
+	/* stdin.fifo opened read-write by the daemon from just before the
+	 * supervisor starts until the job ends, so bytes written to `stdin`
+	 * right after `cmd` wait in the pipe for the supervisor instead of
+	 * failing for want of a reader. -1 after a daemon restart (the
+	 * supervisor then holds the fifo open itself). */
+	int stdin_fd;
 };
+
+static void job_close_stdin(struct job *j)
+{
+	if (j->stdin_fd >= 0)
+		close(j->stdin_fd);
+	j->stdin_fd = -1;
+}
 
 static const char *job_state_name(enum job_state s)
 {
@@ -90,6 +103,7 @@ void jobs_forget_box(struct engine *e, int64_t box_id)
 				inotify_rm_watch(e->inotify_fd, j->wd);
 			remove_job(e, j);
 			eng_wake(e, JOB_WAKE_KEY(j->id));
+			job_close_stdin(j);
 			free(j);
 		} else
 			i++;
@@ -127,6 +141,8 @@ static int create_locked(struct engine *e, struct box *b, const char *name, stru
 	if (find_job(e, b->row.id, name))
 		return pd_error_set(err, -EEXIST, "job %s already exists", name);
 	j = calloc(1, sizeof *j);
+	if (j)
+		j->stdin_fd = -1;
 	if (!j)
 		return pd_error_set(err, -ENOMEM, "out of memory");
 	snprintf(row.name, sizeof row.name, "%s", name);
@@ -199,6 +215,7 @@ int engine_job_delete(struct engine *e, const char *box, const char *name, pd_er
 	job_dir(e, b, j, NULL, dir, sizeof dir);
 	remove_job(e, j);
 	eng_wake(e, JOB_WAKE_KEY(j->id));
+	job_close_stdin(j);
 	free(j);
 	pthread_mutex_unlock(&e->lock);
 	(void)rm_rf(dir);
@@ -657,14 +674,24 @@ static int start_locked_out(struct engine *e, int64_t id, const char *data, size
 	r = write_spec(e, &si, cmd, err);
 	bool spec_ok = r >= 0;
 	if (spec_ok) {
+		char fifo[4200];
+		snprintf(fifo, sizeof fifo, "%s/stdin.fifo", si.dir);
+		if (mkfifo(fifo, 0600) < 0 && errno != EEXIST)
+			log_debug("cannot create %s: %s", fifo, strerror(errno));
+		int hold = open(fifo, O_RDWR | O_NONBLOCK | O_CLOEXEC | O_NOCTTY);
 		pthread_mutex_lock(&e->lock);
 		if (locate(e, id, &j, &b) >= 0) {
+			job_close_stdin(j);
+			j->stdin_fd = hold;
+			hold = -1;
 			if (e->inotify_fd >= 0)
 				j->wd = inotify_add_watch(e->inotify_fd, si.dir,
 							  IN_MODIFY | IN_MOVED_TO | IN_CLOSE_WRITE);
 			(void)store_job_set_state(e->store, j->id, "running", NULL);
 		}
 		pthread_mutex_unlock(&e->lock);
+		if (hold >= 0)
+			close(hold);
 		r = spawn_supervisor(e, si.dir, err);
 	}
 	pthread_mutex_lock(&e->lock);
@@ -674,6 +701,7 @@ static int start_locked_out(struct engine *e, int64_t id, const char *data, size
 			 * fixed and started again; one whose supervisor failed has
 			 * ended. */
 			j->state = spec_ok ? JOB_ENDED : JOB_CREATED;
+			job_close_stdin(j);
 			(void)store_job_set_state(e->store, j->id, job_state_name(j->state), NULL);
 		} else
 			eng_emit(e, b, "job %s started", j->name);
@@ -746,14 +774,19 @@ int engine_job_stdin(struct engine *e, int64_t id, const char *data, size_t len,
 	r = locate(e, id, &j, &b);
 	if (r >= 0 && j->state != JOB_RUNNING)
 		r = -EPIPE;
-	if (r >= 0)
+	_cleanup_close_ int fd = -1;
+	if (r >= 0) {
 		job_dir(e, b, j, "stdin.fifo", path, sizeof path);
+		if (j->stdin_fd >= 0)
+			fd = fcntl(j->stdin_fd, F_DUPFD_CLOEXEC, 3);
+	}
 	pthread_mutex_unlock(&e->lock);
 	if (r == -EPIPE)
 		return pd_error_set(err, -EPIPE, "the job is not running");
 	if (r < 0)
 		return pd_error_set(err, r, "no such job");
-	_cleanup_close_ int fd = open(path, O_WRONLY | O_NONBLOCK | O_CLOEXEC);
+	if (fd < 0)
+		fd = open(path, O_WRONLY | O_NONBLOCK | O_CLOEXEC);
 	if (fd < 0)
 		return pd_error_set(err, errno == ENXIO ? -EPIPE : -errno,
 				    "the job's stdin is closed");
@@ -832,6 +865,7 @@ static void check_ended(struct engine *e, struct job *j)
 		return;
 	st[strcspn(st, "\n")] = '\0';
 	j->state = JOB_ENDED;
+	job_close_stdin(j);
 	if (j->wd >= 0 && e->inotify_fd >= 0)
 		inotify_rm_watch(e->inotify_fd, j->wd);
 	j->wd = -1;
@@ -882,6 +916,8 @@ static int load_job(const struct job_row *row, void *userdata)
 {
 	struct engine *e = userdata;
 	struct job *j = calloc(1, sizeof *j);
+	if (j)
+		j->stdin_fd = -1;
 
 	if (!j)
 		return -ENOMEM;

@@ -6,6 +6,7 @@
 #include <signal.h>
 #include <string.h>
 #include <sys/file.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 
 #include "autoconfig.h"
@@ -157,6 +158,13 @@ int main(int argc, char **argv)
 		return 1;
 	}
 	signal(SIGPIPE, SIG_IGN);
+	/* Every running job holds its stdin fifo and every HTTP client a
+	 * socket: take the hard limit of descriptors, not the soft 1024. */
+	struct rlimit nofile;
+	if (getrlimit(RLIMIT_NOFILE, &nofile) == 0 && nofile.rlim_cur < nofile.rlim_max) {
+		nofile.rlim_cur = nofile.rlim_max;
+		(void)setrlimit(RLIMIT_NOFILE, &nofile);
+	}
 
 	/* Before any thread exists. */
 	if (!foreground && daemonize(&notify_fd) < 0) {
