@@ -567,6 +567,7 @@ struct export_stream {
 	pthread_t tar_thread;
 	int tar_result;
 	pd_error tar_err;
+	int write_err; /* of the temp file (zstd thread) */
 
 	/* The tar thread's hashing. */
 	struct export_manifest *manifest;
@@ -684,17 +685,17 @@ static la_ssize_t zstd_write(struct archive *a, void *userdata, const void *buf,
 	struct export_stream *x = userdata;
 	bool cancel;
 
+	/* Failures are noted, not returned: libarchive leaks its buffer
+	 * when a write fails, and the loop stops at the next read. */
+	(void)a;
 	pthread_mutex_lock(&x->lock);
 	cancel = x->cancel;
 	pthread_mutex_unlock(&x->lock);
-	if (cancel) {
-		archive_set_error(a, ECANCELED, "export cancelled");
-		return -1;
-	}
-	if (write_all(x->fd, buf, len) < 0) {
-		archive_set_error(a, errno, "cannot write the export");
-		return -1;
-	}
+	if (cancel || x->write_err)
+		return (la_ssize_t)len;
+	x->write_err = write_all(x->fd, buf, len);
+	if (x->write_err < 0)
+		return (la_ssize_t)len;
 	pthread_mutex_lock(&x->lock);
 	x->written += len;
 	pthread_mutex_unlock(&x->lock);
@@ -732,7 +733,22 @@ static void *zstd_main(void *userdata)
 					 archive_error_string(a));
 	}
 	while (r >= 0) {
-		ssize_t n = read(x->pipe_r, buf, EXPORT_CHUNK);
+		ssize_t n;
+		bool cancel;
+
+		pthread_mutex_lock(&x->lock);
+		cancel = x->cancel;
+		pthread_mutex_unlock(&x->lock);
+		if (cancel) {
+			r = pd_error_set(&err, -ECANCELED, "export cancelled");
+			break;
+		}
+		if (x->write_err < 0) {
+			r = pd_error_set(&err, x->write_err, "cannot write the export: %s",
+					 strerror(-x->write_err));
+			break;
+		}
+		n = read(x->pipe_r, buf, EXPORT_CHUNK);
 		if (n < 0 && errno == EINTR)
 			continue;
 		if (n < 0) {
@@ -750,8 +766,11 @@ static void *zstd_main(void *userdata)
 	close(x->pipe_r);
 	x->pipe_r = -1;
 	pthread_join(x->tar_thread, NULL);
-	if (r >= 0 && archive_write_close(a) != ARCHIVE_OK)
+	if (a && archive_write_close(a) != ARCHIVE_OK && r >= 0)
 		r = pd_error_set(&err, -EIO, "cannot compress: %s", archive_error_string(a));
+	if (r >= 0 && x->write_err < 0)
+		r = pd_error_set(&err, x->write_err, "cannot write the export: %s",
+				 strerror(-x->write_err));
 	if (x->tar_result < 0 && (r >= 0 || r == -EIO)) {
 		/* The cause; our own failure would only be its echo. */
 		err = x->tar_err;
