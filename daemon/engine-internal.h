@@ -52,6 +52,10 @@ struct engine {
 	bool inotify_started;
 
 	struct volumes *volumes; /* volumes.c */
+	/* Ids of the snapshots being exported, one per running export
+	 * (snapshots.c): rmdir of those is -EBUSY. */
+	char **snap_exports;
+	size_t n_snap_exports;
 
 	pthread_t timer;
 	bool timer_started;

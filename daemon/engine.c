@@ -1074,6 +1074,9 @@ struct engine *engine_free(struct engine *e)
 		free(e->boxes[i]);
 	free(e->boxes);
 	eng_volumes_free(e);
+	for (size_t i = 0; i < e->n_snap_exports; i++)
+		free(e->snap_exports[i]);
+	free(e->snap_exports);
 	runtime_free(e->rt);
 	auth_free(e->auth);
 	store_close(e->store);

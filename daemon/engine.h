@@ -175,6 +175,13 @@ int engine_snapshot_get_by_seq(struct engine *e, int64_t seq, struct snapshot_vi
 int engine_snapshot_size(struct engine *e, const char *id, uint64_t *ret);
 /* The host path of the snapshot's read-only root, mounted on first use. */
 int engine_snapshot_root(struct engine *e, const char *id, char *buf, size_t bufsz);
+/* snapshots/ID/export: the snapshot's root (mounted read-only if needed)
+ * as a zstd-compressed tar stream ending with a manifest (export.h); read
+ * it with export_stream_read(), close it with export_stream_close(). While
+ * it runs, rmdir of the snapshot is -EBUSY. -ENOENT for no such snapshot. */
+struct export_stream;
+int engine_snapshot_export(struct engine *e, const char *id, struct export_stream **ret,
+			   pd_error *err);
 int engine_snapshot_set_label(struct engine *e, const char *id, const char *label, pd_error *err);
 /* rmdir: -EBUSY (reason in err) while a box's filesystem is built on it. */
 int engine_snapshot_delete(struct engine *e, const char *id, pd_error *err);

@@ -24,6 +24,7 @@
 #include <sys/wait.h>
 
 #include "engine-internal.h"
+#include "export.h"
 #include "layers.h"
 #include "log.h"
 
@@ -754,6 +755,114 @@ out:
 	return r;
 }
 
+/* --- export ------------------------------------------------------------------ */
+
+struct snap_hold {
+	struct engine *e;
+	char id[NAME_MAX_LEN + 1];
+};
+
+static bool snapshot_exporting(struct engine *e, const char *id)
+{
+	for (size_t i = 0; i < e->n_snap_exports; i++)
+		if (strcmp(e->snap_exports[i], id) == 0)
+			return true;
+	return false;
+}
+
+static void snap_export_wake(void *userdata, uint64_t key)
+{
+	struct snap_hold *h = userdata;
+
+	eng_wake(h->e, key);
+}
+
+/* Drops one of the snapshot's export marks. */
+static void snap_export_release(void *userdata)
+{
+	struct snap_hold *h = userdata;
+	struct engine *e = h->e;
+
+	pthread_mutex_lock(&e->lock);
+	for (size_t i = 0; i < e->n_snap_exports; i++)
+		if (strcmp(e->snap_exports[i], h->id) == 0) {
+			free(e->snap_exports[i]);
+			e->snap_exports[i] = e->snap_exports[--e->n_snap_exports];
+			break;
+		}
+	pthread_mutex_unlock(&e->lock);
+	free(h);
+}
+
+int engine_snapshot_export(struct engine *e, const char *id, struct export_stream **ret,
+			   pd_error *err)
+{
+	struct export_source src = {.kind = "snapshot", .source = id, .dirfd = -1, .tmpfd = -1};
+	struct snapshot_row row;
+	struct snap_hold *h;
+	char path[4096];
+	char **nv;
+	int r;
+
+	if (!name_valid(id))
+		return pd_error_set(err, -ENOENT, "no snapshot %s", id);
+	r = engine_snapshot_root(e, id, path, sizeof path);
+	if (r == -ENOENT)
+		return pd_error_set(err, r, "no snapshot %s", id);
+	if (r < 0)
+		return pd_error_set(err, r, "cannot mount the root of snapshot %s: %s", id,
+				    strerror(-r));
+	h = calloc(1, sizeof *h);
+	if (!h)
+		return pd_error_set(err, -ENOMEM, "out of memory");
+	h->e = e;
+	snprintf(h->id, sizeof h->id, "%s", id);
+
+	/* Marked before the root is opened: from here on rmdir waits. */
+	pthread_mutex_lock(&e->lock);
+	r = store_snapshot_get(e->store, id, &row);
+	if (r < 0)
+		r = pd_error_set(err, -ENOENT, "no snapshot %s", id);
+	nv = r < 0 ? NULL
+		   : reallocarray(e->snap_exports, e->n_snap_exports + 1, sizeof *nv);
+	if (r >= 0 && nv) {
+		e->snap_exports = nv;
+		nv[e->n_snap_exports] = strdup(id);
+		if (nv[e->n_snap_exports])
+			e->n_snap_exports++;
+		else
+			nv = NULL;
+	}
+	if (r >= 0 && !nv)
+		r = pd_error_set(err, -ENOMEM, "out of memory");
+	pthread_mutex_unlock(&e->lock);
+	if (r < 0) {
+		free(h);
+		return r;
+	}
+
+	src.dirfd = open(path, O_PATH | O_DIRECTORY | O_CLOEXEC);
+	if (src.dirfd < 0)
+		r = pd_error_set(err, -errno, "cannot open the root of snapshot %s: %s", id,
+				 strerror(errno));
+	if (r >= 0) {
+		src.tmpfd = open(e->layers_dir, O_TMPFILE | O_RDWR | O_CLOEXEC, 0600);
+		if (src.tmpfd < 0)
+			r = pd_error_set(err, -errno, "cannot make a temp file in %s: %s",
+					 e->layers_dir, strerror(errno));
+	}
+	if (r < 0) {
+		if (src.dirfd >= 0)
+			close(src.dirfd);
+		snap_export_release(h);
+		return r;
+	}
+	src.wake = snap_export_wake;
+	src.release = snap_export_release;
+	src.userdata = h;
+	return export_stream_start(&src, ret, err);
+}
+
 int engine_snapshot_set_label(struct engine *e, const char *id, const char *label, pd_error *err)
 {
 	struct snapshot_row row;
@@ -843,6 +952,11 @@ int engine_snapshot_delete(struct engine *e, const char *id, pd_error *err)
 					 e->boxes[i]->row.name);
 			goto out;
 		}
+	}
+	if (snapshot_exporting(e, id)) {
+		r = pd_error_set(err, -EBUSY,
+				 "snapshot %s is being exported; try again when it is done", id);
+		goto out;
 	}
 	(void)store_intent_foreach(e->store, intent_names, &ref);
 	if (ref.found) {

@@ -8,6 +8,7 @@
 #include <sys/stat.h>
 
 #include "engine-internal.h"
+#include "export.h"
 #include "log.h"
 #include "runtime.h"
 #include "tarsafe.h"
@@ -15,7 +16,6 @@
 
 #define SIZE_CACHE_USEC (5ULL * 1000 * 1000)
 #define DU_DEPTH_MAX 256
-#define EXPORT_CHUNK (64 * 1024)
 
 struct volume {
 	struct volume_row row;
@@ -31,7 +31,6 @@ struct volumes {
 	struct volume **v;
 	size_t n;
 	char *dir; /* DATA/volumes */
-	uint64_t next_export;
 };
 
 /* --- parsing -------------------------------------------------------------- */
@@ -800,21 +799,6 @@ void eng_volumes_free(struct engine *e)
 
 /* --- export -------------------------------------------------------------------------- */
 
-struct volume_export {
-	struct engine *e;
-	int64_t volume_id;
-	uint64_t key;
-	pthread_mutex_t lock;
-	unsigned refs; /* the reader and the compressor thread */
-	int fd;	       /* the archive so far: an unlinked temp file */
-	uint64_t written;
-	bool done, cancel;
-	int result;
-	int datafd, pipe_r, pipe_w;
-	pthread_t tar_thread;
-	int tar_result;
-};
-
 /* Claims a volume for an archive. Engine lock held. */
 static struct volume *claim_volume(struct engine *e, const char *name, pd_error *err)
 {
@@ -862,225 +846,58 @@ static void release_volume(struct engine *e, int64_t id, bool import)
 	pthread_mutex_unlock(&e->lock);
 }
 
-static void export_unref(struct volume_export *x)
-{
-	bool last;
+struct volume_hold {
+	struct engine *e;
+	int64_t id;
+};
 
-	pthread_mutex_lock(&x->lock);
-	last = --x->refs == 0;
-	pthread_mutex_unlock(&x->lock);
-	if (!last)
-		return;
-	release_volume(x->e, x->volume_id, /* import= */ false);
-	if (x->fd >= 0)
-		close(x->fd);
-	if (x->datafd >= 0)
-		close(x->datafd);
-	pthread_mutex_destroy(&x->lock);
-	free(x);
+static void export_wake(void *userdata, uint64_t key)
+{
+	struct volume_hold *h = userdata;
+
+	eng_wake(h->e, key);
 }
 
-static void *export_tar_main(void *userdata)
+static void export_release(void *userdata)
 {
-	struct volume_export *x = userdata;
-	pd_error err = {0};
+	struct volume_hold *h = userdata;
 
-	x->tar_result = tarsafe_create(x->datafd, ".", x->pipe_w, &err);
-	close(x->pipe_w);
-	x->pipe_w = -1;
-	return NULL;
+	release_volume(h->e, h->id, /* import= */ false);
+	free(h);
 }
 
-static la_ssize_t export_write(struct archive *a, void *userdata, const void *buf, size_t len)
-{
-	struct volume_export *x = userdata;
-	bool cancel;
-
-	pthread_mutex_lock(&x->lock);
-	cancel = x->cancel;
-	pthread_mutex_unlock(&x->lock);
-	if (cancel) {
-		archive_set_error(a, ECANCELED, "export cancelled");
-		return -1;
-	}
-	if (write_all(x->fd, buf, len) < 0) {
-		archive_set_error(a, errno, "cannot write the export");
-		return -1;
-	}
-	pthread_mutex_lock(&x->lock);
-	x->written += len;
-	pthread_mutex_unlock(&x->lock);
-	eng_wake(x->e, x->key);
-	return (la_ssize_t)len;
-}
-
-/* Compresses the tar stream from the pipe into the temp file (libarchive's
- * raw format: one unnamed stream through the zstd filter). */
-static void *export_zstd_main(void *userdata)
-{
-	struct volume_export *x = userdata;
-	struct archive *a = archive_write_new();
-	struct archive_entry *entry = archive_entry_new();
-	_cleanup_free_ char *buf = malloc(EXPORT_CHUNK);
-	int r = 0;
-
-	if (!a || !entry || !buf)
-		r = -ENOMEM;
-	if (r >= 0 && (archive_write_set_format_raw(a) != ARCHIVE_OK ||
-		       archive_write_add_filter_zstd(a) != ARCHIVE_OK ||
-		       archive_write_set_bytes_in_last_block(a, 1) != ARCHIVE_OK ||
-		       archive_write_open2(a, x, NULL, export_write, NULL, NULL) != ARCHIVE_OK))
-		r = -EIO;
-	if (r >= 0) {
-		archive_entry_set_pathname(entry, "volume.tar");
-		archive_entry_set_filetype(entry, AE_IFREG);
-		if (archive_write_header(a, entry) != ARCHIVE_OK)
-			r = -EIO;
-	}
-	while (r >= 0) {
-		ssize_t n = read(x->pipe_r, buf, EXPORT_CHUNK);
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n < 0) {
-			r = -errno;
-			break;
-		}
-		if (n == 0)
-			break;
-		if (archive_write_data(a, buf, (size_t)n) != n)
-			r = -EIO;
-	}
-	/* The tar thread ends on EOF of its pipe, or EPIPE once we stop. */
-	close(x->pipe_r);
-	x->pipe_r = -1;
-	pthread_join(x->tar_thread, NULL);
-	if (r >= 0 && archive_write_close(a) != ARCHIVE_OK)
-		r = -EIO;
-	if (r >= 0 && x->tar_result < 0)
-		r = x->tar_result;
-	if (a)
-		archive_write_free(a);
-	if (entry)
-		archive_entry_free(entry);
-
-	pthread_mutex_lock(&x->lock);
-	x->done = true;
-	x->result = r;
-	pthread_mutex_unlock(&x->lock);
-	eng_wake(x->e, x->key);
-	export_unref(x);
-	return NULL;
-}
-
-int volume_export_open(struct engine *e, const char *name, struct volume_export **ret,
+int volume_export_open(struct engine *e, const char *name, struct export_stream **ret,
 		       pd_error *err)
 {
-	struct volume_export *x;
+	struct export_source src = {.kind = "volume", .source = name};
+	struct volume_hold *h;
 	struct volume *v;
-	pthread_t th;
-	int fds[2], r;
+	int r;
 
-	x = calloc(1, sizeof *x);
-	if (!x)
+	h = calloc(1, sizeof *h);
+	if (!h)
 		return pd_error_set(err, -ENOMEM, "out of memory");
-	x->e = e;
-	x->fd = x->datafd = x->pipe_r = x->pipe_w = -1;
-	pthread_mutex_init(&x->lock, NULL);
+	h->e = e;
 	pthread_mutex_lock(&e->lock);
 	v = claim_volume(e, name, err);
 	if (v) {
 		v->exports++;
-		x->volume_id = v->row.id;
-		x->key = VOLUME_EXPORT_WAKE_KEY(++e->volumes->next_export);
+		h->id = v->row.id;
 	}
 	pthread_mutex_unlock(&e->lock);
 	if (!v) {
-		pthread_mutex_destroy(&x->lock);
-		free(x);
+		free(h);
 		return err->code;
 	}
-	x->refs = 1;
-	r = open_dirs(e, name, &x->datafd, &x->fd, err);
-	if (r >= 0 && pipe2(fds, O_CLOEXEC) < 0)
-		r = pd_error_set(err, -errno, "cannot make a pipe: %s", strerror(errno));
+	r = open_dirs(e, name, &src.dirfd, &src.tmpfd, err);
 	if (r < 0) {
-		export_unref(x);
+		export_release(h);
 		return r;
 	}
-	x->pipe_r = fds[0];
-	x->pipe_w = fds[1];
-	if (pthread_create(&x->tar_thread, NULL, export_tar_main, x) != 0) {
-		close(x->pipe_r);
-		close(x->pipe_w);
-		export_unref(x);
-		return pd_error_set(err, -EAGAIN, "cannot start the export");
-	}
-	x->refs = 2;
-	if (pthread_create(&th, NULL, export_zstd_main, x) != 0) {
-		/* The tar thread gets EPIPE and ends. */
-		close(x->pipe_r);
-		pthread_join(x->tar_thread, NULL);
-		x->refs = 1;
-		export_unref(x);
-		return pd_error_set(err, -EAGAIN, "cannot start the export");
-	}
-	pthread_detach(th);
-	*ret = x;
-	return 0;
-}
-
-int volume_export_read(struct volume_export *x, uint64_t off, char *buf, size_t size, size_t *ret_n)
-{
-	uint64_t avail;
-	bool done;
-	int result;
-	ssize_t n;
-
-	pthread_mutex_lock(&x->lock);
-	avail = x->written;
-	done = x->done;
-	result = x->result;
-	pthread_mutex_unlock(&x->lock);
-	if (off >= avail) {
-		if (!done && size > 0)
-			return -EAGAIN;
-		if (result < 0)
-			return result == -ENOMEM ? -ENOMEM : -EIO;
-		*ret_n = 0;
-		return 0;
-	}
-	if (size > avail - off)
-		size = (size_t)(avail - off);
-	n = pread(x->fd, buf, size, (off_t)off);
-	if (n < 0)
-		return -errno;
-	*ret_n = (size_t)n;
-	return 0;
-}
-
-uint64_t volume_export_key(const struct volume_export *x)
-{
-	return x->key;
-}
-
-bool volume_export_live(struct volume_export *x)
-{
-	bool live;
-
-	pthread_mutex_lock(&x->lock);
-	live = !x->done;
-	pthread_mutex_unlock(&x->lock);
-	return live;
-}
-
-void volume_export_close(struct volume_export *x)
-{
-	if (!x)
-		return;
-	pthread_mutex_lock(&x->lock);
-	x->cancel = true;
-	pthread_mutex_unlock(&x->lock);
-	export_unref(x);
+	src.wake = export_wake;
+	src.release = export_release;
+	src.userdata = h;
+	return export_stream_start(&src, ret, err);
 }
 
 /* --- import ------------------------------------------------------------------------------ */
@@ -1186,26 +1003,39 @@ int volume_import_finish(struct volume_import *imp, pd_error *err)
 	const struct pd_config *cfg = imp->e->cfg;
 	struct tar_limits lim = TAR_LIMITS_INIT;
 	struct tar_result res = {0};
+	struct tar_extract_hooks hooks;
+	struct export_verify verify = {0};
 	int r;
 
 	lim.max_entries = cfg->push_max_entries;
 	lim.max_bytes = cfg->push_max_bytes;
+	export_verify_hooks(&verify, &hooks);
 	if (lseek(imp->fd, 0, SEEK_SET) < 0)
 		r = pd_error_set(err, -errno, "cannot read the archive back: %s", strerror(errno));
 	else
-		r = tarsafe_extract(imp->datafd, ".", imp->fd, &lim, &res, err);
+		r = tarsafe_extract_ex(imp->datafd, ".", imp->fd, &lim, &hooks, &res, err);
 	if (r < 0) {
 		pd_error_prefix(err, "import rejected, the volume is unchanged");
 		engine_volume_record_error(imp->e, imp->name, "import", err);
 	} else {
-		char what[96];
-		snprintf(what, sizeof what, "imported (%llu entries)",
-			 (unsigned long long)res.entries);
+		char what[160];
+		if (verify.manifest)
+			snprintf(what, sizeof what,
+				 "imported (%llu entries, %zu files verified against the manifest "
+				 "of %s %s)",
+				 (unsigned long long)res.entries,
+				 export_manifest_count(verify.manifest),
+				 export_manifest_kind(verify.manifest),
+				 export_manifest_source(verify.manifest));
+		else
+			snprintf(what, sizeof what, "imported (%llu entries, no manifest)",
+				 (unsigned long long)res.entries);
 		pthread_mutex_lock(&imp->e->lock);
 		emit_volume(imp->e, imp->name, what);
 		pthread_mutex_unlock(&imp->e->lock);
 		eng_wake(imp->e, 0);
 	}
+	export_verify_release(&verify);
 	import_free(imp);
 	return r;
 }

@@ -33,9 +33,6 @@ struct box;
 struct box_mount;
 
 #define VOLUMES_PER_BOX_MAX 32
-/* Wake keys of export streams (engine_wake_fn). */
-#define VOLUME_EXPORT_WAKE_KEY(serial) ((1ULL << 61) | (uint64_t)(serial))
-#define VOLUME_EXPORT_KEY_BIT (1ULL << 61)
 
 struct volume_view {
 	int64_t id;
@@ -85,23 +82,14 @@ int engine_box_set_volumes(struct engine *e, const char *box, const char *text, 
 bool engine_box_volumes_pending(struct engine *e, const char *box);
 
 /*
- * Export: the volume as a zstd-compressed tar stream. open() starts two
- * threads (tar, then zstd) that write the archive into an unlinked temp
- * file beside the volumes; read() follows it: -EAGAIN while no more bytes
- * are there yet (wait for a wake of volume_export_key()), 0 with *ret_n = 0
- * at the end, -errno if the export failed. close() stops the threads early
- * if needed and frees the temp file. While an export runs, rmdir of the
- * volume is -EBUSY.
+ * Export: the volume as a zstd-compressed tar stream ending with a manifest
+ * (export.h): *ret is the stream, read with export_stream_read() and
+ * closed with export_stream_close(). While an export runs, rmdir of the
+ * volume is -EBUSY and so is an import into it.
  */
-struct volume_export;
-int volume_export_open(struct engine *e, const char *name, struct volume_export **ret,
+struct export_stream;
+int volume_export_open(struct engine *e, const char *name, struct export_stream **ret,
 		       pd_error *err);
-int volume_export_read(struct volume_export *x, uint64_t off, char *buf, size_t size,
-		       size_t *ret_n);
-uint64_t volume_export_key(const struct volume_export *x);
-/* True while more bytes may come. */
-bool volume_export_live(struct volume_export *x);
-void volume_export_close(struct volume_export *x);
 
 /*
  * Import: an archive made by export (or any tar, plain, gzip or zstd) is

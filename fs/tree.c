@@ -20,6 +20,7 @@
 #include "autoconfig.h"
 #include "jobs.h"
 #include "tree.h"
+#include "export.h"
 #include "volumes.h"
 
 #define KIND_STATIC 0ULL
@@ -74,12 +75,13 @@ static const struct node_def root_nodes[] = {
 
 /* snapshots/ID/. SF_LINK: the entry ID of a box's snapshots/ directory, a
  * link to ../../../snapshots/ID (not a name in the snapshot's directory). */
-enum { SF_DIR, SF_BOX, SF_LABEL, SF_CREATED, SF_SIZE, SF_ROOT, SF_ERROR, _SF_MAX };
+enum { SF_DIR, SF_BOX, SF_LABEL, SF_CREATED, SF_SIZE, SF_ROOT, SF_ERROR, SF_EXPORT, _SF_MAX };
 #define SF_LINK 0x40
 static const struct node_def snap_files[] = {
     [SF_BOX] = {"box", S_IFREG | 0444},		[SF_LABEL] = {"label", S_IFREG | 0644},
     [SF_CREATED] = {"created", S_IFREG | 0444}, [SF_SIZE] = {"size", S_IFREG | 0444},
     [SF_ROOT] = {"root", S_IFLNK | 0777},	[SF_ERROR] = {"error", S_IFREG | 0444},
+    [SF_EXPORT] = {"export", S_IFREG | 0444},
 };
 
 /* volumes/NAME/: data leads to the volume's directory on the host. */
@@ -191,7 +193,8 @@ static const char readme_text[] =
     "  types/NAME    limits of each box type\n"
     "  images/NAME/  installed base images\n"
     "  events        every lifecycle event, live\n"
-    "  snapshots/ID/ box, label, created, size, root/ (read-only);\n"
+    "  snapshots/ID/ box, label, created, size, root/ (read-only), export\n"
+    "                (a zstd tar; import it into a volume);\n"
     "                stopping a box takes one; rmdir snapshots/ID deletes one\n"
     "                (EBUSY while a box is built on it: see its error file)\n"
     "  tokens/ID/    access tokens of the HTTP API (made by logging in):\n"
@@ -241,7 +244,7 @@ struct tree_file {
 	char *wbuf;
 	size_t wlen;
 	bool pending;		      /* cmd/new: applied at flush (close) */
-	struct volume_export *export; /* volumes/NAME/export */
+	struct export_stream *export; /* volumes/NAME/export, snapshots/ID/export */
 	struct volume_import *import; /* volumes/NAME/import: applied at flush */
 };
 
@@ -803,6 +806,10 @@ int tree_getattr(struct tree *t, uint64_t ino, struct tree_attr *ret)
 		mode = file == SF_DIR	 ? (S_IFDIR | 0755)
 		       : file == SF_LINK ? (S_IFLNK | 0777)
 					 : snap_files[file].mode;
+		if (file == SF_EXPORT) {
+			*ret = mkattr(ino, mode, 0, mtime); /* a stream */
+			return 0;
+		}
 		break;
 	}
 	case KIND_VOLUME: {
@@ -1265,12 +1272,31 @@ static int open_volume_archive(struct tree *t, struct tree_file *f)
 	if (export) {
 		r = volume_export_open(t->engine, vv.name, &f->export, &err);
 		if (r >= 0)
-			f->wait_key = volume_export_key(f->export);
+			f->wait_key = export_stream_key(f->export);
 	} else {
 		r = volume_import_begin(t->engine, vv.name, &f->import, &err);
 	}
 	if (r < 0 && err.code)
 		engine_volume_record_error(t->engine, vv.name, export ? "export" : "import", &err);
+	return r;
+}
+
+/* snapshots/ID/export: starts the archive; a refusal is recorded as the
+ * snapshot's error. */
+static int open_snapshot_export(struct tree *t, struct tree_file *f)
+{
+	struct snapshot_view sv;
+	pd_error err = {0};
+	int r;
+
+	r = engine_snapshot_get_by_seq(t->engine, (int64_t)INO_ID(f->ino), &sv);
+	if (r < 0)
+		return r;
+	r = engine_snapshot_export(t->engine, sv.id, &f->export, &err);
+	if (r >= 0)
+		f->wait_key = export_stream_key(f->export);
+	else if (err.code)
+		engine_snapshot_record_error(t->engine, sv.id, "export", &err);
 	return r;
 }
 
@@ -1304,6 +1330,12 @@ int tree_open(struct tree *t, uint64_t ino, int flags, struct tree_file **ret)
 	if (INO_KIND(ino) == KIND_VOLUME &&
 	    (INO_FILE(ino) == VF_EXPORT || INO_FILE(ino) == VF_IMPORT)) {
 		r = open_volume_archive(t, f);
+		if (r < 0) {
+			free(f);
+			return r;
+		}
+	} else if (INO_KIND(ino) == KIND_SNAP && INO_FILE(ino) == SF_EXPORT) {
+		r = open_snapshot_export(t, f);
 		if (r < 0) {
 			free(f);
 			return r;
@@ -1346,7 +1378,7 @@ void tree_release(struct tree *t, struct tree_file *f)
 		return;
 	if (f->pending)
 		(void)tree_flush(t, f);
-	volume_export_close(f->export);
+	export_stream_close(f->export);
 	volume_import_abort(f->import);
 	if (f->stream_fd >= 0)
 		close(f->stream_fd);
@@ -1369,7 +1401,7 @@ int tree_read(struct tree *t, struct tree_file *f, uint64_t off, char *buf, size
 	      size_t *ret_n)
 {
 	if (f->export) {
-		int r = volume_export_read(f->export, off, buf, size, ret_n);
+		int r = export_stream_read(f->export, off, buf, size, ret_n);
 		if (r == -EAGAIN)
 			return f->flags & O_NONBLOCK ? -EAGAIN : TREE_WAIT;
 		return r;

@@ -14,6 +14,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "export.h"
 #include "http-internal.h"
 #include "image.h"
 #include "tarsafe.h"
@@ -109,8 +110,16 @@ static void *extract_main(void *arg)
 {
 	struct root_upload *u = arg;
 
-	u->result = tarsafe_extract(u->r->rootfd, u->r->rel[0] ? u->r->rel : ".", u->pipe_r,
-				    &u->lim, &u->tr, &u->err);
+	struct export_verify verify = {0};
+	struct tar_extract_hooks hooks;
+
+	/* Into a volume, an archive made by export is checked against its
+	 * manifest (and the manifest is not extracted), as volumes/NAME/import
+	 * does; box roots take any tar as it is. */
+	export_verify_hooks(&verify, &hooks);
+	u->result = tarsafe_extract_ex(u->r->rootfd, u->r->rel[0] ? u->r->rel : ".", u->pipe_r,
+				       &u->lim, u->r->volume ? &hooks : NULL, &u->tr, &u->err);
+	export_verify_release(&verify);
 	close(u->pipe_r);
 	u->pipe_r = -1;
 	req_finish_async(u->r);

@@ -46,6 +46,7 @@ struct extract {
 	struct dirmeta *dirs;
 	size_t n_dirs, cap_dirs;
 
+	const struct tar_extract_hooks *hooks;
 	pd_error *err;
 	char pname[128]; /* the current entry's name, printable */
 };
@@ -357,6 +358,39 @@ static int stage_hardlink(struct extract *ex, const char *link, const char *norm
 	}
 }
 
+/* The hooks' special entry: read whole into memory and handed over. */
+static int take_special(struct extract *ex, struct archive *a, struct archive_entry *e)
+{
+	const struct tar_extract_hooks *h = ex->hooks;
+	int64_t size = archive_entry_size_is_set(e) ? archive_entry_size(e) : 0;
+	_cleanup_free_ char *data = NULL;
+	size_t len = 0;
+
+	if (archive_entry_filetype(e) != AE_IFREG || archive_entry_hardlink(e))
+		return entry_fail(ex, -EINVAL, "reserved name, but not a regular file");
+	if (size < 0 || (uint64_t)size > h->special_max)
+		return entry_fail(ex, -EFBIG, "larger than %zu bytes", h->special_max);
+	data = malloc((size_t)size + 1);
+	if (!data)
+		return entry_fail(ex, -ENOMEM, "out of memory");
+	for (;;) {
+		la_ssize_t n = archive_read_data(a, data + len, (size_t)size - len);
+		if (n < 0)
+			return entry_fail(ex, archive_code(a), "%s", archive_error_string(a));
+		if (n == 0)
+			break;
+		len += (size_t)n;
+		if (len == (size_t)size)
+			break;
+	}
+	if (len != (size_t)size)
+		return entry_fail(ex, -EINVAL, "truncated");
+	data[len] = '\0';
+	if (!h->on_special)
+		return 0;
+	return h->on_special(h->userdata, data, len, ex->err);
+}
+
 static int extract_entry(struct extract *ex, struct archive *a, struct archive_entry *e)
 {
 	const char *name = archive_entry_pathname(e), *link = archive_entry_hardlink(e);
@@ -372,6 +406,8 @@ static int extract_entry(struct extract *ex, struct archive *a, struct archive_e
 				  (unsigned long long)ex->max_entries);
 	if (!name)
 		return entry_fail(ex, -EINVAL, "name cannot be decoded");
+	if (ex->hooks && ex->hooks->special && strcmp(name, ex->hooks->special) == 0)
+		return take_special(ex, a, e);
 	if (!*name)
 		return entry_fail(ex, -EINVAL, "empty name");
 	if (name[0] == '/')
@@ -742,7 +778,15 @@ static void remove_created(int rootfd, const char *dir, unsigned created)
 int tarsafe_extract(int rootfd, const char *dir, int in_fd, const struct tar_limits *lim,
 		    struct tar_result *ret, pd_error *err)
 {
+	return tarsafe_extract_ex(rootfd, dir, in_fd, lim, /* hooks= */ NULL, ret, err);
+}
+
+int tarsafe_extract_ex(int rootfd, const char *dir, int in_fd, const struct tar_limits *lim,
+		       const struct tar_extract_hooks *hooks, struct tar_result *ret,
+		       pd_error *err)
+{
 	struct extract ex = {
+	    .hooks = hooks,
 	    .rootfd = rootfd,
 	    .dirfd = -1,
 	    .stagefd = -1,
@@ -807,6 +851,8 @@ int tarsafe_extract(int rootfd, const char *dir, int in_fd, const struct tar_lim
 
 	r = read_archive(&ex, in_fd);
 	drop_cache(&ex);
+	if (r == 0 && hooks && hooks->before_merge)
+		r = hooks->before_merge(hooks->userdata, ex.stagefd, err);
 	if (r == 0)
 		r = merge(&ex);
 

@@ -10,6 +10,7 @@
 #include <sys/random.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "tarsafe-internal.h"
@@ -478,6 +479,7 @@ struct creator {
 	struct archive *a;
 	struct archive_entry_linkresolver *links;
 	char *buf; /* 64 KiB copy buffer */
+	const struct tar_create_hooks *hooks;
 	pd_error *err;
 };
 
@@ -506,6 +508,7 @@ static int add_file(struct creator *c, int fd, const struct stat *st, const char
 {
 	struct archive_entry *entry = archive_entry_new(), *spare = NULL;
 	char pbuf[128];
+	uint64_t size;
 	off_t left;
 	int r;
 
@@ -519,11 +522,17 @@ static int add_file(struct creator *c, int fd, const struct stat *st, const char
 		return 0;
 	r = write_header(c, entry, name);
 	if (r < 0 || archive_entry_hardlink(entry)) {
+		if (r == 0 && c->hooks && c->hooks->hardlink)
+			r = c->hooks->hardlink(c->hooks->userdata, name,
+					       archive_entry_hardlink(entry), c->err);
 		archive_entry_free(entry);
 		return r;
 	}
 	left = archive_entry_size(entry);
+	size = (uint64_t)left;
 	archive_entry_free(entry);
+	if (c->hooks && c->hooks->file_begin)
+		c->hooks->file_begin(c->hooks->userdata, name);
 	while (left > 0) {
 		ssize_t n = read(fd, c->buf, left < COPY_BUF ? (size_t)left : COPY_BUF);
 		if (n < 0 && errno == EINTR)
@@ -538,7 +547,22 @@ static int add_file(struct creator *c, int fd, const struct stat *st, const char
 			return pd_error_set(c->err, archive_code(c->a), "%s: %s",
 					    tarsafe_printable(name, pbuf, sizeof(pbuf)),
 					    archive_error_string(c->a));
+		if (c->hooks && c->hooks->file_data)
+			c->hooks->file_data(c->hooks->userdata, c->buf, (size_t)n);
 		left -= n;
+	}
+	if (c->hooks && c->hooks->file_data && left > 0) {
+		/* The zeros finish_entry pads a shrunk file with. */
+		memset(c->buf, 0, COPY_BUF);
+		for (off_t k; left > 0; left -= k) {
+			k = left < COPY_BUF ? left : COPY_BUF;
+			c->hooks->file_data(c->hooks->userdata, c->buf, (size_t)k);
+		}
+	}
+	if (c->hooks && c->hooks->file_end) {
+		r = c->hooks->file_end(c->hooks->userdata, size, c->err);
+		if (r < 0)
+			return r;
 	}
 	if (archive_write_finish_entry(c->a) < ARCHIVE_WARN)
 		return pd_error_set(c->err, archive_code(c->a), "%s: %s",
@@ -668,12 +692,50 @@ static int add_tree(struct creator *c, int dfd, char *path, size_t plen, dev_t d
 	return r;
 }
 
+/* The trailer hook's extra entry, if it wants one. */
+static int add_trailer(struct creator *c)
+{
+	const char *name = NULL, *data = NULL;
+	struct archive_entry *entry;
+	size_t len = 0;
+	int r;
+
+	if (!c->hooks || !c->hooks->trailer)
+		return 0;
+	r = c->hooks->trailer(c->hooks->userdata, &name, &data, &len, c->err);
+	if (r < 0 || !name)
+		return r;
+	entry = archive_entry_new();
+	if (!entry)
+		return pd_error_set(c->err, -ENOMEM, "out of memory");
+	archive_entry_set_pathname(entry, name);
+	archive_entry_set_filetype(entry, AE_IFREG);
+	archive_entry_set_perm(entry, 0444);
+	archive_entry_set_size(entry, (la_int64_t)len);
+	archive_entry_set_mtime(entry, time(NULL), 0);
+	r = write_header(c, entry, name);
+	archive_entry_free(entry);
+	if (r == 0 && len > 0 && archive_write_data(c->a, data, len) != (la_ssize_t)len)
+		r = pd_error_set(c->err, archive_code(c->a), "%s: %s", name,
+				 archive_error_string(c->a));
+	if (r == 0 && archive_write_finish_entry(c->a) < ARCHIVE_WARN)
+		r = pd_error_set(c->err, archive_code(c->a), "%s: %s", name,
+				 archive_error_string(c->a));
+	return r;
+}
+
 int tarsafe_create(int rootfd, const char *path, int out_fd, pd_error *err)
+{
+	return tarsafe_create_ex(rootfd, path, out_fd, /* hooks= */ NULL, err);
+}
+
+int tarsafe_create_ex(int rootfd, const char *path, int out_fd, const struct tar_create_hooks *hooks,
+		      pd_error *err)
 {
 	char norm[PATH_MAX], pbuf[128];
 	_cleanup_free_ char *name = NULL, *buf = NULL;
 	_cleanup_close_ int dfd = -1, pathfd = -1, fd = -1;
-	struct creator c = {.err = err};
+	struct creator c = {.err = err, .hooks = hooks};
 	struct stat st;
 	int r = tarsafe_normalize(path, norm, sizeof(norm));
 
@@ -725,6 +787,8 @@ int tarsafe_create(int rootfd, const char *path, int out_fd, pd_error *err)
 	} else {
 		r = add_file(&c, fd, &st, name);
 	}
+	if (r == 0)
+		r = add_trailer(&c);
 	if (r == 0 && archive_write_close(c.a) != ARCHIVE_OK)
 		r = pd_error_set(err, archive_code(c.a), "cannot finish the tar stream: %s",
 				 archive_error_string(c.a));

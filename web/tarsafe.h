@@ -96,6 +96,33 @@ int tarsafe_extract(int rootfd, const char *dir, int in_fd, const struct tar_lim
 		    struct tar_result *ret, pd_error *err);
 
 /*
+ * Hooks of tarsafe_extract_ex(), all optional (NULL):
+ *
+ * - special: an entry whose name in the archive is exactly this string
+ *   (compared before any normalisation, e.g. "./.paddock-export") is not
+ *   extracted. It must be a regular file of at most special_max bytes
+ *   (-EINVAL / -EFBIG otherwise); its content is handed to on_special().
+ *   It counts as an entry for max_entries.
+ * - before_merge() runs once the whole archive was read and accepted, with
+ *   an fd of the staging directory (every entry in place, nothing merged
+ *   yet). A negative return rejects the archive like any other error:
+ *   the staging directory is removed, DIR is unchanged.
+ * Both set err when they fail.
+ */
+struct tar_extract_hooks {
+	const char *special;
+	size_t special_max;
+	int (*on_special)(void *userdata, const char *data, size_t len, pd_error *err);
+	int (*before_merge)(void *userdata, int stagefd, pd_error *err);
+	void *userdata;
+};
+
+/* tarsafe_extract() with hooks (may be NULL). */
+int tarsafe_extract_ex(int rootfd, const char *dir, int in_fd, const struct tar_limits *lim,
+		       const struct tar_extract_hooks *hooks, struct tar_result *ret,
+		       pd_error *err);
+
+/*
  * Writes PATH as a pax tar stream to out_fd (not closed). A directory is
  * written as its contents, with names relative to it ("a", "sub/",
  * "sub/b"); anything else as one entry named by PATH's basename. A symlink
@@ -111,6 +138,33 @@ int tarsafe_extract(int rootfd, const char *dir, int in_fd, const struct tar_lim
  * end-of-archive marker.
  */
 int tarsafe_create(int rootfd, const char *path, int out_fd, pd_error *err);
+
+/*
+ * Hooks of tarsafe_create_ex(), all optional (NULL):
+ *
+ * - file_begin(), file_data() (the content in order, with the zeros that
+ *   pad a file that shrank) and file_end() for every regular file whose
+ *   content is written, named as in the archive;
+ * - hardlink() for an entry stored as a hard link to the earlier `target`;
+ * - trailer(), after the last entry: when it sets *ret_name, one more
+ *   regular file (mode 0444) with that name and content is written before
+ *   the end-of-archive marker. The strings stay owned by the hook.
+ * A negative return of file_end(), hardlink() or trailer() ends the stream
+ * with that error (the hook sets err).
+ */
+struct tar_create_hooks {
+	void (*file_begin)(void *userdata, const char *name);
+	void (*file_data)(void *userdata, const void *data, size_t len);
+	int (*file_end)(void *userdata, uint64_t size, pd_error *err);
+	int (*hardlink)(void *userdata, const char *name, const char *target, pd_error *err);
+	int (*trailer)(void *userdata, const char **ret_name, const char **ret_data,
+		       size_t *ret_len, pd_error *err);
+	void *userdata;
+};
+
+/* tarsafe_create() with hooks (may be NULL). */
+int tarsafe_create_ex(int rootfd, const char *path, int out_fd, const struct tar_create_hooks *hooks,
+		      pd_error *err);
 
 /*
  * Opens PATH inside the root with open(2) flags (O_CLOEXEC is added).
