@@ -1,7 +1,6 @@
 /* layers.h - pure helpers for frozen overlay layers and snapshots: layer
  * stacks as stored ("7,5,2", newest first), snapshot ids, the choice of
- * garbage, and the fault-injection points of the crash tests. No I/O
- * except pd_fault().
+ * garbage. No I/O (the crash tests' fault points are util.h pd_fault()).
  *
  * A layer is DATA/layers/L<ID>: an old overlay upper directory, frozen
  * (read-only from then on, shared by every box and snapshot built on it).
@@ -50,20 +49,3 @@ size_t layers_select_garbage(const int64_t *present, size_t n_present, const int
 
 /* "L123" -> 123; -EINVAL for any other name (L0, L01, L1.tmp, x). */
 int layer_dir_id(const char *name, int64_t *ret);
-
-/* Fault injection for the crash tests: when the environment variable
- * PADDOCK_FAULT names this step, the process kills itself with SIGKILL
- * right here. Steps (in the order an action reaches them):
- *   freeze-recorded   intent and layer row written, nothing moved yet
- *   freeze-renamed    a stopped box's upper renamed to its layer
- *   freeze-upper      the fresh empty upper made, not yet committed
- *   copy-paused       running box paused, before its upper is copied
- *   copy-copied       its copy complete (L<ID>.tmp), box still paused
- *   copy-renamed      L<ID>.tmp renamed to L<ID>, not yet committed
- *   fork-committed    fork recorded, the new box's directories not made
- *   restore-recorded  restore intent written, upper untouched
- *   restore-moved     the old upper moved aside, no new one yet
- *   restore-committed the new stack recorded, old upper not yet removed
- *   snapdel-deleted   snapshot row deleted, its mount and layers remain
- *   gc-renamed        garbage layers renamed to L<ID>.del, not removed */
-void pd_fault(const char *step);
