@@ -13,9 +13,10 @@
 #include <stddef.h>
 #include <stdint.h>
 
-/* Deepest stack a box or snapshot may have. Overlay takes its options in
- * one page, so the lowerdir list must stay short; layer merging (which
- * would keep stacks shallow) is not built yet. */
+/* Deepest stack a box or snapshot may ever have: a hard safety limit
+ * (overlay takes its options in one page, so the lowerdir list must stay
+ * short). Boxes stay far shallower: layer merging keeps them at most
+ * layer_merge_depth (config.h, at most 32) deep. */
 #define LAYER_STACK_DEPTH_MAX 48
 /* Text of the longest stack: 48 ids of up to 19 digits and commas. */
 #define LAYER_STACK_TEXT_MAX (LAYER_STACK_DEPTH_MAX * 20 + 1)
@@ -36,6 +37,16 @@ int layer_stack_format(const struct layer_stack *s, char *buf, size_t bufsz);
 int layer_stack_push(struct layer_stack *s, int64_t id);
 
 bool layer_stack_contains(const struct layer_stack *s, int64_t id);
+
+/* How many of the oldest layers of s to merge into one so the stack is no
+ * deeper than depth (>= 2): 0 while it is not deeper. A merge leaves
+ * depth/2 layers (the newest depth/2 - 1 and the merged one), so the next
+ * ones come at most every depth/2 pushes, not at every push. */
+size_t layer_stack_merge_count(const struct layer_stack *s, unsigned depth);
+
+/* Replaces the oldest count layers of s by id (a merge of them). -EINVAL
+ * if count is not 1..s->n or id is 0 or already elsewhere in the stack. */
+int layer_stack_replace_oldest(struct layer_stack *s, size_t count, int64_t id);
 
 /* A snapshot's id: "BOX-SEQ", the box name shortened so the whole fits a
  * name ([a-z0-9][a-z0-9._-]{0,62}). SEQ is never reused and the id splits
