@@ -104,6 +104,9 @@ unsigned long long now_usec(void);
  *   restore-committed the new stack recorded, old upper not yet removed
  *   snapdel-deleted   snapshot row deleted, its mount and layers remain
  *   gc-renamed        garbage layers renamed to L<ID>.del, not removed
+ *   merge-copied      a stack's oldest layers merged into L<ID>.tmp
+ *   merge-renamed     L<ID>.tmp renamed to L<ID>, stacks not yet swapped
+ *   merge-committed   the box's stack swapped, old layers not yet collected
  *   volumes (volumes.c):
  *   volume-create-row, volume-create-dir, volume-delete-mark,
  *   volume-delete-files, volume-delete-rows */

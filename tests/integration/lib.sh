@@ -95,6 +95,7 @@ default_image = ${PD_IMAGE:-tiny}
 cgroup_parent = $PD_CGROUP
 stop_grace = ${PD_STOP_GRACE:-2}
 exec_log_max = ${PD_LOG_MAX:-256M}
+layer_merge_depth = ${PD_MERGE_DEPTH:-16}
 listen = ${PD_LISTEN:-127.0.0.1:0}
 [types.tiny]
 cpus = 0.5
