@@ -197,6 +197,16 @@ test('adds negatives', () => assert.strictEqual(sum(-2, -3), -5));
 JS
 }
 
+# Sets up, serves HTTP on a unix socket ($SOCK, no token needed) and
+# starts the daemon.
+pd_start_with_socket() {
+	pd_setup || exit 1
+	SOCK=$PD_TMP/run/paddock.sock
+	sed -i "s|^\[paddock\]$|[paddock]\nsocket = $SOCK|" "$PD_TMP/paddock.ini"
+	pd_start
+	wait_for 10 test -S "$SOCK" || { diag "no unix socket"; exit 1; }
+}
+
 pd_start() {
 	export PD_TMP M D PD_CGROUP
 	[ -n "$PD_TMP" ] || pd_setup || exit 1
