@@ -554,6 +554,58 @@ static int cmd_fork(struct ctx *x)
 	return 0;
 }
 
+/* The seq of a snapshot id BOX-SEQ (0 if it has none). */
+static long long snapshot_seq(const char *id)
+{
+	const char *dash = strrchr(id, '-');
+
+	return dash ? strtoll(dash + 1, NULL, 10) : 0;
+}
+
+/* snapshot BOX [LABEL]: the box's snapshot file takes the label and
+ * answers nothing, so the new id is the box's snapshots/ entry that was not
+ * there before (the newest, should a stop by someone else add one too). */
+static int cmd_snapshot(struct ctx *x)
+{
+	_cleanup_free_ char *box = NULL, *dir = NULL, *path = NULL;
+	char **before = NULL, **after = NULL;
+	size_t n_before = 0, n_after = 0;
+	const char *found = NULL;
+	int r;
+
+	if (use_box(x, x->a->box, &box) < 0)
+		return fail(x);
+	dir = box_path(box, "snapshots/");
+	path = box_path(box, "snapshot");
+	if (!dir || !path)
+		return oom(x);
+	if (list_names(x, dir, 0, &before, &n_before) < 0)
+		return fail(x);
+	r = cli_put_value(&x->client, path, x->a->value ? x->a->value : "manual", &x->err);
+	if (r >= 0)
+		r = list_names(x, dir, 0, &after, &n_after);
+	for (size_t i = 0; r >= 0 && i < n_after; i++) {
+		bool old = false;
+		for (size_t k = 0; k < n_before && !old; k++)
+			old = strcmp(after[i], before[k]) == 0;
+		if (!old && (!found || snapshot_seq(after[i]) > snapshot_seq(found)))
+			found = after[i];
+	}
+	if (r >= 0 && found)
+		printf("%s\n", found);
+	free_cells(before, n_before);
+	free_cells(after, n_after);
+	if (r < 0)
+		return fail(x);
+	if (!found)
+		return pd_error_set(&x->err, -EIO,
+				    "the snapshot of %s was taken, but it is not "
+				    "listed (deleted meanwhile?)",
+				    box),
+		       fail(x);
+	return 0;
+}
+
 static int cmd_snapshots(struct ctx *x)
 {
 	static const char *const keys[] = {"id", "box", "label", "created"};
@@ -778,7 +830,7 @@ static int dispatch(struct ctx *x)
 	case CLI_FORK:
 		return cmd_fork(x);
 	case CLI_SNAPSHOT:
-		return box_write(x, "snapshot", a->value ? a->value : "manual");
+		return cmd_snapshot(x);
 	case CLI_SNAPSHOTS:
 		return cmd_snapshots(x);
 	case CLI_RESTORE:

@@ -44,12 +44,13 @@ enum value_kind {
 	VAL_NAME,   /* name_valid() */
 	VAL_TTL,
 	VAL_GRACE,
-	VAL_SIZE, /* exec_log_max */
+	VAL_SIZE,	 /* exec_log_max */
 	VAL_LISTEN,	 /* HOST:PORT or none */
 	VAL_SOCKET,	 /* absolute path or none */
 	VAL_URL,	 /* http(s)://... or empty */
 	VAL_PUSH_COUNT,	 /* push_max_entries */
 	VAL_PUSH_BYTES,	 /* push_max_bytes */
+	VAL_MERGE_DEPTH, /* layer_merge_depth */
 };
 
 static const struct paddock_key {
@@ -72,6 +73,7 @@ static const struct paddock_key {
     {"public_url", VAL_URL, offsetof(struct pd_config, public_url)},
     {"push_max_entries", VAL_PUSH_COUNT, 0},
     {"push_max_bytes", VAL_PUSH_BYTES, 0},
+    {"layer_merge_depth", VAL_MERGE_DEPTH, 0},
 };
 
 static const char *const type_keys[] = {"cpus", "memory", "pids", "disk"};
@@ -215,6 +217,14 @@ static int set_paddock_key(struct parser *p, const char *key, const char *value)
 	case VAL_TTL:
 		ok = parse_ttl(value, &p->c->default_ttl) >= 0;
 		break;
+	case VAL_MERGE_DEPTH: {
+		uint64_t v;
+		ok = parse_uint64(value, CONFIG_MERGE_DEPTH_MAX, &v) >= 0 &&
+		     v >= CONFIG_MERGE_DEPTH_MIN;
+		if (ok)
+			p->c->layer_merge_depth = (unsigned)v;
+		break;
+	}
 	case VAL_GRACE: {
 		uint64_t v;
 		ok = parse_uint64(value, STOP_GRACE_MAX, &v) >= 0;
@@ -259,7 +269,7 @@ static int set_paddock_key(struct parser *p, const char *key, const char *value)
 		return fail_here(p, "bad value for %s: \"%s\"", key, value);
 
 	if (k->kind == VAL_TTL || k->kind == VAL_GRACE || k->kind == VAL_SIZE ||
-	    k->kind == VAL_PUSH_COUNT || k->kind == VAL_PUSH_BYTES)
+	    k->kind == VAL_PUSH_COUNT || k->kind == VAL_PUSH_BYTES || k->kind == VAL_MERGE_DEPTH)
 		return 0;
 	if (strcmp(key, "default_type") == 0)
 		p->default_type_line = p->lineno;
@@ -474,6 +484,7 @@ static int config_defaults(struct pd_config *c)
 	c->push_max_bytes = 8 * GiB;
 	c->default_ttl = -1;
 	c->stop_grace = 10;
+	c->layer_merge_depth = 16;
 	c->exec_log_max = 64ULL << 20;
 	memcpy(c->types, builtin_types, sizeof(builtin_types));
 	c->n_types = ELEMENTSOF(builtin_types);
@@ -554,13 +565,15 @@ int config_load(const char *path, struct pd_config *ret, pd_error *err)
 		 * different run directories never share it. */
 		if (asprintf(&c.socket, "%s/paddock.sock", c.run) < 0) {
 			c.socket = NULL;
-			r = pd_error_set(err, -ENOMEM, "%s:0: out of memory", path ? path : "(defaults)");
+			r = pd_error_set(err, -ENOMEM, "%s:0: out of memory",
+					 path ? path : "(defaults)");
 			goto fail;
 		}
 		if (strlen(c.socket) >= 108) {
-			r = pd_error_set(err, -EINVAL,
-					 "%s:0: run directory too long for the socket %s; set socket",
-					 path ? path : "(defaults)", c.socket);
+			r = pd_error_set(
+			    err, -EINVAL,
+			    "%s:0: run directory too long for the socket %s; set socket",
+			    path ? path : "(defaults)", c.socket);
 			goto fail;
 		}
 	}

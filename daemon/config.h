@@ -21,6 +21,9 @@
  *	                            (default http://LISTEN)
  *	push_max_entries = 100000   tar push limits: entries per archive
  *	push_max_bytes = 8G         and content bytes per archive
+ *	layer_merge_depth = 16      deepest layer stack a box keeps (2-32): when
+ *	                            a stop, snapshot or fork would make it
+ *	                            deeper, its oldest layers merge into one
  *
  *	[types.NAME]                one section per box type
  *	cpus = 1                    may be fractional: 0.5
@@ -46,6 +49,11 @@
 
 #define CONFIG_DEFAULT_PATH "/etc/paddock/paddock.ini"
 #define CONFIG_MAX_TYPES 64
+/* Bounds of layer_merge_depth. The top stays well under the stack's hard
+ * limit (layers.h LAYER_STACK_DEPTH_MAX): a snapshot of a running box is
+ * one deeper than the box, and a restored box one more before it merges. */
+#define CONFIG_MERGE_DEPTH_MIN 2
+#define CONFIG_MERGE_DEPTH_MAX 32
 
 struct box_type {
 	char name[NAME_MAX_LEN + 1];
@@ -72,6 +80,7 @@ struct pd_config {
 	char *public_url;      /* NULL = http://LISTEN */
 	uint64_t push_max_entries;
 	uint64_t push_max_bytes;
+	unsigned layer_merge_depth; /* CONFIG_MERGE_DEPTH_MIN..MAX */
 	struct box_type types[CONFIG_MAX_TYPES];
 	size_t n_types;
 };

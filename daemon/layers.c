@@ -1,6 +1,5 @@
 #include <errno.h>
 #include <inttypes.h>
-#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -75,6 +74,30 @@ bool layer_stack_contains(const struct layer_stack *s, int64_t id)
 	return false;
 }
 
+size_t layer_stack_merge_count(const struct layer_stack *s, unsigned depth)
+{
+	size_t keep = depth / 2 ? depth / 2 - 1 : 0;
+
+	if (depth < 2 || s->n <= depth)
+		return 0;
+	return s->n - keep;
+}
+
+int layer_stack_replace_oldest(struct layer_stack *s, size_t count, int64_t id)
+{
+	size_t keep;
+
+	if (count == 0 || count > s->n || id <= 0)
+		return -EINVAL;
+	keep = s->n - count;
+	for (size_t i = 0; i < keep; i++)
+		if (s->ids[i] == id)
+			return -EINVAL;
+	s->ids[keep] = id;
+	s->n = keep + 1;
+	return 0;
+}
+
 int snapshot_id_make(const char *box, int64_t seq, char *buf, size_t bufsz)
 {
 	char suffix[24];
@@ -118,12 +141,4 @@ int layer_dir_id(const char *name, int64_t *ret)
 		return -EINVAL;
 	*ret = s.ids[0];
 	return 0;
-}
-
-void pd_fault(const char *step)
-{
-	const char *want = getenv("PADDOCK_FAULT");
-
-	if (want && strcmp(want, step) == 0)
-		raise(SIGKILL);
 }

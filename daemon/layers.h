@@ -1,7 +1,6 @@
 /* layers.h - pure helpers for frozen overlay layers and snapshots: layer
  * stacks as stored ("7,5,2", newest first), snapshot ids, the choice of
- * garbage, and the fault-injection points of the crash tests. No I/O
- * except pd_fault().
+ * garbage. No I/O (the crash tests' fault points are util.h pd_fault()).
  *
  * A layer is DATA/layers/L<ID>: an old overlay upper directory, frozen
  * (read-only from then on, shared by every box and snapshot built on it).
@@ -14,9 +13,10 @@
 #include <stddef.h>
 #include <stdint.h>
 
-/* Deepest stack a box or snapshot may have. Overlay takes its options in
- * one page, so the lowerdir list must stay short; layer merging (which
- * would keep stacks shallow) is not built yet. */
+/* Deepest stack a box or snapshot may ever have: a hard safety limit
+ * (overlay takes its options in one page, so the lowerdir list must stay
+ * short). Boxes stay far shallower: layer merging keeps them at most
+ * layer_merge_depth (config.h, at most 32) deep. */
 #define LAYER_STACK_DEPTH_MAX 48
 /* Text of the longest stack: 48 ids of up to 19 digits and commas. */
 #define LAYER_STACK_TEXT_MAX (LAYER_STACK_DEPTH_MAX * 20 + 1)
@@ -38,6 +38,16 @@ int layer_stack_push(struct layer_stack *s, int64_t id);
 
 bool layer_stack_contains(const struct layer_stack *s, int64_t id);
 
+/* How many of the oldest layers of s to merge into one so the stack is no
+ * deeper than depth (>= 2): 0 while it is not deeper. A merge leaves
+ * depth/2 layers (the newest depth/2 - 1 and the merged one), so the next
+ * ones come at most every depth/2 pushes, not at every push. */
+size_t layer_stack_merge_count(const struct layer_stack *s, unsigned depth);
+
+/* Replaces the oldest count layers of s by id (a merge of them). -EINVAL
+ * if count is not 1..s->n or id is 0 or already elsewhere in the stack. */
+int layer_stack_replace_oldest(struct layer_stack *s, size_t count, int64_t id);
+
 /* A snapshot's id: "BOX-SEQ", the box name shortened so the whole fits a
  * name ([a-z0-9][a-z0-9._-]{0,62}). SEQ is never reused and the id splits
  * at its last '-', so ids never collide. -EINVAL if box is not a name. */
@@ -50,20 +60,3 @@ size_t layers_select_garbage(const int64_t *present, size_t n_present, const int
 
 /* "L123" -> 123; -EINVAL for any other name (L0, L01, L1.tmp, x). */
 int layer_dir_id(const char *name, int64_t *ret);
-
-/* Fault injection for the crash tests: when the environment variable
- * PADDOCK_FAULT names this step, the process kills itself with SIGKILL
- * right here. Steps (in the order an action reaches them):
- *   freeze-recorded   intent and layer row written, nothing moved yet
- *   freeze-renamed    a stopped box's upper renamed to its layer
- *   freeze-upper      the fresh empty upper made, not yet committed
- *   copy-paused       running box paused, before its upper is copied
- *   copy-copied       its copy complete (L<ID>.tmp), box still paused
- *   copy-renamed      L<ID>.tmp renamed to L<ID>, not yet committed
- *   fork-committed    fork recorded, the new box's directories not made
- *   restore-recorded  restore intent written, upper untouched
- *   restore-moved     the old upper moved aside, no new one yet
- *   restore-committed the new stack recorded, old upper not yet removed
- *   snapdel-deleted   snapshot row deleted, its mount and layers remain
- *   gc-renamed        garbage layers renamed to L<ID>.del, not removed */
-void pd_fault(const char *step);

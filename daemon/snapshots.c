@@ -8,6 +8,8 @@
  *   take (stop/snapshot/fork): L<ID> exists -> roll forward (commit);
  *     else -> roll back (forget the layer; a fork's "creating" box is then
  *     removed by reconcile). L<ID>.tmp (a half copy) is removed.
+ *   merge (a stack deeper than layer_merge_depth): never committed ->
+ *     roll back (remove L<ID> and L<ID>.tmp; the old stack stays).
  *   restore: the snapshot is there (it cannot be deleted while an intent
  *     names it) -> always roll forward: move the old upper aside if it is
  *     still in place, make a fresh one, commit.
@@ -15,6 +17,7 @@
  * up after, and again at every start (eng_gc). A box paused for a copy is
  * resumed by reconcile.
  */
+#include <assert.h>
 #include <dirent.h>
 #include <fcntl.h>
 #include <signal.h>
@@ -25,6 +28,7 @@
 
 #include "engine-internal.h"
 #include "export.h"
+#include "layer-merge.h"
 #include "layers.h"
 #include "log.h"
 
@@ -196,6 +200,160 @@ static int take_rollback_tx(struct store *s, void *userdata)
 	return store_intent_delete(s, in->id, NULL);
 }
 
+/* --- merging ------------------------------------------------------------------ */
+
+struct merge_commit {
+	const struct intent_row *in;
+	struct box_row *rows; /* copies, updated in place */
+	size_t n_rows;
+	size_t count;
+	pd_error *err;
+};
+
+static int merge_commit_tx(struct store *s, void *userdata)
+{
+	struct merge_commit *c = userdata;
+	int r = 0;
+
+	for (size_t i = 0; i < c->n_rows && r >= 0; i++) {
+		struct layer_stack stack;
+		char text[LAYER_STACK_TEXT_MAX];
+
+		r = layer_stack_parse(c->rows[i].layers, &stack);
+		if (r >= 0)
+			r = layer_stack_replace_oldest(&stack, c->count, c->in->layer);
+		if (r >= 0)
+			r = layer_stack_format(&stack, text, sizeof text);
+		if (r < 0)
+			return pd_error_set(c->err, r, "cannot merge the stack of %s",
+					    c->rows[i].name);
+		snprintf(c->rows[i].layers, sizeof c->rows[i].layers, "%s", text);
+		r = store_box_update(s, &c->rows[i], c->err);
+	}
+	if (r >= 0)
+		r = store_intent_delete(s, c->in->id, c->err);
+	return r;
+}
+
+/* When the stack of the boxes rows[] (one stack, shared by all: a fork of
+ * a stopped box) is deeper than layer_merge_depth, merges its oldest
+ * layers into a new one (layer-merge.h) that replaces them in these boxes'
+ * stacks only: snapshots keep theirs, and eng_gc() removes what nothing
+ * uses any more. Crash safety: intent "merge" and the layer row first, the
+ * copy in L<ID>.tmp renamed to L<ID>, then one transaction swaps the
+ * stacks and deletes the intent; a crash before it leaves the old stacks in
+ * force (eng_intents_recover() removes the new layer). The boxes are busy
+ * or not yet shared and their roots unmounted; no lock held. Failure
+ * leaves the stacks as they were. */
+static int merge_stack(struct engine *e, struct box_row *const *rows, size_t n_rows, pd_error *err)
+{
+	struct box_row copies[2];
+	struct intent_row in = {0};
+	struct layer_stack s;
+	char layer[4096], tmp[4096];
+	char *paths[LAYER_STACK_DEPTH_MAX] = {0};
+	size_t count;
+	int r;
+
+	assert(n_rows >= 1 && n_rows <= ELEMENTSOF(copies));
+	if (layer_stack_parse(rows[0]->layers, &s) < 0)
+		return pd_error_set(err, -EIO, "box %s has a corrupt layer stack", rows[0]->name);
+	count = layer_stack_merge_count(&s, e->cfg->layer_merge_depth);
+	if (count == 0)
+		return 0;
+
+	snprintf(in.kind, sizeof in.kind, "merge");
+	in.box_id = rows[0]->id;
+	pthread_mutex_lock(&e->lock);
+	r = store_transaction(e->store, take_begin_tx, &(struct take_begin){.in = &in, .err = err},
+			      err);
+	pthread_mutex_unlock(&e->lock);
+	if (r < 0)
+		return r;
+	layer_path(e, in.layer, NULL, layer, sizeof layer);
+	layer_path(e, in.layer, ".tmp", tmp, sizeof tmp);
+	(void)rm_rf(tmp);
+	if (mkdir(tmp, 0755) < 0) {
+		r = pd_error_set(err, -errno, "cannot make %s: %s", tmp, strerror(errno));
+		goto rollback;
+	}
+	/* Oldest first: the bottom of the run is the end of the stack. */
+	for (size_t i = 0; i < count; i++) {
+		if (asprintf(&paths[i], "%s/L%lld", e->layers_dir, (long long)s.ids[s.n - 1 - i]) <
+		    0) {
+			paths[i] = NULL;
+			r = pd_error_set(err, -ENOMEM, "out of memory");
+			goto rollback;
+		}
+	}
+	r = layer_merge((const char *const *)paths, count, tmp, err);
+	if (r < 0)
+		goto rollback;
+	pd_fault("merge-copied");
+	if (rename(tmp, layer) < 0) {
+		r = pd_error_set(err, -errno, "cannot store the merged layer: %s", strerror(errno));
+		goto rollback;
+	}
+	pd_fault("merge-renamed");
+
+	for (size_t i = 0; i < n_rows; i++)
+		copies[i] = *rows[i];
+	pthread_mutex_lock(&e->lock);
+	r = store_transaction(
+	    e->store, merge_commit_tx,
+	    &(struct merge_commit){
+		.in = &in, .rows = copies, .n_rows = n_rows, .count = count, .err = err},
+	    err);
+	if (r >= 0)
+		for (size_t i = 0; i < n_rows; i++)
+			snprintf(rows[i]->layers, sizeof rows[i]->layers, "%s", copies[i].layers);
+	pthread_mutex_unlock(&e->lock);
+	if (r < 0)
+		goto rollback;
+	pd_fault("merge-committed");
+	log_debug("box %s: %zu layers merged into layer %lld (stack %s)", rows[0]->name, count,
+		  (long long)in.layer, rows[0]->layers);
+	for (size_t i = 0; i < count; i++)
+		free(paths[i]);
+	return 0;
+
+rollback:
+	for (size_t i = 0; i < count; i++)
+		free(paths[i]);
+	pthread_mutex_lock(&e->lock);
+	(void)store_transaction(e->store, take_rollback_tx, &(struct rollback){.in = &in}, NULL);
+	pthread_mutex_unlock(&e->lock);
+	(void)rm_rf(tmp);
+	(void)rm_rf(layer);
+	return r;
+}
+
+/* Keeps the stacks that a take just made deeper shallow: the box's (when
+ * its upper was frozen into the stack) and a fork's. Failure is logged:
+ * the stacks stay deeper, which works up to LAYER_STACK_DEPTH_MAX. */
+static void merge_after_take(struct engine *e, struct box *b, bool frozen, struct box *nb)
+{
+	struct box_row *rows[2];
+	size_t n = 0;
+	pd_error err = {0};
+	bool merged_nb = false;
+
+	if (frozen) {
+		rows[n++] = &b->row;
+		if (nb && strcmp(nb->row.layers, b->row.layers) == 0) {
+			rows[n++] = &nb->row;
+			merged_nb = true;
+		}
+		if (merge_stack(e, rows, n, &err) < 0)
+			log_warn("box %s: cannot merge its layers: %s", b->row.name, err.msg);
+	}
+	if (nb && !merged_nb) {
+		rows[0] = &nb->row;
+		if (merge_stack(e, rows, 1, &err) < 0)
+			log_warn("box %s: cannot merge its layers: %s", nb->row.name, err.msg);
+	}
+}
+
 /* Freezes (stopped box: rename) or copies (running box, or a root/ still in
  * use on the host) b's upper into a new layer and records a snapshot; for a
  * fork, also box new_name on it. b is busy; called without the lock. */
@@ -232,7 +390,7 @@ static int take(struct engine *e, struct box *b, const char *kind, const char *l
 		free(nb);
 		return pd_error_set(err, -ENOSPC,
 				    "box %s has %d layers, the most a stack may have (merging "
-				    "layers is not built yet)",
+				    "them failed: see the daemon's log)",
 				    b->row.name, LAYER_STACK_DEPTH_MAX);
 	}
 	if (new_name && eng_find_box(e, new_name)) {
@@ -328,6 +486,11 @@ static int take(struct engine *e, struct box *b, const char *kind, const char *l
 		free(nb);
 		return r;
 	}
+	if (nb)
+		pd_fault("fork-committed");
+	/* Both roots are unmounted (or, for the new box, not yet mounted):
+	 * the stacks may change under them. */
+	merge_after_take(e, b, !in.copy, nb);
 	if (!in.copy) {
 		pd_error merr = {0};
 		if (eng_mount_root(e, b, &merr) < 0)
@@ -335,11 +498,11 @@ static int take(struct engine *e, struct box *b, const char *kind, const char *l
 	}
 	if (nb) {
 		pd_error merr = {0};
-		pd_fault("fork-committed");
 		if (eng_mount_root(e, nb, &merr) < 0)
 			log_warn("box %s: %s", nb->row.name, merr.msg);
 		*ret_new = nb;
 	}
+	eng_gc(e, false);
 	return 0;
 
 rollback:
@@ -1131,6 +1294,17 @@ static int recover_one(struct engine *e, const struct intent_row *in)
 		/* Its box is gone: nothing to finish. */
 		(void)store_transaction(e->store, take_rollback_tx, &(struct rollback){.in = in},
 					NULL);
+		return 0;
+	}
+	if (strcmp(in->kind, "merge") == 0) {
+		/* Not committed: the old stack stays; the new layer goes. */
+		layer_path(e, in->layer, ".tmp", tmp, sizeof tmp);
+		layer_path(e, in->layer, NULL, layer, sizeof layer);
+		(void)rm_rf(tmp);
+		(void)rm_rf(layer);
+		(void)store_transaction(e->store, take_rollback_tx, &(struct rollback){.in = in},
+					NULL);
+		log_info("box %s: layer merge interrupted by a crash: rolled back", b.row.name);
 		return 0;
 	}
 	/* A mount left by the dead daemon shows the old stack: the box is

@@ -165,7 +165,8 @@ int store_snapshot_foreach(struct store *s, int64_t box_id,
 /* An action on layers in flight (engine crash safety): written before the
  * first change on disk, deleted in the transaction that commits the action.
  * kind: "stop", "snapshot", "fork" (freeze or copy a box's upper into
- * layer; fork also makes box new_box_id), "restore" (target: a snapshot). */
+ * layer; fork also makes box new_box_id), "restore" (target: a snapshot),
+ * "merge" (layer: the merge of box_id's oldest layers, see snapshots.c). */
 struct intent_row {
 	int64_t id;
 	char kind[16];
@@ -187,7 +188,7 @@ int store_intent_foreach(struct store *s, int (*fn)(const struct intent_row *row
 struct volume_row {
 	int64_t id;
 	char name[NAME_MAX_LEN + 1];
-	char state[16]; /* "ready", or "creating"/"deleting" mid-action */
+	char state[16];	 /* "ready", or "creating"/"deleting" mid-action */
 	int64_t created; /* unix seconds */
 };
 

@@ -418,10 +418,10 @@ int write_file_replace(const char *path, const void *buf, size_t len)
 	return r;
 }
 
-void fault_point(const char *name)
+void pd_fault(const char *step)
 {
 	const char *want = getenv("PADDOCK_FAULT");
 
-	if (want && strcmp(want, name) == 0)
+	if (want && strcmp(want, step) == 0)
 		raise(SIGKILL);
 }

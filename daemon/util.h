@@ -87,9 +87,27 @@ int rm_rf(const char *path);
 /* Monotonic clock in microseconds. */
 unsigned long long now_usec(void);
 
-/* Fault injection for crash-safety tests: when the environment variable
- * PADDOCK_FAULT equals name, the process kills itself with SIGKILL right
- * here, as a power cut would at that step. Steps are named
- * "<object>-<action>-<step>" (volume-create-dir). Without the variable it
- * does nothing. */
-void fault_point(const char *name);
+/* Fault injection for the crash tests: when the environment variable
+ * PADDOCK_FAULT equals step, the process kills itself with SIGKILL right
+ * here, as a power cut would at that step. Without the variable it does
+ * nothing. The steps, in the order an action reaches them:
+ *   layers (snapshots.c):
+ *   freeze-recorded   intent and layer row written, nothing moved yet
+ *   freeze-renamed    a stopped box's upper renamed to its layer
+ *   freeze-upper      the fresh empty upper made, not yet committed
+ *   copy-paused       running box paused, before its upper is copied
+ *   copy-copied       its copy complete (L<ID>.tmp), box still paused
+ *   copy-renamed      L<ID>.tmp renamed to L<ID>, not yet committed
+ *   fork-committed    fork recorded, the new box's directories not made
+ *   restore-recorded  restore intent written, upper untouched
+ *   restore-moved     the old upper moved aside, no new one yet
+ *   restore-committed the new stack recorded, old upper not yet removed
+ *   snapdel-deleted   snapshot row deleted, its mount and layers remain
+ *   gc-renamed        garbage layers renamed to L<ID>.del, not removed
+ *   merge-copied      a stack's oldest layers merged into L<ID>.tmp
+ *   merge-renamed     L<ID>.tmp renamed to L<ID>, stacks not yet swapped
+ *   merge-committed   the box's stack swapped, old layers not yet collected
+ *   volumes (volumes.c):
+ *   volume-create-row, volume-create-dir, volume-delete-mark,
+ *   volume-delete-files, volume-delete-rows */
+void pd_fault(const char *step);

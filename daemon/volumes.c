@@ -285,10 +285,10 @@ int engine_volume_create(struct engine *e, const char *name, pd_error *err)
 	r = store_volume_insert(e->store, &v->row, err);
 	if (r < 0)
 		goto fail;
-	fault_point("volume-create-row");
+	pd_fault("volume-create-row");
 	r = make_volume_dirs(e, name, err);
 	if (r >= 0) {
-		fault_point("volume-create-dir");
+		pd_fault("volume-create-dir");
 		r = store_volume_set_state(e->store, v->row.id, "ready", err);
 	}
 	if (r >= 0) {
@@ -362,13 +362,13 @@ int engine_volume_delete(struct engine *e, const char *name, pd_error *err)
 	r = store_volume_set_state(e->store, v->row.id, "deleting", err);
 	if (r < 0)
 		goto out;
-	fault_point("volume-delete-mark");
+	pd_fault("volume-delete-mark");
 	v->deleting = true;
 	pthread_mutex_unlock(&e->lock);
 
 	/* Recorded: a crash from here on is finished at the next start. */
 	remove_volume_files(e, name);
-	fault_point("volume-delete-files");
+	pd_fault("volume-delete-files");
 
 	pthread_mutex_lock(&e->lock);
 	r = store_volume_delete(e->store, v->row.id, err);
@@ -381,7 +381,7 @@ int engine_volume_delete(struct engine *e, const char *name, pd_error *err)
 		remove_volume(e, v);
 		free(v);
 	}
-	fault_point("volume-delete-rows");
+	pd_fault("volume-delete-rows");
 	emit_volume(e, name, "deleted");
 	pthread_mutex_unlock(&e->lock);
 	eng_wake(e, 0);

@@ -9,7 +9,7 @@
  *
  * Crash safety: create and delete record their intent first ("creating",
  * "deleting") and the engine finishes or rolls back an interrupted one at
- * start. Named fault points (util.h fault_point()) sit between the steps:
+ * start. Named fault points (util.h pd_fault()) sit between the steps:
  * volume-create-row, volume-create-dir, volume-delete-mark,
  * volume-delete-files, volume-delete-rows.
  *

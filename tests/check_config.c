@@ -117,6 +117,7 @@ static void assert_defaults(const struct pd_config *c)
 	ck_assert_str_eq(c->default_type, "small");
 	ck_assert_int_eq(c->default_ttl, -1);
 	ck_assert_uint_eq(c->stop_grace, 10);
+	ck_assert_uint_eq(c->layer_merge_depth, 16);
 	ck_assert_uint_eq(c->n_types, 3);
 	assert_type(c, "small", 1000, 2 * GiB, 4096, 10 * GiB);
 	assert_type(c, "medium", 2000, 4 * GiB, 4096, 10 * GiB);
@@ -454,6 +455,18 @@ START_TEST(test_value_bounds)
 	config_release(&c);
 
 	expect_error("[paddock]\nstop_grace = 3601\n", 2, "bad value for stop_grace: \"3601\"");
+	ck_assert_int_eq(load_text("[paddock]\nlayer_merge_depth = 2\n", &c, &err), 0);
+	ck_assert_uint_eq(c.layer_merge_depth, 2);
+	config_release(&c);
+	ck_assert_int_eq(load_text("[paddock]\nlayer_merge_depth = 32\n", &c, &err), 0);
+	ck_assert_uint_eq(c.layer_merge_depth, 32);
+	config_release(&c);
+	expect_error("[paddock]\nlayer_merge_depth = 1\n", 2,
+		     "bad value for layer_merge_depth: \"1\"");
+	expect_error("[paddock]\nlayer_merge_depth = 33\n", 2,
+		     "bad value for layer_merge_depth: \"33\"");
+	expect_error("[paddock]\nlayer_merge_depth = 4x\n", 2,
+		     "bad value for layer_merge_depth: \"4x\"");
 	expect_error("[paddock]\nstop_grace = -1\n", 2, "bad value for stop_grace: \"-1\"");
 	expect_error("[paddock]\ndefault_ttl = 3651d\n", 2, "bad value for default_ttl: \"3651d\"");
 	expect_error("[types.x]\ncpus = 1025\n", 2, "bad value for cpus: \"1025\"");
@@ -536,7 +549,8 @@ START_TEST(test_bad_values)
 		     "bad value for listen: \"127.0.0.1:70000\"");
 	expect_error("[paddock]\nlisten = [::1:80\n", 2, "bad value for listen: \"[::1:80\"");
 	expect_error("[paddock]\nsocket = run/p.sock\n", 2, "bad value for socket: \"run/p.sock\"");
-	expect_error("[paddock]\npublic_url = ftp://x\n", 2, "bad value for public_url: \"ftp://x\"");
+	expect_error("[paddock]\npublic_url = ftp://x\n", 2,
+		     "bad value for public_url: \"ftp://x\"");
 	expect_error("[paddock]\npush_max_entries = 0\n", 2,
 		     "bad value for push_max_entries: \"0\"");
 	expect_error("[paddock]\npush_max_bytes = lots\n", 2,

@@ -1,10 +1,21 @@
-/* check_layers.c - layer stacks, snapshot ids and the choice of garbage. */
+/* check_layers.c - layer stacks, snapshot ids, the choice of garbage and
+ * the merge of crafted layer directories (needs root for whiteouts and
+ * trusted.* xattrs; skipped otherwise). */
 #include <check.h>
 #include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
+#include <sys/xattr.h>
+#include <unistd.h>
 
 #include "check-tap.h"
+#include "layer-merge.h"
 #include "layers.h"
+#include "util.h"
 
 START_TEST(test_parse_format)
 {
@@ -101,6 +112,310 @@ START_TEST(test_dir_names)
 }
 END_TEST
 
+START_TEST(test_merge_count)
+{
+	struct layer_stack s = {0};
+	char buf[LAYER_STACK_TEXT_MAX];
+
+	for (int i = 1; i <= 4; i++)
+		ck_assert_int_eq(layer_stack_push(&s, i), 0);
+	ck_assert_uint_eq(layer_stack_merge_count(&s, 4), 0);
+	ck_assert_int_eq(layer_stack_push(&s, 5), 0); /* 5,4,3,2,1 */
+	ck_assert_uint_eq(layer_stack_merge_count(&s, 4), 4);
+	ck_assert_uint_eq(layer_stack_merge_count(&s, 16), 0);
+	ck_assert_uint_eq(layer_stack_merge_count(&s, 2), 5);
+	ck_assert_uint_eq(layer_stack_merge_count(&s, 3), 5);
+	ck_assert_int_eq(layer_stack_replace_oldest(&s, 4, 5), -EINVAL); /* still on top */
+	ck_assert_int_eq(layer_stack_replace_oldest(&s, 6, 9), -EINVAL);
+	ck_assert_int_eq(layer_stack_replace_oldest(&s, 0, 9), -EINVAL);
+	ck_assert_int_eq(layer_stack_replace_oldest(&s, 4, 0), -EINVAL);
+	ck_assert_int_eq(layer_stack_replace_oldest(&s, 4, 9), 0);
+	ck_assert_int_eq(layer_stack_format(&s, buf, sizeof buf), 0);
+	ck_assert_str_eq(buf, "5,9");
+	ck_assert_uint_eq(layer_stack_merge_count(&s, 4), 0);
+	/* depth 16: a merge leaves 8, the newest 7 untouched */
+	s = (struct layer_stack){0};
+	for (int i = 1; i <= 17; i++)
+		ck_assert_int_eq(layer_stack_push(&s, i), 0);
+	ck_assert_uint_eq(layer_stack_merge_count(&s, 16), 10);
+	ck_assert_int_eq(layer_stack_replace_oldest(&s, 10, 100), 0);
+	ck_assert_uint_eq(s.n, 8);
+	ck_assert_int_eq(s.ids[0], 17);
+	ck_assert_int_eq(s.ids[6], 11);
+	ck_assert_int_eq(s.ids[7], 100);
+}
+END_TEST
+
+static char tmpdir[64];
+
+static void merge_setup(void)
+{
+	snprintf(tmpdir, sizeof tmpdir, "/tmp/check-layers-XXXXXX");
+	ck_assert_ptr_nonnull(mkdtemp(tmpdir));
+}
+
+static void merge_teardown(void)
+{
+	(void)rm_rf(tmpdir);
+}
+
+/* tmpdir/rel in one of 8 rotating buffers: good for the next 7 calls. */
+static const char *at(const char *rel)
+{
+	static char bufs[8][4096];
+	static int k;
+	char *b = bufs[k++ % 8];
+
+	snprintf(b, 4096, "%s/%s", tmpdir, rel);
+	return b;
+}
+
+static void put(const char *rel, const char *text)
+{
+	int fd = open(at(rel), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+
+	ck_assert_int_ge(fd, 0);
+	ck_assert_int_eq(write(fd, text, strlen(text)), (ssize_t)strlen(text));
+	close(fd);
+}
+
+static void dir(const char *rel)
+{
+	ck_assert_int_eq(mkdir(at(rel), 0755), 0);
+}
+
+static void whiteout(const char *rel)
+{
+	ck_assert_int_eq(mknod(at(rel), S_IFCHR | 0, makedev(0, 0)), 0);
+}
+
+static void opaque(const char *rel)
+{
+	ck_assert_int_eq(lsetxattr(at(rel), "trusted.overlay.opaque", "y", 1, 0), 0);
+}
+
+static bool has_opaque(const char *rel)
+{
+	char v[4];
+
+	return lgetxattr(at(rel), "trusted.overlay.opaque", v, sizeof v) == 1 && v[0] == 'y';
+}
+
+static void assert_text(const char *rel, const char *text)
+{
+	char buf[256];
+	struct stat st;
+	int fd = open(at(rel), O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+	ssize_t n;
+
+	ck_assert_msg(fd >= 0, "%s: %s", rel, strerror(errno));
+	ck_assert_int_eq(fstat(fd, &st), 0);
+	ck_assert(S_ISREG(st.st_mode));
+	n = read(fd, buf, sizeof buf - 1);
+	close(fd);
+	ck_assert_int_ge(n, 0);
+	buf[n] = '\0';
+	ck_assert_str_eq(buf, text);
+}
+
+static void assert_link(const char *rel, const char *target)
+{
+	char buf[256];
+	ssize_t n = readlink(at(rel), buf, sizeof buf - 1);
+
+	ck_assert_msg(n >= 0, "%s: %s", rel, strerror(errno));
+	buf[n] = '\0';
+	ck_assert_str_eq(buf, target);
+}
+
+static void assert_whiteout(const char *rel)
+{
+	struct stat st;
+
+	ck_assert_msg(lstat(at(rel), &st) == 0, "%s missing", rel);
+	ck_assert(S_ISCHR(st.st_mode));
+	ck_assert_uint_eq(st.st_rdev, makedev(0, 0));
+}
+
+static void assert_absent(const char *rel)
+{
+	struct stat st;
+
+	ck_assert_msg(lstat(at(rel), &st) < 0 && errno == ENOENT, "%s exists", rel);
+}
+
+static bool is_root(void)
+{
+	return geteuid() == 0;
+}
+
+START_TEST(test_merge_overlay_rules)
+{
+	const char *layers[3];
+	struct stat st, st2;
+	char v[16];
+	pd_error err = {0};
+
+	if (!is_root())
+		return; /* mknod 0/0 and trusted.* need root */
+	/* L1, the oldest */
+	dir("l1");
+	dir("l1/a");
+	put("l1/a/x", "x1");
+	put("l1/a/y", "y1");
+	dir("l1/b");
+	put("l1/b/k", "k1");
+	dir("l1/b/sub");
+	put("l1/b/sub/deep", "d1");
+	ck_assert_int_eq(symlink("a/x", at("l1/link")), 0);
+	put("l1/f", "f1");
+	put("l1/h1", "hard");
+	ck_assert_int_eq(link(at("l1/h1"), at("l1/h2")), 0);
+	dir("l1/c");
+	put("l1/c/old", "old");
+	dir("l1/d");
+	put("l1/d/keep", "keep");
+	ck_assert_int_eq(lsetxattr(at("l1/d"), "user.color", "red", 3, 0), 0);
+	/* L2 */
+	dir("l2");
+	dir("l2/a");
+	put("l2/a/x", "x2");
+	whiteout("l2/a/y");
+	dir("l2/b");
+	opaque("l2/b");
+	put("l2/b/new", "n2");
+	ck_assert_int_eq(symlink("other", at("l2/link")), 0);
+	whiteout("l2/g"); /* hides an image file: kept */
+	put("l2/c", "cfile");
+	put("l2/m", "mode");
+	ck_assert_int_eq(chown(at("l2/m"), 1234, 5678), 0);
+	ck_assert_int_eq(chmod(at("l2/m"), 04750), 0);
+	ck_assert_int_eq(lsetxattr(at("l2/m"), "trusted.overlay.origin", "o", 1, 0), 0);
+	ck_assert_int_eq(lsetxattr(at("l2/m"), "user.note", "hi", 2, 0), 0);
+	ck_assert_int_eq(
+	    utimensat(AT_FDCWD, at("l2/m"),
+		      (struct timespec[]){{.tv_sec = 1000000000}, {.tv_sec = 1000000001}}, 0),
+	    0);
+	ck_assert_int_eq(mknod(at("l2/fifo"), S_IFIFO | 0600, 0), 0);
+	dir("l2/d");
+	put("l2/d/more", "more");
+	/* L3, the newest */
+	dir("l3");
+	dir("l3/a");
+	put("l3/a/y", "y3"); /* back, over the whiteout */
+	dir("l3/c");	     /* a directory over a file: opaque */
+	put("l3/c/n", "n3");
+	ck_assert_int_eq(symlink("a", at("l3/f")), 0);
+	dir("l3/e");
+	opaque("l3/e");
+	ck_assert_int_eq(chmod(at("l3"), 0751), 0);
+	ck_assert_int_eq(
+	    utimensat(AT_FDCWD, at("l3/a"),
+		      (struct timespec[]){{.tv_sec = 1200000000}, {.tv_sec = 1200000001}}, 0),
+	    0);
+
+	dir("out");
+	layers[0] = at("l1");
+	layers[1] = at("l2");
+	layers[2] = at("l3");
+	ck_assert_msg(layer_merge(layers, 3, at("out"), &err) == 0, "%s", err.msg);
+
+	assert_text("out/a/x", "x2");
+	assert_text("out/a/y", "y3");
+	ck_assert(!has_opaque("out/a"));
+	ck_assert_int_eq(lstat(at("out/a"), &st), 0);
+	ck_assert_int_eq(st.st_mtim.tv_sec, 1200000001);
+	/* opaque b: only what L2 put there, still opaque */
+	ck_assert(has_opaque("out/b"));
+	assert_text("out/b/new", "n2");
+	assert_absent("out/b/k");
+	assert_absent("out/b/sub");
+	assert_link("out/link", "other");
+	assert_link("out/f", "a");
+	assert_whiteout("out/g");
+	/* c: file over dir, then dir over file */
+	ck_assert(has_opaque("out/c"));
+	assert_text("out/c/n", "n3");
+	assert_absent("out/c/old");
+	ck_assert(has_opaque("out/e"));
+	/* d merged, its xattr from the newest layer (L2 has none) */
+	assert_text("out/d/keep", "keep");
+	assert_text("out/d/more", "more");
+	ck_assert_int_lt(lgetxattr(at("out/d"), "user.color", v, sizeof v), 0);
+	/* metadata */
+	assert_text("out/m", "mode");
+	ck_assert_int_eq(lstat(at("out/m"), &st), 0);
+	ck_assert_uint_eq(st.st_uid, 1234);
+	ck_assert_uint_eq(st.st_gid, 5678);
+	ck_assert_uint_eq(st.st_mode & 07777, 04750);
+	ck_assert_int_eq(st.st_mtim.tv_sec, 1000000001);
+	ck_assert_int_eq(lgetxattr(at("out/m"), "trusted.overlay.origin", v, sizeof v), 1);
+	ck_assert_int_eq(lgetxattr(at("out/m"), "user.note", v, sizeof v), 2);
+	ck_assert_int_eq(memcmp(v, "hi", 2), 0);
+	ck_assert_int_eq(lstat(at("out/fifo"), &st), 0);
+	ck_assert(S_ISFIFO(st.st_mode));
+	ck_assert_int_eq(lstat(at("out"), &st), 0);
+	ck_assert_uint_eq(st.st_mode & 07777, 0751);
+	/* hard links become copies */
+	assert_text("out/h1", "hard");
+	assert_text("out/h2", "hard");
+	ck_assert_int_eq(lstat(at("out/h1"), &st), 0);
+	ck_assert_int_eq(lstat(at("out/h2"), &st2), 0);
+	ck_assert_uint_ne(st.st_ino, st2.st_ino);
+	/* the sources are untouched */
+	assert_text("l1/a/x", "x1");
+	assert_whiteout("l2/a/y");
+	assert_text("l1/b/k", "k1");
+}
+END_TEST
+
+START_TEST(test_merge_whiteout_over_dir)
+{
+	const char *layers[2];
+	pd_error err = {0};
+
+	if (!is_root())
+		return;
+	dir("l1");
+	dir("l1/t");
+	put("l1/t/a", "a");
+	dir("l2");
+	whiteout("l2/t");
+	dir("out");
+	layers[0] = at("l1");
+	layers[1] = at("l2");
+	ck_assert_int_eq(layer_merge(layers, 2, at("out"), &err), 0);
+	assert_whiteout("out/t");
+	/* a single layer merges to an equal copy */
+	dir("one");
+	layers[0] = at("l2");
+	ck_assert_int_eq(layer_merge(layers, 1, at("one"), &err), 0);
+	assert_whiteout("one/t");
+}
+END_TEST
+
+START_TEST(test_merge_refuses)
+{
+	const char *layers[1];
+	pd_error err = {0};
+
+	if (!is_root())
+		return;
+	dir("l1");
+	dir("l1/moved");
+	ck_assert_int_eq(lsetxattr(at("l1/moved"), "trusted.overlay.redirect", "/x", 2, 0), 0);
+	dir("out");
+	layers[0] = at("l1");
+	ck_assert_int_eq(layer_merge(layers, 1, at("out"), &err), -ENOTSUP);
+	ck_assert_ptr_nonnull(strstr(err.msg, "redirect"));
+	layers[0] = at("missing");
+	ck_assert_int_eq(layer_merge(layers, 1, at("out"), &err), -ENOENT);
+	put("file", "x");
+	layers[0] = at("file");
+	ck_assert_int_eq(layer_merge(layers, 1, at("out"), &err), -ENOTDIR);
+}
+END_TEST
+
 static Suite *layers_suite(void)
 {
 	Suite *s = suite_create("layers");
@@ -109,6 +424,13 @@ static Suite *layers_suite(void)
 	tcase_add_test(tc, test_parse_format);
 	tcase_add_test(tc, test_parse_errors);
 	tcase_add_test(tc, test_depth_limit);
+	tcase_add_test(tc, test_merge_count);
+	suite_add_tcase(s, tc);
+	tc = tcase_create("merge");
+	tcase_add_checked_fixture(tc, merge_setup, merge_teardown);
+	tcase_add_test(tc, test_merge_overlay_rules);
+	tcase_add_test(tc, test_merge_whiteout_over_dir);
+	tcase_add_test(tc, test_merge_refuses);
 	suite_add_tcase(s, tc);
 	tc = tcase_create("names");
 	tcase_add_test(tc, test_snapshot_ids);

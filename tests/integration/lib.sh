@@ -95,6 +95,7 @@ default_image = ${PD_IMAGE:-tiny}
 cgroup_parent = $PD_CGROUP
 stop_grace = ${PD_STOP_GRACE:-2}
 exec_log_max = ${PD_LOG_MAX:-256M}
+layer_merge_depth = ${PD_MERGE_DEPTH:-16}
 listen = ${PD_LISTEN:-127.0.0.1:0}
 [types.tiny]
 cpus = 0.5
@@ -194,6 +195,16 @@ const sum = require('../sum.js');
 test('adds', () => assert.strictEqual(sum(2, 3), 5));
 test('adds negatives', () => assert.strictEqual(sum(-2, -3), -5));
 JS
+}
+
+# Sets up, serves HTTP on a unix socket ($SOCK, no token needed) and
+# starts the daemon.
+pd_start_with_socket() {
+	pd_setup || exit 1
+	SOCK=$PD_TMP/run/paddock.sock
+	sed -i "s|^\[paddock\]$|[paddock]\nsocket = $SOCK|" "$PD_TMP/paddock.ini"
+	pd_start
+	wait_for 10 test -S "$SOCK" || { diag "no unix socket"; exit 1; }
 }
 
 pd_start() {

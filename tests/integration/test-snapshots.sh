@@ -2,8 +2,10 @@
 # Snapshots: stop freezes the box's changes into a layer, snapshot/fork/
 # restore, read-only snapshot roots, deletion rules, garbage collection, and
 # crash safety by fault injection (PADDOCK_FAULT=STEP makes paddockd kill
-# itself at that step; see daemon/layers.h for the steps).
+# itself at that step; see pd_fault() in daemon/util.h for the steps), and
+# layer merging (layer_merge_depth = 4 here) keeping stacks shallow.
 . "$(dirname "$0")/lib.sh"
+PD_MERGE_DEPTH=4
 pd_start
 
 layers() { find "$D/layers" -mindepth 1 -maxdepth 1 -name 'L*' | wc -l; }
@@ -12,7 +14,8 @@ db() { python3 -c 'import sqlite3,sys; c=sqlite3.connect(sys.argv[1]); [print("|
 referenced_layers() {
 	db "SELECT layers FROM boxes UNION ALL SELECT layers FROM snapshots" | tr ',' '\n' | grep . | sort -un | wc -l
 }
-export -f layers tmps db
+depth() { db "SELECT layers FROM boxes WHERE name = '$1'" | tr ',' '\n' | grep -c .; }
+export -f layers tmps db depth
 
 B=$M/boxes
 mkdir "$B/web"
@@ -71,8 +74,77 @@ ok "and can be deleted" bash -c "for s in \$(ls $M/snapshots); do rmdir $M/snaps
 ok "no orphan layers remain" same "$(layers)" 0
 ok "no snapshot mounts remain" bash -c "! grep -q ' $PD_TMP/run/snapshots/' /proc/self/mountinfo"
 
+# Layer merging: ten stop/start rounds, each writing and deleting; the
+# stack stays at most 4 deep and the box shows exactly what a model of the
+# same changes holds; older snapshots keep showing their own content.
+MODEL=$PD_TMP/model
+mkdir -p "$MODEL/w"
+cp -a "$D/images/tiny/rootfs/etc" "$MODEL/etc"
+# listing ROOT: every path under w and etc, with a symlink's target or a
+# file's sha256 (busybox in the box, coreutils on the host: same output).
+cat >"$PD_TMP/list.sh" <<'SH'
+cd "${1:-/}" || exit 1
+find w etc | LC_ALL=C sort | while read -r p; do
+	if [ -L "$p" ]; then echo "$p -> $(readlink "$p")"
+	elif [ -d "$p" ]; then echo "$p/"
+	else echo "$p $(sha256sum <"$p" | cut -d' ' -f1)"; fi
+done
+SH
+# round ROOT I: the changes of round I, applied under ROOT.
+round() {
+	local r=$1 i=$2
+	mkdir -p "$r/w"
+	echo "v$i" >"$r/w/f$i"
+	rm -f "$r/w/f$((i - 2))"
+	echo "$i" >"$r/w/counter"
+	case $i in
+	1) rm "$r/etc/hosts" ;;			     # a file from the image
+	2) mkdir "$r/w/d"; echo a >"$r/w/d/a"; echo b >"$r/w/d/b"; ln -s f2 "$r/w/link" ;;
+	3) echo mine >"$r/etc/hosts"; mkdir -p "$r/w/deep/er"; echo x >"$r/w/deep/er/x" ;;
+	4) rm -rf "$r/w/d"; mkdir "$r/w/d"; echo c >"$r/w/d/c" ;; # a directory replaced
+	5) rm -rf "$r/w/d"; echo file >"$r/w/d"; rm "$r/w/link"; ln -s f5 "$r/w/link" ;;
+	6) rm "$r/etc/hosts"; rm -rf "$r/w/deep/er" ;;
+	7) rm "$r/w/d"; mkdir -p "$r/w/d/e"; echo e >"$r/w/d/e/e" ;;
+	8) rm "$r/etc/hostname"; mkdir "$r/etc/x"; echo y >"$r/etc/x/y" ;; # exec needs passwd
+	9) rm -rf "$r/w/deep"; echo deep >"$r/w/deep" ;;
+	10) mkdir "$r/etc/hosts"; echo in >"$r/etc/hosts/dir" ;;
+	esac
+}
+# The newest snapshot of box $1: ids are BOX-SEQ, ls sorts them as text.
+newest_snapshot() { ls "$B/$1/snapshots" | sort -t- -k2 -n | tail -1; }
+mkdir "$B/deep"
+deep_ok=0
+for i in 1 2 3 4 5 6 7 8 9 10; do
+	echo running >"$B/deep/state"
+	round "$B/deep/root" "$i"
+	round "$MODEL" "$i"
+	echo stopped >"$B/deep/state"
+	[ "$(depth deep)" -le 4 ] || { diag "round $i: depth $(depth deep)"; deep_ok=1; }
+	case $i in
+	3) snap3=$(newest_snapshot deep); cp -a "$MODEL" "$PD_TMP/model3" ;;
+	7) snap7=$(newest_snapshot deep); cp -a "$MODEL" "$PD_TMP/model7" ;;
+	esac
+done
+ok "ten rounds: the stack never grew past layer_merge_depth (4)" same "$deep_ok" 0
+ok "stop snapshots were taken each round" same "$(ls "$B/deep/snapshots" | wc -l)" 10
+cp "$PD_TMP/list.sh" "$B/deep/root/tmp/list.sh"
+echo running >"$B/deep/state"
+echo 'sh /tmp/list.sh /' >"$B/deep/exec/new"
+timeout 20 cat "$B/deep/exec/last/exit" >/dev/null
+bash "$PD_TMP/list.sh" "$MODEL" >"$PD_TMP/want"
+cat "$B/deep/exec/last/stdout" >"$PD_TMP/got"
+ok "inside the box, the files equal the model exactly" diff "$PD_TMP/want" "$PD_TMP/got"
+ok "the model saw every kind of change" bash -c "grep -q '^etc/hosts/\$' '$PD_TMP/want' && ! grep -q '^etc/hostname ' '$PD_TMP/want' && grep -q '^w/link -> f5' '$PD_TMP/want'"
+ok "an older snapshot (round 3) still shows its own content" bash -c "diff <(bash '$PD_TMP/list.sh' '$PD_TMP/model3') <(bash '$PD_TMP/list.sh' '$M/snapshots/$snap3/root')"
+ok "so does round 7's" bash -c "diff <(bash '$PD_TMP/list.sh' '$PD_TMP/model7') <(bash '$PD_TMP/list.sh' '$M/snapshots/$snap7/root')"
+ok "restoring round 3's snapshot brings its content back" bash -c "echo $snap3 > '$B/deep/restore' && diff <(bash '$PD_TMP/list.sh' '$PD_TMP/model3') <(bash '$PD_TMP/list.sh' '$B/deep/root')"
+echo stopped >"$B/deep/state"
+rmdir "$B/deep"
+for s in $(ls "$M/snapshots"); do rmdir "$M/snapshots/$s"; done
+ok "after the box and its snapshots go, no layer remains" same "$(layers)" 0
+
 # Crash safety: a kill at each step leaves the old or the new state.
-steps="freeze-recorded freeze-renamed freeze-upper copy-paused copy-copied copy-renamed fork-committed restore-recorded restore-moved restore-committed snapdel-deleted gc-renamed"
+steps="freeze-recorded freeze-renamed freeze-upper copy-paused copy-copied copy-renamed fork-committed restore-recorded restore-moved restore-committed snapdel-deleted gc-renamed merge-copied merge-renamed merge-committed"
 for step in $steps; do
 	pd_stop
 	PADDOCK_FAULT=$step pd_start
@@ -80,6 +152,13 @@ for step in $steps; do
 	mkdir "$B/$name"
 	echo kept >"$B/$name/root/kept"
 	case $step in
+	merge-*)
+		# Four stops fill the stack (4 layers); the fifth merges.
+		for k in 1 2 3 4 5; do
+			echo running >"$B/$name/state" 2>/dev/null
+			echo "$k" >"$B/$name/root/m$k" 2>/dev/null
+			echo stopped >"$B/$name/state" 2>/dev/null
+		done ;;
 	copy-*) echo running >"$B/$name/state"; echo x >"$B/$name/snapshot" 2>/dev/null ;;
 	fork-*) echo "$name-f" >"$B/$name/fork" 2>/dev/null ;;
 	restore-*)
@@ -108,6 +187,8 @@ for step in $steps; do
 	case $step in
 	restore-*) ok "$step: an interrupted restore is finished (later changes gone, base kept)" bash -c "[ ! -e '$B/$name/root/later' ] && [ -e '$B/$name/root/kept' ]" ;;
 	snapdel-*) ok "$step: the snapshot is gone (its row delete was the commit)" test ! -e "$M/snapshots/$sid" ;;
+	merge-committed) ok "$step: the merged stack is in force" bash -c "[ \$(depth $name) -le 4 ] && same \"\$(cat '$B/$name/root/m1' '$B/$name/root/m5')\" \"\$(printf '1\n5')\"" ;;
+	merge-*) ok "$step: the old stack is in force, whole" bash -c "same \$(depth $name) 5 && same \"\$(cat '$B/$name/root/m1' '$B/$name/root/m5')\" \"\$(printf '1\n5')\"" ;;
 	fork-*) ok "$step: the fork is whole or absent" bash -c "[ ! -e '$B/$name-f' ] || same \"\$(cat '$B/$name-f/root/kept')\" kept" ;;
 	esac
 	ok "$step: no leaked mounts" bash -c "[ \$(grep -c '$PD_TMP/run/snapshots/' /proc/self/mountinfo) -eq 0 ]"

@@ -9,11 +9,7 @@ require_root
 PADDOCK=${PADDOCK:-$TOP_BUILDDIR/cli/paddock}
 command -v zstd >/dev/null || skip_all "needs zstd"
 
-pd_setup || exit 1
-SOCK=$PD_TMP/run/paddock.sock
-sed -i "s|^\[paddock\]$|[paddock]\nsocket = $SOCK|" "$PD_TMP/paddock.ini"
-pd_start
-wait_for 10 test -S "$SOCK" || { diag "no unix socket"; exit 1; }
+pd_start_with_socket
 V=$M/volumes
 H=$PD_TMP/host
 mkdir -p "$H"

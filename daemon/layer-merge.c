@@ -1,0 +1,322 @@
+/* layer-merge.c - merging overlay layers by hand (see layer-merge.h). */
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/xattr.h>
+#include <unistd.h>
+
+#include "layer-merge.h"
+#include "util.h"
+
+#define OPAQUE_XATTR "trusted.overlay.opaque"
+/* Bounds what one xattr list or value may take. */
+#define XATTR_BUF_MAX (64 * 1024)
+
+static bool is_opaque(const char *path)
+{
+	char v[2];
+	ssize_t n = lgetxattr(path, OPAQUE_XATTR, v, sizeof v);
+
+	return n == 1 && v[0] == 'y';
+}
+
+/* The names of path's xattrs ("a\0b\0") in *ret (malloc'd), length in
+ * *ret_len. */
+static int list_xattrs(const char *path, char **ret, size_t *ret_len, pd_error *err)
+{
+	_cleanup_free_ char *buf = NULL;
+	ssize_t n = llistxattr(path, NULL, 0);
+
+	if (n < 0 && (errno == ENOTSUP || errno == EOPNOTSUPP))
+		n = 0;
+	if (n < 0)
+		return pd_error_set(err, -errno, "cannot list xattrs of %s: %s", path,
+				    strerror(errno));
+	buf = malloc((size_t)n + 1);
+	if (!buf)
+		return pd_error_set(err, -ENOMEM, "out of memory");
+	if (n > 0) {
+		n = llistxattr(path, buf, (size_t)n);
+		if (n < 0)
+			return pd_error_set(err, -errno, "cannot list xattrs of %s: %s", path,
+					    strerror(errno));
+	}
+	*ret = TAKE_PTR(buf);
+	*ret_len = (size_t)n;
+	return 0;
+}
+
+/* Removes every xattr of dst (a directory about to take a newer layer's
+ * metadata). */
+static int clear_xattrs(const char *dst, pd_error *err)
+{
+	_cleanup_free_ char *names = NULL;
+	size_t len;
+	int r = list_xattrs(dst, &names, &len, err);
+
+	for (size_t off = 0; r >= 0 && off < len; off += strlen(names + off) + 1)
+		if (lremovexattr(dst, names + off) < 0 && errno != ENODATA)
+			r = pd_error_set(err, -errno, "cannot remove xattr %s of %s: %s",
+					 names + off, dst, strerror(errno));
+	return r;
+}
+
+/* Copies src's xattrs onto dst, all but the opaque mark when skip_opaque. */
+static int copy_xattrs(const char *src, const char *dst, bool skip_opaque, pd_error *err)
+{
+	_cleanup_free_ char *names = NULL, *val = NULL;
+	size_t len;
+	int r = list_xattrs(src, &names, &len, err);
+
+	if (r >= 0 && len && !(val = malloc(XATTR_BUF_MAX)))
+		r = pd_error_set(err, -ENOMEM, "out of memory");
+	for (size_t off = 0; r >= 0 && off < len; off += strlen(names + off) + 1) {
+		const char *name = names + off;
+		ssize_t n;
+
+		if (strcmp(name, "trusted.overlay.redirect") == 0 ||
+		    strcmp(name, "trusted.overlay.metacopy") == 0)
+			return pd_error_set(err, -ENOTSUP,
+					    "%s has %s (overlay redirect_dir/metacopy), which "
+					    "merging does not support",
+					    src, name);
+		if (skip_opaque && strcmp(name, OPAQUE_XATTR) == 0)
+			continue;
+		n = lgetxattr(src, name, val, XATTR_BUF_MAX);
+		if (n < 0)
+			return pd_error_set(err, -errno, "cannot read xattr %s of %s: %s", name,
+					    src, strerror(errno));
+		if (lsetxattr(dst, name, val, (size_t)n, 0) < 0)
+			return pd_error_set(err, -errno, "cannot set xattr %s on %s: %s", name, dst,
+					    strerror(errno));
+	}
+	return r;
+}
+
+/* Owner, mode, xattrs, then times (last: the others change ctime only,
+ * but a directory's contents change its mtime, so callers finish a
+ * directory's children first). chown comes before xattrs because it drops
+ * security.capability. */
+static int copy_meta(const char *src, const char *dst, const struct stat *st, bool skip_opaque,
+		     pd_error *err)
+{
+	struct timespec times[2] = {st->st_atim, st->st_mtim};
+	int r;
+
+	if (lchown(dst, st->st_uid, st->st_gid) < 0)
+		return pd_error_set(err, -errno, "cannot chown %s: %s", dst, strerror(errno));
+	if (!S_ISLNK(st->st_mode) && chmod(dst, st->st_mode & 07777) < 0)
+		return pd_error_set(err, -errno, "cannot chmod %s: %s", dst, strerror(errno));
+	r = copy_xattrs(src, dst, skip_opaque, err);
+	if (r < 0)
+		return r;
+	if (utimensat(AT_FDCWD, dst, times, AT_SYMLINK_NOFOLLOW) < 0)
+		return pd_error_set(err, -errno, "cannot set the times of %s: %s", dst,
+				    strerror(errno));
+	return 0;
+}
+
+static int copy_data(int in, int out)
+{
+	char buf[64 * 1024];
+	bool plain = false;
+
+	for (;;) {
+		ssize_t n;
+
+		if (!plain) {
+			n = copy_file_range(in, NULL, out, NULL, 1 << 30, 0);
+			if (n < 0 && (errno == EXDEV || errno == ENOSYS || errno == EINVAL ||
+				      errno == EOPNOTSUPP)) {
+				plain = true;
+				continue;
+			}
+			if (n < 0 && errno == EINTR)
+				continue;
+			if (n < 0)
+				return -errno;
+			if (n == 0)
+				return 0;
+			continue;
+		}
+		n = read(in, buf, sizeof buf);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0)
+			return -errno;
+		if (n == 0)
+			return 0;
+		for (ssize_t off = 0; off < n;) {
+			ssize_t w = write(out, buf + off, (size_t)(n - off));
+			if (w < 0 && errno == EINTR)
+				continue;
+			if (w < 0)
+				return -errno;
+			off += w;
+		}
+	}
+}
+
+static int copy_file(const char *src, const char *dst, pd_error *err)
+{
+	_cleanup_close_ int in = -1, out = -1;
+	int r;
+
+	in = open(src, O_RDONLY | O_NOFOLLOW | O_NOCTTY | O_CLOEXEC);
+	if (in < 0)
+		return pd_error_set(err, -errno, "cannot open %s: %s", src, strerror(errno));
+	out = open(dst, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_NOCTTY | O_CLOEXEC, 0600);
+	if (out < 0)
+		return pd_error_set(err, -errno, "cannot create %s: %s", dst, strerror(errno));
+	r = copy_data(in, out);
+	if (r < 0)
+		return pd_error_set(err, r, "cannot copy %s: %s", src, strerror(-r));
+	return 0;
+}
+
+/* A non-directory: a new copy of src at dst (which does not exist). */
+static int copy_node(const char *src, const char *dst, const struct stat *st, pd_error *err)
+{
+	int r = 0;
+
+	if (S_ISREG(st->st_mode))
+		r = copy_file(src, dst, err);
+	else if (S_ISLNK(st->st_mode)) {
+		_cleanup_free_ char *target = malloc((size_t)st->st_size + 1);
+		ssize_t n;
+
+		if (!target)
+			return pd_error_set(err, -ENOMEM, "out of memory");
+		n = readlink(src, target, (size_t)st->st_size + 1);
+		if (n < 0 || n > st->st_size)
+			return pd_error_set(err, n < 0 ? -errno : -EIO, "cannot read link %s", src);
+		target[n] = '\0';
+		if (symlink(target, dst) < 0)
+			r = pd_error_set(err, -errno, "cannot make link %s: %s", dst,
+					 strerror(errno));
+	} else if (mknod(dst, st->st_mode, st->st_rdev) < 0)
+		r = pd_error_set(err, -errno, "cannot make %s: %s", dst, strerror(errno));
+	if (r < 0)
+		return r;
+	return copy_meta(src, dst, st, /* skip_opaque= */ false, err);
+}
+
+static int remove_path(const char *path, pd_error *err)
+{
+	int r = rm_rf(path);
+
+	if (r < 0)
+		return pd_error_set(err, r, "cannot remove %s: %s", path, strerror(-r));
+	return 0;
+}
+
+static int merge_dir(const char *src, const char *dst, pd_error *err);
+
+/* Applies one entry of a newer layer (src) onto the merged tree (dst). */
+static int merge_entry(const char *src, const char *dst, pd_error *err)
+{
+	struct stat st, dst_st;
+	bool exists, opaque;
+	int r;
+
+	if (lstat(src, &st) < 0)
+		return pd_error_set(err, -errno, "cannot stat %s: %s", src, strerror(errno));
+	exists = lstat(dst, &dst_st) == 0;
+	if (!exists && errno != ENOENT)
+		return pd_error_set(err, -errno, "cannot stat %s: %s", dst, strerror(errno));
+
+	if (!S_ISDIR(st.st_mode)) {
+		/* Whiteouts included: copied as they are, over what they hide. */
+		if (exists && (r = remove_path(dst, err)) < 0)
+			return r;
+		return copy_node(src, dst, &st, err);
+	}
+
+	opaque = is_opaque(src);
+	if (exists && S_ISDIR(dst_st.st_mode) && !opaque) {
+		/* Merges with the older directory, which stays opaque if it was. */
+		opaque = is_opaque(dst);
+		r = clear_xattrs(dst, err);
+	} else {
+		/* Opaque, or over a non-directory or a whiteout, which ended
+		 * the lookup there: nothing from below shows through. */
+		if (exists) {
+			opaque = true;
+			if ((r = remove_path(dst, err)) < 0)
+				return r;
+		}
+		r = mkdir(dst, 0700) < 0
+			? pd_error_set(err, -errno, "cannot make %s: %s", dst, strerror(errno))
+			: 0;
+	}
+	if (r >= 0 && opaque && lsetxattr(dst, OPAQUE_XATTR, "y", 1, 0) < 0)
+		r = pd_error_set(err, -errno, "cannot mark %s opaque: %s", dst, strerror(errno));
+	if (r >= 0)
+		r = merge_dir(src, dst, err);
+	if (r >= 0)
+		r = copy_meta(src, dst, &st, /* skip_opaque= */ true, err);
+	return r;
+}
+
+static int merge_dir(const char *src, const char *dst, pd_error *err)
+{
+	DIR *d = opendir(src);
+	struct dirent *de;
+	int r = 0;
+
+	if (!d)
+		return pd_error_set(err, -errno, "cannot open %s: %s", src, strerror(errno));
+	while (r >= 0) {
+		_cleanup_free_ char *s = NULL, *t = NULL;
+
+		errno = 0;
+		de = readdir(d);
+		if (!de) {
+			if (errno)
+				r = pd_error_set(err, -errno, "cannot read %s: %s", src,
+						 strerror(errno));
+			break;
+		}
+		if (strcmp(de->d_name, ".") == 0 || strcmp(de->d_name, "..") == 0)
+			continue;
+		if (asprintf(&s, "%s/%s", src, de->d_name) < 0)
+			s = NULL;
+		else if (asprintf(&t, "%s/%s", dst, de->d_name) < 0)
+			t = NULL;
+		if (!s || !t) {
+			r = pd_error_set(err, -ENOMEM, "out of memory");
+			break;
+		}
+		r = merge_entry(s, t, err);
+	}
+	closedir(d);
+	return r;
+}
+
+int layer_merge(const char *const *layers, size_t n, const char *dst, pd_error *err)
+{
+	int r = 0;
+
+	for (size_t i = 0; i < n && r >= 0; i++) {
+		struct stat st;
+
+		if (lstat(layers[i], &st) < 0)
+			return pd_error_set(err, -errno, "cannot stat %s: %s", layers[i],
+					    strerror(errno));
+		if (!S_ISDIR(st.st_mode))
+			return pd_error_set(err, -ENOTDIR, "layer %s is not a directory",
+					    layers[i]);
+		r = merge_dir(layers[i], dst, err);
+		/* The root takes the newest layer's metadata; it is never opaque. */
+		if (r >= 0)
+			r = clear_xattrs(dst, err);
+		if (r >= 0)
+			r = copy_meta(layers[i], dst, &st, /* skip_opaque= */ true, err);
+	}
+	return r;
+}
