@@ -51,6 +51,10 @@ enum value_kind {
 	VAL_PUSH_COUNT,	 /* push_max_entries */
 	VAL_PUSH_BYTES,	 /* push_max_bytes */
 	VAL_MERGE_DEPTH, /* layer_merge_depth */
+	VAL_ONOFF,	 /* network */
+	VAL_BRIDGE,	 /* bridge */
+	VAL_SUBNET,	 /* subnet */
+	VAL_NFT_TABLE,	 /* nft_table */
 };
 
 static const struct paddock_key {
@@ -74,6 +78,10 @@ static const struct paddock_key {
     {"push_max_entries", VAL_PUSH_COUNT, 0},
     {"push_max_bytes", VAL_PUSH_BYTES, 0},
     {"layer_merge_depth", VAL_MERGE_DEPTH, 0},
+    {"network", VAL_ONOFF, 0},
+    {"bridge", VAL_BRIDGE, offsetof(struct pd_config, bridge)},
+    {"subnet", VAL_SUBNET, 0},
+    {"nft_table", VAL_NFT_TABLE, offsetof(struct pd_config, nft_table)},
 };
 
 static const char *const type_keys[] = {"cpus", "memory", "pids", "disk"};
@@ -175,6 +183,47 @@ static bool url_ok(const char *v)
 	       !has_space_or_control(v) && strlen(v) < 512;
 }
 
+/* An interface or table name: a lowercase letter, then up to max - 1 of
+ * [a-z0-9] and the one extra character allowed (- or _). */
+static bool ident_ok(const char *v, size_t max, char extra)
+{
+	size_t n = strlen(v);
+
+	if (n == 0 || n > max || !(v[0] >= 'a' && v[0] <= 'z'))
+		return false;
+	for (size_t i = 1; i < n; i++)
+		if (!((v[i] >= 'a' && v[i] <= 'z') || (v[i] >= '0' && v[i] <= '9') ||
+		      v[i] == extra))
+			return false;
+	return true;
+}
+
+/* "10.88.0.0/16": a dotted quad with no host bits set and a prefix of
+ * 8-28 (room for the bridge and at least a dozen boxes). */
+static bool subnet_ok(const char *v, uint32_t *ret_net, unsigned *ret_prefix)
+{
+	const char *slash = strchr(v, '/');
+	char addr[16];
+	struct in_addr in;
+	uint64_t prefix;
+	uint32_t net, mask;
+
+	if (!slash || (size_t)(slash - v) >= sizeof(addr))
+		return false;
+	memcpy(addr, v, (size_t)(slash - v));
+	addr[slash - v] = '\0';
+	if (inet_pton(AF_INET, addr, &in) != 1 || parse_uint64(slash + 1, 28, &prefix) < 0 ||
+	    prefix < 8)
+		return false;
+	net = ntohl(in.s_addr);
+	mask = ~0u << (32 - prefix);
+	if (net & ~mask)
+		return false;
+	*ret_net = net;
+	*ret_prefix = (unsigned)prefix;
+	return true;
+}
+
 static int set_string(struct parser *p, size_t offset, const char *value)
 {
 	char **field = (char **)((char *)p->c + offset);
@@ -262,6 +311,20 @@ static int set_paddock_key(struct parser *p, const char *key, const char *value)
 			p->c->push_max_bytes = v;
 		break;
 	}
+	case VAL_ONOFF:
+		ok = strcmp(value, "on") == 0 || strcmp(value, "off") == 0;
+		if (ok)
+			p->c->network = value[1] == 'n';
+		break;
+	case VAL_BRIDGE:
+		ok = ident_ok(value, CONFIG_BRIDGE_MAX, '-');
+		break;
+	case VAL_NFT_TABLE:
+		ok = ident_ok(value, CONFIG_NFT_TABLE_MAX, '_');
+		break;
+	case VAL_SUBNET:
+		ok = subnet_ok(value, &p->c->subnet, &p->c->subnet_prefix);
+		break;
 	default:
 		ok = false;
 	}
@@ -269,7 +332,8 @@ static int set_paddock_key(struct parser *p, const char *key, const char *value)
 		return fail_here(p, "bad value for %s: \"%s\"", key, value);
 
 	if (k->kind == VAL_TTL || k->kind == VAL_GRACE || k->kind == VAL_SIZE ||
-	    k->kind == VAL_PUSH_COUNT || k->kind == VAL_PUSH_BYTES || k->kind == VAL_MERGE_DEPTH)
+	    k->kind == VAL_PUSH_COUNT || k->kind == VAL_PUSH_BYTES || k->kind == VAL_MERGE_DEPTH ||
+	    k->kind == VAL_ONOFF || k->kind == VAL_SUBNET)
 		return 0;
 	if (strcmp(key, "default_type") == 0)
 		p->default_type_line = p->lineno;
@@ -463,6 +527,8 @@ void config_release(struct pd_config *c)
 	free(c->listen);
 	free(c->socket);
 	free(c->public_url);
+	free(c->bridge);
+	free(c->nft_table);
 	memset(c, 0, sizeof(*c));
 }
 
@@ -477,9 +543,14 @@ static int config_defaults(struct pd_config *c)
 	c->default_image = strdup("debian");
 	c->default_type = strdup("small");
 	c->listen = strdup("127.0.0.1:7860");
+	c->bridge = strdup("paddock0");
+	c->nft_table = strdup("paddock");
 	if (!c->mount || !c->data || !c->run || !c->crun || !c->cgroup_parent ||
-	    !c->default_image || !c->default_type || !c->listen)
+	    !c->default_image || !c->default_type || !c->listen || !c->bridge || !c->nft_table)
 		return -ENOMEM;
+	c->network = true;
+	c->subnet = 0x0a580000; /* 10.88.0.0 */
+	c->subnet_prefix = 16;
 	c->push_max_entries = 100000;
 	c->push_max_bytes = 8 * GiB;
 	c->default_ttl = -1;

@@ -24,6 +24,16 @@
  *	layer_merge_depth = 16      deepest layer stack a box keeps (2-32): when
  *	                            a stop, snapshot or fork would make it
  *	                            deeper, its oldest layers merge into one
+ *	network = on                box networking (on/off): each box gets a
+ *	                            veth on the daemon's bridge, an address,
+ *	                            NAT and its egress policy. off: a box has
+ *	                            its own network namespace with loopback only
+ *	bridge = paddock0           the daemon's bridge (1-8 of [a-z0-9-], a
+ *	                            letter first); box veths are named after it
+ *	subnet = 10.88.0.0/16       IPv4 network of the bridge (prefix 8-28); the
+ *	                            bridge takes its first host address
+ *	nft_table = paddock         the daemon's nftables inet table (1-32 of
+ *	                            [a-z0-9_], a letter first)
  *
  *	[types.NAME]                one section per box type
  *	cpus = 1                    may be fractional: 0.5
@@ -42,6 +52,7 @@
  */
 #pragma once
 
+#include <stdbool.h>
 #include <stdint.h>
 
 #include "error.h"
@@ -54,6 +65,8 @@
  * one deeper than the box, and a restored box one more before it merges. */
 #define CONFIG_MERGE_DEPTH_MIN 2
 #define CONFIG_MERGE_DEPTH_MAX 32
+#define CONFIG_BRIDGE_MAX 8
+#define CONFIG_NFT_TABLE_MAX 32
 
 struct box_type {
 	char name[NAME_MAX_LEN + 1];
@@ -81,6 +94,11 @@ struct pd_config {
 	uint64_t push_max_entries;
 	uint64_t push_max_bytes;
 	unsigned layer_merge_depth; /* CONFIG_MERGE_DEPTH_MIN..MAX */
+	bool network;
+	char *bridge;
+	char *nft_table;
+	uint32_t subnet;	/* network address, host byte order */
+	unsigned subnet_prefix; /* 8-28 */
 	struct box_type types[CONFIG_MAX_TYPES];
 	size_t n_types;
 };

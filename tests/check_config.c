@@ -118,6 +118,11 @@ static void assert_defaults(const struct pd_config *c)
 	ck_assert_int_eq(c->default_ttl, -1);
 	ck_assert_uint_eq(c->stop_grace, 10);
 	ck_assert_uint_eq(c->layer_merge_depth, 16);
+	ck_assert(c->network);
+	ck_assert_str_eq(c->bridge, "paddock0");
+	ck_assert_str_eq(c->nft_table, "paddock");
+	ck_assert_uint_eq(c->subnet, 0x0a580000);
+	ck_assert_uint_eq(c->subnet_prefix, 16);
 	ck_assert_uint_eq(c->n_types, 3);
 	assert_type(c, "small", 1000, 2 * GiB, 4096, 10 * GiB);
 	assert_type(c, "medium", 2000, 4 * GiB, 4096, 10 * GiB);
@@ -311,6 +316,38 @@ START_TEST(test_values)
 	/* No newline at the end. */
 	ck_assert_int_eq(load_text("[paddock]\nmount = /last", &c, &err), 0);
 	ck_assert_str_eq(c.mount, "/last");
+	config_release(&c);
+}
+END_TEST
+
+START_TEST(test_network_values)
+{
+	struct pd_config c;
+	pd_error err;
+
+	ck_assert_int_eq(load_text("[paddock]\nnetwork = off\nbridge = pd-t1\n"
+				   "subnet = 10.200.7.0/24\nnft_table = paddock_t1\n",
+				   &c, &err),
+			 0);
+	ck_assert(!c.network);
+	ck_assert_str_eq(c.bridge, "pd-t1");
+	ck_assert_str_eq(c.nft_table, "paddock_t1");
+	ck_assert_uint_eq(c.subnet, 0x0ac80700);
+	ck_assert_uint_eq(c.subnet_prefix, 24);
+	config_release(&c);
+
+	/* The widest and narrowest subnets, the longest names. */
+	ck_assert_int_eq(
+	    load_text("[paddock]\nnetwork = on\nsubnet = 10.0.0.0/8\n"
+		      "bridge = abcdefgh\nnft_table = a2345678901234567890123456789012\n",
+		      &c, &err),
+	    0);
+	ck_assert(c.network);
+	ck_assert_uint_eq(c.subnet_prefix, 8);
+	config_release(&c);
+	ck_assert_int_eq(load_text("[paddock]\nsubnet = 192.168.5.16/28\n", &c, &err), 0);
+	ck_assert_uint_eq(c.subnet, 0xc0a80510);
+	ck_assert_uint_eq(c.subnet_prefix, 28);
 	config_release(&c);
 }
 END_TEST
@@ -555,6 +592,21 @@ START_TEST(test_bad_values)
 		     "bad value for push_max_entries: \"0\"");
 	expect_error("[paddock]\npush_max_bytes = lots\n", 2,
 		     "bad value for push_max_bytes: \"lots\"");
+	expect_error("[paddock]\nnetwork = yes\n", 2, "bad value for network: \"yes\"");
+	expect_error("[paddock]\nbridge = abcdefghi\n", 2, "bad value for bridge: \"abcdefghi\"");
+	expect_error("[paddock]\nbridge = 0pd\n", 2, "bad value for bridge: \"0pd\"");
+	expect_error("[paddock]\nbridge = pd_x\n", 2, "bad value for bridge: \"pd_x\"");
+	expect_error("[paddock]\nbridge = Pd\n", 2, "bad value for bridge: \"Pd\"");
+	expect_error("[paddock]\nnft_table = a-b\n", 2, "bad value for nft_table: \"a-b\"");
+	expect_error("[paddock]\nnft_table = a23456789012345678901234567890123\n", 2,
+		     "bad value for nft_table: \"a23456789012345678901234567890123\"");
+	expect_error("[paddock]\nsubnet = 10.88.0.1/16\n", 2,
+		     "bad value for subnet: \"10.88.0.1/16\"");
+	expect_error("[paddock]\nsubnet = 10.88.0.0/29\n", 2,
+		     "bad value for subnet: \"10.88.0.0/29\"");
+	expect_error("[paddock]\nsubnet = 10.0.0.0/7\n", 2, "bad value for subnet: \"10.0.0.0/7\"");
+	expect_error("[paddock]\nsubnet = 10.88.0.0\n", 2, "bad value for subnet: \"10.88.0.0\"");
+	expect_error("[paddock]\nsubnet = fd00::/64\n", 2, "bad value for subnet: \"fd00::/64\"");
 }
 END_TEST
 
@@ -708,6 +760,7 @@ static Suite *config_suite(void)
 	tcase_add_test(tc, test_default_type_defined_later);
 	tcase_add_test(tc, test_values);
 	tcase_add_test(tc, test_http_values);
+	tcase_add_test(tc, test_network_values);
 	tcase_add_test(tc, test_section_comments);
 	tcase_add_test(tc, test_find_type);
 	tcase_add_test(tc, test_type_format);

@@ -97,6 +97,10 @@ stop_grace = ${PD_STOP_GRACE:-2}
 exec_log_max = ${PD_LOG_MAX:-256M}
 layer_merge_depth = ${PD_MERGE_DEPTH:-16}
 listen = ${PD_LISTEN:-127.0.0.1:0}
+network = ${PD_NETWORK:-off}
+bridge = ${PD_BRIDGE:-pd-t$(($$ % 10000))}
+subnet = ${PD_SUBNET:-10.200.$(($$ % 250)).0/24}
+nft_table = ${PD_NFT_TABLE:-paddock_t$$}
 [types.tiny]
 cpus = 0.5
 memory = 64M
