@@ -88,6 +88,10 @@ static const char *const migrations[] = {
     "  pos INTEGER NOT NULL,"
     "  PRIMARY KEY (box_id, volume_id)"
     ");",
+    /* 6 -> 7: networking: each box's egress policy (its canonical text,
+     * policy.h) and its IPv4 address while running (0: none). */
+    "ALTER TABLE boxes ADD COLUMN policy TEXT NOT NULL DEFAULT 'allow-all';"
+    "ALTER TABLE boxes ADD COLUMN net_addr INTEGER NOT NULL DEFAULT 0;",
 };
 
 static int sql_err(sqlite3 *db, pd_error *err, const char *what)
@@ -227,7 +231,8 @@ static int bind_row(sqlite3_stmt *st, const struct box_row *row)
 	    sqlite3_bind_int64(st, 6, row->last_started) != SQLITE_OK ||
 	    sqlite3_bind_text(st, 7, row->error, -1, SQLITE_STATIC) != SQLITE_OK ||
 	    sqlite3_bind_int64(st, 9, row->expires) != SQLITE_OK ||
-	    sqlite3_bind_text(st, 10, row->layers, -1, SQLITE_STATIC) != SQLITE_OK)
+	    sqlite3_bind_text(st, 10, row->layers, -1, SQLITE_STATIC) != SQLITE_OK ||
+	    sqlite3_bind_int64(st, 11, row->net_addr) != SQLITE_OK)
 		return -EIO;
 	return 0;
 }
@@ -236,11 +241,11 @@ int store_box_insert(struct store *s, struct box_row *row, pd_error *err)
 {
 	_cleanup_stmt_ sqlite3_stmt *st = NULL;
 
-	if (sqlite3_prepare_v2(
-		s->db,
-		"INSERT INTO boxes (name, state, type, image, created, last_started,"
-		" error, expires, layers) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?9, ?10)",
-		-1, &st, NULL) != SQLITE_OK ||
+	if (sqlite3_prepare_v2(s->db,
+			       "INSERT INTO boxes (name, state, type, image, created, last_started,"
+			       " error, expires, layers, net_addr)"
+			       " VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?9, ?10, ?11)",
+			       -1, &st, NULL) != SQLITE_OK ||
 	    bind_row(st, row) < 0)
 		return sql_err(s->db, err, "insert box");
 	if (sqlite3_step(st) != SQLITE_DONE) {
@@ -260,8 +265,8 @@ int store_box_update(struct store *s, const struct box_row *row, pd_error *err)
 	if (sqlite3_prepare_v2(
 		s->db,
 		"UPDATE boxes SET name = ?1, state = ?2, type = ?3, image = ?4,"
-		" created = ?5, last_started = ?6, error = ?7, expires = ?9, layers = ?10"
-		" WHERE id = ?8",
+		" created = ?5, last_started = ?6, error = ?7, expires = ?9, layers = ?10,"
+		" net_addr = ?11 WHERE id = ?8",
 		-1, &st, NULL) != SQLITE_OK ||
 	    bind_row(st, row) < 0 || sqlite3_bind_int64(st, 8, row->id) != SQLITE_OK)
 		return sql_err(s->db, err, "update box");
@@ -285,7 +290,8 @@ int store_box_delete(struct store *s, int64_t id, pd_error *err)
 	return 0;
 }
 
-#define BOX_COLUMNS "id, name, state, type, image, created, last_started, error, expires, layers"
+#define BOX_COLUMNS                                                                                \
+	"id, name, state, type, image, created, last_started, error, expires, layers, net_addr"
 
 static void box_from(sqlite3_stmt *st, struct box_row *row)
 {
@@ -300,6 +306,49 @@ static void box_from(sqlite3_stmt *st, struct box_row *row)
 	copy_text(row->error, sizeof row->error, st, 7);
 	row->expires = sqlite3_column_int64(st, 8);
 	copy_text(row->layers, sizeof row->layers, st, 9);
+	row->net_addr = sqlite3_column_int64(st, 10);
+}
+
+int store_box_policy_get(struct store *s, int64_t id, char **ret)
+{
+	_cleanup_stmt_ sqlite3_stmt *st = NULL;
+	const unsigned char *t;
+	char *copy;
+
+	if (sqlite3_prepare_v2(s->db, "SELECT policy FROM boxes WHERE id = ?1", -1, &st, NULL) !=
+		SQLITE_OK ||
+	    sqlite3_bind_int64(st, 1, id) != SQLITE_OK)
+		return -EIO;
+	switch (sqlite3_step(st)) {
+	case SQLITE_ROW:
+		break;
+	case SQLITE_DONE:
+		return -ENOENT;
+	default:
+		return -EIO;
+	}
+	t = sqlite3_column_text(st, 0);
+	copy = strdup(t ? (const char *)t : "");
+	if (!copy)
+		return -ENOMEM;
+	*ret = copy;
+	return 0;
+}
+
+int store_box_policy_set(struct store *s, int64_t id, const char *text, pd_error *err)
+{
+	_cleanup_stmt_ sqlite3_stmt *st = NULL;
+
+	if (sqlite3_prepare_v2(s->db, "UPDATE boxes SET policy = ?2 WHERE id = ?1", -1, &st,
+			       NULL) != SQLITE_OK ||
+	    sqlite3_bind_int64(st, 1, id) != SQLITE_OK ||
+	    sqlite3_bind_text(st, 2, text, -1, SQLITE_STATIC) != SQLITE_OK)
+		return sql_err(s->db, err, "save policy");
+	if (sqlite3_step(st) != SQLITE_DONE)
+		return sql_err(s->db, err, "save policy");
+	if (sqlite3_changes(s->db) != 1)
+		return pd_error_set(err, -ENOENT, "box %lld is not in the database", (long long)id);
+	return 0;
 }
 
 int store_box_get(struct store *s, int64_t id, struct box_row *ret)

@@ -16,7 +16,7 @@
 #include "parse.h"
 
 /* The schema version this build writes. */
-#define STORE_SCHEMA_VERSION 6
+#define STORE_SCHEMA_VERSION 7
 
 struct store;
 
@@ -31,6 +31,7 @@ struct box_row {
 	int64_t expires;      /* TTL deadline, unix seconds, 0 = none */
 	char error[PD_ERROR_MAX + 64];
 	char layers[LAYER_STACK_TEXT_MAX]; /* its layer stack, newest first */
+	int64_t net_addr;		   /* IPv4 address (host order) while running, 0 = none */
 };
 
 /* Opens (creating if needed) the database at path and migrates it to
@@ -49,6 +50,11 @@ int store_box_update(struct store *s, const struct box_row *row, pd_error *err);
 int store_box_delete(struct store *s, int64_t id, pd_error *err);
 /* -ENOENT if there is no box with that id. */
 int store_box_get(struct store *s, int64_t id, struct box_row *ret);
+
+/* A box's network policy text (policy.h), malloc'd; new boxes have
+ * "allow-all" (parse it: the stored text need not be canonical). -ENOENT if there is no such box. */
+int store_box_policy_get(struct store *s, int64_t id, char **ret);
+int store_box_policy_set(struct store *s, int64_t id, const char *text, pd_error *err);
 
 /* Calls fn for every box in id order; stops early when fn returns < 0 and
  * returns that value. */

@@ -1,0 +1,424 @@
+/* net-link.c - rtnetlink with libmnl: bridge, veth pairs, addresses,
+ * routes, and network namespaces bound to files. */
+#include <arpa/inet.h>
+#include <net/if.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <libmnl/libmnl.h>
+#include <linux/if_bridge.h>
+#include <linux/if_link.h>
+#include <linux/rtnetlink.h>
+#include <linux/veth.h>
+#include <pthread.h>
+#include <sched.h>
+#include <stdbool.h>
+#include <string.h>
+#include <sys/mount.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "net-link.h"
+#include "util.h"
+
+#define NL_BUF 8192
+
+struct nl {
+	struct mnl_socket *sock;
+	unsigned portid;
+	unsigned seq;
+};
+
+static int nl_open(struct nl *nl)
+{
+	nl->sock = mnl_socket_open2(NETLINK_ROUTE, SOCK_CLOEXEC);
+	if (!nl->sock)
+		return -errno;
+	if (mnl_socket_bind(nl->sock, 0, MNL_SOCKET_AUTOPID) < 0) {
+		int e = -errno;
+		mnl_socket_close(nl->sock);
+		nl->sock = NULL;
+		return e;
+	}
+	nl->portid = mnl_socket_get_portid(nl->sock);
+	nl->seq = (unsigned)time(NULL);
+	return 0;
+}
+
+static void nl_close(struct nl *nl)
+{
+	if (nl->sock)
+		mnl_socket_close(nl->sock);
+	nl->sock = NULL;
+}
+
+static struct nlmsghdr *nl_msg(char *buf, uint16_t type, uint16_t flags)
+{
+	struct nlmsghdr *h = mnl_nlmsg_put_header(buf);
+
+	h->nlmsg_type = type;
+	h->nlmsg_flags = NLM_F_REQUEST | NLM_F_ACK | flags;
+	return h;
+}
+
+/* Sends one request and waits for its ack; cb (may be NULL) sees replies. */
+static int nl_talk(struct nl *nl, struct nlmsghdr *h, mnl_cb_t cb, void *data)
+{
+	char buf[NL_BUF];
+	ssize_t n;
+	int r;
+
+	h->nlmsg_seq = ++nl->seq;
+	if (mnl_socket_sendto(nl->sock, h, h->nlmsg_len) < 0)
+		return -errno;
+	do {
+		n = mnl_socket_recvfrom(nl->sock, buf, sizeof(buf));
+		if (n < 0)
+			return -errno;
+		r = mnl_cb_run(buf, (size_t)n, nl->seq, nl->portid, cb, data);
+		if (r < 0)
+			return errno ? -errno : -EIO;
+	} while (r > 0);
+	return 0;
+}
+
+static struct ifinfomsg *put_ifinfo(struct nlmsghdr *h, int family, int index)
+{
+	struct ifinfomsg *ifi = mnl_nlmsg_put_extra_header(h, sizeof(*ifi));
+
+	ifi->ifi_family = (unsigned char)family;
+	ifi->ifi_index = index;
+	return ifi;
+}
+
+static int link_up(struct nl *nl, int index)
+{
+	char buf[NL_BUF];
+	struct nlmsghdr *h = nl_msg(buf, RTM_NEWLINK, 0);
+	struct ifinfomsg *ifi = put_ifinfo(h, AF_UNSPEC, index);
+
+	ifi->ifi_change = IFF_UP;
+	ifi->ifi_flags = IFF_UP;
+	return nl_talk(nl, h, NULL, NULL);
+}
+
+static int addr_set(struct nl *nl, int index, uint32_t addr, unsigned prefix)
+{
+	char buf[NL_BUF];
+	struct nlmsghdr *h = nl_msg(buf, RTM_NEWADDR, NLM_F_CREATE | NLM_F_REPLACE);
+	struct ifaddrmsg *ifa = mnl_nlmsg_put_extra_header(h, sizeof(*ifa));
+	uint32_t be = htonl(addr);
+
+	ifa->ifa_family = AF_INET;
+	ifa->ifa_prefixlen = (unsigned char)prefix;
+	ifa->ifa_scope = RT_SCOPE_UNIVERSE;
+	ifa->ifa_index = (unsigned)index;
+	mnl_attr_put_u32(h, IFA_LOCAL, be);
+	mnl_attr_put_u32(h, IFA_ADDRESS, be);
+	return nl_talk(nl, h, NULL, NULL);
+}
+
+static int index_cb(const struct nlmsghdr *h, void *data)
+{
+	const struct ifinfomsg *ifi = mnl_nlmsg_get_payload(h);
+
+	if (h->nlmsg_type == RTM_NEWLINK)
+		*(int *)data = ifi->ifi_index;
+	return MNL_CB_OK;
+}
+
+static int link_index(struct nl *nl, const char *name, int *ret)
+{
+	char buf[NL_BUF];
+	struct nlmsghdr *h = nl_msg(buf, RTM_GETLINK, 0);
+	int index = 0, r;
+
+	put_ifinfo(h, AF_UNSPEC, 0);
+	mnl_attr_put_strz(h, IFLA_IFNAME, name);
+	r = nl_talk(nl, h, index_cb, &index);
+	if (r < 0)
+		return r;
+	if (index <= 0)
+		return -ENODEV;
+	*ret = index;
+	return 0;
+}
+
+static int link_delete(struct nl *nl, const char *name)
+{
+	char buf[NL_BUF];
+	struct nlmsghdr *h = nl_msg(buf, RTM_DELLINK, 0);
+	int r;
+
+	put_ifinfo(h, AF_UNSPEC, 0);
+	mnl_attr_put_strz(h, IFLA_IFNAME, name);
+	r = nl_talk(nl, h, NULL, NULL);
+	return r == -ENODEV ? 0 : r;
+}
+
+int netlink_link_delete(const char *name)
+{
+	struct nl nl;
+	int r = nl_open(&nl);
+
+	if (r < 0)
+		return r;
+	r = link_delete(&nl, name);
+	nl_close(&nl);
+	return r;
+}
+
+bool netlink_link_exists(const char *name)
+{
+	return if_nametoindex(name) > 0;
+}
+
+int netlink_bridge_ensure(const char *name, uint32_t addr, unsigned prefix, pd_error *err)
+{
+	char buf[NL_BUF];
+	struct nlmsghdr *h;
+	struct nlattr *info;
+	struct nl nl;
+	int index, r;
+
+	r = nl_open(&nl);
+	if (r < 0)
+		return pd_error_set(err, r, "cannot open rtnetlink: %s", strerror(-r));
+	h = nl_msg(buf, RTM_NEWLINK, NLM_F_CREATE | NLM_F_EXCL);
+	put_ifinfo(h, AF_UNSPEC, 0);
+	mnl_attr_put_strz(h, IFLA_IFNAME, name);
+	info = mnl_attr_nest_start(h, IFLA_LINKINFO);
+	mnl_attr_put_strz(h, IFLA_INFO_KIND, "bridge");
+	mnl_attr_nest_end(h, info);
+	r = nl_talk(&nl, h, NULL, NULL);
+	if (r < 0 && r != -EEXIST) {
+		pd_error_set(err, r, "cannot create bridge %s: %s", name, strerror(-r));
+		goto out;
+	}
+	r = link_index(&nl, name, &index);
+	if (r >= 0)
+		r = addr_set(&nl, index, addr, prefix);
+	if (r >= 0)
+		r = link_up(&nl, index);
+	if (r < 0)
+		pd_error_set(err, r, "cannot set up bridge %s: %s", name, strerror(-r));
+out:
+	nl_close(&nl);
+	return r < 0 ? r : 0;
+}
+
+/* --- namespaces ----------------------------------------------------------- */
+
+struct ns_job {
+	const char *path;
+	int r;
+};
+
+/* Runs on its own thread: a namespace change stays with this thread. */
+static void *ns_create_thread(void *data)
+{
+	struct ns_job *job = data;
+	struct nl nl = {0};
+
+	if (unshare(CLONE_NEWNET) < 0) {
+		job->r = -errno;
+		return NULL;
+	}
+	if (mount("/proc/thread-self/ns/net", job->path, NULL, MS_BIND, NULL) < 0) {
+		job->r = -errno;
+		return NULL;
+	}
+	job->r = nl_open(&nl);
+	if (job->r >= 0)
+		job->r = link_up(&nl, 1); /* lo is always index 1 */
+	nl_close(&nl);
+	if (job->r < 0)
+		(void)umount2(job->path, MNT_DETACH);
+	return NULL;
+}
+
+int netlink_netns_create(const char *path, pd_error *err)
+{
+	struct ns_job job = {.path = path};
+	pthread_t t;
+	int fd, r;
+
+	if (netlink_netns_is_bound(path))
+		return pd_error_set(err, -EEXIST, "%s is already a namespace", path);
+	/* A leftover plain file (nothing bound on it) is reused. */
+	fd = open(path, O_RDONLY | O_CREAT | O_CLOEXEC, 0444);
+	if (fd < 0)
+		return pd_error_set(err, -errno, "cannot create %s: %s", path, strerror(errno));
+	close(fd);
+	r = -pthread_create(&t, NULL, ns_create_thread, &job);
+	if (r == 0) {
+		pthread_join(t, NULL);
+		r = job.r;
+	}
+	if (r < 0) {
+		unlink(path);
+		return pd_error_set(err, r, "cannot make a network namespace: %s", strerror(-r));
+	}
+	return 0;
+}
+
+bool netlink_netns_is_bound(const char *path)
+{
+	_cleanup_close_ int fd = open(path, O_RDONLY | O_CLOEXEC);
+	struct stat a, b;
+
+	/* A namespace bound on a file lives on nsfs: its device differs from
+	 * the directory's. */
+	if (fd < 0 || fstat(fd, &a) < 0)
+		return false;
+	_cleanup_free_ char *dir = strdup(path);
+	char *slash = dir ? strrchr(dir, '/') : NULL;
+	if (!slash)
+		return false;
+	*slash = '\0';
+	if (stat(*dir ? dir : "/", &b) < 0)
+		return false;
+	return a.st_dev != b.st_dev;
+}
+
+int netlink_netns_remove(const char *path)
+{
+	while (umount2(path, MNT_DETACH) == 0)
+		;
+	if (unlink(path) < 0 && errno != ENOENT)
+		return -errno;
+	return 0;
+}
+
+/* --- a box's link -------------------------------------------------------- */
+
+static int route_default(struct nl *nl, int index, uint32_t gateway)
+{
+	char buf[NL_BUF];
+	struct nlmsghdr *h = nl_msg(buf, RTM_NEWROUTE, NLM_F_CREATE | NLM_F_REPLACE);
+	struct rtmsg *rt = mnl_nlmsg_put_extra_header(h, sizeof(*rt));
+
+	rt->rtm_family = AF_INET;
+	rt->rtm_table = RT_TABLE_MAIN;
+	rt->rtm_protocol = RTPROT_BOOT;
+	rt->rtm_scope = RT_SCOPE_UNIVERSE;
+	rt->rtm_type = RTN_UNICAST;
+	mnl_attr_put_u32(h, RTA_GATEWAY, htonl(gateway));
+	mnl_attr_put_u32(h, RTA_OIF, (uint32_t)index);
+	return nl_talk(nl, h, NULL, NULL);
+}
+
+static int port_isolate(struct nl *nl, int index)
+{
+	char buf[NL_BUF];
+	struct nlmsghdr *h = nl_msg(buf, RTM_SETLINK, 0);
+	struct nlattr *prot;
+
+	put_ifinfo(h, AF_BRIDGE, index);
+	prot = mnl_attr_nest_start(h, IFLA_PROTINFO);
+	mnl_attr_put_u8(h, IFLA_BRPORT_ISOLATED, 1);
+	mnl_attr_nest_end(h, prot);
+	return nl_talk(nl, h, NULL, NULL);
+}
+
+struct inside_job {
+	int ns_fd;
+	uint32_t addr, gateway;
+	unsigned prefix;
+	int r;
+};
+
+static void *inside_thread(void *data)
+{
+	struct inside_job *job = data;
+	struct nl nl = {0};
+	int index;
+
+	if (setns(job->ns_fd, CLONE_NEWNET) < 0) {
+		job->r = -errno;
+		return NULL;
+	}
+	job->r = nl_open(&nl);
+	if (job->r >= 0)
+		job->r = link_index(&nl, "eth0", &index);
+	if (job->r >= 0)
+		job->r = addr_set(&nl, index, job->addr, job->prefix);
+	if (job->r >= 0)
+		job->r = link_up(&nl, index);
+	if (job->r >= 0)
+		job->r = route_default(&nl, index, job->gateway);
+	nl_close(&nl);
+	return NULL;
+}
+
+int netlink_box_link(const char *bridge, const char *host_name, const char *ns_path, uint32_t addr,
+		     unsigned prefix, uint32_t gateway, pd_error *err)
+{
+	char buf[NL_BUF];
+	_cleanup_close_ int ns_fd = -1;
+	struct nlmsghdr *h;
+	struct nlattr *info, *data, *peer;
+	struct inside_job job;
+	struct nl nl;
+	int br, index, r;
+	pthread_t t;
+
+	ns_fd = open(ns_path, O_RDONLY | O_CLOEXEC);
+	if (ns_fd < 0)
+		return pd_error_set(err, -errno, "cannot open %s: %s", ns_path, strerror(errno));
+	r = nl_open(&nl);
+	if (r < 0)
+		return pd_error_set(err, r, "cannot open rtnetlink: %s", strerror(-r));
+	r = link_index(&nl, bridge, &br);
+	if (r < 0) {
+		pd_error_set(err, r, "no bridge %s: %s", bridge, strerror(-r));
+		goto out;
+	}
+	(void)link_delete(&nl, host_name);
+
+	h = nl_msg(buf, RTM_NEWLINK, NLM_F_CREATE | NLM_F_EXCL);
+	put_ifinfo(h, AF_UNSPEC, 0);
+	mnl_attr_put_strz(h, IFLA_IFNAME, host_name);
+	mnl_attr_put_u32(h, IFLA_MASTER, (uint32_t)br);
+	info = mnl_attr_nest_start(h, IFLA_LINKINFO);
+	mnl_attr_put_strz(h, IFLA_INFO_KIND, "veth");
+	data = mnl_attr_nest_start(h, IFLA_INFO_DATA);
+	peer = mnl_attr_nest_start(h, VETH_INFO_PEER);
+	put_ifinfo(h, AF_UNSPEC, 0);
+	mnl_attr_put_strz(h, IFLA_IFNAME, "eth0");
+	mnl_attr_put_u32(h, IFLA_NET_NS_FD, (uint32_t)ns_fd);
+	mnl_attr_nest_end(h, peer);
+	mnl_attr_nest_end(h, data);
+	mnl_attr_nest_end(h, info);
+	r = nl_talk(&nl, h, NULL, NULL);
+	if (r < 0) {
+		pd_error_set(err, r, "cannot create veth %s: %s", host_name, strerror(-r));
+		goto out;
+	}
+	r = link_index(&nl, host_name, &index);
+	if (r >= 0)
+		r = port_isolate(&nl, index);
+	if (r >= 0)
+		r = link_up(&nl, index);
+	if (r < 0) {
+		pd_error_set(err, r, "cannot set up veth %s: %s", host_name, strerror(-r));
+		goto undo;
+	}
+	job =
+	    (struct inside_job){.ns_fd = ns_fd, .addr = addr, .gateway = gateway, .prefix = prefix};
+	r = -pthread_create(&t, NULL, inside_thread, &job);
+	if (r == 0) {
+		pthread_join(t, NULL);
+		r = job.r;
+	}
+	if (r < 0) {
+		pd_error_set(err, r, "cannot configure the box's interface: %s", strerror(-r));
+		goto undo;
+	}
+	goto out;
+undo:
+	(void)link_delete(&nl, host_name);
+out:
+	nl_close(&nl);
+	return r < 0 ? r : 0;
+}

@@ -1,0 +1,47 @@
+/* net-link.h - links, addresses and network namespaces over rtnetlink
+ * (libmnl), in process: no `ip` commands.
+ *
+ * A box's network namespace is made by the daemon before the container
+ * starts (a thread unshares CLONE_NEWNET and bind-mounts its namespace on a
+ * file under RUN/netns), configured there, and handed to crun by path. So
+ * the box's first process already has its address, and teardown does not
+ * depend on finding the box's PID 1.
+ *
+ * Addresses are IPv4, host byte order. Every function returns 0 or -errno
+ * with the reason in err (where it takes one). None takes a lock; callers
+ * serialise work on one box.
+ */
+#pragma once
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "error.h"
+
+/* Creates bridge name if absent, gives it addr/prefix, brings it up. An
+ * existing link of that name is reused (its address set again). */
+int netlink_bridge_ensure(const char *name, uint32_t addr, unsigned prefix, pd_error *err);
+
+/* Deletes a link by name; a missing one is success. */
+int netlink_link_delete(const char *name);
+
+/* Makes a new network namespace bound at path (the file is created) with
+ * its loopback up. -EEXIST if path is already a namespace. */
+int netlink_netns_create(const char *path, pd_error *err);
+
+/* True when a namespace is bound on path. */
+bool netlink_netns_is_bound(const char *path);
+
+/* Unbinds and removes path; a missing one is success. The namespace itself
+ * goes when its last process does. */
+int netlink_netns_remove(const char *path);
+
+/* Creates veth host_name on bridge (isolated port, up) whose peer is eth0
+ * in the namespace bound at ns_path, with addr/prefix and a default route
+ * via gateway. A leftover link called host_name is deleted first. On
+ * failure nothing is left behind. */
+int netlink_box_link(const char *bridge, const char *host_name, const char *ns_path, uint32_t addr,
+		     unsigned prefix, uint32_t gateway, pd_error *err);
+
+/* True when a link of that name exists in the daemon's namespace. */
+bool netlink_link_exists(const char *name);
