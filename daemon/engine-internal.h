@@ -7,6 +7,7 @@
 #include "auth.h"
 #include "engine.h"
 #include "jobs.h"
+#include "policy.h"
 #include "runtime.h"
 
 struct box {
@@ -17,6 +18,7 @@ struct box {
 	bool deleting; /* rmdir in progress */
 	uint64_t disk_bytes;
 	unsigned long long disk_checked_usec;
+	struct policy policy; /* network policy in force (engine-net.c) */
 };
 
 struct engine {
@@ -96,6 +98,16 @@ int eng_intents_recover(struct engine *e);
 void eng_gc(struct engine *e, bool at_start);
 /* Unmounts every snapshot root (daemon stop). */
 void eng_snapshot_mounts_clear(struct engine *e);
+
+/* engine-net.c. Interface names are at most 15 characters. */
+#define IFNAMSIZ_PD 16
+void eng_net_ifname(const struct engine *e, const struct box *b, char *buf, size_t bufsz);
+int eng_net_init(struct engine *e, pd_error *err);
+int eng_net_apply(struct engine *e, pd_error *err);
+int eng_net_reconcile(struct engine *e, pd_error *err);
+int eng_net_box_up(struct engine *e, struct box *b, char *ret_ns, size_t ns_sz, pd_error *err);
+void eng_net_box_down(struct engine *e, struct box *b);
+void eng_net_load_policy(struct engine *e, struct box *b);
 
 /* jobs.c */
 int jobs_load(struct engine *e);

@@ -431,7 +431,7 @@ int eng_claim(struct engine *e, const char *name, struct box **ret, pd_error *er
 static int eng_box_start(struct engine *e, struct box *b, pd_error *err)
 {
 	const struct box_type *type = config_find_type(e->cfg, b->row.type);
-	char bundle[4096], rootfs[4096];
+	char bundle[4096], rootfs[4096], netns[4096];
 	_cleanup_free_ struct box_mount *mounts = NULL;
 	size_t n_mounts = 0;
 	struct box_spec spec;
@@ -450,7 +450,11 @@ static int eng_box_start(struct engine *e, struct box *b, pd_error *err)
 		return r;
 	eng_box_path(e, b, "bundle", bundle, sizeof bundle);
 	eng_box_path(e, b, "rootfs", rootfs, sizeof rootfs);
+	r = eng_net_box_up(e, b, netns, sizeof netns, err);
+	if (r < 0)
+		return r;
 	spec = (struct box_spec){
+	    .netns = e->cfg->network ? netns : NULL,
 	    .id = b->row.name,
 	    .hostname = b->row.name,
 	    .bundle_dir = bundle,
@@ -460,8 +464,10 @@ static int eng_box_start(struct engine *e, struct box *b, pd_error *err)
 	    .n_mounts = n_mounts,
 	};
 	r = runtime_start(e->rt, &spec, &pid, err);
-	if (r < 0)
+	if (r < 0) {
+		eng_net_box_down(e, b);
 		return r;
+	}
 	eng_volumes_started(e, b, mounts, n_mounts);
 	b->pid = pid;
 	return 0;
@@ -507,6 +513,8 @@ int engine_box_set_state(struct engine *e, const char *name, const char *value, 
 		r = eng_box_start(e, b, err);
 	else {
 		r = runtime_stop(e->rt, b->row.name, e->cfg->stop_grace, err);
+		if (r >= 0)
+			eng_net_box_down(e, b);
 		/* Stop = snapshot: freeze what the box changed. */
 		if (r >= 0)
 			eng_freeze_after_stop(e, b);
@@ -777,6 +785,7 @@ int engine_box_delete(struct engine *e, const char *name, pd_error *err)
 		pthread_mutex_unlock(&e->lock);
 		return r;
 	}
+	eng_net_box_down(e, b);
 	r = remove_box_files(e, b);
 	if (r < 0)
 		log_warn("box %s: cannot remove all files: %s", name, strerror(-r));
@@ -796,6 +805,7 @@ int engine_box_delete(struct engine *e, const char *name, pd_error *err)
 	}
 	remove_box(e, b);
 	pthread_mutex_unlock(&e->lock);
+	policy_release(&b->policy);
 	free(b);
 	eng_wake(e, 0);
 	eng_wake(e, (uint64_t)id);
@@ -951,7 +961,9 @@ static int reconcile(const struct box_row *row, void *userdata)
 	}
 	if (eng_mount_root(e, b, &err) < 0)
 		log_warn("box %s: %s", row->name, err.msg);
+	eng_net_load_policy(e, b);
 	if (eng_add_box(e, b) < 0) {
+		policy_release(&b->policy);
 		free(b);
 		return -ENOMEM;
 	}
@@ -1029,6 +1041,9 @@ int engine_new(const struct pd_config *cfg, const char *init_path, struct engine
 	r = runtime_new(cfg, init_path, &e->rt, err);
 	if (r < 0)
 		goto fail;
+	r = eng_net_init(e, err);
+	if (r < 0)
+		goto fail;
 	pthread_mutex_lock(&e->lock);
 	/* Half-done layer actions first: they decide each box's stack. */
 	r = eng_intents_recover(e);
@@ -1041,6 +1056,11 @@ int engine_new(const struct pd_config *cfg, const char *init_path, struct engine
 		pd_error_set(err, r, "cannot load boxes: %s", strerror(-r));
 		goto fail;
 	}
+	pthread_mutex_lock(&e->lock);
+	r = eng_net_reconcile(e, err);
+	pthread_mutex_unlock(&e->lock);
+	if (r < 0)
+		goto fail;
 	eng_gc(e, /* at_start= */ true);
 	/* After the boxes: deleted boxes no longer hold their volumes. */
 	pthread_mutex_lock(&e->lock);
@@ -1070,8 +1090,10 @@ struct engine *engine_free(struct engine *e)
 	if (e->snapmnt_dir)
 		eng_snapshot_mounts_clear(e);
 	free(e->exec_path);
-	for (size_t i = 0; i < e->n_boxes; i++)
+	for (size_t i = 0; i < e->n_boxes; i++) {
+		policy_release(&e->boxes[i]->policy);
 		free(e->boxes[i]);
+	}
 	free(e->boxes);
 	eng_volumes_free(e);
 	for (size_t i = 0; i < e->n_snap_exports; i++)

@@ -110,6 +110,17 @@ int engine_box_set_image(struct engine *e, const char *name, const char *value, 
  * while the daemon was down fires at start. */
 int engine_box_set_ttl(struct engine *e, const char *name, const char *value, pd_error *err);
 
+/* The box's network policy (policy.h), canonical text, malloc'd. */
+int engine_box_policy(struct engine *e, const char *name, char **ret);
+/* Replaces the policy: parsed, applied to the running box's rules in one
+ * nftables transaction, then recorded; a failure (-EINVAL with the line in
+ * err) leaves the old policy in force. Domain entries are refused until the
+ * box resolver exists. */
+int engine_box_set_policy(struct engine *e, const char *name, const char *text, size_t len,
+			  pd_error *err);
+/* The box's IPv4 address, "" while it has none. */
+int engine_box_ip(struct engine *e, const char *name, char *buf, size_t bufsz);
+
 /* Starts the TTL timer thread. Call once, after engine_new(). */
 int engine_start_timers(struct engine *e);
 
@@ -194,8 +205,7 @@ void engine_snapshot_record_error(struct engine *e, const char *id, const char *
 int engine_box_snapshot(struct engine *e, const char *name, const char *label, char *ret_id,
 			size_t ret_idsz, pd_error *err);
 int engine_box_fork(struct engine *e, const char *name, const char *new_name, pd_error *err);
-int engine_box_restore(struct engine *e, const char *name, const char *snapshot_id,
-		       pd_error *err);
+int engine_box_restore(struct engine *e, const char *name, const char *snapshot_id, pd_error *err);
 
 /* The directory holding installed images. */
 const char *engine_images_dir(const struct engine *e);

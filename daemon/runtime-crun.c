@@ -240,7 +240,28 @@ static json_t *resources_json(const struct runtime *rt, const struct box_type *t
 			 "limit", (json_int_t)t->pids, "devices", "allow", 0, "access", "rwm");
 }
 
+static json_t *config_json_base(const struct runtime *rt, const struct box_spec *spec);
+
+/* Joins the namespace the engine prepared, when there is one. */
 static json_t *config_json(const struct runtime *rt, const struct box_spec *spec)
+{
+	json_t *cfg = config_json_base(rt, spec);
+	json_t *ns = cfg ? json_object_get(json_object_get(cfg, "linux"), "namespaces") : NULL;
+	size_t i;
+	json_t *v;
+
+	if (!cfg || !spec->netns)
+		return cfg;
+	json_array_foreach(ns, i, v)
+	{
+		const char *type = json_string_value(json_object_get(v, "type"));
+		if (type && strcmp(type, "network") == 0)
+			json_object_set_new(v, "path", json_string(spec->netns));
+	}
+	return cfg;
+}
+
+static json_t *config_json_base(const struct runtime *rt, const struct box_spec *spec)
 {
 	static const char *const caps[] = {"CAP_CHOWN",
 					   "CAP_DAC_OVERRIDE",

@@ -32,6 +32,7 @@ struct box_spec {
 	const struct box_type *type;
 	const struct box_mount *mounts; /* n_mounts extra bind mounts, in order */
 	size_t n_mounts;
+	const char *netns; /* a network namespace bound on a file, or NULL: a new one */
 };
 
 enum runtime_status {

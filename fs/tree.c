@@ -19,6 +19,7 @@
 #include "auth.h"
 #include "autoconfig.h"
 #include "jobs.h"
+#include "policy.h"
 #include "tree.h"
 #include "export.h"
 #include "volumes.h"
@@ -29,8 +30,8 @@
 #define KIND_BOX 3ULL
 #define KIND_TEMP 4ULL
 #define KIND_JOB 5ULL
-#define KIND_TOKEN 6ULL /* id: the token's store seq */
-#define KIND_SNAP 7ULL	/* id: the snapshot's store seq */
+#define KIND_TOKEN 6ULL	 /* id: the token's store seq */
+#define KIND_SNAP 7ULL	 /* id: the snapshot's store seq */
 #define KIND_VOLUME 9ULL /* id: the volume's store id */
 
 #define INO(kind, id, file) (((kind) << 56) | ((uint64_t)(id) << 8) | (uint64_t)(file))
@@ -66,10 +67,10 @@ struct node_def {
 };
 
 static const struct node_def root_nodes[] = {
-    [S_README] = {"README", S_IFREG | 0444}, [S_VERSION] = {"version", S_IFREG | 0444},
-    [S_TYPES] = {"types", S_IFDIR | 0555},   [S_IMAGES] = {"images", S_IFDIR | 0555},
-    [S_BOXES] = {"boxes", S_IFDIR | 0755},   [S_EVENTS] = {"events", S_IFREG | 0444},
-    [S_TOKENS] = {"tokens", S_IFDIR | 0700}, [S_SNAPSHOTS] = {"snapshots", S_IFDIR | 0755},
+    [S_README] = {"README", S_IFREG | 0444},   [S_VERSION] = {"version", S_IFREG | 0444},
+    [S_TYPES] = {"types", S_IFDIR | 0555},     [S_IMAGES] = {"images", S_IFDIR | 0555},
+    [S_BOXES] = {"boxes", S_IFDIR | 0755},     [S_EVENTS] = {"events", S_IFREG | 0444},
+    [S_TOKENS] = {"tokens", S_IFDIR | 0700},   [S_SNAPSHOTS] = {"snapshots", S_IFDIR | 0755},
     [S_VOLUMES] = {"volumes", S_IFDIR | 0755},
 };
 
@@ -126,6 +127,8 @@ enum {
 	BF_RESTORE,
 	BF_SNAPSHOTS,
 	BF_VOLUMES,
+	BF_IP,
+	BF_POLICY,
 	_BF_MAX
 };
 static const struct node_def box_files[] = {
@@ -137,7 +140,8 @@ static const struct node_def box_files[] = {
     [BF_ROOT] = {"root", S_IFLNK | 0777},	  [BF_EXEC] = {"exec", S_IFDIR | 0755},
     [BF_SNAPSHOT] = {"snapshot", S_IFREG | 0200}, [BF_FORK] = {"fork", S_IFREG | 0200},
     [BF_RESTORE] = {"restore", S_IFREG | 0200},	  [BF_SNAPSHOTS] = {"snapshots", S_IFDIR | 0555},
-    [BF_VOLUMES] = {"volumes", S_IFREG | 0644},
+    [BF_VOLUMES] = {"volumes", S_IFREG | 0644},	  [BF_IP] = {"ip", S_IFREG | 0444},
+    [BF_POLICY] = {"policy", S_IFREG | 0644},
 };
 
 /* exec/new: a file of the box's exec directory. */
@@ -474,6 +478,22 @@ static int render_box_file(struct tree *t, int64_t id, unsigned file, struct buf
 	case BF_FORK:
 	case BF_RESTORE:
 		return 0; /* write-only */
+	case BF_IP: {
+		char ip[32];
+		r = engine_box_ip(t->engine, v.name, ip, sizeof ip);
+		if (r < 0)
+			return r;
+		return ip[0] ? buf_printf(out, "%s\n", ip) : 0;
+	}
+	case BF_POLICY: {
+		char *text = NULL;
+		r = engine_box_policy(t->engine, v.name, &text);
+		if (r < 0)
+			return r;
+		r = buf_printf(out, "%s", text);
+		free(text);
+		return r;
+	}
 	case BF_VOLUMES: {
 		char **names = NULL;
 		size_t n = 0;
@@ -1469,6 +1489,12 @@ static int write_box_file(struct tree *t, int64_t id, unsigned file, const char 
 			return 0;
 		goto fail;
 	}
+	if (file == BF_POLICY) {
+		r = engine_box_set_policy(t->engine, v.name, data, len, &err);
+		if (r >= 0)
+			return 0;
+		goto fail;
+	}
 	r = value_from_write(data, len, VALUE_MAX, value, sizeof value);
 	if (r < 0) {
 		pd_error_set(&err, -EINVAL,
@@ -1638,7 +1664,7 @@ static int accumulate(struct tree_file *f, uint64_t off, const char *buf, size_t
 		f->wlen = 0;
 	else if (off != f->wlen)
 		return -EINVAL;
-	if (f->wlen + len > JOB_ENV_MAX + JOB_CMD_MAX)
+	if (f->wlen + len > JOB_ENV_MAX + JOB_CMD_MAX && f->wlen + len > POLICY_TEXT_MAX)
 		return -EFBIG;
 	char *nb = realloc(f->wbuf, f->wlen + len + 1);
 	if (!nb)
@@ -1717,12 +1743,13 @@ int tree_write(struct tree *t, struct tree_file *f, uint64_t off, const char *bu
 		r = accumulate(f, off, buf, len);
 		return r < 0 ? r : write_job_file(t, f->ino, f->wbuf, f->wlen);
 	}
-	if (INO_KIND(f->ino) == KIND_BOX && INO_FILE(f->ino) == BF_VOLUMES) {
+	if (INO_KIND(f->ino) == KIND_BOX &&
+	    (INO_FILE(f->ino) == BF_VOLUMES || INO_FILE(f->ino) == BF_POLICY)) {
 		/* The list may come in several writes: each applies the whole
 		 * list written so far. */
 		r = accumulate(f, off, buf, len);
 		return r < 0 ? r
-			     : write_box_file(t, (int64_t)INO_ID(f->ino), BF_VOLUMES, f->wbuf,
+			     : write_box_file(t, (int64_t)INO_ID(f->ino), INO_FILE(f->ino), f->wbuf,
 					      f->wlen);
 	}
 	if (INO_KIND(f->ino) == KIND_VOLUME && INO_FILE(f->ino) == VF_IMPORT)

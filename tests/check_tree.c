@@ -94,6 +94,8 @@ static void setup(void)
 	replace(&cfg.run, path);
 	replace(&cfg.default_image, "tiny");
 	replace(&cfg.crun, "/bin/false");
+	/* Never touch the host's network from a unit test. */
+	cfg.network = false;
 	snprintf(path, sizeof(path), "paddock-check-tree-%d", (int)getpid());
 	replace(&cfg.cgroup_parent, path);
 
@@ -223,7 +225,7 @@ static bool dir_has(uint64_t ino, const char *name, struct tree_attr *ret)
 }
 
 /* Entries of a box directory: its files plus the root link. */
-#define BOX_FILES 17
+#define BOX_FILES 19
 
 static size_t dir_count(uint64_t ino)
 {
@@ -372,8 +374,8 @@ END_TEST
 
 START_TEST(test_root)
 {
-	static const char *const names[] = {"README", "version", "types",  "images",
-					    "boxes",  "events",	 "tokens", "snapshots", "volumes"};
+	static const char *const names[] = {"README", "version", "types",     "images", "boxes",
+					    "events", "tokens",	 "snapshots", "volumes"};
 	struct tree_attr a = attr_of("");
 
 	ck_assert_uint_eq(a.ino, TREE_ROOT_INO);
@@ -473,7 +475,7 @@ START_TEST(test_modes)
 	    {"state", 0644},   {"type", 0644},	  {"image", 0644},    {"created", 0444},
 	    {"usage", 0444},   {"info", 0444},	  {"error", 0444},    {"events", 0444},
 	    {"ttl", 0644},     {"expires", 0444}, {"snapshot", 0200}, {"fork", 0200},
-	    {"restore", 0200}, {"volumes", 0644},
+	    {"restore", 0200}, {"volumes", 0644}, {"ip", 0444},	      {"policy", 0644},
 	};
 	char path[64];
 

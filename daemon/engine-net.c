@@ -1,0 +1,304 @@
+/* engine-net.c - box networking in the engine: the bridge at start, a
+ * namespace, veth and address per running box, the nftables table rebuilt
+ * from every box's policy, and the `policy` and `ip` files. */
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "engine-internal.h"
+#include "log.h"
+#include "net-link.h"
+#include "net-nft.h"
+#include "util.h"
+
+static uint32_t subnet_size(const struct pd_config *c)
+{
+	return 1u << (32 - c->subnet_prefix);
+}
+
+static uint32_t gateway_of(const struct pd_config *c)
+{
+	return c->subnet + 1;
+}
+
+void eng_net_ifname(const struct engine *e, const struct box *b, char *buf, size_t bufsz)
+{
+	snprintf(buf, bufsz, "%sv%llx", e->cfg->bridge, (unsigned long long)b->row.id);
+}
+
+static void netns_path(const struct engine *e, const char *name, char *buf, size_t bufsz)
+{
+	snprintf(buf, bufsz, "%s/netns/%s", e->cfg->run, name);
+}
+
+/* Engine lock held. Rebuilds the table from every box that has an address. */
+int eng_net_apply(struct engine *e, pd_error *err)
+{
+	struct nft_net net = {
+	    .table = e->cfg->nft_table,
+	    .bridge = e->cfg->bridge,
+	    .subnet = e->cfg->subnet,
+	    .prefix = e->cfg->subnet_prefix,
+	    .resolver = gateway_of(e->cfg),
+	};
+	_cleanup_free_ struct nft_box *boxes = NULL;
+	_cleanup_free_ char *names = NULL;
+	size_t n = 0;
+	int r;
+
+	if (!e->cfg->network)
+		return 0;
+	boxes = calloc(e->n_boxes + 1, sizeof(*boxes));
+	names = calloc(e->n_boxes + 1, IFNAMSIZ_PD);
+	if (!boxes || !names)
+		return pd_error_set(err, -ENOMEM, "out of memory");
+	for (size_t i = 0; i < e->n_boxes; i++) {
+		struct box *b = e->boxes[i];
+		if (!b->row.net_addr)
+			continue;
+		char *ifname = names + n * IFNAMSIZ_PD;
+		eng_net_ifname(e, b, ifname, IFNAMSIZ_PD);
+		boxes[n] =
+		    (struct nft_box){.id = b->row.id, .ifname = ifname, .policy = &b->policy};
+		n++;
+	}
+	r = nft_apply(&net, boxes, n, err);
+	return r;
+}
+
+int eng_net_init(struct engine *e, pd_error *err)
+{
+	char dir[4096];
+	int r;
+
+	if (!e->cfg->network)
+		return 0;
+	snprintf(dir, sizeof dir, "%s/netns", e->cfg->run);
+	r = mkdir_p(dir, 0700);
+	if (r < 0)
+		return pd_error_set(err, r, "cannot create %s: %s", dir, strerror(-r));
+	/* Boxes reach the uplink through this host: forwarding must be on
+	 * (in the daemon's network namespace). */
+	r = write_file_replace("/proc/sys/net/ipv4/ip_forward", "1\n", 2);
+	if (r < 0) {
+		_cleanup_close_ int fd =
+		    open("/proc/sys/net/ipv4/ip_forward", O_WRONLY | O_CLOEXEC);
+		if (fd < 0 || write(fd, "1\n", 2) != 2)
+			return pd_error_set(err, -errno, "cannot enable IPv4 forwarding: %s",
+					    strerror(errno));
+	}
+	return netlink_bridge_ensure(e->cfg->bridge, gateway_of(e->cfg), e->cfg->subnet_prefix,
+				     err);
+}
+
+/* At start, engine lock held, boxes loaded: keeps the namespaces and
+ * addresses of running boxes, drops everything else, loads the table. */
+int eng_net_reconcile(struct engine *e, pd_error *err)
+{
+	char dir[4096], path[4096 + 260];
+	DIR *d;
+	struct dirent *de;
+
+	if (!e->cfg->network)
+		return 0;
+	for (size_t i = 0; i < e->n_boxes; i++) {
+		struct box *b = e->boxes[i];
+		char ifname[IFNAMSIZ_PD];
+		if (b->state == BOX_RUNNING && b->row.net_addr)
+			continue;
+		eng_net_ifname(e, b, ifname, sizeof ifname);
+		(void)netlink_link_delete(ifname);
+		if (b->row.net_addr) {
+			b->row.net_addr = 0;
+			(void)eng_save_box(e, b, NULL, NULL);
+		}
+	}
+	snprintf(dir, sizeof dir, "%s/netns", e->cfg->run);
+	d = opendir(dir);
+	if (d) {
+		while ((de = readdir(d))) {
+			struct box *b;
+			if (de->d_name[0] == '.')
+				continue;
+			b = eng_find_box(e, de->d_name);
+			if (b && b->state == BOX_RUNNING && b->row.net_addr)
+				continue;
+			snprintf(path, sizeof path, "%s/%s", dir, de->d_name);
+			(void)netlink_netns_remove(path);
+			log_info("network: removed leftover namespace %s", de->d_name);
+		}
+		closedir(d);
+	}
+	return eng_net_apply(e, err);
+}
+
+/* Gives box b (busy, no lock held) a namespace, veth and address. On
+ * success ret_ns is the namespace's path for the runtime. */
+int eng_net_box_up(struct engine *e, struct box *b, char *ret_ns, size_t ns_sz, pd_error *err)
+{
+	uint32_t size = subnet_size(e->cfg), addr = 0;
+	char ifname[IFNAMSIZ_PD];
+	int r;
+
+	if (!e->cfg->network)
+		return 0;
+	eng_net_ifname(e, b, ifname, sizeof ifname);
+	if (strlen(ifname) > 15)
+		return pd_error_set(err, -ENOSPC, "interface name %s is too long", ifname);
+	pthread_mutex_lock(&e->lock);
+	for (uint32_t h = 2; h < size - 1 && !addr; h++) {
+		bool used = false;
+		for (size_t i = 0; i < e->n_boxes && !used; i++)
+			used = e->boxes[i]->row.net_addr == (int64_t)(e->cfg->subnet + h);
+		if (!used)
+			addr = e->cfg->subnet + h;
+	}
+	if (addr)
+		b->row.net_addr = addr;
+	pthread_mutex_unlock(&e->lock);
+	if (!addr)
+		return pd_error_set(err, -ENOSPC, "no free address left in the box subnet");
+
+	netns_path(e, b->row.name, ret_ns, ns_sz);
+	(void)netlink_netns_remove(ret_ns);
+	r = netlink_netns_create(ret_ns, err);
+	if (r >= 0)
+		r = netlink_box_link(e->cfg->bridge, ifname, ret_ns, addr, e->cfg->subnet_prefix,
+				     gateway_of(e->cfg), err);
+	pthread_mutex_lock(&e->lock);
+	if (r >= 0)
+		r = eng_net_apply(e, err);
+	if (r >= 0)
+		r = eng_save_box(e, b, NULL, err);
+	if (r < 0)
+		b->row.net_addr = 0;
+	pthread_mutex_unlock(&e->lock);
+	if (r < 0) {
+		(void)netlink_link_delete(ifname);
+		(void)netlink_netns_remove(ret_ns);
+	}
+	return r;
+}
+
+/* Takes b's network down (b busy, its container gone, no lock held). */
+void eng_net_box_down(struct engine *e, struct box *b)
+{
+	char ifname[IFNAMSIZ_PD], ns[4096];
+	pd_error err = {0};
+
+	if (!e->cfg->network)
+		return;
+	eng_net_ifname(e, b, ifname, sizeof ifname);
+	netns_path(e, b->row.name, ns, sizeof ns);
+	(void)netlink_link_delete(ifname);
+	(void)netlink_netns_remove(ns);
+	pthread_mutex_lock(&e->lock);
+	if (b->row.net_addr) {
+		b->row.net_addr = 0;
+		(void)eng_save_box(e, b, NULL, NULL);
+		if (eng_net_apply(e, &err) < 0)
+			log_warn("network: %s", err.msg);
+	}
+	pthread_mutex_unlock(&e->lock);
+}
+
+/* Engine lock held: b's policy from the store; a policy that no longer
+ * parses is replaced by deny-all (never more open than recorded). */
+void eng_net_load_policy(struct engine *e, struct box *b)
+{
+	_cleanup_free_ char *text = NULL;
+	pd_error err = {0};
+
+	if (store_box_policy_get(e->store, b->row.id, &text) < 0 ||
+	    policy_parse(text, strlen(text), &b->policy, &err) < 0) {
+		log_warn("box %s: stored policy unreadable (%s): deny-all", b->row.name, err.msg);
+		b->policy = (struct policy){.mode = POLICY_DENY_ALL};
+	}
+}
+
+int engine_box_policy(struct engine *e, const char *name, char **ret)
+{
+	struct box *b;
+	int r;
+
+	pthread_mutex_lock(&e->lock);
+	b = eng_find_box(e, name);
+	r = b && !b->deleting ? policy_format(&b->policy, ret) : -ENOENT;
+	pthread_mutex_unlock(&e->lock);
+	return r < 0 ? r : 0;
+}
+
+int engine_box_ip(struct engine *e, const char *name, char *buf, size_t bufsz)
+{
+	struct box *b;
+	uint32_t a;
+
+	pthread_mutex_lock(&e->lock);
+	b = eng_find_box(e, name);
+	if (!b || b->deleting) {
+		pthread_mutex_unlock(&e->lock);
+		return -ENOENT;
+	}
+	a = (uint32_t)b->row.net_addr;
+	pthread_mutex_unlock(&e->lock);
+	if (!a)
+		buf[0] = '\0';
+	else
+		snprintf(buf, bufsz, "%u.%u.%u.%u", a >> 24, (a >> 16) & 0xff, (a >> 8) & 0xff,
+			 a & 0xff);
+	return 0;
+}
+
+int engine_box_set_policy(struct engine *e, const char *name, const char *text, size_t len,
+			  pd_error *err)
+{
+	struct policy p, old;
+	_cleanup_free_ char *canon = NULL;
+	struct box *b;
+	int r;
+
+	r = policy_parse(text, len, &p, err);
+	if (r < 0)
+		return r;
+	for (size_t i = 0; i < p.n_entries; i++)
+		if (p.entries[i].kind != POLICY_CIDR) {
+			r = pd_error_set(err, -EINVAL,
+					 "\"%s%s\": domain entries need the box's DNS resolver, "
+					 "which this version does not have yet; use IPv4 networks",
+					 p.entries[i].kind == POLICY_WILDCARD ? "*." : "",
+					 p.entries[i].domain);
+			policy_release(&p);
+			return r;
+		}
+	r = policy_format(&p, &canon);
+	if (r < 0) {
+		policy_release(&p);
+		return pd_error_set(err, r, "out of memory");
+	}
+	pthread_mutex_lock(&e->lock);
+	b = eng_find_box(e, name);
+	if (!b || b->deleting) {
+		r = pd_error_set(err, -ENOENT, "no box named %s", name);
+		goto out;
+	}
+	old = b->policy;
+	b->policy = p;
+	r = eng_net_apply(e, err);
+	if (r >= 0)
+		r = store_box_policy_set(e->store, b->row.id, canon, err);
+	if (r < 0) {
+		b->policy = old;
+		(void)eng_net_apply(e, NULL);
+		goto out;
+	}
+	policy_release(&old);
+	p = (struct policy){0};
+	eng_emit(e, b, "policy %.*s", (int)strcspn(canon, "\n"), canon);
+out:
+	pthread_mutex_unlock(&e->lock);
+	policy_release(&p);
+	return r < 0 ? r : 0;
+}
