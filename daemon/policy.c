@@ -290,3 +290,26 @@ bool policy_allows_name(const struct policy *p, const char *name)
 	}
 	return false;
 }
+
+bool policy_awaits_entries(const char *text, size_t len)
+{
+	bool mode = false;
+	size_t pos = 0;
+
+	while (pos < len) {
+		const char *nl = memchr(text + pos, '\n', len - pos);
+		size_t end = nl ? (size_t)(nl - text) : len, a = pos, b = end;
+
+		pos = end + 1;
+		while (a < b && is_blank(text[a]))
+			a++;
+		while (b > a && is_blank(text[b - 1]))
+			b--;
+		if (a == b || text[a] == '#')
+			continue;
+		if (mode || b - a != 9 || memcmp(text + a, "allowlist", 9) != 0)
+			return false;
+		mode = true;
+	}
+	return mode;
+}

@@ -56,6 +56,10 @@ int policy_format(const struct policy *p, char **ret);
 
 void policy_release(struct policy *p);
 
+/* True when text is "allowlist" with no entries yet (comments and blank
+ * lines aside): the start of an allowlist written line by line. */
+bool policy_awaits_entries(const char *text, size_t len);
+
 /* True when host name name (lowercase, no trailing dot) is allowed by one
  * of p's domain entries. */
 bool policy_allows_name(const struct policy *p, const char *name);

@@ -1717,6 +1717,9 @@ int tree_flush(struct tree *t, struct tree_file *f)
 	f->pending = false;
 	if (f->import)
 		return finish_import(f);
+	if (INO_KIND(f->ino) == KIND_BOX && INO_FILE(f->ino) == BF_POLICY)
+		return write_box_file(t, (int64_t)INO_ID(f->ino), BF_POLICY, f->wbuf ? f->wbuf : "",
+				      f->wlen);
 	return write_job_file(t, f->ino, f->wbuf ? f->wbuf : "", f->wlen);
 }
 

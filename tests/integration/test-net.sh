@@ -1,0 +1,120 @@
+#!/bin/bash
+# Box networking against a fake internet the test builds itself: the whole
+# run (daemon, bridge, nftables table, boxes) lives in a private network
+# namespace ("host") whose default route leads through a veth to a second
+# namespace ("inet") holding HTTP servers on 198.51.100.10 and
+# 203.0.113.10 and a listener on 169.254.169.254. No traffic leaves these
+# namespaces; deleting them at the end removes every link and table.
+. "$(dirname "$0")/lib.sh"
+require_root
+command -v python3 >/dev/null || skip_all "needs python3"
+
+if [ -z "${PD_NET_INSIDE:-}" ]; then
+	# Outer half: make the namespaces, then run this script again inside.
+	tag=pdn$$
+	HOSTNS=${tag}h INETNS=${tag}i
+	cleanup_ns() {
+		[ -n "${srv_pids:-}" ] && kill $srv_pids 2>/dev/null
+		ip netns del "$HOSTNS" 2>/dev/null
+		ip netns del "$INETNS" 2>/dev/null
+	}
+	trap cleanup_ns EXIT
+	ip netns add "$HOSTNS" && ip netns add "$INETNS" || skip_all "cannot make network namespaces"
+	ip link add "${tag}a" netns "$HOSTNS" type veth peer name "${tag}b" netns "$INETNS"
+	ip -n "$HOSTNS" link set lo up
+	ip -n "$HOSTNS" addr add 192.0.2.2/24 dev "${tag}a"
+	ip -n "$HOSTNS" link set "${tag}a" up
+	ip -n "$HOSTNS" route add default via 192.0.2.1
+	ip -n "$INETNS" link set lo up
+	ip -n "$INETNS" addr add 192.0.2.1/24 dev "${tag}b"
+	for a in 198.51.100.10/32 203.0.113.10/32 169.254.169.254/32; do
+		ip -n "$INETNS" addr add $a dev lo
+	done
+	ip -n "$INETNS" link set "${tag}b" up
+	ip -n "$INETNS" route add 10.0.0.0/8 via 192.0.2.2
+	mkdir -p "/tmp/$tag-www" && head -c 20000000 /dev/zero >"/tmp/$tag-www/big" && echo hello >"/tmp/$tag-www/index.html"
+	srv_pids=
+	for a in 198.51.100.10 203.0.113.10 169.254.169.254; do
+		ip netns exec "$INETNS" python3 -m http.server --bind $a --directory "/tmp/$tag-www" 80 >/dev/null 2>&1 &
+		srv_pids="$srv_pids $!"
+	done
+	# A host service the boxes must not reach.
+	ip netns exec "$HOSTNS" python3 -m http.server --bind 192.0.2.2 8080 --directory "/tmp/$tag-www" >/dev/null 2>&1 &
+	srv_pids="$srv_pids $!"
+	sleep 0.5
+	# nsenter, not `ip netns exec`: that one remounts /sys, hiding the
+	# cgroup mounts crun needs.
+	PD_NET_INSIDE=1 nsenter --net="/run/netns/$HOSTNS" "$0"
+	rc=$?
+	rm -rf "/tmp/$tag-www"
+	cleanup_ns
+	trap - EXIT
+	ip netns list | grep -q "^$tag" && { echo "# namespaces left behind"; rc=1; }
+	exit $rc
+fi
+
+PD_NETWORK=on PD_BRIDGE=pd-n$(($$ % 1000)) PD_SUBNET=10.201.$(($$ % 250)).0/24 PD_NFT_TABLE=paddock_n$$
+export PD_NETWORK PD_BRIDGE PD_SUBNET PD_NFT_TABLE
+pd_start
+
+A=$M/boxes/a
+Bx=$M/boxes/b
+# fetch BOX URL: exit 0 when the box got the page (2 s limit).
+fetch() { pd_crun exec "$1" wget -q -T 2 -O /dev/null "$2" 2>/dev/null; }
+export -f fetch
+
+mkdir "$A" "$Bx"
+ok "a created box has no address" same "$(cat "$A/ip")" ""
+ok "policy starts allow-all" same "$(cat "$A/policy")" allow-all
+ok "box a starts" bash -c "echo running > '$A/state'"
+[ "$(cat "$A/state")" = running ] || diag "start: $(cat "$A/error")"
+ok "box b starts" bash -c "echo running > '$Bx/state'"
+ipa=$(cat "$A/ip")
+ipb=$(cat "$Bx/ip")
+ok "a running box has an address in the subnet" bash -c "[[ '$ipa' == ${PD_SUBNET%.0/24}.* ]]"
+ok "two boxes have different addresses" test "$ipa" != "$ipb"
+ok "the box has eth0 with its address" bash -c "pd_crun exec a ip -4 addr show eth0 2>/dev/null | grep -q '$ipa/' || pd_crun exec a cat /proc/net/fib_trie | grep -q '$ipa'"
+ok "allow-all: a fake host is reachable" fetch a http://198.51.100.10/
+ok "metadata address blocked" bash -c "! fetch a http://169.254.169.254/"
+ok "the host's own address blocked" bash -c "! fetch a http://192.0.2.2:8080/"
+ok "the bridge address blocked (no DNS server there either)" bash -c "! fetch a http://${PD_SUBNET%.0/24}.1:8080/"
+ok "another box unreachable" bash -c "! pd_crun exec a ping -c1 -W1 $ipb >/dev/null 2>&1"
+
+# A long download (rate-limited by the reader) stays up across deny-all.
+pd_crun exec a sh -c 'wget -q -O - http://198.51.100.10/big | (sleep 2; cat >/dev/null); echo done $? > /tmp/dl' &
+dl=$!
+sleep 1
+ok "deny-all is accepted" bash -c "echo deny-all > '$A/policy'"
+ok "policy reads deny-all" same "$(cat "$A/policy")" deny-all
+ok "deny-all: a new connection is refused" bash -c "! fetch a http://198.51.100.10/"
+wait $dl
+ok "deny-all: the established download finished" same "$(pd_crun exec a cat /tmp/dl)" "done 0"
+ok "box b keeps allow-all" fetch b http://203.0.113.10/
+
+ok "allowlist with a network" bash -c "printf 'allowlist\n198.51.100.0/24\n' > '$A/policy'"
+ok "allowlist: the listed network is reachable" fetch a http://198.51.100.10/
+ok "allowlist: another address is not" bash -c "! fetch a http://203.0.113.10/"
+ok "allowlist: metadata still blocked" bash -c "printf 'allowlist\n0.0.0.0/0\n' > '$A/policy' && ! fetch a http://169.254.169.254/"
+
+before=$(cat "$A/policy")
+ok "bad entry: EINVAL" write_expect EINVAL "$A/policy" $'allowlist\n10.0.0.0/8\nnot a host\n'
+ok "error names the line" grep -q 'line 3' "$A/error"
+ok "IPv6 entry refused" write_expect EINVAL "$A/policy" $'allowlist\n2001:db8::/32\n'
+ok "error says IPv6 is not supported" grep -q 'IPv6 is not supported yet' "$A/error"
+ok "empty allowlist: EINVAL" write_expect EINVAL "$A/policy" $'allowlist\n'
+ok "1001 entries: EINVAL" write_expect EINVAL "$A/policy" "$(echo allowlist; for i in $(seq 0 1000); do echo 10.$((i / 256)).$((i % 256)).0/24; done)"
+ok "the old policy stays" same "$(cat "$A/policy")" "$before"
+
+echo deny-all >"$A/policy"
+pd_stop
+ok "rules stay while the daemon is down" bash -c "nft list table inet $PD_NFT_TABLE >/dev/null && ! fetch a http://198.51.100.10/"
+pd_start
+ok "after restart: policy kept" same "$(cat "$A/policy")" deny-all
+ok "after restart: address kept" same "$(cat "$A/ip")" "$ipa"
+ok "after restart: deny-all still enforced" bash -c "! fetch a http://198.51.100.10/"
+ok "after restart: b still reaches the fake host" fetch b http://203.0.113.10/
+
+ok "stop removes the box's veth" bash -c "echo stopped > '$A/state' && ! ip link show ${PD_BRIDGE}v1 >/dev/null 2>&1"
+ok "a stopped box has no address" same "$(cat "$A/ip")" ""
+ok "rmdir removes b's link and namespace" bash -c "rmdir '$Bx' && ! ip link show ${PD_BRIDGE}v2 >/dev/null 2>&1 && [ ! -e '$PD_TMP/run/netns/b' ]"
+pd_done
