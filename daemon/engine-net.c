@@ -62,7 +62,10 @@ int eng_net_apply(struct engine *e, pd_error *err)
 		char *ifname = names + n * IFNAMSIZ_PD;
 		eng_net_ifname(e, b, ifname, IFNAMSIZ_PD);
 		boxes[n] =
-		    (struct nft_box){.id = b->row.id, .ifname = ifname, .policy = &b->policy};
+		    (struct nft_box){.id = b->row.id,
+				     .ifname = ifname,
+				     .addr = (uint32_t)b->row.net_addr,
+				     .policy = &b->policy};
 		n++;
 	}
 	r = nft_apply(&net, boxes, n, err);

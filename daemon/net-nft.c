@@ -57,10 +57,13 @@ int nft_render(const struct nft_net *net, const struct nft_box *boxes, size_t n,
 		return -ENOMEM;
 	fprintf(f, "add table inet %s\ndelete table inet %s\ntable inet %s {\n", net->table,
 		net->table, net->table);
-	fprintf(f, "\tmap boxes {\n\t\ttype ifname : verdict\n");
+	/* Routed packets from a box come in on the bridge, not on the box's
+	 * port: the box is told by its source address, which the bridge
+	 * table below pins to its port. */
+	fprintf(f, "\tmap boxes {\n\t\ttype ipv4_addr : verdict\n");
 	for (size_t i = 0; i < n; i++)
-		fprintf(f, "%s\"%s\" : jump box_%lld", i ? ", " : "\t\telements = { ",
-			boxes[i].ifname, (long long)boxes[i].id);
+		fprintf(f, "%s%u.%u.%u.%u : jump box_%lld", i ? ", " : "\t\telements = { ",
+			IP4(boxes[i].addr), (long long)boxes[i].id);
 	fprintf(f, "%s\t}\n", n ? " }\n" : "");
 	for (size_t i = 0; i < n; i++)
 		render_box(f, &boxes[i]);
@@ -89,7 +92,7 @@ int nft_render(const struct nft_net *net, const struct nft_box *boxes, size_t n,
 		"\t\tmeta nfproto ipv6 drop\n"
 		"\t\tudp dport 53 drop\n"
 		"\t\ttcp dport 53 drop\n"
-		"\t\tiifname vmap @boxes\n"
+		"\t\tip saddr vmap @boxes\n"
 		"\t\tdrop\n"
 		"\t}\n",
 		net->bridge, net->bridge, net->bridge);
@@ -99,6 +102,21 @@ int nft_render(const struct nft_net *net, const struct nft_box *boxes, size_t n,
 		"\t\tip saddr %u.%u.%u.%u/%u oifname != \"%s\" masquerade\n"
 		"\t}\n}\n",
 		IP4(net->subnet), net->prefix, net->bridge);
+	/* Anti-spoofing on the bridge ports: a box sends IPv4 and ARP only
+	 * from its own address (so it can neither borrow another box's
+	 * policy nor take over its replies), and no IPv6. */
+	fprintf(f, "add table bridge %s\ndelete table bridge %s\ntable bridge %s {\n", net->table,
+		net->table, net->table);
+	fprintf(f, "\tchain ports {\n\t\ttype filter hook prerouting priority filter; policy "
+		   "accept;\n");
+	for (size_t i = 0; i < n; i++)
+		fprintf(f,
+			"\t\tiifname \"%s\" ether type ip ip saddr != %u.%u.%u.%u drop\n"
+			"\t\tiifname \"%s\" ether type arp arp saddr ip != %u.%u.%u.%u drop\n"
+			"\t\tiifname \"%s\" ether type ip6 drop\n",
+			boxes[i].ifname, IP4(boxes[i].addr), boxes[i].ifname, IP4(boxes[i].addr),
+			boxes[i].ifname);
+	fprintf(f, "\t}\n}\n");
 	if (fclose(f) != 0) {
 		free(buf);
 		return -ENOMEM;
@@ -143,8 +161,11 @@ int nft_apply(const struct nft_net *net, const struct nft_box *boxes, size_t n, 
 
 int nft_remove(const char *table, pd_error *err)
 {
-	char text[128];
+	char text[256];
 
-	snprintf(text, sizeof(text), "add table inet %s\ndelete table inet %s\n", table, table);
+	snprintf(text, sizeof(text),
+		 "add table inet %s\ndelete table inet %s\nadd table bridge %s\ndelete table bridge "
+		 "%s\n",
+		 table, table, table, table);
 	return nft_run(text, err);
 }

@@ -31,6 +31,7 @@
 struct nft_box {
 	int64_t id;		     /* names the box's chain and sets */
 	const char *ifname;	     /* its veth on the bridge */
+	uint32_t addr;		     /* its address (host order) */
 	const struct policy *policy; /* in force */
 };
 

@@ -1749,11 +1749,19 @@ int tree_write(struct tree *t, struct tree_file *f, uint64_t off, const char *bu
 	if (INO_KIND(f->ino) == KIND_BOX &&
 	    (INO_FILE(f->ino) == BF_VOLUMES || INO_FILE(f->ino) == BF_POLICY)) {
 		/* The list may come in several writes: each applies the whole
-		 * list written so far. */
+		 * list written so far. A bare "allowlist" (a shell's printf
+		 * writes line by line) waits for its entries: applied, or
+		 * refused, at close if none come. */
 		r = accumulate(f, off, buf, len);
-		return r < 0 ? r
-			     : write_box_file(t, (int64_t)INO_ID(f->ino), INO_FILE(f->ino), f->wbuf,
-					      f->wlen);
+		if (r < 0)
+			return r;
+		f->pending = false;
+		if (INO_FILE(f->ino) == BF_POLICY && policy_awaits_entries(f->wbuf, f->wlen)) {
+			f->pending = true;
+			return 0;
+		}
+		return write_box_file(t, (int64_t)INO_ID(f->ino), INO_FILE(f->ino), f->wbuf,
+				      f->wlen);
 	}
 	if (INO_KIND(f->ino) == KIND_VOLUME && INO_FILE(f->ino) == VF_IMPORT)
 		return write_import(t, f, off, buf, len);

@@ -33,15 +33,25 @@ if [ -z "${PD_NET_INSIDE:-}" ]; then
 	ip -n "$INETNS" link set "${tag}b" up
 	ip -n "$INETNS" route add 10.0.0.0/8 via 192.0.2.2
 	mkdir -p "/tmp/$tag-www" && head -c 20000000 /dev/zero >"/tmp/$tag-www/big" && echo hello >"/tmp/$tag-www/index.html"
+	# A plain TCP server: http.server's HTTPServer looks its own address up
+	# in DNS at bind (getfqdn), which hangs where there is no resolver.
+	serve='import functools, http.server, socketserver, sys
+socketserver.ThreadingTCPServer.allow_reuse_address = True
+h = functools.partial(http.server.SimpleHTTPRequestHandler, directory=sys.argv[3])
+socketserver.ThreadingTCPServer((sys.argv[1], int(sys.argv[2])), h).serve_forever()'
 	srv_pids=
 	for a in 198.51.100.10 203.0.113.10 169.254.169.254; do
-		ip netns exec "$INETNS" python3 -m http.server --bind $a --directory "/tmp/$tag-www" 80 >/dev/null 2>&1 &
+		ip netns exec "$INETNS" python3 -c "$serve" $a 80 "/tmp/$tag-www" >/dev/null 2>&1 &
 		srv_pids="$srv_pids $!"
 	done
 	# A host service the boxes must not reach.
-	ip netns exec "$HOSTNS" python3 -m http.server --bind 192.0.2.2 8080 --directory "/tmp/$tag-www" >/dev/null 2>&1 &
+	ip netns exec "$HOSTNS" python3 -c "$serve" 192.0.2.2 8080 "/tmp/$tag-www" >/dev/null 2>&1 &
 	srv_pids="$srv_pids $!"
-	sleep 0.5
+	for i in $(seq 100); do
+		[ "$(ip netns exec "$INETNS" ss -Hltn | wc -l)" -ge 3 ] &&
+			[ "$(ip netns exec "$HOSTNS" ss -Hltn | wc -l)" -ge 1 ] && break
+		sleep 0.1
+	done
 	# nsenter, not `ip netns exec`: that one remounts /sys, hiding the
 	# cgroup mounts crun needs.
 	PD_NET_INSIDE=1 nsenter --net="/run/netns/$HOSTNS" "$0"
@@ -59,8 +69,17 @@ pd_start
 
 A=$M/boxes/a
 Bx=$M/boxes/b
-# fetch BOX URL: exit 0 when the box got the page (2 s limit).
-fetch() { pd_crun exec "$1" wget -q -T 2 -O /dev/null "$2" 2>/dev/null; }
+# fetch BOX URL: exit 0 when the box got the page (2 s limit). busybox nc,
+# not wget: the static busybox's wget looks the "http" service up through
+# NSS, which crashes in a static binary on an image without NSS modules.
+fetch() {
+	local hostport=${2#http://} path
+	path=/${hostport#*/}
+	hostport=${hostport%%/*}
+	local host=${hostport%:*} port=80
+	[ "$hostport" != "$host" ] && port=${hostport##*:}
+	pd_crun exec "$1" sh -c "printf 'GET $path HTTP/1.0\r\n\r\n' | nc -w 2 $host $port | head -n1 | grep -q ' 200 '" 2>/dev/null
+}
 export -f fetch
 
 mkdir "$A" "$Bx"
@@ -81,14 +100,14 @@ ok "the bridge address blocked (no DNS server there either)" bash -c "! fetch a 
 ok "another box unreachable" bash -c "! pd_crun exec a ping -c1 -W1 $ipb >/dev/null 2>&1"
 
 # A long download (rate-limited by the reader) stays up across deny-all.
-pd_crun exec a sh -c 'wget -q -O - http://198.51.100.10/big | (sleep 2; cat >/dev/null); echo done $? > /tmp/dl' &
+pd_crun exec a sh -c "printf 'GET /big HTTP/1.0\r\n\r\n' | nc 198.51.100.10 80 | (sleep 2; wc -c) > /tmp/dl" &
 dl=$!
 sleep 1
 ok "deny-all is accepted" bash -c "echo deny-all > '$A/policy'"
 ok "policy reads deny-all" same "$(cat "$A/policy")" deny-all
 ok "deny-all: a new connection is refused" bash -c "! fetch a http://198.51.100.10/"
 wait $dl
-ok "deny-all: the established download finished" same "$(pd_crun exec a cat /tmp/dl)" "done 0"
+ok "deny-all: the established download finished (all 20 MB)" bash -c "[ \"\$(pd_crun exec a cat /tmp/dl | tr -d ' ')\" -gt 20000000 ]"
 ok "box b keeps allow-all" fetch b http://203.0.113.10/
 
 ok "allowlist with a network" bash -c "printf 'allowlist\n198.51.100.0/24\n' > '$A/policy'"
