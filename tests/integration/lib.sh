@@ -269,7 +269,10 @@ pd_cleanup() {
 		pd_crun delete --force "$c" 2>/dev/null
 	done
 	umount -l "$M" 2>/dev/null
-	grep -o -e " $D/boxes/[0-9]*/rootfs " -e " $PD_TMP/run/snapshots/[^ ]* " /proc/self/mountinfo | while read -r mp; do
+	# Box roots, snapshot mounts and the boxes' network namespaces (bind
+	# mounts that would keep the namespaces alive).
+	grep -o -e " $D/boxes/[0-9]*/rootfs " -e " $PD_TMP/run/snapshots/[^ ]* " \
+		-e " $PD_TMP/run/netns/[^ ]* " /proc/self/mountinfo | while read -r mp; do
 		umount -l "$mp"
 	done
 	for d in /sys/fs/cgroup/*/"$PD_CGROUP" /sys/fs/cgroup/"$PD_CGROUP"; do
