@@ -1094,7 +1094,7 @@ int http_start(struct tree *t, struct engine *e, struct http **ret, pd_error *er
 {
 	struct http *h = calloc(1, sizeof(*h));
 	const struct pd_config *cfg = engine_config(e);
-	int fd, k;
+	int fd = -1, k;
 
 	if (!h)
 		return pd_error_set(err, -ENOMEM, "out of memory");
