@@ -123,6 +123,19 @@ static int sql_err(sqlite3 *db, pd_error *err, const char *what)
 	return pd_error_set(err, e, "%s: %s", what, sqlite3_errmsg(db));
 }
 
+/* Runs one statement whose only parameter ?1 is v (a delete or update by
+ * id). err may be NULL. */
+static int exec_int64(struct store *s, const char *sql, int64_t v, pd_error *err,
+		      const char *what)
+{
+	_cleanup_stmt_ sqlite3_stmt *st = NULL;
+
+	if (sqlite3_prepare_v2(s->db, sql, -1, &st, NULL) != SQLITE_OK ||
+	    sqlite3_bind_int64(st, 1, v) != SQLITE_OK || sqlite3_step(st) != SQLITE_DONE)
+		return sql_err(s->db, err, what);
+	return 0;
+}
+
 static int exec_sql(sqlite3 *db, const char *sql, pd_error *err, const char *what)
 {
 	if (sqlite3_exec(db, sql, NULL, NULL, NULL) != SQLITE_OK)
@@ -440,13 +453,7 @@ int store_job_set_state(struct store *s, int64_t id, const char *state, pd_error
 
 int store_job_delete(struct store *s, int64_t id, pd_error *err)
 {
-	_cleanup_stmt_ sqlite3_stmt *st = NULL;
-
-	if (sqlite3_prepare_v2(s->db, "DELETE FROM jobs WHERE id = ?1", -1, &st, NULL) !=
-		SQLITE_OK ||
-	    sqlite3_bind_int64(st, 1, id) != SQLITE_OK || sqlite3_step(st) != SQLITE_DONE)
-		return sql_err(s->db, err, "delete job");
-	return 0;
+	return exec_int64(s, "DELETE FROM jobs WHERE id = ?1", id, err, "delete job");
 }
 
 int store_job_foreach(struct store *s, int (*fn)(const struct job_row *row, void *userdata),
@@ -684,13 +691,7 @@ int store_layer_insert(struct store *s, int64_t created, int64_t *ret_id, pd_err
 
 int store_layer_delete(struct store *s, int64_t id)
 {
-	_cleanup_stmt_ sqlite3_stmt *st = NULL;
-
-	if (sqlite3_prepare_v2(s->db, "DELETE FROM layers WHERE id = ?1", -1, &st, NULL) !=
-		SQLITE_OK ||
-	    sqlite3_bind_int64(st, 1, id) != SQLITE_OK || sqlite3_step(st) != SQLITE_DONE)
-		return -EIO;
-	return 0;
+	return exec_int64(s, "DELETE FROM layers WHERE id = ?1", id, NULL, "delete layer");
 }
 
 int store_layer_get_size(struct store *s, int64_t id, int64_t *ret)
@@ -856,13 +857,7 @@ int store_snapshot_update(struct store *s, const struct snapshot_row *row, pd_er
 
 int store_snapshot_delete(struct store *s, int64_t seq, pd_error *err)
 {
-	_cleanup_stmt_ sqlite3_stmt *st = NULL;
-
-	if (sqlite3_prepare_v2(s->db, "DELETE FROM snapshots WHERE seq = ?1", -1, &st, NULL) !=
-		SQLITE_OK ||
-	    sqlite3_bind_int64(st, 1, seq) != SQLITE_OK || sqlite3_step(st) != SQLITE_DONE)
-		return sql_err(s->db, err, "delete snapshot");
-	return 0;
+	return exec_int64(s, "DELETE FROM snapshots WHERE seq = ?1", seq, err, "delete snapshot");
 }
 
 int store_snapshot_foreach(struct store *s, int64_t box_id,
@@ -926,13 +921,7 @@ int store_intent_set_copy(struct store *s, int64_t id, bool copy, pd_error *err)
 
 int store_intent_delete(struct store *s, int64_t id, pd_error *err)
 {
-	_cleanup_stmt_ sqlite3_stmt *st = NULL;
-
-	if (sqlite3_prepare_v2(s->db, "DELETE FROM intents WHERE id = ?1", -1, &st, NULL) !=
-		SQLITE_OK ||
-	    sqlite3_bind_int64(st, 1, id) != SQLITE_OK || sqlite3_step(st) != SQLITE_DONE)
-		return sql_err(s->db, err, "delete intent");
-	return 0;
+	return exec_int64(s, "DELETE FROM intents WHERE id = ?1", id, err, "delete intent");
 }
 
 int store_intent_foreach(struct store *s, int (*fn)(const struct intent_row *row, void *userdata),

@@ -35,23 +35,12 @@ MB=${BENCH_MB:-300}
 if [ -z "${PD_NET_INSIDE:-}" ]; then
 	require_root
 	tag=pdb$$
-	HOSTNS=${tag}h INETNS=${tag}i
 	cleanup_ns() {
 		[ -n "${sink_pid:-}" ] && kill "$sink_pid" 2>/dev/null
-		ip netns del "$HOSTNS" 2>/dev/null
-		ip netns del "$INETNS" 2>/dev/null
+		pd_fake_net_down
 	}
 	trap cleanup_ns EXIT
-	ip netns add "$HOSTNS" && ip netns add "$INETNS" || bench_broken "cannot make network namespaces"
-	ip link add "${tag}a" netns "$HOSTNS" type veth peer name "${tag}b" netns "$INETNS"
-	ip -n "$HOSTNS" link set lo up
-	ip -n "$HOSTNS" addr add 192.0.2.2/24 dev "${tag}a"
-	ip -n "$HOSTNS" link set "${tag}a" up
-	ip -n "$HOSTNS" route add default via 192.0.2.1
-	ip -n "$INETNS" link set lo up
-	ip -n "$INETNS" addr add 192.0.2.1/24 dev "${tag}b"
-	ip -n "$INETNS" addr add 198.51.100.20/32 dev lo
-	ip -n "$INETNS" link set "${tag}b" up
+	pd_fake_net "$tag" 198.51.100.20 || bench_broken "cannot make network namespaces"
 	# The sink: accepts connections one after another, prints each one's
 	# byte count on its own log.
 	SINK_LOG=$(mktemp /tmp/paddock-bench-sink.XXXXXX)

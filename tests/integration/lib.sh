@@ -129,6 +129,36 @@ pd_setup() {
 	fi
 }
 
+# pd_fake_net TAG ADDR...: two network namespaces for network tests, made
+# by the test: HOSTNS (TAGh, where the daemon is to run: 192.0.2.2, default
+# route through a veth) and INETNS (TAGi, the "internet": 192.0.2.1 and
+# ADDR.../32 on its loopback, a route back to 10.0.0.0/8). Returns non-zero
+# when namespaces cannot be made. pd_fake_net_down deletes both (and with
+# them every link and table inside).
+pd_fake_net() {
+	local tag=$1 a
+	shift
+	HOSTNS=${tag}h INETNS=${tag}i
+	ip netns add "$HOSTNS" && ip netns add "$INETNS" || return 1
+	ip link add "${tag}a" netns "$HOSTNS" type veth peer name "${tag}b" netns "$INETNS" &&
+		ip -n "$HOSTNS" link set lo up &&
+		ip -n "$HOSTNS" addr add 192.0.2.2/24 dev "${tag}a" &&
+		ip -n "$HOSTNS" link set "${tag}a" up &&
+		ip -n "$HOSTNS" route add default via 192.0.2.1 &&
+		ip -n "$INETNS" link set lo up &&
+		ip -n "$INETNS" addr add 192.0.2.1/24 dev "${tag}b" || return 1
+	for a in "$@"; do
+		ip -n "$INETNS" addr add "$a/32" dev lo || return 1
+	done
+	ip -n "$INETNS" link set "${tag}b" up &&
+		ip -n "$INETNS" route add 10.0.0.0/8 via 192.0.2.2
+}
+
+pd_fake_net_down() {
+	ip netns del "$HOSTNS" 2>/dev/null
+	ip netns del "$INETNS" 2>/dev/null
+}
+
 # The daemon's HTTP base URL (RUN/http-url, written once it listens).
 pd_url() {
 	head -n1 "$PD_TMP/run/http-url"

@@ -12,26 +12,13 @@ command -v python3 >/dev/null || skip_all "needs python3"
 if [ -z "${PD_NET_INSIDE:-}" ]; then
 	# Outer half: make the namespaces, then run this script again inside.
 	tag=pdn$$
-	HOSTNS=${tag}h INETNS=${tag}i
 	cleanup_ns() {
 		[ -n "${srv_pids:-}" ] && kill $srv_pids 2>/dev/null
-		ip netns del "$HOSTNS" 2>/dev/null
-		ip netns del "$INETNS" 2>/dev/null
+		pd_fake_net_down
 	}
 	trap cleanup_ns EXIT
-	ip netns add "$HOSTNS" && ip netns add "$INETNS" || skip_all "cannot make network namespaces"
-	ip link add "${tag}a" netns "$HOSTNS" type veth peer name "${tag}b" netns "$INETNS"
-	ip -n "$HOSTNS" link set lo up
-	ip -n "$HOSTNS" addr add 192.0.2.2/24 dev "${tag}a"
-	ip -n "$HOSTNS" link set "${tag}a" up
-	ip -n "$HOSTNS" route add default via 192.0.2.1
-	ip -n "$INETNS" link set lo up
-	ip -n "$INETNS" addr add 192.0.2.1/24 dev "${tag}b"
-	for a in 198.51.100.10/32 203.0.113.10/32 169.254.169.254/32; do
-		ip -n "$INETNS" addr add $a dev lo
-	done
-	ip -n "$INETNS" link set "${tag}b" up
-	ip -n "$INETNS" route add 10.0.0.0/8 via 192.0.2.2
+	pd_fake_net "$tag" 198.51.100.10 203.0.113.10 169.254.169.254 ||
+		skip_all "cannot make network namespaces"
 	mkdir -p "/tmp/$tag-www" && head -c 20000000 /dev/zero >"/tmp/$tag-www/big" && echo hello >"/tmp/$tag-www/index.html"
 	# A plain TCP server: http.server's HTTPServer looks its own address up
 	# in DNS at bind (getfqdn), which hangs where there is no resolver.

@@ -111,25 +111,7 @@ ok "import into a volume with data is ENOTEMPTY" same "$(errno_of "os.open('$V/c
 ok "the HTTP export is a zstd tar too" bash -c "uc GET volumes/v1/export -o '$H/http.tar.zst' && zstd -dc '$H/http.tar.zst' | tar t | grep -qx sub/deep"
 
 # hostile archives: each must be refused with a reason, leaving nothing.
-python3 - "$H" <<'PY'
-import io, os, sys, tarfile
-h = sys.argv[1]
-def make(name, add):
-    with tarfile.open(os.path.join(h, name + ".tar"), "w", format=tarfile.PAX_FORMAT) as t:
-        add(t)
-def file(t, name, data=b"x"):
-    i = tarfile.TarInfo(name); i.size = len(data); t.addfile(i, io.BytesIO(data))
-def link(t, name, target, kind):
-    i = tarfile.TarInfo(name); i.type = kind; i.linkname = target; t.addfile(i)
-make("dotdot", lambda t: (file(t, "ok"), file(t, "../escape")))
-make("absolute", lambda t: file(t, "/etc/paddock-escape"))
-make("symlink", lambda t: (link(t, "out", "/../../../../etc", tarfile.SYMTYPE), file(t, "out/x")))
-make("symlink-rel", lambda t: link(t, "up", "../../../..", tarfile.SYMTYPE))
-make("hardlink", lambda t: link(t, "pw", "/etc/passwd", tarfile.LNKTYPE))
-def dev(t):
-    i = tarfile.TarInfo("null"); i.type = tarfile.CHRTYPE; i.devmajor = 1; i.devminor = 3; t.addfile(i)
-make("device", dev)
-PY
+python3 "$TOP_SRCDIR/tests/integration/hostile-tars.py" "$H"
 zstd -q -c "$H/v1.tar.zst" >/dev/null
 head -c $(($(stat -c %s "$H/v1.tar.zst") / 2)) "$H/v1.tar.zst" >"$H/truncated.tar.zst"
 n=0
