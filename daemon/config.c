@@ -55,6 +55,7 @@ enum value_kind {
 	VAL_BRIDGE,	 /* bridge */
 	VAL_SUBNET,	 /* subnet */
 	VAL_NFT_TABLE,	 /* nft_table */
+	VAL_UPSTREAM,	 /* dns_upstream */
 };
 
 static const struct paddock_key {
@@ -82,6 +83,7 @@ static const struct paddock_key {
     {"bridge", VAL_BRIDGE, offsetof(struct pd_config, bridge)},
     {"subnet", VAL_SUBNET, 0},
     {"nft_table", VAL_NFT_TABLE, offsetof(struct pd_config, nft_table)},
+    {"dns_upstream", VAL_UPSTREAM, 0},
 };
 
 static const char *const type_keys[] = {"cpus", "memory", "pids", "disk"};
@@ -224,6 +226,29 @@ static bool subnet_ok(const char *v, uint32_t *ret_net, unsigned *ret_prefix)
 	return true;
 }
 
+/* "192.0.2.53" or "192.0.2.53:5353": an IPv4 address, not 0.0.0.0, and
+ * an optional port (1-65535; 53 when absent). */
+static bool upstream_ok(const char *v, uint32_t *ret_addr, uint16_t *ret_port)
+{
+	const char *colon = strchr(v, ':');
+	char addr[16];
+	struct in_addr in;
+	uint64_t port = 53;
+	size_t alen = colon ? (size_t)(colon - v) : strlen(v);
+
+	if (alen >= sizeof(addr))
+		return false;
+	memcpy(addr, v, alen);
+	addr[alen] = '\0';
+	if (inet_pton(AF_INET, addr, &in) != 1 || in.s_addr == 0)
+		return false;
+	if (colon && (parse_uint64(colon + 1, 65535, &port) < 0 || port == 0))
+		return false;
+	*ret_addr = ntohl(in.s_addr);
+	*ret_port = (uint16_t)port;
+	return true;
+}
+
 static int set_string(struct parser *p, size_t offset, const char *value)
 {
 	char **field = (char **)((char *)p->c + offset);
@@ -325,6 +350,11 @@ static int set_paddock_key(struct parser *p, const char *key, const char *value)
 	case VAL_SUBNET:
 		ok = subnet_ok(value, &p->c->subnet, &p->c->subnet_prefix);
 		break;
+	case VAL_UPSTREAM:
+		ok = strcmp(value, "auto") == 0
+			 ? (p->c->dns_upstream = 0, p->c->dns_upstream_port = 0, true)
+			 : upstream_ok(value, &p->c->dns_upstream, &p->c->dns_upstream_port);
+		break;
 	default:
 		ok = false;
 	}
@@ -333,7 +363,7 @@ static int set_paddock_key(struct parser *p, const char *key, const char *value)
 
 	if (k->kind == VAL_TTL || k->kind == VAL_GRACE || k->kind == VAL_SIZE ||
 	    k->kind == VAL_PUSH_COUNT || k->kind == VAL_PUSH_BYTES || k->kind == VAL_MERGE_DEPTH ||
-	    k->kind == VAL_ONOFF || k->kind == VAL_SUBNET)
+	    k->kind == VAL_ONOFF || k->kind == VAL_SUBNET || k->kind == VAL_UPSTREAM)
 		return 0;
 	if (strcmp(key, "default_type") == 0)
 		p->default_type_line = p->lineno;

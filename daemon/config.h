@@ -34,6 +34,10 @@
  *	                            bridge takes its first host address
  *	nft_table = paddock         the daemon's nftables inet table (1-32 of
  *	                            [a-z0-9_], a letter first)
+ *	dns_upstream = auto         where the boxes' resolver sends the lookups
+ *	                            it allows: ADDR or ADDR:PORT (IPv4), or
+ *	                            auto: the first IPv4 nameserver of the
+ *	                            host's /etc/resolv.conf at start
  *
  *	[types.NAME]                one section per box type
  *	cpus = 1                    may be fractional: 0.5
@@ -99,6 +103,8 @@ struct pd_config {
 	char *nft_table;
 	uint32_t subnet;	/* network address, host byte order */
 	unsigned subnet_prefix; /* 8-28 */
+	uint32_t dns_upstream;	/* host byte order; 0: auto */
+	uint16_t dns_upstream_port;
 	struct box_type types[CONFIG_MAX_TYPES];
 	size_t n_types;
 };

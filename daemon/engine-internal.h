@@ -5,10 +5,19 @@
 #include <pthread.h>
 
 #include "auth.h"
+#include "dns.h"
 #include "engine.h"
 #include "jobs.h"
 #include "policy.h"
 #include "runtime.h"
+
+/* An address a box's lookup of name returned, allowed until expires
+ * (CLOCK_MONOTONIC seconds). name is NULL when read back from the kernel. */
+struct net_name {
+	uint32_t addr;
+	int64_t expires;
+	char *name;
+};
 
 struct box {
 	struct box_row row; /* what the store holds */
@@ -19,6 +28,9 @@ struct box {
 	uint64_t disk_bytes;
 	unsigned long long disk_checked_usec;
 	struct policy policy; /* network policy in force (engine-net.c) */
+	/* Addresses the box's allowed lookups returned (engine-dns.c). */
+	struct net_name *names;
+	size_t n_names;
 };
 
 struct engine {
@@ -58,6 +70,9 @@ struct engine {
 	 * (snapshots.c): rmdir of those is -EBUSY. */
 	char **snap_exports;
 	size_t n_snap_exports;
+
+	struct dns *dns;	 /* the boxes' resolver (engine-dns.c) */
+	struct nft_ctx *dns_nft; /* its nftables context; engine lock */
 
 	pthread_t timer;
 	bool timer_started;
@@ -108,6 +123,28 @@ int eng_net_reconcile(struct engine *e, pd_error *err);
 int eng_net_box_up(struct engine *e, struct box *b, char *ret_ns, size_t ns_sz, pd_error *err);
 void eng_net_box_down(struct engine *e, struct box *b);
 void eng_net_load_policy(struct engine *e, struct box *b);
+/* RUN/resolv.conf, bound on every box's /etc/resolv.conf. */
+void eng_net_resolv_conf(const struct engine *e, char *buf, size_t bufsz);
+/* Starts the boxes' resolver on the bridge address (network on). */
+int eng_net_dns_start(struct engine *e, pd_error *err);
+
+/* engine-dns.c. A looked-up address stays allowed for its record's TTL,
+ * clamped to [NET_NAME_TTL_MIN, NET_NAME_TTL_MAX] seconds (a zero TTL
+ * still lets the box connect right after the lookup). Engine lock held for
+ * all but start and stop. */
+#define NET_NAME_TTL_MIN 10
+#define NET_NAME_TTL_MAX 86400
+#define NET_NAMES_MAX 4096
+struct nft_elem;
+unsigned eng_dns_timeout(uint32_t ttl);
+int eng_dns_start(struct engine *e, uint32_t listen_addr, pd_error *err);
+void eng_dns_stop(struct engine *e);
+void eng_dns_load(struct engine *e);
+void eng_dns_forget(struct box *b);
+size_t eng_dns_elems(struct box *b, struct nft_elem *out, size_t max);
+int eng_dns_record(struct engine *e, struct box *b, const char *name, const struct dns_addr *a,
+		   size_t n, pd_error *err);
+int eng_dns_policy_changed(struct engine *e, struct box *b, pd_error *err);
 
 /* jobs.c */
 int jobs_load(struct engine *e);

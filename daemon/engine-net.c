@@ -66,9 +66,21 @@ int eng_net_apply(struct engine *e, pd_error *err)
 				     .ifname = ifname,
 				     .addr = (uint32_t)b->row.net_addr,
 				     .policy = &b->policy};
+		if (b->n_names) {
+			struct nft_elem *el = calloc(b->n_names, sizeof *el);
+			if (!el) {
+				r = pd_error_set(err, -ENOMEM, "out of memory");
+				goto out;
+			}
+			boxes[n].names = el;
+			boxes[n].n_names = eng_dns_elems(b, el, b->n_names);
+		}
 		n++;
 	}
 	r = nft_apply(&net, boxes, n, err);
+out:
+	for (size_t i = 0; i < n; i++)
+		free((void *)boxes[i].names);
 	return r;
 }
 
@@ -93,8 +105,30 @@ int eng_net_init(struct engine *e, pd_error *err)
 			return pd_error_set(err, -errno, "cannot enable IPv4 forwarding: %s",
 					    strerror(errno));
 	}
-	return netlink_bridge_ensure(e->cfg->bridge, gateway_of(e->cfg), e->cfg->subnet_prefix,
-				     err);
+	r = netlink_bridge_ensure(e->cfg->bridge, gateway_of(e->cfg), e->cfg->subnet_prefix, err);
+	if (r < 0)
+		return r;
+	/* Every box's /etc/resolv.conf (bound read-only): the resolver on the
+	 * bridge. */
+	uint32_t g = gateway_of(e->cfg);
+	char text[64], path[4096];
+	int n = snprintf(text, sizeof text, "nameserver %u.%u.%u.%u\n", g >> 24, (g >> 16) & 0xff,
+			 (g >> 8) & 0xff, g & 0xff);
+	eng_net_resolv_conf(e, path, sizeof path);
+	r = write_file_replace(path, text, (size_t)n);
+	if (r < 0)
+		return pd_error_set(err, r, "cannot write %s: %s", path, strerror(-r));
+	return 0;
+}
+
+void eng_net_resolv_conf(const struct engine *e, char *buf, size_t bufsz)
+{
+	snprintf(buf, bufsz, "%s/resolv.conf", e->cfg->run);
+}
+
+int eng_net_dns_start(struct engine *e, pd_error *err)
+{
+	return eng_dns_start(e, gateway_of(e->cfg), err);
 }
 
 /* At start, engine lock held, boxes loaded: keeps the namespaces and
@@ -135,6 +169,8 @@ int eng_net_reconcile(struct engine *e, pd_error *err)
 		}
 		closedir(d);
 	}
+	/* The table outlived the daemon: keep what the boxes looked up. */
+	eng_dns_load(e);
 	return eng_net_apply(e, err);
 }
 
@@ -199,6 +235,7 @@ void eng_net_box_down(struct engine *e, struct box *b)
 	(void)netlink_link_delete(ifname);
 	(void)netlink_netns_remove(ns);
 	pthread_mutex_lock(&e->lock);
+	eng_dns_forget(b);
 	if (b->row.net_addr) {
 		b->row.net_addr = 0;
 		(void)eng_save_box(e, b, NULL, NULL);
@@ -266,16 +303,6 @@ int engine_box_set_policy(struct engine *e, const char *name, const char *text, 
 	r = policy_parse(text, len, &p, err);
 	if (r < 0)
 		return r;
-	for (size_t i = 0; i < p.n_entries; i++)
-		if (p.entries[i].kind != POLICY_CIDR) {
-			r = pd_error_set(err, -EINVAL,
-					 "\"%s%s\": domain entries need the box's DNS resolver, "
-					 "which this version does not have yet; use IPv4 networks",
-					 p.entries[i].kind == POLICY_WILDCARD ? "*." : "",
-					 p.entries[i].domain);
-			policy_release(&p);
-			return r;
-		}
 	r = policy_format(&p, &canon);
 	if (r < 0) {
 		policy_release(&p);
@@ -289,7 +316,12 @@ int engine_box_set_policy(struct engine *e, const char *name, const char *text, 
 	}
 	old = b->policy;
 	b->policy = p;
-	r = eng_net_apply(e, err);
+	/* First drop what the new policy no longer allows from the box's
+	 * looked-up addresses, then load its rules: never more open than
+	 * either policy. */
+	r = eng_dns_policy_changed(e, b, err);
+	if (r >= 0)
+		r = eng_net_apply(e, err);
 	if (r >= 0)
 		r = store_box_policy_set(e->store, b->row.id, canon, err);
 	if (r < 0) {

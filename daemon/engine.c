@@ -431,7 +431,7 @@ int eng_claim(struct engine *e, const char *name, struct box **ret, pd_error *er
 static int eng_box_start(struct engine *e, struct box *b, pd_error *err)
 {
 	const struct box_type *type = config_find_type(e->cfg, b->row.type);
-	char bundle[4096], rootfs[4096], netns[4096];
+	char bundle[4096], rootfs[4096], netns[4096], resolv[4096];
 	_cleanup_free_ struct box_mount *mounts = NULL;
 	size_t n_mounts = 0;
 	struct box_spec spec;
@@ -453,8 +453,10 @@ static int eng_box_start(struct engine *e, struct box *b, pd_error *err)
 	r = eng_net_box_up(e, b, netns, sizeof netns, err);
 	if (r < 0)
 		return r;
+	eng_net_resolv_conf(e, resolv, sizeof resolv);
 	spec = (struct box_spec){
 	    .netns = e->cfg->network ? netns : NULL,
+	    .resolv_conf = e->cfg->network ? resolv : NULL,
 	    .id = b->row.name,
 	    .hostname = b->row.name,
 	    .bundle_dir = bundle,
@@ -806,6 +808,7 @@ int engine_box_delete(struct engine *e, const char *name, pd_error *err)
 	remove_box(e, b);
 	pthread_mutex_unlock(&e->lock);
 	policy_release(&b->policy);
+	eng_dns_forget(b);
 	free(b);
 	eng_wake(e, 0);
 	eng_wake(e, (uint64_t)id);
@@ -1059,6 +1062,8 @@ int engine_new(const struct pd_config *cfg, const char *init_path, struct engine
 	pthread_mutex_lock(&e->lock);
 	r = eng_net_reconcile(e, err);
 	pthread_mutex_unlock(&e->lock);
+	if (r >= 0)
+		r = eng_net_dns_start(e, err);
 	if (r < 0)
 		goto fail;
 	eng_gc(e, /* at_start= */ true);
@@ -1086,12 +1091,14 @@ struct engine *engine_free(struct engine *e)
 		pthread_mutex_unlock(&e->lock);
 		pthread_join(e->timer, NULL);
 	}
+	eng_dns_stop(e);
 	jobs_stop(e);
 	if (e->snapmnt_dir)
 		eng_snapshot_mounts_clear(e);
 	free(e->exec_path);
 	for (size_t i = 0; i < e->n_boxes; i++) {
 		policy_release(&e->boxes[i]->policy);
+		eng_dns_forget(e->boxes[i]);
 		free(e->boxes[i]);
 	}
 	free(e->boxes);

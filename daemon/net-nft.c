@@ -15,8 +15,12 @@ static void render_box(FILE *f, const struct nft_box *b)
 	const struct policy *p = b->policy;
 	bool nets = false;
 
-	fprintf(f, "\tset box_%lld_names {\n\t\ttype ipv4_addr\n\t\tflags timeout\n\t}\n",
+	fprintf(f, "\tset box_%lld_names {\n\t\ttype ipv4_addr\n\t\tflags timeout\n",
 		(long long)b->id);
+	for (size_t i = 0; i < b->n_names; i++)
+		fprintf(f, "%s%u.%u.%u.%u timeout %us", i ? ", " : "\t\telements = { ",
+			IP4(b->names[i].addr), b->names[i].timeout_s);
+	fprintf(f, "%s\t}\n", b->n_names ? " }\n" : "");
 	if (p->mode == POLICY_ALLOWLIST) {
 		for (size_t i = 0; i < p->n_entries; i++) {
 			const struct policy_entry *e = &p->entries[i];

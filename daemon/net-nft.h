@@ -28,11 +28,19 @@
 #include "error.h"
 #include "policy.h"
 
+/* An element of a box's names set: an address its lookups returned. */
+struct nft_elem {
+	uint32_t addr; /* host order */
+	unsigned timeout_s;
+};
+
 struct nft_box {
 	int64_t id;		     /* names the box's chain and sets */
 	const char *ifname;	     /* its veth on the bridge */
 	uint32_t addr;		     /* its address (host order) */
 	const struct policy *policy; /* in force */
+	const struct nft_elem *names; /* its names set's elements */
+	size_t n_names;
 };
 
 struct nft_net {

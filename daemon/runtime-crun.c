@@ -328,6 +328,11 @@ static json_t *config_json_base(const struct runtime *rt, const struct box_spec 
 	json_array_append_new(
 	    mounts, mount_entry(INIT_IN_BOX, "bind", rt->init_path,
 				(const char *const[]){"bind", "ro", "nosuid", "nodev", NULL}));
+	if (spec->resolv_conf)
+		json_array_append_new(
+		    mounts, mount_entry("/etc/resolv.conf", "bind", spec->resolv_conf,
+					(const char *const[]){"bind", "ro", "nosuid", "nodev",
+							      "noexec", NULL}));
 	for (size_t i = 0; i < spec->n_mounts; i++)
 		json_array_append_new(
 		    mounts,

@@ -33,6 +33,7 @@ struct box_spec {
 	const struct box_mount *mounts; /* n_mounts extra bind mounts, in order */
 	size_t n_mounts;
 	const char *netns; /* a network namespace bound on a file, or NULL: a new one */
+	const char *resolv_conf; /* bound read-only on /etc/resolv.conf, or NULL */
 };
 
 enum runtime_status {

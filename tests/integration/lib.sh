@@ -101,6 +101,7 @@ network = ${PD_NETWORK:-off}
 bridge = ${PD_BRIDGE:-pd-t$(($$ % 10000))}
 subnet = ${PD_SUBNET:-10.200.$(($$ % 250)).0/24}
 nft_table = ${PD_NFT_TABLE:-paddock_t$$}
+dns_upstream = ${PD_DNS_UPSTREAM:-auto}
 [types.tiny]
 cpus = 0.5
 memory = 64M

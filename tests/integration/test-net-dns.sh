@@ -1,0 +1,200 @@
+#!/bin/bash
+# Egress policies with names: the boxes' resolver and the policy matrix,
+# against a fake internet the test builds itself (as test-net.sh): the
+# daemon runs in a private "host" namespace whose default route leads to an
+# "inet" namespace holding HTTP servers, a listener on 169.254.169.254 and
+# a DNS server (dnsmasq) authoritative for the test's names, which logs
+# every query it gets, so the test can tell that a refused lookup never
+# left the host.
+#
+#   allowed.test   198.51.100.10      other.test (and *.other.test) 198.51.100.11
+#   *.wild.test    198.51.100.12      (no name)  198.51.100.14, 203.0.113.10
+#
+# For each mode, from box a: the allowed domain, another domain, a wildcard
+# match, an allowed network, another address, the metadata address, the
+# host, box b, a query sent straight to the DNS server, a lookup of a
+# denied name.
+. "$(dirname "$0")/lib.sh"
+require_root
+command -v python3 >/dev/null || skip_all "needs python3"
+command -v dnsmasq >/dev/null || skip_all "needs dnsmasq (scripts/install-deps)"
+
+WEB="198.51.100.10 198.51.100.11 198.51.100.12 198.51.100.14 203.0.113.10 169.254.169.254"
+DNS=198.51.100.53
+
+if [ -z "${PD_NET_INSIDE:-}" ]; then
+	tag=pdd$$
+	cleanup_ns() {
+		[ -n "${srv_pids:-}" ] && kill $srv_pids 2>/dev/null
+		pd_fake_net_down
+		rm -rf "/tmp/$tag-www"
+	}
+	trap cleanup_ns EXIT
+	# shellcheck disable=SC2086
+	pd_fake_net "$tag" $WEB $DNS || skip_all "cannot make network namespaces"
+	mkdir -p "/tmp/$tag-www" && echo hello >"/tmp/$tag-www/index.html"
+	serve='import functools, http.server, socketserver, sys
+socketserver.ThreadingTCPServer.allow_reuse_address = True
+h = functools.partial(http.server.SimpleHTTPRequestHandler, directory=sys.argv[3])
+socketserver.ThreadingTCPServer((sys.argv[1], int(sys.argv[2])), h).serve_forever()'
+	srv_pids=
+	for a in $WEB; do
+		ip netns exec "$INETNS" python3 -c "$serve" "$a" 80 "/tmp/$tag-www" >/dev/null 2>&1 &
+		srv_pids="$srv_pids $!"
+	done
+	ip netns exec "$HOSTNS" python3 -c "$serve" 192.0.2.2 8080 "/tmp/$tag-www" >/dev/null 2>&1 &
+	srv_pids="$srv_pids $!"
+	PD_DNS_LOG=/tmp/$tag-www/dns.log
+	ip netns exec "$INETNS" dnsmasq --keep-in-foreground --no-resolv --no-hosts \
+		--bind-interfaces --listen-address=$DNS --port=53 --user=root --pid-file= \
+		--host-record=allowed.test,198.51.100.10 --address=/other.test/198.51.100.11 \
+		--address=/wild.test/198.51.100.12 --host-record=short.test,198.51.100.10 \
+		--local-ttl=60 --log-queries --log-facility="$PD_DNS_LOG" >/dev/null 2>&1 &
+	srv_pids="$srv_pids $!"
+	for _ in $(seq 100); do
+		[ "$(ip netns exec "$INETNS" ss -Hltn | wc -l)" -ge 7 ] &&
+			[ "$(ip netns exec "$HOSTNS" ss -Hltn | wc -l)" -ge 1 ] && break
+		sleep 0.1
+	done
+	PD_DNS_LOG=$PD_DNS_LOG PD_NET_INSIDE=1 nsenter --net="/run/netns/$HOSTNS" "$0"
+	rc=$?
+	cleanup_ns
+	trap - EXIT
+	ip netns list | grep -q "^$tag" && { echo "# namespaces left behind"; rc=1; }
+	exit $rc
+fi
+
+PD_NETWORK=on PD_BRIDGE=pd-d$(($$ % 1000)) PD_SUBNET=10.202.$(($$ % 250)).0/24
+PD_NFT_TABLE=paddock_d$$ PD_DNS_UPSTREAM=$DNS
+export PD_NETWORK PD_BRIDGE PD_SUBNET PD_NFT_TABLE PD_DNS_UPSTREAM
+pd_start
+
+A=$M/boxes/a
+Bx=$M/boxes/b
+
+# get BOX HOST[:PORT]: exit 0 when the box got a page (2 s limit).
+get() {
+	local host=${2%:*} port=80
+	[ "$2" != "$host" ] && port=${2##*:}
+	pd_crun exec "$1" sh -c "printf 'GET / HTTP/1.0\r\n\r\n' | nc -w 2 $host $port | head -n1 | grep -q ' 200 '" 2>/dev/null
+}
+# look BOX NAME [SERVER]: the box's lookup; prints the addresses, exit 0
+# when there was one.
+look() {
+	pd_crun exec "$1" timeout 3 nslookup "$2" ${3:-} 2>/dev/null |
+		sed -n '/^Name:/,$ s/^Address: *\([0-9.]*\)$/\1/p' | grep .
+}
+# refused BOX NAME: the box's resolver answered REFUSED.
+refused() {
+	pd_crun exec "$1" timeout 3 nslookup "$2" 2>&1 | grep -q REFUSED
+}
+# named BOX NAME: looks NAME up in the box, then fetches from the address.
+named() {
+	local ip
+	ip=$(look "$1" "$2" | head -n1) && [ -n "$ip" ] && get "$1" "$ip"
+}
+upstream_saw() {
+	grep -q "query\[A\] $1 " "$PD_DNS_LOG"
+}
+export -f get look refused named upstream_saw
+export PD_DNS_LOG
+
+mkdir "$A" "$Bx"
+echo running >"$A/state"
+echo running >"$Bx/state"
+ipb=$(cat "$Bx/ip")
+pd_crun exec b sh -c 'mkdir -p /tmp/w && echo hi > /tmp/w/index.html && httpd -p 8000 -h /tmp/w'
+gw=${PD_SUBNET%.0/24}.1
+
+ok "the box's resolv.conf names the resolver" \
+	bash -c "pd_crun exec a cat /etc/resolv.conf | grep -qx 'nameserver $gw'"
+ok "the resolv.conf is read-only in the box" \
+	bash -c "! pd_crun exec a sh -c 'echo x > /etc/resolv.conf' 2>/dev/null"
+ok "box b serves on :8000 (inside itself)" get b 127.0.0.1:8000
+
+# common MODE: what holds in every mode.
+common() {
+	ok "$1: metadata address blocked" bash -c "! get a 169.254.169.254"
+	ok "$1: the host blocked" bash -c "! get a 192.0.2.2:8080"
+	ok "$1: the resolver's address serves nothing else" bash -c "! get a $gw:8080"
+	ok "$1: box b unreachable" bash -c "! get a $ipb:8000"
+	ok "$1: DNS straight to another server dropped" bash -c "! look a allowed.test $DNS"
+}
+
+# ---- allow-all
+ok "allow-all: the allowed domain resolves and is reachable" named a allowed.test
+ok "allow-all: another domain too" named a other.test
+ok "allow-all: a wildcard's name too" named a x.wild.test
+ok "allow-all: a network" get a 203.0.113.10
+ok "allow-all: an address with no name" get a 198.51.100.14
+ok "allow-all: AAAA lookups get no address (IPv4 only)" \
+	bash -c "! pd_crun exec a timeout 3 nslookup -type=aaaa allowed.test 2>/dev/null | grep -q 'has AAAA'"
+common allow-all
+
+# ---- deny-all
+echo deny-all >"$A/policy"
+ok "deny-all: the allowed domain's lookup is refused" refused a allowed.test
+ok "deny-all: its address is not reachable" bash -c "! get a 198.51.100.10"
+ok "deny-all: a network is not reachable" bash -c "! get a 203.0.113.10"
+ok "deny-all: a lookup never reaches upstream" \
+	bash -c "refused a leak-deny.other.test && ! upstream_saw leak-deny.other.test"
+common deny-all
+
+# ---- allowlist
+ok "allowlist with names, a wildcard and a network" \
+	bash -c "printf 'allowlist\nallowed.test\n*.wild.test\n203.0.113.0/24\n' > '$A/policy'"
+ok "allowlist: policy reads back canonical" \
+	same "$(cat "$A/policy")" "$(printf 'allowlist\nallowed.test\n*.wild.test\n203.0.113.0/24')"
+ok "allowlist: the allowed domain's address is closed before a lookup" \
+	bash -c "! get a 198.51.100.10"
+ok "allowlist: the allowed domain resolves and is reachable" named a allowed.test
+ok "allowlist: upper case names match" bash -c "look a ALLOWED.Test >/dev/null"
+ok "allowlist: another domain is refused" refused a other.test
+ok "allowlist: its address is not reachable" bash -c "! get a 198.51.100.11"
+ok "allowlist: a refused lookup never reaches upstream" \
+	bash -c "refused a leak-list.other.test && ! upstream_saw leak-list.other.test"
+ok "allowlist: a wildcard's subdomain resolves and is reachable" named a x.wild.test
+ok "allowlist: the wildcard's own domain is refused" refused a wild.test
+ok "allowlist: the listed network" get a 203.0.113.10
+ok "allowlist: an address not listed" bash -c "! get a 198.51.100.14"
+common allowlist
+ok "allowlist: the answer is in the box's set with the record's lifetime" \
+	bash -c "nft list set inet $PD_NFT_TABLE box_1_names | grep -Eq '198\.51\.100\.10 timeout (1m|60s)'"
+
+# The set survives changes elsewhere: another box starting and stopping
+# rebuilds nothing of a's.
+mkdir "$M/boxes/c" && echo running >"$M/boxes/c/state"
+ok "a's looked-up address survives another box's start" get a 198.51.100.10
+echo stopped >"$M/boxes/c/state"
+ok "... and its stop" get a 198.51.100.10
+
+# Restart: the table and what a looked up stay in force.
+pd_stop
+ok "while the daemon is down: a still reaches its looked-up address" get a 198.51.100.10
+ok "... and still not another" bash -c "! get a 198.51.100.14"
+pd_start
+ok "after restart: the looked-up address still reachable without a new lookup" \
+	get a 198.51.100.10
+ok "after restart: the resolver answers" named a allowed.test
+ok "after restart: denied names still refused" refused a other.test
+
+# A new allowlist drops the addresses of names it no longer lists.
+ok "allowlist without allowed.test" bash -c "printf 'allowlist\nx.wild.test\n' > '$A/policy'"
+ok "the dropped name's address is closed at once" bash -c "! get a 198.51.100.10"
+ok "the dropped name is refused" refused a allowed.test
+ok "an exact entry works like the wildcard did" named a x.wild.test
+ok "allow-all again opens everything" \
+	bash -c "echo allow-all > '$A/policy' && get a 198.51.100.14 && named a other.test"
+
+# Bad input: nothing changes.
+before=$(cat "$A/policy")
+ok "a wildcard in the middle: EINVAL" write_expect EINVAL "$A/policy" $'allowlist\nfoo.*.test\n'
+ok "a bare *: EINVAL" write_expect EINVAL "$A/policy" $'allowlist\n*\n'
+ok "a name with a bad label: EINVAL" write_expect EINVAL "$A/policy" $'allowlist\n-bad.test\n'
+ok "the error names the line" grep -q 'line 2' "$A/error"
+ok "the old policy stays" same "$(cat "$A/policy")" "$before"
+
+rmdir "$A" "$Bx" "$M/boxes/c"
+ok "no box chain left after the boxes are gone" \
+	bash -c "! nft list table inet $PD_NFT_TABLE | grep -q 'chain box_'"
+pd_done
