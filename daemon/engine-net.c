@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "engine-internal.h"
 #include "log.h"
@@ -116,6 +117,9 @@ int eng_net_init(struct engine *e, pd_error *err)
 			 (g >> 8) & 0xff, g & 0xff);
 	eng_net_resolv_conf(e, path, sizeof path);
 	r = write_file_replace(path, text, (size_t)n);
+	/* Readable by every user in the box. */
+	if (r >= 0 && chmod(path, 0644) < 0)
+		r = -errno;
 	if (r < 0)
 		return pd_error_set(err, r, "cannot write %s: %s", path, strerror(-r));
 	return 0;

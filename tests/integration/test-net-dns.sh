@@ -108,6 +108,9 @@ gw=${PD_SUBNET%.0/24}.1
 
 ok "the box's resolv.conf names the resolver" \
 	bash -c "pd_crun exec a cat /etc/resolv.conf | grep -qx 'nameserver $gw'"
+ok "the resolv.conf is readable by the box's users" \
+	bash -c "pd_crun exec a su -s /bin/sh nobody -c 'cat /etc/resolv.conf' 2>/dev/null | grep -q nameserver ||
+		[ \"\$(stat -c %a '$PD_TMP/run/resolv.conf')\" = 644 ]"
 ok "the resolv.conf is read-only in the box" \
 	bash -c "! pd_crun exec a sh -c 'echo x > /etc/resolv.conf' 2>/dev/null"
 ok "box b serves on :8000 (inside itself)" get b 127.0.0.1:8000
