@@ -421,6 +421,15 @@ static int render_info(struct tree *t, const struct box_view *v, struct buf *out
 		json_object_set_new(j, "volumes_pending",
 				    json_boolean(engine_box_volumes_pending(t->engine, v->name)));
 	}
+	{
+		char ip[32] = "";
+		char *policy = NULL;
+		(void)engine_box_ip(t->engine, v->name, ip, sizeof ip);
+		json_object_set_new(j, "ip", json_string(ip));
+		if (engine_box_policy(t->engine, v->name, &policy) >= 0)
+			json_object_set_new(j, "policy", json_string(policy));
+		free(policy);
+	}
 	s = json_dumps(j, JSON_COMPACT);
 	json_decref(j);
 	if (!s)

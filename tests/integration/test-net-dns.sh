@@ -67,7 +67,13 @@ fi
 PD_NETWORK=on PD_BRIDGE=pd-d$(($$ % 1000)) PD_SUBNET=10.202.$(($$ % 250)).0/24
 PD_NFT_TABLE=paddock_d$$ PD_DNS_UPSTREAM=$DNS
 export PD_NETWORK PD_BRIDGE PD_SUBNET PD_NFT_TABLE PD_DNS_UPSTREAM
-pd_start
+pd_start_with_socket
+PADDOCK=${PADDOCK:-$TOP_BUILDDIR/cli/paddock}
+pd() { PADDOCK_CONFIG=$PD_TMP/cli.ini "$PADDOCK" --url "unix:$SOCK" "$@"; }
+# hs [CURL-ARGS...] PATH: the tree over HTTP on the unix socket.
+hs() { curl -sS --unix-socket "$SOCK" "${@:1:$#-1}" "http://paddock/v1/tree/${!#}"; }
+export -f pd hs
+export PADDOCK SOCK PD_TMP
 
 A=$M/boxes/a
 Bx=$M/boxes/b
@@ -197,7 +203,38 @@ ok "a name with a bad label: EINVAL" write_expect EINVAL "$A/policy" $'allowlist
 ok "the error names the line" grep -q 'line 2' "$A/error"
 ok "the old policy stays" same "$(cat "$A/policy")" "$before"
 
-rmdir "$A" "$Bx" "$M/boxes/c"
+# ---- the CLI and HTTP
+ok "paddock policy BOX allow ENTRY...: exit 0" pd policy a allow allowed.test 203.0.113.0/24
+ok "paddock policy BOX prints it" \
+	same "$(pd policy a)" "$(printf 'allowlist\nallowed.test\n203.0.113.0/24')"
+ok "the CLI's allowlist is enforced: the name works" named a allowed.test
+ok "... another is refused" refused a other.test
+ok "paddock policy BOX deny-all" bash -c "pd policy a deny-all && ! get a 203.0.113.10"
+pd policy a allow 'bad name!' >/dev/null 2>"$PD_TMP/pol.err"
+ok "a bad entry from the CLI: exit 1" same "$?" 1
+ok "... the server's reason with the line" grep -q 'line 2' "$PD_TMP/pol.err"
+ok "... the policy is unchanged" same "$(pd policy a)" deny-all
+ok "paddock new --policy allow:NAME,NET" \
+	bash -c "pd new --name c2 --policy allow:allowed.test,203.0.113.0/24 >/dev/null"
+ok "the new box runs under it" \
+	bash -c "[ \"\$(cat '$M/boxes/c2/state')\" = running ] && named c2 allowed.test && refused c2 other.test && ! get c2 198.51.100.14"
+ok "paddock new --policy deny-all" bash -c "pd new --name c3 --policy deny-all >/dev/null && ! get c3 203.0.113.10"
+pd new --name c4 --policy allow:2001:db8::/32 >/dev/null 2>"$PD_TMP/new.err"
+ok "paddock new with an IPv6 entry: exit 1, no box left" \
+	bash -c "[ $? = 1 ] && grep -q 'IPv6 is not supported yet' '$PD_TMP/new.err' && [ ! -e '$M/boxes/c4' ]"
+ok "HTTP PUT of a policy" \
+	bash -c "hs -f -X PUT --data-binary \$'allowlist\n*.wild.test\n' boxes/a/policy >/dev/null"
+ok "HTTP GET reads it back" same "$(hs boxes/a/policy)" "$(printf 'allowlist\n*.wild.test')"
+ok "... and it is in force" bash -c "named a x.wild.test && refused a allowed.test"
+code=$(hs -o "$PD_TMP/put.json" -w '%{http_code}' -X PUT --data-binary $'allowlist\n10.0.0.0/8\n1.2.3.4/33\n' boxes/a/policy)
+ok "HTTP PUT of a bad policy: 400" same "$code" 400
+ok "... with errno and the line in the body" \
+	bash -c "grep -q EINVAL '$PD_TMP/put.json' && grep -q 'line 3' '$PD_TMP/put.json'"
+ok "... the policy is unchanged" same "$(hs boxes/a/policy)" "$(printf 'allowlist\n*.wild.test')"
+ok "the box's info has its policy and address" \
+	bash -c "hs boxes/a/info | python3 -c 'import json,sys; i=json.load(sys.stdin); assert i[\"ip\"]==\"$(cat "$A/ip")\", i; assert \"wild.test\" in i[\"policy\"], i'"
+
+rmdir "$A" "$Bx" "$M/boxes/c" "$M/boxes/c2" "$M/boxes/c3"
 ok "no box chain left after the boxes are gone" \
 	bash -c "! nft list table inet $PD_NFT_TABLE | grep -q 'chain box_'"
 pd_done
