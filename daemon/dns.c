@@ -59,6 +59,7 @@ struct dns {
 	pthread_mutex_t tcp_lock;
 	pthread_cond_t tcp_done;
 	int tcp_fds[DNS_MAX_TCP]; /* connections being served; -1 free */
+	uint32_t tcp_srcs[DNS_MAX_TCP];
 	size_t n_tcp;
 	bool stopping;
 };
@@ -351,10 +352,15 @@ static void udp_query(struct dns *d, uint8_t *msg, size_t len, const struct sock
 		free(local);
 		return;
 	}
-	for (size_t i = 0; i < DNS_MAX_PENDING && !p; i++)
-		if (d->pending[i].fd < 0)
-			p = &d->pending[i];
-	fd = p ? upstream_socket(d, SOCK_DGRAM) : -EAGAIN;
+	size_t same = 0;
+	for (size_t i = 0; i < DNS_MAX_PENDING; i++) {
+		if (d->pending[i].fd < 0) {
+			if (!p)
+				p = &d->pending[i];
+		} else if (d->pending[i].src == src)
+			same++;
+	}
+	fd = p && same < DNS_MAX_PENDING_PER_SOURCE ? upstream_socket(d, SOCK_DGRAM) : -EAGAIN;
 	if (fd < 0) {
 		log_debug("dns: cannot forward %s: %s", q.name, strerror(-fd));
 		query_release(&q);
@@ -558,23 +564,32 @@ static void tcp_accept(struct dns *d)
 	struct tcp_conn *c;
 	pthread_t t;
 	pthread_attr_t attr;
-	size_t slot = DNS_MAX_TCP;
+	size_t slot = DNS_MAX_TCP, same = 0;
+	uint32_t src;
 
 	if (fd < 0)
 		return;
+	src = ntohl(from.sin_addr.s_addr);
 	pthread_mutex_lock(&d->tcp_lock);
-	for (size_t i = 0; i < DNS_MAX_TCP && slot == DNS_MAX_TCP; i++)
-		if (d->tcp_fds[i] < 0)
-			slot = i;
-	c = slot < DNS_MAX_TCP && !d->stopping ? calloc(1, sizeof *c) : NULL;
+	for (size_t i = 0; i < DNS_MAX_TCP; i++) {
+		if (d->tcp_fds[i] < 0) {
+			if (slot == DNS_MAX_TCP)
+				slot = i;
+		} else if (d->tcp_srcs[i] == src)
+			same++;
+	}
+	c = slot < DNS_MAX_TCP && same < DNS_MAX_TCP_PER_SOURCE && !d->stopping
+		? calloc(1, sizeof *c)
+		: NULL;
 	if (!c) {
 		pthread_mutex_unlock(&d->tcp_lock);
 		close(fd);
 		return;
 	}
 	set_timeouts(fd);
-	*c = (struct tcp_conn){.d = d, .fd = fd, .slot = slot, .src = ntohl(from.sin_addr.s_addr)};
+	*c = (struct tcp_conn){.d = d, .fd = fd, .slot = slot, .src = src};
 	d->tcp_fds[slot] = fd;
+	d->tcp_srcs[slot] = src;
 	d->n_tcp++;
 	pthread_attr_init(&attr);
 	pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);

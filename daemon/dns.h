@@ -37,8 +37,11 @@
 #define DNS_TIMEOUT_MS 4000
 /* Queries waiting for upstream at once over UDP (more: SERVFAIL). */
 #define DNS_MAX_PENDING 512
+/* ... of which from one box (so one box cannot starve the others). */
+#define DNS_MAX_PENDING_PER_SOURCE 64
 /* TCP connections served at once (more: closed at once). */
 #define DNS_MAX_TCP 16
+#define DNS_MAX_TCP_PER_SOURCE 4
 
 enum dns_verdict { DNS_REFUSE, DNS_FORWARD, DNS_FORWARD_RECORD };
 
