@@ -123,6 +123,7 @@ static void assert_defaults(const struct pd_config *c)
 	ck_assert_str_eq(c->nft_table, "paddock");
 	ck_assert_uint_eq(c->subnet, 0x0a580000);
 	ck_assert_uint_eq(c->subnet_prefix, 16);
+	ck_assert_uint_eq(c->dns_upstream, 0); /* auto */
 	ck_assert_uint_eq(c->n_types, 3);
 	assert_type(c, "small", 1000, 2 * GiB, 4096, 10 * GiB);
 	assert_type(c, "medium", 2000, 4 * GiB, 4096, 10 * GiB);
@@ -348,6 +349,19 @@ START_TEST(test_network_values)
 	ck_assert_int_eq(load_text("[paddock]\nsubnet = 192.168.5.16/28\n", &c, &err), 0);
 	ck_assert_uint_eq(c.subnet, 0xc0a80510);
 	ck_assert_uint_eq(c.subnet_prefix, 28);
+	config_release(&c);
+	ck_assert_int_eq(load_text("[paddock]\ndns_upstream = 192.0.2.53\n", &c, &err), 0);
+	ck_assert_uint_eq(c.dns_upstream, 0xc0000235);
+	ck_assert_uint_eq(c.dns_upstream_port, 53);
+	config_release(&c);
+	ck_assert_int_eq(load_text("[paddock]\ndns_upstream = 192.0.2.53:5353\n", &c, &err), 0);
+	ck_assert_uint_eq(c.dns_upstream_port, 5353);
+	config_release(&c);
+	ck_assert_int_eq(
+	    load_text("[paddock]\ndns_upstream = 192.0.2.53\ndns_upstream = auto\n", &c, &err),
+	    -EINVAL); /* twice: refused like any key */
+	ck_assert_int_eq(load_text("[paddock]\ndns_upstream = auto\n", &c, &err), 0);
+	ck_assert_uint_eq(c.dns_upstream, 0);
 	config_release(&c);
 }
 END_TEST
@@ -607,6 +621,17 @@ START_TEST(test_bad_values)
 	expect_error("[paddock]\nsubnet = 10.0.0.0/7\n", 2, "bad value for subnet: \"10.0.0.0/7\"");
 	expect_error("[paddock]\nsubnet = 10.88.0.0\n", 2, "bad value for subnet: \"10.88.0.0\"");
 	expect_error("[paddock]\nsubnet = fd00::/64\n", 2, "bad value for subnet: \"fd00::/64\"");
+	expect_error("[paddock]\ndns_upstream = 0.0.0.0\n", 2,
+		     "bad value for dns_upstream: \"0.0.0.0\"");
+	expect_error("[paddock]\ndns_upstream = 192.0.2.1:0\n", 2,
+		     "bad value for dns_upstream: \"192.0.2.1:0\"");
+	expect_error("[paddock]\ndns_upstream = 192.0.2.1:65536\n", 2,
+		     "bad value for dns_upstream: \"192.0.2.1:65536\"");
+	expect_error("[paddock]\ndns_upstream = ns.example\n", 2,
+		     "bad value for dns_upstream: \"ns.example\"");
+	expect_error("[paddock]\ndns_upstream = [2001:db8::1]:53\n", 2,
+		     "bad value for dns_upstream: \"[2001:db8::1]:53\"");
+	expect_error("[paddock]\ndns_upstream =\n", 2, "bad value for dns_upstream: \"\"");
 }
 END_TEST
 
