@@ -14,7 +14,6 @@
  * (the box looks the names up again). */
 #include <errno.h>
 #include <jansson.h>
-#include <nftables/libnftables.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -78,29 +77,6 @@ size_t eng_dns_elems(struct box *b, struct nft_elem *out, size_t max)
 	return n;
 }
 
-/* Runs nft text on the engine's long-lived context (engine lock held). */
-static int nft_exec(struct engine *e, const char *text, pd_error *err)
-{
-	const char *msg;
-	size_t l;
-
-	if (!e->dns_nft) {
-		e->dns_nft = nft_ctx_new(NFT_CTX_DEFAULT);
-		if (!e->dns_nft)
-			return pd_error_set(err, -ENOMEM, "cannot create an nftables context");
-		if (nft_ctx_buffer_error(e->dns_nft) < 0 || nft_ctx_buffer_output(e->dns_nft) < 0) {
-			nft_ctx_free(e->dns_nft);
-			e->dns_nft = NULL;
-			return pd_error_set(err, -ENOMEM, "out of memory");
-		}
-	}
-	if (nft_run_cmd_from_buffer(e->dns_nft, text) == 0)
-		return 0;
-	msg = nft_ctx_get_error_buffer(e->dns_nft);
-	l = msg ? strcspn(msg, "\n") : 0;
-	return pd_error_set(err, -EIO, "nftables refused: %.*s", (int)l, l ? msg : "no message");
-}
-
 /* Puts addresses into b's set: the refreshed ones (whose element may hold
  * a shorter lifetime) are deleted and added again in the same batch. */
 static int set_add(struct engine *e, struct box *b, const struct nft_elem *el, size_t n,
@@ -133,7 +109,7 @@ static int set_add(struct engine *e, struct box *b, const struct nft_elem *el, s
 			free(buf);
 			return pd_error_set(err, -ENOMEM, "out of memory");
 		}
-		r = nft_exec(e, buf, err);
+		r = nft_exec(buf, err);
 		free(buf);
 		buf = NULL;
 		/* An element refreshed here may have timed out meanwhile: then
@@ -212,7 +188,7 @@ int eng_dns_policy_changed(struct engine *e, struct box *b, pd_error *err)
 		return 0;
 	snprintf(head, sizeof head, "flush set inet %s box_%lld_names\n", e->cfg->nft_table,
 		 (long long)b->row.id);
-	r = nft_exec(e, head, err);
+	r = nft_exec(head, err);
 	if (r < 0 || b->n_names == 0)
 		return r;
 	el = calloc(b->n_names, sizeof *el);
@@ -226,6 +202,7 @@ int eng_dns_policy_changed(struct engine *e, struct box *b, pd_error *err)
 static void load_box(struct engine *e, struct box *b)
 {
 	char cmd[256];
+	_cleanup_free_ char *out = NULL;
 	json_t *root, *items, *it;
 	json_error_t jerr;
 	size_t i;
@@ -233,14 +210,9 @@ static void load_box(struct engine *e, struct box *b)
 
 	snprintf(cmd, sizeof cmd, "list set inet %s box_%lld_names", e->cfg->nft_table,
 		 (long long)b->row.id);
-	(void)nft_ctx_get_output_buffer(e->dns_nft); /* drops earlier output */
-	nft_ctx_output_set_flags(e->dns_nft, NFT_CTX_OUTPUT_JSON);
-	if (nft_run_cmd_from_buffer(e->dns_nft, cmd) != 0) {
-		nft_ctx_output_set_flags(e->dns_nft, 0);
+	if (nft_list_json(cmd, &out, NULL) < 0)
 		return; /* no set: nothing looked up */
-	}
-	nft_ctx_output_set_flags(e->dns_nft, 0);
-	root = json_loads(nft_ctx_get_output_buffer(e->dns_nft), 0, &jerr);
+	root = json_loads(out, 0, &jerr);
 	items = json_object_get(root, "nftables");
 	json_array_foreach(items, i, it)
 	{
@@ -273,8 +245,6 @@ static void load_box(struct engine *e, struct box *b)
 void eng_dns_load(struct engine *e)
 {
 	if (!e->cfg->network)
-		return;
-	if (!e->dns_nft && nft_exec(e, "list tables", NULL) < 0)
 		return;
 	for (size_t i = 0; i < e->n_boxes; i++) {
 		struct box *b = e->boxes[i];
@@ -363,7 +333,4 @@ void eng_dns_stop(struct engine *e)
 {
 	dns_stop(e->dns);
 	e->dns = NULL;
-	if (e->dns_nft)
-		nft_ctx_free(e->dns_nft);
-	e->dns_nft = NULL;
 }

@@ -71,8 +71,7 @@ struct engine {
 	char **snap_exports;
 	size_t n_snap_exports;
 
-	struct dns *dns;	 /* the boxes' resolver (engine-dns.c) */
-	struct nft_ctx *dns_nft; /* its nftables context; engine lock */
+	struct dns *dns; /* the boxes' resolver (engine-dns.c) */
 
 	pthread_t timer;
 	bool timer_started;

@@ -1,8 +1,10 @@
 /* engine-net.c - box networking in the engine: the bridge at start, a
- * namespace, veth and address per running box, the nftables table rebuilt
- * from every box's policy, and the `policy` and `ip` files. */
+ * namespace, veth and address per running box, the nftables tables (built
+ * whole at start, then changed one box at a time, rebuilt whole when such a
+ * change fails), and the `policy` and `ip` files. */
 #include <dirent.h>
 #include <errno.h>
+#include <net/if.h>
 #include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -35,16 +37,32 @@ static void netns_path(const struct engine *e, const char *name, char *buf, size
 	snprintf(buf, bufsz, "%s/netns/%s", e->cfg->run, name);
 }
 
-/* Engine lock held. Rebuilds the table from every box that has an address. */
-int eng_net_apply(struct engine *e, pd_error *err)
+static struct nft_net net_of(const struct engine *e)
 {
-	struct nft_net net = {
+	return (struct nft_net){
 	    .table = e->cfg->nft_table,
 	    .bridge = e->cfg->bridge,
 	    .subnet = e->cfg->subnet,
 	    .prefix = e->cfg->subnet_prefix,
 	    .resolver = gateway_of(e->cfg),
 	};
+}
+
+/* Box b as the nftables module sees it (ifname: IFNAMSIZ_PD bytes). */
+static struct nft_box nft_box_of(const struct engine *e, const struct box *b, char *ifname)
+{
+	eng_net_ifname(e, b, ifname, IFNAMSIZ_PD);
+	return (struct nft_box){.id = b->row.id,
+				.ifname = ifname,
+				.addr = (uint32_t)b->row.net_addr,
+				.policy = &b->policy};
+}
+
+/* Engine lock held. Rebuilds the tables from every box that has an
+ * address. */
+int eng_net_apply(struct engine *e, pd_error *err)
+{
+	struct nft_net net = net_of(e);
 	_cleanup_free_ struct nft_box *boxes = NULL;
 	_cleanup_free_ char *names = NULL;
 	size_t n = 0;
@@ -60,13 +78,7 @@ int eng_net_apply(struct engine *e, pd_error *err)
 		struct box *b = e->boxes[i];
 		if (!b->row.net_addr)
 			continue;
-		char *ifname = names + n * IFNAMSIZ_PD;
-		eng_net_ifname(e, b, ifname, IFNAMSIZ_PD);
-		boxes[n] =
-		    (struct nft_box){.id = b->row.id,
-				     .ifname = ifname,
-				     .addr = (uint32_t)b->row.net_addr,
-				     .policy = &b->policy};
+		boxes[n] = nft_box_of(e, b, names + n * IFNAMSIZ_PD);
 		if (b->n_names) {
 			struct nft_elem *el = calloc(b->n_names, sizeof *el);
 			if (!el) {
@@ -83,6 +95,17 @@ out:
 	for (size_t i = 0; i < n; i++)
 		free((void *)boxes[i].names);
 	return r;
+}
+
+/* Engine lock held. After a failed incremental change to box b (what,
+ * nft's reason in why): the whole tables from the boxes' state, which
+ * already holds the change. */
+static int net_fallback(struct engine *e, const struct box *b, const char *what,
+			const pd_error *why, pd_error *err)
+{
+	log_warn("network: box %s: %s failed (%s); rebuilding the whole table", b->row.name, what,
+		 why->msg);
+	return eng_net_apply(e, err);
 }
 
 int eng_net_init(struct engine *e, pd_error *err)
@@ -173,9 +196,63 @@ int eng_net_reconcile(struct engine *e, pd_error *err)
 		}
 		closedir(d);
 	}
+	/* Ports named like a box's whose box is not running (a crash between
+	 * making a veth and recording it, or a box gone while the daemon was
+	 * down). */
+	struct if_nameindex *ifs = if_nameindex();
+	char prefix[IFNAMSIZ_PD + 2];
+	size_t plen = (size_t)snprintf(prefix, sizeof prefix, "%sv", e->cfg->bridge);
+	for (struct if_nameindex *it = ifs; it && it->if_index; it++) {
+		bool keep = false;
+		if (strncmp(it->if_name, prefix, plen) != 0)
+			continue;
+		for (size_t i = 0; i < e->n_boxes && !keep; i++) {
+			char ifname[IFNAMSIZ_PD];
+			eng_net_ifname(e, e->boxes[i], ifname, sizeof ifname);
+			keep = e->boxes[i]->state == BOX_RUNNING && e->boxes[i]->row.net_addr &&
+			       strcmp(ifname, it->if_name) == 0;
+		}
+		if (keep)
+			continue;
+		(void)netlink_link_delete(it->if_name);
+		log_info("network: removed leftover port %s", it->if_name);
+	}
+	if (ifs)
+		if_freenameindex(ifs);
 	/* The table outlived the daemon: keep what the boxes looked up. */
 	eng_dns_load(e);
 	return eng_net_apply(e, err);
+}
+
+/* Engine lock held: b's rules in (b has its address). */
+static int box_rules_add(struct engine *e, struct box *b, pd_error *err)
+{
+	struct nft_net net = net_of(e);
+	char name[IFNAMSIZ_PD];
+	struct nft_box nb = nft_box_of(e, b, name);
+	pd_error why = {0};
+
+	if (nft_box_add(&net, &nb, &why) >= 0)
+		return 0;
+	return net_fallback(e, b, "adding its rules", &why, err);
+}
+
+/* Engine lock held: takes b's rules out (its map element first, then the
+ * rest) and clears its address. */
+static void box_rules_drop(struct engine *e, struct box *b)
+{
+	struct nft_net net = net_of(e);
+	char name[IFNAMSIZ_PD];
+	struct nft_box nb = nft_box_of(e, b, name);
+	pd_error why = {0}, err = {0};
+	int r;
+
+	if (!b->row.net_addr)
+		return;
+	r = nft_box_remove(&net, &nb, &why);
+	b->row.net_addr = 0;
+	if (r < 0 && net_fallback(e, b, "removing its rules", &why, &err) < 0)
+		log_warn("network: %s", err.msg);
 }
 
 /* Gives box b (busy, no lock held) a namespace, veth and address. On
@@ -184,6 +261,7 @@ int eng_net_box_up(struct engine *e, struct box *b, char *ret_ns, size_t ns_sz, 
 {
 	uint32_t size = subnet_size(e->cfg), addr = 0;
 	char ifname[IFNAMSIZ_PD];
+	bool added = false;
 	int r;
 
 	if (!e->cfg->network)
@@ -212,10 +290,14 @@ int eng_net_box_up(struct engine *e, struct box *b, char *ret_ns, size_t ns_sz, 
 		r = netlink_box_link(e->cfg->bridge, ifname, ret_ns, addr, e->cfg->subnet_prefix,
 				     gateway_of(e->cfg), err);
 	pthread_mutex_lock(&e->lock);
-	if (r >= 0)
-		r = eng_net_apply(e, err);
+	if (r >= 0) {
+		r = box_rules_add(e, b, err);
+		added = r >= 0;
+	}
 	if (r >= 0)
 		r = eng_save_box(e, b, NULL, err);
+	if (r < 0 && added)
+		box_rules_drop(e, b);
 	if (r < 0)
 		b->row.net_addr = 0;
 	pthread_mutex_unlock(&e->lock);
@@ -230,23 +312,22 @@ int eng_net_box_up(struct engine *e, struct box *b, char *ret_ns, size_t ns_sz, 
 void eng_net_box_down(struct engine *e, struct box *b)
 {
 	char ifname[IFNAMSIZ_PD], ns[4096];
-	pd_error err = {0};
 
 	if (!e->cfg->network)
 		return;
 	eng_net_ifname(e, b, ifname, sizeof ifname);
 	netns_path(e, b->row.name, ns, sizeof ns);
-	(void)netlink_link_delete(ifname);
-	(void)netlink_netns_remove(ns);
+	/* Rules first: nothing leads to the box's chain once its port is
+	 * gone, and its address may go to the next box. */
 	pthread_mutex_lock(&e->lock);
 	eng_dns_forget(b);
 	if (b->row.net_addr) {
-		b->row.net_addr = 0;
+		box_rules_drop(e, b);
 		(void)eng_save_box(e, b, NULL, NULL);
-		if (eng_net_apply(e, &err) < 0)
-			log_warn("network: %s", err.msg);
 	}
 	pthread_mutex_unlock(&e->lock);
+	(void)netlink_link_delete(ifname);
+	(void)netlink_netns_remove(ns);
 }
 
 /* Engine lock held: b's policy from the store; a policy that no longer
@@ -296,6 +377,21 @@ int engine_box_ip(struct engine *e, const char *name, char *buf, size_t bufsz)
 	return 0;
 }
 
+/* Engine lock held: b's rules to b->policy, if it has rules (an address). */
+static int box_rules_policy(struct engine *e, struct box *b, pd_error *err)
+{
+	struct nft_net net = net_of(e);
+	char name[IFNAMSIZ_PD];
+	struct nft_box nb = nft_box_of(e, b, name);
+	pd_error why = {0};
+
+	if (!e->cfg->network || !b->row.net_addr)
+		return 0;
+	if (nft_box_set_policy(&net, &nb, &why) >= 0)
+		return 0;
+	return net_fallback(e, b, "changing its policy", &why, err);
+}
+
 int engine_box_set_policy(struct engine *e, const char *name, const char *text, size_t len,
 			  pd_error *err)
 {
@@ -325,12 +421,12 @@ int engine_box_set_policy(struct engine *e, const char *name, const char *text, 
 	 * either policy. */
 	r = eng_dns_policy_changed(e, b, err);
 	if (r >= 0)
-		r = eng_net_apply(e, err);
+		r = box_rules_policy(e, b, err);
 	if (r >= 0)
 		r = store_box_policy_set(e->store, b->row.id, canon, err);
 	if (r < 0) {
 		b->policy = old;
-		(void)eng_net_apply(e, NULL);
+		(void)box_rules_policy(e, b, NULL);
 		goto out;
 	}
 	policy_release(&old);

@@ -6,6 +6,7 @@
 #include <fcntl.h>
 #include <libmnl/libmnl.h>
 #include <linux/if_bridge.h>
+#include <linux/if_ether.h>
 #include <linux/if_link.h>
 #include <linux/rtnetlink.h>
 #include <linux/veth.h>
@@ -173,6 +174,53 @@ bool netlink_link_exists(const char *name)
 	return if_nametoindex(name) > 0;
 }
 
+struct mac_reply {
+	uint8_t mac[ETH_ALEN];
+	bool found;
+};
+
+static int mac_attr_cb(const struct nlattr *a, void *data)
+{
+	struct mac_reply *m = data;
+
+	if (mnl_attr_get_type(a) == IFLA_ADDRESS && mnl_attr_get_payload_len(a) == ETH_ALEN) {
+		memcpy(m->mac, mnl_attr_get_payload(a), ETH_ALEN);
+		m->found = true;
+	}
+	return MNL_CB_OK;
+}
+
+static int mac_cb(const struct nlmsghdr *h, void *data)
+{
+	if (h->nlmsg_type != RTM_NEWLINK)
+		return MNL_CB_OK;
+	return mnl_attr_parse(h, sizeof(struct ifinfomsg), mac_attr_cb, data);
+}
+
+/* Sets link index's MAC address to the one it has. A bridge whose address
+ * was never set takes the lowest of its ports' addresses, so it changed
+ * whenever the box with the lowest one stopped, and the other boxes' ARP
+ * entries for their gateway went stale (no traffic until they expired).
+ * Once set, it stays. */
+static int mac_pin(struct nl *nl, int index)
+{
+	char buf[NL_BUF];
+	struct nlmsghdr *h = nl_msg(buf, RTM_GETLINK, 0);
+	struct mac_reply m = {0};
+	int r;
+
+	put_ifinfo(h, AF_UNSPEC, index);
+	r = nl_talk(nl, h, mac_cb, &m);
+	if (r < 0)
+		return r;
+	if (!m.found)
+		return -ENODATA;
+	h = nl_msg(buf, RTM_NEWLINK, 0);
+	put_ifinfo(h, AF_UNSPEC, index);
+	mnl_attr_put(h, IFLA_ADDRESS, ETH_ALEN, m.mac);
+	return nl_talk(nl, h, NULL, NULL);
+}
+
 int netlink_bridge_ensure(const char *name, uint32_t addr, unsigned prefix, pd_error *err)
 {
 	char buf[NL_BUF];
@@ -196,6 +244,8 @@ int netlink_bridge_ensure(const char *name, uint32_t addr, unsigned prefix, pd_e
 		goto out;
 	}
 	r = link_index(&nl, name, &index);
+	if (r >= 0)
+		r = mac_pin(&nl, index);
 	if (r >= 0)
 		r = addr_set(&nl, index, addr, prefix);
 	if (r >= 0)

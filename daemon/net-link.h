@@ -19,7 +19,9 @@
 #include "error.h"
 
 /* Creates bridge name if absent, gives it addr/prefix, brings it up. An
- * existing link of that name is reused (its address set again). */
+ * existing link of that name is reused (its address set again). The
+ * bridge's MAC address is pinned to the one it has, so it no longer follows
+ * its ports as boxes come and go. */
 int netlink_bridge_ensure(const char *name, uint32_t addr, unsigned prefix, pd_error *err);
 
 /* Deletes a link by name; a missing one is success. */

@@ -120,7 +120,18 @@ ok "after restart: address kept" same "$(cat "$A/ip")" "$ipa"
 ok "after restart: deny-all still enforced" bash -c "! fetch a http://198.51.100.10/"
 ok "after restart: b still reaches the fake host" fetch b http://203.0.113.10/
 
+# box_1 is a's chain and sets (a is the first box made).
+no_rules_of_a() {
+	! nft list table inet "$PD_NFT_TABLE" | grep -qE "box_1([^0-9]|\$)" &&
+		! nft list table bridge "$PD_NFT_TABLE" | grep -q "\"${PD_BRIDGE}v1\""
+}
+ok "the table was deleted behind the daemon: a policy write rebuilds it" bash -c "nft delete table inet $PD_NFT_TABLE && echo allow-all > '$Bx/policy' && nft list chain inet $PD_NFT_TABLE from_boxes >/dev/null"
+ok "after the rebuild: b reaches the fake host, a still refused" bash -c "fetch b http://203.0.113.10/ && ! fetch a http://198.51.100.10/"
 ok "stop removes the box's veth" bash -c "echo stopped > '$A/state' && ! ip link show ${PD_BRIDGE}v1 >/dev/null 2>&1"
 ok "a stopped box has no address" same "$(cat "$A/ip")" ""
+ok "stop leaves no chain, set or port entry of the box" no_rules_of_a
+ok "start/stop cycles leave nothing behind" bash -c "for i in 1 2; do echo running > '$A/state' && nft list chain inet $PD_NFT_TABLE box_1 >/dev/null && echo stopped > '$A/state' || exit 1; done"
+ok "after the cycles: no chain, set or port entry of the box" no_rules_of_a
+ok "after the cycles: b still reaches the fake host" fetch b http://203.0.113.10/
 ok "rmdir removes b's link and namespace" bash -c "rmdir '$Bx' && ! ip link show ${PD_BRIDGE}v2 >/dev/null 2>&1 && [ ! -e '$PD_TMP/run/netns/b' ]"
 pd_done
