@@ -786,13 +786,18 @@ int dns_resolv_conf_upstream(const char *path, uint32_t *ret)
 {
 	_cleanup_fclose_ FILE *f = fopen(path, "re");
 	char line[512];
+	bool tail = false; /* line is the rest of a line longer than the buffer */
 
 	if (!f)
 		return -errno;
 	while (fgets(line, sizeof line, f)) {
 		char word[16], addr[64];
 		struct in_addr in;
+		bool in_tail = tail;
 
+		tail = !strchr(line, '\n');
+		if (in_tail)
+			continue;
 		if (sscanf(line, " %15s %63s", word, addr) != 2 || strcmp(word, "nameserver") != 0)
 			continue;
 		if (inet_pton(AF_INET, addr, &in) == 1 && in.s_addr != 0) {
@@ -800,5 +805,7 @@ int dns_resolv_conf_upstream(const char *path, uint32_t *ret)
 			return 0;
 		}
 	}
+	if (ferror(f))
+		return errno > 0 ? -errno : -EIO;
 	return -ENOENT;
 }
