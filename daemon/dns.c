@@ -296,32 +296,43 @@ static void pending_free(struct dns *d, struct pending *p)
 }
 
 /* Answers the box with a reply made here and frees p. */
-static void pending_fail(struct dns *d, struct pending *p, ldns_pkt_rcode rcode)
+/* A reply made here to q: its ID and question, rcode. NULL on failure. */
+static uint8_t *query_reply(const struct query *q, ldns_pkt_rcode rcode, size_t *ret_len)
 {
 	ldns_pkt *qp = ldns_pkt_new();
 	ldns_rr *qr = qp ? ldns_rr_new() : NULL;
-	ldns_rdf *owner = qr ? ldns_rdf_clone(p->q.owner) : NULL;
-	size_t len = 0;
+	ldns_rdf *owner = qr && q->owner ? ldns_rdf_clone(q->owner) : NULL;
 	uint8_t *w = NULL;
 
 	if (owner) {
 		ldns_rr_set_owner(qr, owner);
-		ldns_rr_set_type(qr, (ldns_rr_type)p->q.qtype);
+		ldns_rr_set_type(qr, (ldns_rr_type)q->qtype);
 		ldns_rr_set_class(qr, LDNS_RR_CLASS_IN);
 		ldns_rr_set_question(qr, true);
-		ldns_pkt_set_id(qp, p->q.id);
+		ldns_pkt_set_id(qp, q->id);
 		ldns_pkt_set_rd(qp, true);
 		if (ldns_pkt_push_rr(qp, LDNS_SECTION_QUESTION, qr))
 			qr = NULL;
-		w = local_reply(qp, rcode, &len);
+		w = local_reply(qp, rcode, ret_len);
 	}
 	ldns_rr_free(qr);
 	ldns_pkt_free(qp);
+	return w;
+}
+
+/* Answers the box with a reply made here and frees p. */
+static void pending_fail(struct dns *d, struct pending *p, ldns_pkt_rcode rcode)
+{
+	size_t len = 0;
+	uint8_t *w = query_reply(&p->q, rcode, &len);
+
 	if (w)
 		send_to(d->udp, &p->client, w, len);
 	free(w);
 	pending_free(d, p);
 }
+
+static void set_timeouts(int fd);
 
 static int upstream_socket(struct dns *d, int type)
 {
@@ -329,6 +340,8 @@ static int upstream_socket(struct dns *d, int type)
 
 	if (fd < 0)
 		return -errno;
+	if (type == SOCK_STREAM)
+		set_timeouts(fd); /* connect() too */
 	if (connect(fd, (struct sockaddr *)&d->upstream, sizeof d->upstream) < 0) {
 		int r = -errno;
 		close(fd);
@@ -363,8 +376,8 @@ static void udp_query(struct dns *d, uint8_t *msg, size_t len, const struct sock
 	fd = p && same < DNS_MAX_PENDING_PER_SOURCE ? upstream_socket(d, SOCK_DGRAM) : -EAGAIN;
 	if (fd < 0) {
 		log_debug("dns: cannot forward %s: %s", q.name, strerror(-fd));
+		local = query_reply(&q, LDNS_RCODE_SERVFAIL, &local_len);
 		query_release(&q);
-		local = header_reply(msg, len, LDNS_RCODE_SERVFAIL, &local_len);
 		if (local)
 			send_to(d->udp, from, local, local_len);
 		free(local);
@@ -516,7 +529,6 @@ static void tcp_serve(struct tcp_conn *c)
 		msg[1] = (uint8_t)up_id;
 		up = upstream_socket(d, SOCK_STREAM);
 		if (up >= 0) {
-			set_timeouts(up);
 			r = write_msg(up, msg, len);
 			if (r >= 0)
 				r = read_msg(up, &reply, &reply_len);
@@ -526,9 +538,7 @@ static void tcp_serve(struct tcp_conn *c)
 		out =
 		    r >= 0 ? finish(d, c->src, &q, up_id, reply, reply_len, &out_len, &own) : NULL;
 		if (!out) {
-			msg[0] = (uint8_t)(q.id >> 8);
-			msg[1] = (uint8_t)q.id;
-			out = header_reply(msg, len, LDNS_RCODE_SERVFAIL, &out_len);
+			out = query_reply(&q, LDNS_RCODE_SERVFAIL, &out_len);
 			own = true;
 		}
 		query_release(&q);

@@ -24,8 +24,10 @@
  * and so is the reply.
  *
  * Queries a box sends over TCP are forwarded over TCP. A malformed query
- * (not one question of class IN, not a standard query, truncated) gets
- * FORMERR, NOTIMP or nothing when its header is unreadable.
+ * (not one question, truncated) gets FORMERR, one that is not a standard
+ * query NOTIMP, one of a class other than IN REFUSED, and one whose header
+ * is unreadable nothing. Queries turned away for load (see the limits
+ * below) get SERVFAIL.
  */
 #pragma once
 

@@ -276,6 +276,14 @@ bool policy_allows_name(const struct policy *p, const char *name)
 
 	if (p->mode == POLICY_ALLOW_ALL)
 		return true;
+	/* Only host names: a label holding an escaped dot ("evil\\.a.com" as
+	 * the resolver prints it) or any other byte is nobody's entry. */
+	for (size_t i = 0; i < n; i++) {
+		char c = name[i];
+		if (!((c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '-' || c == '_' ||
+		      c == '.'))
+			return false;
+	}
 	for (size_t i = 0; i < p->n_entries; i++) {
 		const struct policy_entry *e = &p->entries[i];
 		size_t d;

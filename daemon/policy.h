@@ -61,5 +61,7 @@ void policy_release(struct policy *p);
 bool policy_awaits_entries(const char *text, size_t len);
 
 /* True when host name name (lowercase, no trailing dot) is allowed by one
- * of p's domain entries. */
+ * of p's domain entries (always under allow-all). A name with any byte but
+ * [a-z0-9._-] (such as an escaped dot inside a label) is never allowed by
+ * an entry. */
 bool policy_allows_name(const struct policy *p, const char *name);

@@ -533,10 +533,10 @@ static uint8_t *query_wire(const char *name, ldns_rr_type type, ldns_rr_class cl
 	return w;
 }
 
-/* A UDP socket from the box's address, connected to port. */
-static int udp_client(uint16_t port)
+/* A UDP socket from address from (a "box"), connected to port. */
+static int udp_client_from(uint16_t port, uint32_t from)
 {
-	struct sockaddr_in me = sin4(CLIENT_ADDR, 0), to = sin4(LOOPBACK, port);
+	struct sockaddr_in me = sin4(from, 0), to = sin4(LOOPBACK, port);
 	int big = 1 << 20;
 	int fd = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
 
@@ -548,15 +548,25 @@ static int udp_client(uint16_t port)
 	return fd;
 }
 
-static int tcp_client(uint16_t port)
+static int udp_client(uint16_t port)
 {
-	struct sockaddr_in me = sin4(CLIENT_ADDR, 0), to = sin4(LOOPBACK, port);
+	return udp_client_from(port, CLIENT_ADDR);
+}
+
+static int tcp_client_from(uint16_t port, uint32_t from)
+{
+	struct sockaddr_in me = sin4(from, 0), to = sin4(LOOPBACK, port);
 	int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
 
 	ck_assert_int_ge(fd, 0);
 	ck_assert_int_eq(bind(fd, (struct sockaddr *)&me, sizeof me), 0);
 	ck_assert_int_eq(connect(fd, (struct sockaddr *)&to, sizeof to), 0);
 	return fd;
+}
+
+static int tcp_client(uint16_t port)
+{
+	return tcp_client_from(port, CLIENT_ADDR);
 }
 
 static bool readable(int fd, int timeout_ms)
@@ -1130,17 +1140,32 @@ END_TEST
 
 /* DNS_MAX_TCP connections are served at once; one more is closed at once,
  * and a slot frees when a connection ends. */
+/* DNS_MAX_TCP connections at once in all, DNS_MAX_TCP_PER_SOURCE from one
+ * box: beyond either the connection is closed unanswered; a slot frees
+ * when a connection ends. */
 START_TEST(test_tcp_limit)
 {
+	const unsigned per = DNS_MAX_TCP_PER_SOURCE, boxes = DNS_MAX_TCP / DNS_MAX_TCP_PER_SOURCE;
 	int fds[DNS_MAX_TCP], extra;
 	uint8_t buf[16];
 	bool served = false;
 
-	for (int i = 0; i < DNS_MAX_TCP; i++) {
+	/* One box fills its own share: its next connection is refused while
+	 * another box is still served. */
+	for (unsigned i = 0; i < per; i++) {
 		fds[i] = tcp_client(resolver_port);
 		ldns_pkt_free(ask_tcp(fds[i], "deny.test", LDNS_RR_TYPE_A, (uint16_t)i));
 	}
 	extra = tcp_client(resolver_port);
+	ck_assert(readable(extra, 2000));
+	ck_assert_int_le(recv(extra, buf, sizeof buf, 0), 0);
+	close(extra);
+	/* The other boxes fill the rest. */
+	for (unsigned i = per; i < DNS_MAX_TCP; i++) {
+		fds[i] = tcp_client_from(resolver_port, CLIENT_ADDR + 1 + (i / per) % boxes);
+		ldns_pkt_free(ask_tcp(fds[i], "deny.test", LDNS_RR_TYPE_A, (uint16_t)i));
+	}
+	extra = tcp_client_from(resolver_port, CLIENT_ADDR + 100);
 	ck_assert(readable(extra, 2000));
 	ck_assert_int_le(recv(extra, buf, sizeof buf, 0), 0);
 	close(extra);
@@ -1168,15 +1193,16 @@ END_TEST
 
 /* ---- load ----------------------------------------------------------------- */
 
-/* Sends n queries nNNN.test with IDs 1000 + NNN on fd; the upstream holds
- * them until hold_target are in, and then grace_ms more. */
-static void send_held(int fd, unsigned n, size_t hold_target, int grace_ms)
+/* Sends queries nNNN.test with IDs 1000 + NNN, NNN from first to
+ * first + n - 1, on fd; the upstream holds them until hold_target are in,
+ * and then grace_ms more. */
+static void send_held(int fd, unsigned first, unsigned n, size_t hold_target, int grace_ms)
 {
 	pthread_mutex_lock(&up.lock);
 	up.hold_target = hold_target;
 	up.hold_grace_ms = grace_ms;
 	pthread_mutex_unlock(&up.lock);
-	for (unsigned i = 0; i < n; i++) {
+	for (unsigned i = first; i < first + n; i++) {
 		char name[32];
 		size_t len;
 		uint8_t *q;
@@ -1190,89 +1216,124 @@ static void send_held(int fd, unsigned n, size_t hold_target, int grace_ms)
 	}
 }
 
-/* N_CONCURRENT queries wait upstream at once (the fake upstream holds them
- * until all are in); every reply goes back to its own ID. */
+/* Receives on any of fds until total replies are in or 10 s pass; each is
+ * checked and counted by its ID (1000 + NNN): seen[NNN], *servfail. */
+static unsigned collect(const int *fds, size_t nfds, unsigned total, bool *seen, unsigned *servfail)
+{
+	unsigned got = 0;
+	int64_t deadline = now_ms() + 10000;
+
+	while (got < total && now_ms() < deadline) {
+		struct pollfd p[16];
+
+		for (size_t k = 0; k < nfds; k++)
+			p[k] = (struct pollfd){.fd = fds[k], .events = POLLIN};
+		if (poll(p, nfds, 1000) <= 0)
+			continue;
+		for (size_t k = 0; k < nfds; k++) {
+			uint8_t buf[MSG_MAX];
+			ssize_t n;
+			ldns_pkt *pk;
+			unsigned i;
+			char name[32], addr[32];
+
+			if (!(p[k].revents & POLLIN))
+				continue;
+			n = recv(fds[k], buf, sizeof buf, MSG_DONTWAIT);
+			if (n <= 0)
+				continue;
+			pk = parse(buf, n);
+			i = (unsigned)ldns_pkt_id(pk) - 1000;
+			ck_assert_uint_lt(i, total);
+			ck_assert_msg(!seen[i], "two replies to ID %u", 1000 + i);
+			seen[i] = true;
+			got++;
+			snprintf(name, sizeof name, "n%u.test", i);
+			expect_question(pk, name, LDNS_RR_TYPE_A);
+			if (ldns_pkt_get_rcode(pk) == LDNS_RCODE_SERVFAIL)
+				(*servfail)++;
+			else {
+				ck_assert_int_eq(ldns_pkt_get_rcode(pk), LDNS_RCODE_NOERROR);
+				snprintf(addr, sizeof addr, "10.0.%u.%u", i / 256, i % 256);
+				expect_a(pk, (const char *const[]){addr, NULL});
+			}
+			ldns_pkt_free(pk);
+		}
+	}
+	return got;
+}
+
+/* N_CONCURRENT queries from several boxes wait upstream at once (the fake
+ * upstream holds them until all are in); every reply goes back to its own
+ * box and ID. */
 START_TEST(test_concurrent_udp)
 {
-	int fd = udp_client(resolver_port);
+	enum { BOXES = 4 };
+	int fds[BOXES];
 	bool seen[N_CONCURRENT] = {false};
-	unsigned got = 0;
-	int64_t deadline;
+	unsigned servfail = 0, per = N_CONCURRENT / BOXES;
 
-	send_held(fd, N_CONCURRENT, N_CONCURRENT, 0);
-	deadline = now_ms() + 8000;
-	while (got < N_CONCURRENT && now_ms() < deadline) {
-		uint8_t buf[MSG_MAX];
-		ssize_t n = udp_recv(fd, buf, sizeof buf, 1000);
-		ldns_pkt *p;
-		unsigned i;
-		char name[32], addr[32];
-
-		if (n <= 0)
-			continue;
-		p = parse(buf, n);
-		i = (unsigned)ldns_pkt_id(p) - 1000;
-		ck_assert_uint_lt(i, N_CONCURRENT);
-		ck_assert_msg(!seen[i], "two replies to ID %u", 1000 + i);
-		seen[i] = true;
-		got++;
-		snprintf(name, sizeof name, "n%u.test", i);
-		snprintf(addr, sizeof addr, "10.0.%u.%u", i / 256, i % 256);
-		ck_assert_int_eq(ldns_pkt_get_rcode(p), LDNS_RCODE_NOERROR);
-		expect_question(p, name, LDNS_RR_TYPE_A);
-		expect_a(p, (const char *const[]){addr, NULL});
-		ldns_pkt_free(p);
+	ck_assert_uint_le(per, DNS_MAX_PENDING_PER_SOURCE);
+	for (unsigned k = 0; k < BOXES; k++) {
+		fds[k] = udp_client_from(resolver_port, CLIENT_ADDR + k);
+		send_held(fds[k], k * per, per, N_CONCURRENT, 0);
 	}
-	ck_assert_uint_eq(got, N_CONCURRENT);
+	ck_assert_uint_eq(collect(fds, BOXES, N_CONCURRENT, seen, &servfail), N_CONCURRENT);
+	ck_assert_uint_eq(servfail, 0);
 	pthread_mutex_lock(&up.lock);
 	ck_assert_uint_eq(up.max_held, N_CONCURRENT);
 	ck_assert_uint_eq(up.queries, N_CONCURRENT);
 	pthread_mutex_unlock(&up.lock);
 	ck_assert_uint_eq(hooks_now().records, N_CONCURRENT);
 	ck_assert_uint_eq(hooks_now().mismatches, 0);
+	for (unsigned k = 0; k < BOXES; k++)
+		close(fds[k]);
+}
+END_TEST
+
+/* One box with DNS_MAX_PENDING_PER_SOURCE queries waiting upstream gets
+ * SERVFAIL at once for more; the waiting ones are still answered. */
+START_TEST(test_pending_per_box)
+{
+	const unsigned extra = 8, total = DNS_MAX_PENDING_PER_SOURCE + extra;
+	int fd = udp_client(resolver_port);
+	bool seen[DNS_MAX_PENDING_PER_SOURCE + 8] = {false};
+	unsigned servfail = 0;
+
+	send_held(fd, 0, total, DNS_MAX_PENDING_PER_SOURCE, 500);
+	ck_assert_uint_eq(collect(&fd, 1, total, seen, &servfail), total);
+	ck_assert_uint_eq(servfail, extra);
+	ck_assert_uint_eq(upstream_queries(), DNS_MAX_PENDING_PER_SOURCE);
+	ck_assert_uint_eq(hooks_now().mismatches, 0);
 	close(fd);
 }
 END_TEST
 
-/* Beyond DNS_MAX_PENDING queries waiting upstream, the rest get SERVFAIL
- * at once; the waiting ones are still answered. */
+/* Beyond DNS_MAX_PENDING queries waiting upstream from all boxes, the
+ * rest get SERVFAIL at once; the waiting ones are still answered. */
 START_TEST(test_pending_limit)
 {
-	const unsigned extra = 8, total = DNS_MAX_PENDING + extra;
-	int fd = udp_client(resolver_port);
-	unsigned answered = 0, servfail = 0;
-	int64_t deadline;
+	enum { BOXES = DNS_MAX_PENDING / DNS_MAX_PENDING_PER_SOURCE };
+	const unsigned per = DNS_MAX_PENDING_PER_SOURCE, extra = 8;
+	const unsigned total = DNS_MAX_PENDING + extra;
+	int fds[BOXES + 1];
+	bool seen[DNS_MAX_PENDING + 8] = {false};
+	unsigned servfail = 0;
 
 	/* The upstream waits a while once all are in: time for the extra ones
-	 * to be turned away. */
-	send_held(fd, total, DNS_MAX_PENDING, 500);
-	deadline = now_ms() + 10000;
-	while (answered + servfail < total && now_ms() < deadline) {
-		uint8_t buf[MSG_MAX];
-		ssize_t n = udp_recv(fd, buf, sizeof buf, 1000);
-		ldns_pkt *p;
-		unsigned i;
-
-		if (n <= 0)
-			continue;
-		p = parse(buf, n);
-		i = (unsigned)ldns_pkt_id(p) - 1000;
-		ck_assert_uint_lt(i, total);
-		if (ldns_pkt_get_rcode(p) == LDNS_RCODE_SERVFAIL) {
-			ck_assert_uint_ge(i, DNS_MAX_PENDING);
-			servfail++;
-		} else {
-			ck_assert_int_eq(ldns_pkt_get_rcode(p), LDNS_RCODE_NOERROR);
-			ck_assert_uint_eq(ldns_pkt_ancount(p), 1);
-			answered++;
-		}
-		ldns_pkt_free(p);
+	 * (from one more box) to be turned away. */
+	for (unsigned k = 0; k <= BOXES; k++) {
+		fds[k] = udp_client_from(resolver_port, CLIENT_ADDR + 10 + k);
+		send_held(fds[k], k * per, k < BOXES ? per : extra, DNS_MAX_PENDING, 500);
 	}
+	ck_assert_uint_eq(collect(fds, BOXES + 1, total, seen, &servfail), total);
 	ck_assert_uint_eq(servfail, extra);
-	ck_assert_uint_eq(answered, DNS_MAX_PENDING);
+	for (unsigned i = DNS_MAX_PENDING; i < total; i++)
+		ck_assert(seen[i]);
 	ck_assert_uint_eq(upstream_queries(), DNS_MAX_PENDING);
 	ck_assert_uint_eq(hooks_now().mismatches, 0);
-	close(fd);
+	for (unsigned k = 0; k <= BOXES; k++)
+		close(fds[k]);
 }
 END_TEST
 
@@ -1447,6 +1508,7 @@ static Suite *dns_suite(void)
 	tcase_add_checked_fixture(load, setup, teardown);
 	tcase_set_timeout(load, 20);
 	tcase_add_test(load, test_concurrent_udp);
+	tcase_add_test(load, test_pending_per_box);
 	tcase_add_test(load, test_pending_limit);
 	suite_add_tcase(s, load);
 

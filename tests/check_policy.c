@@ -109,6 +109,10 @@ START_TEST(test_names)
 	ck_assert(!policy_allows_name(&p, "x.api.example.com"));
 	ck_assert(policy_allows_name(&p, "raw.github.com"));
 	ck_assert(policy_allows_name(&p, "a.b.github.com"));
+	/* A label holding an escaped dot is not a name under github.com. */
+	ck_assert(!policy_allows_name(&p, "evil\\.raw.github.com"));
+	ck_assert(!policy_allows_name(&p, "evil\\046raw.github.com"));
+	ck_assert(!policy_allows_name(&p, "a b.github.com"));
 	/* "*." means subdomains only, and on a label boundary. */
 	ck_assert(!policy_allows_name(&p, "github.com"));
 	ck_assert(!policy_allows_name(&p, "evilgithub.com"));
