@@ -419,8 +419,10 @@ int engine_box_set_policy(struct engine *e, const char *name, const char *text, 
 	/* First drop what the new policy no longer allows from the box's
 	 * looked-up addresses, then load its rules: never more open than
 	 * either policy. */
-	r = eng_dns_policy_changed(e, b, err);
-	if (r >= 0)
+	pd_error why = {0};
+	if (eng_dns_policy_changed(e, b, &why) < 0)
+		r = net_fallback(e, b, "dropping its looked-up addresses", &why, err);
+	else
 		r = box_rules_policy(e, b, err);
 	if (r >= 0)
 		r = store_box_policy_set(e->store, b->row.id, canon, err);

@@ -445,7 +445,7 @@ ok "no box port is left" wait_for 5 bash -c "! ip -o link | grep ': ${PD_BRIDGE}
 ok "no namespace file is left" same "$(ls -A "$PD_TMP/run/netns")" ""
 ok "no namespace is bound under the run directory" bash -c "! grep -q ' $PD_TMP/run/netns/' /proc/self/mountinfo"
 ok "no per-box chain or map entry is left" bash -c "[ \"\$(nft list table inet '$PD_NFT_TABLE' | grep -c -e 'chain box_' -e 'jump box_')\" = 0 ]"
-ok "no per-port rule is left in the bridge table" bash -c "! nft list table bridge '$PD_NFT_TABLE' | grep -q iifname"
+ok "no port entry is left in the bridge table" bash -c "! nft list set bridge '$PD_NFT_TABLE' ports | grep -q elements"
 ok "SIGTERM with no boxes: status 0" pd_stop
 ok "after shutdown the table holds no box" bash -c "! nft list table inet '$PD_NFT_TABLE' 2>/dev/null | grep -q 'box_'"
 pd_done
