@@ -289,7 +289,20 @@ static void export_src(void)
 	ck_assert(!export_stream_live(x));
 	export_stream_close(x);
 	close(out);
+	/* release() runs once the threads have ended, which may be a moment
+	 * after the last byte: wait for it (2 s at most). */
+	for (int i = 0; i < 200; i++) {
+		pthread_mutex_lock(&wake_lock);
+		unsigned n = releases;
+		pthread_mutex_unlock(&wake_lock);
+		if (n)
+			break;
+		usleep(10000);
+	}
+	usleep(20000); /* a second release would show by now */
+	pthread_mutex_lock(&wake_lock);
 	ck_assert_uint_eq(releases, 1);
+	pthread_mutex_unlock(&wake_lock);
 }
 
 static int import_into(const char *dir, pd_error *err)
