@@ -5,7 +5,7 @@
 # Like tests/integration/test-net.sh, the whole run lives in network
 # namespaces the script makes: the daemon in a "host" namespace whose
 # default route leads through a veth to an "inet" namespace holding a TCP
-# sink (a python3 socket server that counts bytes). No traffic leaves them.
+# sink (tcp-pump.c, built by this script). No traffic leaves them.
 #
 #   1. Box start with networking against without: `mkdir` + `echo running
 #      > state` (the write returns once PID 1 runs), BENCH_N (10) boxes each
@@ -15,10 +15,17 @@
 #      alternating, BENCH_POLICY_N (20) writes; the write returns once the
 #      new table is loaded (one libnftables transaction), so its duration is
 #      the latency to rules in force. Target: median <= 20 ms.
-#   3. TCP throughput: BENCH_MB (300) MB from the box to the sink (busybox
-#      nc from /dev/zero) against the same bytes from the daemon's own
-#      namespace (the box's uplink) with the same nc binary. Ratio = box MB/s
-#      / host MB/s; target >= 0.8.
+#   3. TCP throughput: BENCH_MB (2048) MiB to the sink in 1 MiB writes by
+#      tcp-pump's sender, timed until the sink has acknowledged every byte,
+#      from three places, BENCH_ROUNDS (5) rounds rotating which goes first,
+#      medians:
+#        (a) the box's network namespace (nsenter --net, a process of the
+#            daemon's namespace otherwise): the box's path, veth + bridge +
+#            forward + conntrack + NAT, without the box's CPU quota;
+#        (b) inside the box (crun exec of a static build copied into its
+#            root), which its type's CPU quota limits (no target);
+#        (c) the daemon's own namespace (the boxes' uplink), the baseline.
+#      Ratio = (a) / (c); target >= 0.8.
 #
 # Needs root and a built tree; prints a block and RESULT lines.
 
@@ -30,40 +37,38 @@ BENCH_TARGET=10
 
 N=${BENCH_N:-10}
 PN=${BENCH_POLICY_N:-20}
-MB=${BENCH_MB:-300}
+MB=${BENCH_MB:-2048}
+ROUNDS=${BENCH_ROUNDS:-5}
 
 if [ -z "${PD_NET_INSIDE:-}" ]; then
 	require_root
 	tag=pdb$$
 	cleanup_ns() {
 		[ -n "${sink_pid:-}" ] && kill "$sink_pid" 2>/dev/null
+		[ -n "${PUMP_DIR:-}" ] && rm -rf "$PUMP_DIR"
 		pd_fake_net_down
 	}
 	trap cleanup_ns EXIT
 	pd_fake_net "$tag" 198.51.100.20 || bench_broken "cannot make network namespaces"
-	# The sink: accepts connections one after another, prints each one's
-	# byte count on its own log.
-	SINK_LOG=$(mktemp /tmp/paddock-bench-sink.XXXXXX)
-	ip netns exec "$INETNS" python3 -c '
-import socket, sys
-s = socket.socket(); s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-s.bind(("198.51.100.20", 9000)); s.listen(8)
-log = open(sys.argv[1], "a", buffering=1)
-while True:
-    c, _ = s.accept(); n = 0
-    while True:
-        b = c.recv(1 << 20)
-        if not b: break
-        n += len(b)
-    c.close(); log.write("%d\n" % n)' "$SINK_LOG" >/dev/null 2>&1 &
+	# The sender and sink (tcp-pump.c), built for this run: dynamic for the
+	# namespaces, static for inside the box (its image has no libc of ours).
+	PUMP_DIR=$(mktemp -d /tmp/paddock-bench-pump.XXXXXX)
+	cc -O2 -o "$PUMP_DIR/tcp-pump" "$BENCH_DIR/tcp-pump.c" 2>"$PUMP_DIR/cc.log" ||
+		bench_broken "cannot build tcp-pump.c (a C compiler is needed): $(cat "$PUMP_DIR/cc.log")"
+	cc -O2 -static -o "$PUMP_DIR/tcp-pump-static" "$BENCH_DIR/tcp-pump.c" 2>>"$PUMP_DIR/cc.log" ||
+		rm -f "$PUMP_DIR/tcp-pump-static"
+	# The sink: takes connections one after another, logs each one's byte
+	# count.
+	SINK_LOG=$PUMP_DIR/sink.log
+	ip netns exec "$INETNS" "$PUMP_DIR/tcp-pump" sink 198.51.100.20 9000 >"$SINK_LOG" 2>&1 &
 	sink_pid=$!
 	for _ in $(seq 50); do
 		ip netns exec "$INETNS" ss -Hltn | grep -q 9000 && break
 		sleep 0.1
 	done
-	PD_NET_INSIDE=1 SINK_LOG=$SINK_LOG nsenter --net="/run/netns/$HOSTNS" "$0"
+	PD_NET_INSIDE=1 PUMP_DIR=$PUMP_DIR nsenter --net="/run/netns/$HOSTNS" "$0"
 	rc=$?
-	rm -f "$SINK_LOG"
+	rm -rf "$PUMP_DIR"
 	cleanup_ns
 	trap - EXIT
 	exit $rc
@@ -108,22 +113,37 @@ done
 echo allow-all >"$M/boxes/pol/policy"
 
 # --- 3. throughput -----------------------------------------------------------------------
-NC=$(command -v busybox)
-[ -n "$NC" ] || bench_broken "busybox is not installed on the host"
+PUMP=$PUMP_DIR/tcp-pump
+SINK_LOG=$PUMP_DIR/sink.log
+BOXNS=$PD_TMP/run/netns/pol
+[ -e "$BOXNS" ] || bench_broken "no network namespace at $BOXNS"
+# (b) runs inside the box: its own copy of the static build in its root.
+box_pump=no
+if [ -x "$PUMP_DIR/tcp-pump-static" ]; then
+	cp "$PUMP_DIR/tcp-pump-static" "$M/boxes/pol/root/tcp-pump" || bench_broken "cannot copy tcp-pump into the box"
+	box_pump=yes
+fi
+box_type=$(cat "$M/boxes/pol/type")
+box_cpus=$(awk '$1 == "cpus" {print $2}' "$M/types/$box_type" 2>/dev/null)
+send_ns() {
+	nsenter --net="$BOXNS" "$PUMP" send 198.51.100.20 9000 "$MB"
+}
 send_box() {
-	pd_crun exec pol sh -c "head -c $((MB << 20)) /dev/zero | nc 198.51.100.20 9000"
+	pd_crun exec pol /tcp-pump send 198.51.100.20 9000 "$MB"
 }
 send_host() {
-	head -c $((MB << 20)) /dev/zero | "$NC" nc 198.51.100.20 9000
+	"$PUMP" send 198.51.100.20 9000 "$MB"
 }
-: >"$PD_TMP/tput_box"
-: >"$PD_TMP/tput_host"
-for _ in 1 2 3; do
-	for side in box host; do
-		s=$(now_us)
-		"send_$side" || bench_broken "sending from the $side failed"
-		e=$(now_us)
-		python3 -c "print(round($MB * 1048576 / (($e - $s) / 1e6) / 1e6, 1))" >>"$PD_TMP/tput_$side"
+sides="ns host"
+[ "$box_pump" = yes ] && sides="ns box host"
+for side in ns box host; do : >"$PD_TMP/tput_$side"; done
+# Rounds rotate which side goes first.
+for r in $(seq 1 "$ROUNDS"); do
+	set -- $sides
+	for _ in $(seq 2 "$r"); do set -- "${@:2}" "$1"; done
+	for side in "$@"; do
+		out=$("send_$side") || bench_broken "sending from the $side failed: $out"
+		echo "${out##* }" >>"$PD_TMP/tput_$side"
 	done
 done
 rmdir "$M/boxes/pol"
@@ -137,10 +157,16 @@ time_starts off "$PD_TMP/start_off"
 read -r on_med _ < <(bench_stats "$PD_TMP/start_on")
 read -r off_med _ < <(bench_stats "$PD_TMP/start_off")
 read -r pol_med _ < <(bench_stats "$PD_TMP/policy")
+read -r ns_mbps _ < <(bench_stats "$PD_TMP/tput_ns")
 read -r box_mbps _ < <(bench_stats "$PD_TMP/tput_box")
 read -r host_mbps _ < <(bench_stats "$PD_TMP/tput_host")
 added=$(python3 -c "print(round($on_med - $off_med, 1))")
-tput_ratio=$(python3 -c "print(round($box_mbps / $host_mbps, 2))")
+tput_ratio=$(bench_ratio "$ns_mbps" "$host_mbps")
+# "min-max" of a side's runs.
+spread() {
+	sort -n "$PD_TMP/tput_$1" | sed -n '1p;$p' | paste -sd- -
+}
+box_ratio=$(bench_ratio "$box_mbps" "$host_mbps")
 received=$(wc -l <"$SINK_LOG")
 
 printf 'box networking; load %s\n' "$(cut -d' ' -f1-3 /proc/loadavg)"
@@ -149,10 +175,18 @@ printf '  box start (median of %d): with networking %s ms, without %s ms: %s ms 
 	"$N" "$on_med" "$off_med" "$added" "$(python3 -c "print('yes' if $added <= 10 else 'NO')")"
 printf '  policy change to rules in force (median of %d writes): %s ms (target <= 20: %s)\n' \
 	"$PN" "$pol_med" "$(python3 -c "print('yes' if $pol_med <= 20 else 'NO')")"
-printf '  TCP %d MB to a fake host (median of 3): box %s MB/s, host %s MB/s; ratio %s (target >= 0.8: %s); the sink saw %s connections\n' \
-	"$MB" "$box_mbps" "$host_mbps" "$tput_ratio" \
-	"$(python3 -c "print('yes' if $tput_ratio >= 0.8 else 'NO')")" "$received"
+printf '  TCP, %d MiB per run to a fake host, median of %d rounds (MB/s, MB = 10^6 bytes):\n' "$MB" "$ROUNDS"
+printf '    from the box'"'"'s network namespace %s (%s), from the host %s (%s): ratio %s (target >= 0.8: %s)\n' \
+	"$ns_mbps" "$(spread ns)" "$host_mbps" "$(spread host)" "$tput_ratio" \
+	"$(python3 -c "print('yes' if $tput_ratio >= 0.8 else 'NO')" 2>/dev/null || echo unknown)"
+if [ "$box_pump" = yes ]; then
+	printf '    from inside the box (crun exec, type %s: cpus %s): %s (%s), ratio %s (no target: the box'"'"'s CPU quota)\n' \
+		"$box_type" "${box_cpus:-?}" "$box_mbps" "$(spread box)" "$box_ratio"
+else
+	printf '    from inside the box: not measured (no static build: %s)\n' "$(tail -n 1 "$PUMP_DIR/cc.log")"
+fi
+printf '    the sink saw %s connections\n' "$received"
 echo "RESULT net_start_added_ms=$added ratio=$added target=10"
 echo "RESULT net_policy_ms=$pol_med ratio=$pol_med target=20"
-echo "RESULT net_tcp_mbps=$box_mbps ratio=$tput_ratio target=0.8"
+echo "RESULT net_tcp_mbps=$ns_mbps ratio=$tput_ratio target=0.8"
 exit 0
