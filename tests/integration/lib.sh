@@ -155,9 +155,54 @@ pd_fake_net() {
 		ip -n "$INETNS" route add 10.0.0.0/8 via 192.0.2.2
 }
 
+# Kills the servers in PD_FAKE_PIDS (pd_fake_serve's, and any other PID a
+# test appended) and waits for them, then deletes both namespaces.
 pd_fake_net_down() {
+	if [ -n "${PD_FAKE_PIDS:-}" ]; then
+		# shellcheck disable=SC2086
+		kill $PD_FAKE_PIDS 2>/dev/null
+		# shellcheck disable=SC2086
+		wait $PD_FAKE_PIDS 2>/dev/null
+	fi
+	PD_FAKE_PIDS=
 	ip netns del "$HOSTNS" 2>/dev/null
 	ip netns del "$INETNS" 2>/dev/null
+}
+
+# pd_fake_serve NS DIR PORT ADDR...: serves the files of DIR over HTTP on
+# ADDR:PORT for each ADDR, from one python3 process (a thread per address
+# and per connection) run in network namespace NS, in the background. A
+# plain threaded TCP server: http.server's HTTPServer looks its own name up
+# in DNS at bind (getfqdn), which hangs where there is no resolver. The
+# process's PID is appended to PD_FAKE_PIDS (killed by pd_fake_net_down).
+# Wait for the listeners with pd_fake_wait.
+pd_fake_serve() {
+	local ns=$1 dir=$2 port=$3
+	shift 3
+	ip netns exec "$ns" python3 -c 'import functools, http.server, socketserver, sys, threading
+class S(socketserver.ThreadingTCPServer):
+    allow_reuse_address = True
+    daemon_threads = True
+    request_queue_size = 256
+class H(http.server.SimpleHTTPRequestHandler):
+    def log_message(self, *a):
+        pass
+h = functools.partial(H, directory=sys.argv[1])
+servers = [S((a, int(sys.argv[2])), h) for a in sys.argv[3:]]
+for s in servers[1:]:
+    threading.Thread(target=s.serve_forever, daemon=True).start()
+servers[0].serve_forever()' "$dir" "$port" "$@" >/dev/null 2>&1 &
+	PD_FAKE_PIDS="${PD_FAKE_PIDS:-} $!"
+}
+
+# pd_fake_wait NS COUNT: waits until network namespace NS has at least
+# COUNT listening TCP sockets; non-zero after 10 seconds without.
+pd_fake_wait() {
+	wait_for 10 pd_fake_listening "$1" "$2"
+}
+
+pd_fake_listening() {
+	[ "$(ip netns exec "$1" ss -Hltn | wc -l)" -ge "$2" ]
 }
 
 # The daemon's HTTP base URL (RUN/http-url, written once it listens).

@@ -25,7 +25,6 @@ DNS=198.51.100.53
 if [ -z "${PD_NET_INSIDE:-}" ]; then
 	tag=pdd$$
 	cleanup_ns() {
-		[ -n "${srv_pids:-}" ] && kill $srv_pids 2>/dev/null
 		pd_fake_net_down
 		rm -rf "/tmp/$tag-www"
 	}
@@ -33,29 +32,17 @@ if [ -z "${PD_NET_INSIDE:-}" ]; then
 	# shellcheck disable=SC2086
 	pd_fake_net "$tag" $WEB $DNS || skip_all "cannot make network namespaces"
 	mkdir -p "/tmp/$tag-www" && echo hello >"/tmp/$tag-www/index.html"
-	serve='import functools, http.server, socketserver, sys
-socketserver.ThreadingTCPServer.allow_reuse_address = True
-h = functools.partial(http.server.SimpleHTTPRequestHandler, directory=sys.argv[3])
-socketserver.ThreadingTCPServer((sys.argv[1], int(sys.argv[2])), h).serve_forever()'
-	srv_pids=
-	for a in $WEB; do
-		ip netns exec "$INETNS" python3 -c "$serve" "$a" 80 "/tmp/$tag-www" >/dev/null 2>&1 &
-		srv_pids="$srv_pids $!"
-	done
-	ip netns exec "$HOSTNS" python3 -c "$serve" 192.0.2.2 8080 "/tmp/$tag-www" >/dev/null 2>&1 &
-	srv_pids="$srv_pids $!"
+	# shellcheck disable=SC2086
+	pd_fake_serve "$INETNS" "/tmp/$tag-www" 80 $WEB
+	pd_fake_serve "$HOSTNS" "/tmp/$tag-www" 8080 192.0.2.2
 	PD_DNS_LOG=/tmp/$tag-www/dns.log
 	ip netns exec "$INETNS" dnsmasq --keep-in-foreground --no-resolv --no-hosts \
 		--bind-interfaces --listen-address=$DNS --port=53 --user=root --pid-file= \
 		--host-record=allowed.test,198.51.100.10 --address=/other.test/198.51.100.11 \
 		--address=/wild.test/198.51.100.12 --host-record=short.test,198.51.100.10 \
 		--local-ttl=60 --log-queries --log-facility="$PD_DNS_LOG" >/dev/null 2>&1 &
-	srv_pids="$srv_pids $!"
-	for _ in $(seq 100); do
-		[ "$(ip netns exec "$INETNS" ss -Hltn | wc -l)" -ge 7 ] &&
-			[ "$(ip netns exec "$HOSTNS" ss -Hltn | wc -l)" -ge 1 ] && break
-		sleep 0.1
-	done
+	PD_FAKE_PIDS="$PD_FAKE_PIDS $!"
+	pd_fake_wait "$INETNS" 7 && pd_fake_wait "$HOSTNS" 1
 	PD_DNS_LOG=$PD_DNS_LOG PD_NET_INSIDE=1 nsenter --net="/run/netns/$HOSTNS" "$0"
 	rc=$?
 	cleanup_ns

@@ -20,40 +20,17 @@ if [ -z "${PD_NET_INSIDE:-}" ]; then
 	# inside the host namespace, then check that nothing is left.
 	tag=pdm$$
 	www=/tmp/$tag-www
-	srv_pids=
 	cleanup_ns() {
-		[ -n "$srv_pids" ] && kill $srv_pids 2>/dev/null && wait $srv_pids 2>/dev/null
-		srv_pids=
 		pd_fake_net_down
 		rm -rf "$www"
 	}
 	trap cleanup_ns EXIT
 	pd_fake_net "$tag" $WEB 169.254.169.254 || skip_all "cannot make network namespaces"
 	mkdir -p "$www" && echo hello >"$www/index.html"
-	# One process serves every address (threads; a plain TCP server, as
-	# http.server's HTTPServer would look its name up in DNS at bind).
-	serve='import functools, http.server, socketserver, sys, threading
-class S(socketserver.ThreadingTCPServer):
-    allow_reuse_address = True
-    daemon_threads = True
-    request_queue_size = 256
-class H(http.server.SimpleHTTPRequestHandler):
-    def log_message(self, *a):
-        pass
-h = functools.partial(H, directory=sys.argv[1])
-servers = [S((a, int(sys.argv[2])), h) for a in sys.argv[3:]]
-for s in servers[1:]:
-    threading.Thread(target=s.serve_forever, daemon=True).start()
-servers[0].serve_forever()'
-	ip netns exec "$INETNS" python3 -c "$serve" "$www" 80 $WEB 169.254.169.254 >/dev/null 2>&1 &
-	srv_pids="$srv_pids $!"
-	ip netns exec "$HOSTNS" python3 -c "$serve" "$www" 8080 192.0.2.2 >/dev/null 2>&1 &
-	srv_pids="$srv_pids $!"
-	for i in $(seq 100); do
-		[ "$(ip netns exec "$INETNS" ss -Hltn | wc -l)" -ge 5 ] &&
-			[ "$(ip netns exec "$HOSTNS" ss -Hltn | wc -l)" -ge 1 ] && break
-		sleep 0.1
-	done
+	# shellcheck disable=SC2086
+	pd_fake_serve "$INETNS" "$www" 80 $WEB 169.254.169.254
+	pd_fake_serve "$HOSTNS" "$www" 8080 192.0.2.2
+	pd_fake_wait "$INETNS" 5 && pd_fake_wait "$HOSTNS" 1
 	# nsenter, not `ip netns exec`: that one remounts /sys, hiding the
 	# cgroup mounts crun needs.
 	PD_NET_INSIDE=1 PD_NET_REPORT=$www/inner-tmp nsenter --net="/run/netns/$HOSTNS" "$0"

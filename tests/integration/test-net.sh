@@ -13,32 +13,16 @@ if [ -z "${PD_NET_INSIDE:-}" ]; then
 	# Outer half: make the namespaces, then run this script again inside.
 	tag=pdn$$
 	cleanup_ns() {
-		[ -n "${srv_pids:-}" ] && kill $srv_pids 2>/dev/null
 		pd_fake_net_down
 	}
 	trap cleanup_ns EXIT
 	pd_fake_net "$tag" 198.51.100.10 203.0.113.10 169.254.169.254 ||
 		skip_all "cannot make network namespaces"
 	mkdir -p "/tmp/$tag-www" && head -c 20000000 /dev/zero >"/tmp/$tag-www/big" && echo hello >"/tmp/$tag-www/index.html"
-	# A plain TCP server: http.server's HTTPServer looks its own address up
-	# in DNS at bind (getfqdn), which hangs where there is no resolver.
-	serve='import functools, http.server, socketserver, sys
-socketserver.ThreadingTCPServer.allow_reuse_address = True
-h = functools.partial(http.server.SimpleHTTPRequestHandler, directory=sys.argv[3])
-socketserver.ThreadingTCPServer((sys.argv[1], int(sys.argv[2])), h).serve_forever()'
-	srv_pids=
-	for a in 198.51.100.10 203.0.113.10 169.254.169.254; do
-		ip netns exec "$INETNS" python3 -c "$serve" $a 80 "/tmp/$tag-www" >/dev/null 2>&1 &
-		srv_pids="$srv_pids $!"
-	done
+	pd_fake_serve "$INETNS" "/tmp/$tag-www" 80 198.51.100.10 203.0.113.10 169.254.169.254
 	# A host service the boxes must not reach.
-	ip netns exec "$HOSTNS" python3 -c "$serve" 192.0.2.2 8080 "/tmp/$tag-www" >/dev/null 2>&1 &
-	srv_pids="$srv_pids $!"
-	for i in $(seq 100); do
-		[ "$(ip netns exec "$INETNS" ss -Hltn | wc -l)" -ge 3 ] &&
-			[ "$(ip netns exec "$HOSTNS" ss -Hltn | wc -l)" -ge 1 ] && break
-		sleep 0.1
-	done
+	pd_fake_serve "$HOSTNS" "/tmp/$tag-www" 8080 192.0.2.2
+	pd_fake_wait "$INETNS" 3 && pd_fake_wait "$HOSTNS" 1
 	# nsenter, not `ip netns exec`: that one remounts /sys, hiding the
 	# cgroup mounts crun needs.
 	PD_NET_INSIDE=1 nsenter --net="/run/netns/$HOSTNS" "$0"
