@@ -4,14 +4,14 @@
  * lifetime.
  *
  * The engine's list of a box's names is the truth the kernel set is made
- * from: each answer adds to both (the list first, then the set, under the
- * engine lock, so a table rebuilt meanwhile holds it too); a policy change
- * drops the addresses of names the new policy does not allow from both
- * before the new rules load; a box that stops forgets them. At daemon
- * start the set's elements are read back from the kernel (the table
- * outlives the daemon) with their remaining lifetime; the names they were
- * looked up under are not kept there, so a later policy change drops them
- * (the box looks the names up again). */
+ * from: each answer goes into the list first (under the engine lock, so a
+ * table rebuilt meanwhile holds it too), then into the set (outside it,
+ * see hook_record); a policy change drops the addresses of names the new
+ * policy does not allow from both before the new rules load; a box that
+ * stops forgets them. At daemon start the set's elements are read back
+ * from the kernel (the table outlives the daemon) with their remaining
+ * lifetime; the names they were looked up under are not kept there, so a
+ * later policy change drops them (the box looks the names up again). */
 #include <errno.h>
 #include <jansson.h>
 #include <stdio.h>
@@ -44,6 +44,7 @@ unsigned eng_dns_timeout(uint32_t ttl)
 
 void eng_dns_forget(struct box *b)
 {
+	b->names_gen++;
 	for (size_t i = 0; i < b->n_names; i++)
 		free(b->names[i].name);
 	free(b->names);
@@ -79,7 +80,7 @@ size_t eng_dns_elems(struct box *b, struct nft_elem *out, size_t max)
 
 /* Puts addresses into b's set: the refreshed ones (whose element may hold
  * a shorter lifetime) are deleted and added again in the same batch. */
-static int set_add(struct engine *e, struct box *b, const struct nft_elem *el, size_t n,
+static int set_add(const char *table, int64_t id, const struct nft_elem *el, size_t n,
 		   const bool *refresh, pd_error *err)
 {
 	char *buf = NULL;
@@ -96,11 +97,10 @@ static int set_add(struct engine *e, struct box *b, const struct nft_elem *el, s
 			if (refresh && refresh[i]) {
 				fprintf(f,
 					"delete element inet %s box_%lld_names { %u.%u.%u.%u }\n",
-					e->cfg->nft_table, (long long)b->row.id, IP4(el[i].addr));
+					table, (long long)id, IP4(el[i].addr));
 				any = true;
 			}
-		fprintf(f, "add element inet %s box_%lld_names { ", e->cfg->nft_table,
-			(long long)b->row.id);
+		fprintf(f, "add element inet %s box_%lld_names { ", table, (long long)id);
 		for (size_t i = 0; i < n; i++)
 			fprintf(f, "%s%u.%u.%u.%u timeout %us", i ? ", " : "", IP4(el[i].addr),
 				el[i].timeout_s);
@@ -120,16 +120,17 @@ static int set_add(struct engine *e, struct box *b, const struct nft_elem *el, s
 	return r;
 }
 
-int eng_dns_record(struct engine *e, struct box *b, const char *name, const struct dns_addr *a,
-		   size_t n, pd_error *err)
+/* Engine lock held: notes an answer's addresses in b's list; el and
+ * refresh (room for n) get what the set needs, *ret_k of them. */
+static int note(struct box *b, const char *name, const struct dns_addr *a, size_t n,
+		struct nft_elem *el, bool *refresh, size_t *ret_k, pd_error *err)
 {
 	int64_t now = mono_s();
-	struct nft_elem el[64];
-	bool refresh[64];
 	size_t k = 0;
 
+	*ret_k = 0;
 	prune(b, now);
-	for (size_t i = 0; i < n && k < ELEMENTSOF(el); i++) {
+	for (size_t i = 0; i < n; i++) {
 		unsigned t = eng_dns_timeout(a[i].ttl);
 		struct net_name *rec = NULL;
 
@@ -162,30 +163,19 @@ int eng_dns_record(struct engine *e, struct box *b, const char *name, const stru
 			rec->expires = now + t;
 		el[k++] = (struct nft_elem){.addr = a[i].addr,
 					    .timeout_s = (unsigned)(rec->expires - now)};
+		*ret_k = k;
 	}
-	if (k == 0 || !b->row.net_addr)
-		return 0;
-	return set_add(e, b, el, k, refresh, err);
+	return 0;
 }
 
-int eng_dns_policy_changed(struct engine *e, struct box *b, pd_error *err)
+/* Engine lock held: b's set holds exactly b's list (b has an address). */
+static int names_sync(struct engine *e, struct box *b, pd_error *err)
 {
 	_cleanup_free_ struct nft_elem *el = NULL;
 	char head[256];
-	size_t w = 0, n;
+	size_t n;
 	int r;
 
-	for (size_t i = 0; i < b->n_names; i++) {
-		struct net_name *rec = &b->names[i];
-		if (b->policy.mode == POLICY_ALLOWLIST && rec->name &&
-		    policy_allows_name(&b->policy, rec->name))
-			b->names[w++] = *rec;
-		else
-			free(rec->name);
-	}
-	b->n_names = w;
-	if (!b->row.net_addr)
-		return 0;
 	snprintf(head, sizeof head, "flush set inet %s box_%lld_names\n", e->cfg->nft_table,
 		 (long long)b->row.id);
 	r = nft_exec(head, err);
@@ -195,7 +185,24 @@ int eng_dns_policy_changed(struct engine *e, struct box *b, pd_error *err)
 	if (!el)
 		return pd_error_set(err, -ENOMEM, "out of memory");
 	n = eng_dns_elems(b, el, b->n_names);
-	return n ? set_add(e, b, el, n, NULL, err) : 0;
+	return n ? set_add(e->cfg->nft_table, b->row.id, el, n, NULL, err) : 0;
+}
+
+int eng_dns_policy_changed(struct engine *e, struct box *b, pd_error *err)
+{
+	size_t w = 0;
+
+	b->names_gen++;
+	for (size_t i = 0; i < b->n_names; i++) {
+		struct net_name *rec = &b->names[i];
+		if (b->policy.mode == POLICY_ALLOWLIST && rec->name &&
+		    policy_allows_name(&b->policy, rec->name))
+			b->names[w++] = *rec;
+		else
+			free(rec->name);
+	}
+	b->n_names = w;
+	return b->row.net_addr ? names_sync(e, b, err) : 0;
 }
 
 /* Reads b's set back from the kernel (daemon start, engine lock held). */
@@ -281,25 +288,46 @@ static enum dns_verdict hook_decide(void *opaque, uint32_t src, const char *name
 	return v;
 }
 
+/* The set changes outside the engine lock (a libnftables run costs a few
+ * hundred microseconds): the box's list is updated first, under the lock,
+ * and a policy change or stop that came meanwhile (names_gen moved on) is
+ * made good after, by setting the set to the list again. */
 static int hook_record(void *opaque, uint32_t src, const char *name, const struct dns_addr *a,
 		       size_t n)
 {
 	struct engine *e = opaque;
 	pd_error err = {0};
+	_cleanup_free_ struct nft_elem *el = calloc(n, sizeof *el);
+	_cleanup_free_ bool *refresh = calloc(n, sizeof *refresh);
 	struct box *b;
+	size_t k = 0;
+	int64_t id = 0;
+	uint64_t gen = 0;
 	int r = -EACCES;
 
+	if (!el || !refresh)
+		return -ENOMEM;
 	pthread_mutex_lock(&e->lock);
 	b = box_by_addr(e, src);
 	if (b && b->policy.mode == POLICY_ALLOW_ALL)
 		r = 0;
 	else if (b && b->policy.mode == POLICY_ALLOWLIST && policy_allows_name(&b->policy, name)) {
-		r = eng_dns_record(e, b, name, a, n, &err);
-		if (r < 0)
-			log_warn("box %s: cannot allow the addresses of %s: %s", b->row.name, name,
-				 err.msg);
+		r = note(b, name, a, n, el, refresh, &k, &err);
+		id = b->row.id;
+		gen = b->names_gen;
 	}
 	pthread_mutex_unlock(&e->lock);
+	if (r < 0 || k == 0)
+		goto out;
+	r = set_add(e->cfg->nft_table, id, el, k, refresh, &err);
+	pthread_mutex_lock(&e->lock);
+	b = eng_find_box_id(e, id);
+	if (b && b->names_gen != gen && b->row.net_addr && names_sync(e, b, NULL) < 0)
+		log_warn("box %s: cannot set its looked-up addresses again", b->row.name);
+	pthread_mutex_unlock(&e->lock);
+out:
+	if (r < 0 && r != -EACCES)
+		log_warn("cannot allow the addresses of %s: %s", name, err.msg);
 	return r;
 }
 

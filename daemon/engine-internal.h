@@ -31,6 +31,7 @@ struct box {
 	/* Addresses the box's allowed lookups returned (engine-dns.c). */
 	struct net_name *names;
 	size_t n_names;
+	uint64_t names_gen; /* moves on when the list is filtered or dropped */
 };
 
 struct engine {
@@ -141,8 +142,6 @@ void eng_dns_stop(struct engine *e);
 void eng_dns_load(struct engine *e);
 void eng_dns_forget(struct box *b);
 size_t eng_dns_elems(struct box *b, struct nft_elem *out, size_t max);
-int eng_dns_record(struct engine *e, struct box *b, const char *name, const struct dns_addr *a,
-		   size_t n, pd_error *err);
 int eng_dns_policy_changed(struct engine *e, struct box *b, pd_error *err);
 
 /* jobs.c */
