@@ -154,6 +154,25 @@ ok "allowlist: the wildcard's own domain is refused" refused a wild.test
 ok "allowlist: the listed network" get a 203.0.113.10
 ok "allowlist: an address not listed" bash -c "! get a 198.51.100.14"
 common allowlist
+# tcpq BOX NAME-LABELS...: an A query over TCP to the resolver, built by
+# hand (busybox has no DNS client for TCP); prints the reply's bytes in hex.
+tcpq() {
+	local box=$1 q='' len=16 l
+	shift
+	for l in "$@"; do
+		q="$q\\x$(printf %02x ${#l})$l"
+		len=$((len + 1 + ${#l}))
+	done
+	len=$((len + 1))
+	pd_crun exec "$box" sh -c "printf '\\x00\\x$(printf %02x $len)\\x12\\x34\\x01\\x00\\x00\\x01\\x00\\x00\\x00\\x00\\x00\\x00${q}\\x00\\x00\\x01\\x00\\x01' |
+		nc -w 2 $gw 53 | od -An -tx1" 2>/dev/null | tr -s ' \n' ' '
+}
+export -f tcpq
+export gw
+ok "allowlist: an allowed name over TCP: NOERROR with its address" \
+	bash -c "r=\$(tcpq a allowed test) && [[ \"\$r\" =~ ' 12 34 8'.' '.'0 ' && \"\$r\" == *' c6 33 64 0a'* ]] || { echo \"# \$r\"; false; }"
+ok "allowlist: another name over TCP: REFUSED" \
+	bash -c "r=\$(tcpq a other test) && [[ \"\$r\" =~ ' 12 34 8'.' '.'5 ' ]] || { echo \"# \$r\"; false; }"
 ok "allowlist: the answer is in the box's set with the record's lifetime" \
 	bash -c "nft list set inet $PD_NFT_TABLE box_1_names | grep -Eq '198\.51\.100\.10 timeout (1m|60s)'"
 
