@@ -158,6 +158,22 @@ int eng_net_dns_start(struct engine *e, pd_error *err)
 	return eng_dns_start(e, gateway_of(e->cfg), err);
 }
 
+/* Drops the tracked connections a box left behind at addr (its rules are
+ * gone, its address not yet given again). */
+static void forget_flows(uint32_t addr)
+{
+	size_t n = 0;
+	int r = netlink_conntrack_forget(addr, &n);
+
+	if (r < 0)
+		log_warn("network: cannot drop the tracked connections of %u.%u.%u.%u: %s",
+			 addr >> 24, (addr >> 16) & 0xff, (addr >> 8) & 0xff, addr & 0xff,
+			 strerror(-r));
+	else if (n)
+		log_debug("network: dropped %zu tracked connections of %u.%u.%u.%u", n, addr >> 24,
+			  (addr >> 16) & 0xff, (addr >> 8) & 0xff, addr & 0xff);
+}
+
 /* At start, engine lock held, boxes loaded: keeps the namespaces and
  * addresses of running boxes, drops everything else, loads the table. */
 int eng_net_reconcile(struct engine *e, pd_error *err)
@@ -176,6 +192,7 @@ int eng_net_reconcile(struct engine *e, pd_error *err)
 		eng_net_ifname(e, b, ifname, sizeof ifname);
 		(void)netlink_link_delete(ifname);
 		if (b->row.net_addr) {
+			forget_flows((uint32_t)b->row.net_addr);
 			b->row.net_addr = 0;
 			(void)eng_save_box(e, b, NULL, NULL);
 		}
@@ -322,7 +339,10 @@ void eng_net_box_down(struct engine *e, struct box *b)
 	pthread_mutex_lock(&e->lock);
 	eng_dns_forget(b);
 	if (b->row.net_addr) {
+		uint32_t addr = (uint32_t)b->row.net_addr;
 		box_rules_drop(e, b);
+		/* Under the lock: no other box has the address yet. */
+		forget_flows(addr);
 		(void)eng_save_box(e, b, NULL, NULL);
 	}
 	pthread_mutex_unlock(&e->lock);

@@ -8,6 +8,8 @@
 #include <linux/if_bridge.h>
 #include <linux/if_ether.h>
 #include <linux/if_link.h>
+#include <linux/netfilter/nfnetlink.h>
+#include <linux/netfilter/nfnetlink_conntrack.h>
 #include <linux/rtnetlink.h>
 #include <linux/veth.h>
 #include <pthread.h>
@@ -30,9 +32,9 @@ struct nl {
 	unsigned seq;
 };
 
-static int nl_open(struct nl *nl)
+static int nl_open_bus(struct nl *nl, int bus)
 {
-	nl->sock = mnl_socket_open2(NETLINK_ROUTE, SOCK_CLOEXEC);
+	nl->sock = mnl_socket_open2(bus, SOCK_CLOEXEC);
 	if (!nl->sock)
 		return -errno;
 	if (mnl_socket_bind(nl->sock, 0, MNL_SOCKET_AUTOPID) < 0) {
@@ -44,6 +46,11 @@ static int nl_open(struct nl *nl)
 	nl->portid = mnl_socket_get_portid(nl->sock);
 	nl->seq = (unsigned)time(NULL);
 	return 0;
+}
+
+static int nl_open(struct nl *nl)
+{
+	return nl_open_bus(nl, NETLINK_ROUTE);
 }
 
 static void nl_close(struct nl *nl)
@@ -471,4 +478,136 @@ undo:
 out:
 	nl_close(&nl);
 	return r < 0 ? r : 0;
+}
+
+/* --- conntrack -------------------------------------------------------------- */
+
+/* One entry to delete: its original tuple (the attribute's payload) and
+ * zone, as the dump gave them. */
+struct ct_entry {
+	uint16_t tuple_len;
+	bool has_zone;
+	uint16_t zone; /* as sent: big-endian */
+	char tuple[512];
+};
+
+struct ct_dump {
+	uint32_t addr_be;
+	struct ct_entry *entries;
+	size_t n, cap;
+	int r;
+};
+
+static int ct_attr_cb(const struct nlattr *a, void *data)
+{
+	const struct nlattr **tb = data;
+	unsigned type = mnl_attr_get_type(a);
+
+	if (type <= CTA_MAX)
+		tb[type] = a;
+	return MNL_CB_OK;
+}
+
+static int ct_nested_cb(const struct nlattr *a, void *data)
+{
+	const struct nlattr **tb = data;
+	unsigned type = mnl_attr_get_type(a);
+
+	if (type <= CTA_TUPLE_MAX)
+		tb[type] = a;
+	return MNL_CB_OK;
+}
+
+static int ct_ip_cb(const struct nlattr *a, void *data)
+{
+	const struct nlattr **tb = data;
+	unsigned type = mnl_attr_get_type(a);
+
+	if (type <= CTA_IP_MAX)
+		tb[type] = a;
+	return MNL_CB_OK;
+}
+
+static int ct_dump_cb(const struct nlmsghdr *h, void *data)
+{
+	struct ct_dump *d = data;
+	const struct nlattr *tb[CTA_MAX + 1] = {0};
+	const struct nlattr *tuple[CTA_TUPLE_MAX + 1] = {0};
+	const struct nlattr *ip[CTA_IP_MAX + 1] = {0};
+	struct ct_entry *e;
+	uint16_t len;
+
+	if (mnl_attr_parse(h, sizeof(struct nfgenmsg), ct_attr_cb, tb) < 0 || !tb[CTA_TUPLE_ORIG] ||
+	    mnl_attr_parse_nested(tb[CTA_TUPLE_ORIG], ct_nested_cb, tuple) < 0 ||
+	    !tuple[CTA_TUPLE_IP] || mnl_attr_parse_nested(tuple[CTA_TUPLE_IP], ct_ip_cb, ip) < 0 ||
+	    !ip[CTA_IP_V4_SRC] || mnl_attr_get_payload_len(ip[CTA_IP_V4_SRC]) != 4)
+		return MNL_CB_OK;
+	if (mnl_attr_get_u32(ip[CTA_IP_V4_SRC]) != d->addr_be)
+		return MNL_CB_OK;
+	len = mnl_attr_get_payload_len(tb[CTA_TUPLE_ORIG]);
+	if (len > sizeof(e->tuple))
+		return MNL_CB_OK;
+	if (d->n == d->cap) {
+		size_t cap = d->cap ? d->cap * 2 : 16;
+		struct ct_entry *ne = realloc(d->entries, cap * sizeof(*ne));
+		if (!ne) {
+			d->r = -ENOMEM;
+			return MNL_CB_OK;
+		}
+		d->entries = ne;
+		d->cap = cap;
+	}
+	e = &d->entries[d->n++];
+	e->tuple_len = len;
+	memcpy(e->tuple, mnl_attr_get_payload(tb[CTA_TUPLE_ORIG]), len);
+	e->has_zone = tb[CTA_ZONE] && mnl_attr_get_payload_len(tb[CTA_ZONE]) == 2;
+	e->zone = e->has_zone ? mnl_attr_get_u16(tb[CTA_ZONE]) : 0;
+	return MNL_CB_OK;
+}
+
+static struct nlmsghdr *ct_msg(char *buf, uint16_t type, uint16_t flags)
+{
+	struct nlmsghdr *h = nl_msg(buf, (uint16_t)(NFNL_SUBSYS_CTNETLINK << 8 | type), flags);
+	struct nfgenmsg *g = mnl_nlmsg_put_extra_header(h, sizeof(*g));
+
+	g->nfgen_family = AF_INET;
+	g->version = NFNETLINK_V0;
+	g->res_id = 0;
+	return h;
+}
+
+int netlink_conntrack_forget(uint32_t addr, size_t *ret_n)
+{
+	struct ct_dump d = {.addr_be = htonl(addr)};
+	char buf[NL_BUF];
+	struct nl nl;
+	size_t gone = 0;
+	int r = nl_open_bus(&nl, NETLINK_NETFILTER);
+
+	if (ret_n)
+		*ret_n = 0;
+	if (r < 0)
+		return r;
+	r = nl_talk(&nl, ct_msg(buf, IPCTNL_MSG_CT_GET, NLM_F_DUMP), ct_dump_cb, &d);
+	if (r >= 0)
+		r = d.r;
+	for (size_t i = 0; r >= 0 && i < d.n; i++) {
+		struct nlmsghdr *h = ct_msg(buf, IPCTNL_MSG_CT_DELETE, 0);
+		int q;
+
+		mnl_attr_put(h, CTA_TUPLE_ORIG | NLA_F_NESTED, d.entries[i].tuple_len,
+			     d.entries[i].tuple);
+		if (d.entries[i].has_zone)
+			mnl_attr_put_u16(h, CTA_ZONE, d.entries[i].zone);
+		q = nl_talk(&nl, h, NULL, NULL);
+		if (q >= 0)
+			gone++;
+		else if (q != -ENOENT) /* gone by itself meanwhile: fine */
+			r = q;
+	}
+	free(d.entries);
+	nl_close(&nl);
+	if (ret_n)
+		*ret_n = gone;
+	return r;
 }

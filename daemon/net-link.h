@@ -47,3 +47,10 @@ int netlink_box_link(const char *bridge, const char *host_name, const char *ns_p
 
 /* True when a link of that name exists in the daemon's namespace. */
 bool netlink_link_exists(const char *name);
+
+/* Deletes the connection tracking entries (the daemon's namespace) whose
+ * original source is addr: a stopped box's flows, so that its address,
+ * given to the next box, inherits no "established" connection that its
+ * policy would not allow. *ret_n (may be NULL): how many went. Missing
+ * conntrack support is -EPROTONOSUPPORT or the like (nothing to forget). */
+int netlink_conntrack_forget(uint32_t addr, size_t *ret_n);

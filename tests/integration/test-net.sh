@@ -111,8 +111,13 @@ no_rules_of_a() {
 }
 ok "the table was deleted behind the daemon: a policy write rebuilds it" bash -c "nft delete table inet $PD_NFT_TABLE && echo allow-all > '$Bx/policy' && nft list chain inet $PD_NFT_TABLE from_boxes >/dev/null"
 ok "after the rebuild: b reaches the fake host, a still refused" bash -c "fetch b http://203.0.113.10/ && ! fetch a http://198.51.100.10/"
+ok "a fetch under allow-all leaves a tracked connection of box a" \
+	bash -c "echo allow-all > '$A/policy' && fetch a http://198.51.100.10/ && grep -q 'src=$ipa ' /proc/net/nf_conntrack"
+echo deny-all >"$A/policy"
 ok "stop removes the box's veth" bash -c "echo stopped > '$A/state' && ! ip link show ${PD_BRIDGE}v1 >/dev/null 2>&1"
 ok "a stopped box has no address" same "$(cat "$A/ip")" ""
+ok "stop drops the box's tracked connections (its address goes to the next box)" \
+	bash -c "! grep -q 'src=$ipa ' /proc/net/nf_conntrack"
 ok "stop leaves no chain, set or port entry of the box" no_rules_of_a
 ok "start/stop cycles leave nothing behind" bash -c "for i in 1 2; do echo running > '$A/state' && nft list chain inet $PD_NFT_TABLE box_1 >/dev/null && echo stopped > '$A/state' || exit 1; done"
 ok "after the cycles: no chain, set or port entry of the box" no_rules_of_a
