@@ -498,33 +498,19 @@ struct ct_dump {
 	int r;
 };
 
+/* Attributes by type into tb (up to max), for mnl_attr_parse*(). */
+struct ct_table {
+	const struct nlattr **tb;
+	unsigned max;
+};
+
 static int ct_attr_cb(const struct nlattr *a, void *data)
 {
-	const struct nlattr **tb = data;
+	struct ct_table *t = data;
 	unsigned type = mnl_attr_get_type(a);
 
-	if (type <= CTA_MAX)
-		tb[type] = a;
-	return MNL_CB_OK;
-}
-
-static int ct_nested_cb(const struct nlattr *a, void *data)
-{
-	const struct nlattr **tb = data;
-	unsigned type = mnl_attr_get_type(a);
-
-	if (type <= CTA_TUPLE_MAX)
-		tb[type] = a;
-	return MNL_CB_OK;
-}
-
-static int ct_ip_cb(const struct nlattr *a, void *data)
-{
-	const struct nlattr **tb = data;
-	unsigned type = mnl_attr_get_type(a);
-
-	if (type <= CTA_IP_MAX)
-		tb[type] = a;
+	if (type <= t->max)
+		t->tb[type] = a;
 	return MNL_CB_OK;
 }
 
@@ -537,9 +523,14 @@ static int ct_dump_cb(const struct nlmsghdr *h, void *data)
 	struct ct_entry *e;
 	uint16_t len;
 
-	if (mnl_attr_parse(h, sizeof(struct nfgenmsg), ct_attr_cb, tb) < 0 || !tb[CTA_TUPLE_ORIG] ||
-	    mnl_attr_parse_nested(tb[CTA_TUPLE_ORIG], ct_nested_cb, tuple) < 0 ||
-	    !tuple[CTA_TUPLE_IP] || mnl_attr_parse_nested(tuple[CTA_TUPLE_IP], ct_ip_cb, ip) < 0 ||
+	struct ct_table t_tb = {tb, CTA_MAX}, t_tuple = {tuple, CTA_TUPLE_MAX},
+			t_ip = {ip, CTA_IP_MAX};
+
+	if (mnl_attr_parse(h, sizeof(struct nfgenmsg), ct_attr_cb, &t_tb) < 0 ||
+	    !tb[CTA_TUPLE_ORIG] ||
+	    mnl_attr_parse_nested(tb[CTA_TUPLE_ORIG], ct_attr_cb, &t_tuple) < 0 ||
+	    !tuple[CTA_TUPLE_IP] ||
+	    mnl_attr_parse_nested(tuple[CTA_TUPLE_IP], ct_attr_cb, &t_ip) < 0 ||
 	    !ip[CTA_IP_V4_SRC] || mnl_attr_get_payload_len(ip[CTA_IP_V4_SRC]) != 4)
 		return MNL_CB_OK;
 	if (mnl_attr_get_u32(ip[CTA_IP_V4_SRC]) != d->addr_be)
