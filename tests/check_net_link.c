@@ -312,6 +312,24 @@ START_TEST(netns_plain_file)
 }
 END_TEST
 
+/* Bound or not is the file's own nature: neither a mount point of
+ * something else nor a path without a directory part fools it. */
+START_TEST(netns_is_bound_exact)
+{
+	pd_error err = {0};
+
+	isolate();
+	ck_assert(!netlink_netns_is_bound(tmp_dir)); /* a tmpfs mount point */
+	ck_assert(!netlink_netns_is_bound("/proc/self/status"));
+	ck_assert_int_eq(chdir(tmp_dir), 0);
+	ck_assert_msg(netlink_netns_create("ns", &err) == 0, "%s", err.msg);
+	ck_assert(netlink_netns_is_bound("ns"));
+	ck_assert_int_eq(netlink_netns_create("ns", &err), -EEXIST);
+	ck_assert_int_eq(netlink_netns_remove("ns"), 0);
+	ck_assert(!netlink_netns_is_bound("ns"));
+}
+END_TEST
+
 START_TEST(netns_create_fails_cleanly)
 {
 	pd_error err = {0};
@@ -614,6 +632,7 @@ static Suite *net_link_suite(void)
 	tcase_add_test(tc, netns_create_remove);
 	tcase_add_test(tc, netns_loopback_up_inside);
 	tcase_add_test(tc, netns_plain_file);
+	tcase_add_test(tc, netns_is_bound_exact);
 	tcase_add_test(tc, netns_create_fails_cleanly);
 	suite_add_tcase(s, tc);
 	tc = tcase_create("box");
