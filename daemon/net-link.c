@@ -8,16 +8,19 @@
 #include <linux/if_bridge.h>
 #include <linux/if_ether.h>
 #include <linux/if_link.h>
+#include <linux/magic.h>
 #include <linux/netfilter/nfnetlink.h>
 #include <linux/netfilter/nfnetlink_conntrack.h>
+#include <linux/nsfs.h>
 #include <linux/rtnetlink.h>
 #include <linux/veth.h>
 #include <pthread.h>
 #include <sched.h>
 #include <stdbool.h>
 #include <string.h>
+#include <sys/ioctl.h>
 #include <sys/mount.h>
-#include <sys/stat.h>
+#include <sys/statfs.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -322,20 +325,12 @@ int netlink_netns_create(const char *path, pd_error *err)
 bool netlink_netns_is_bound(const char *path)
 {
 	_cleanup_close_ int fd = open(path, O_RDONLY | O_CLOEXEC);
-	struct stat a, b;
+	struct statfs fs;
 
-	/* A namespace bound on a file lives on nsfs: its device differs from
-	 * the directory's. */
-	if (fd < 0 || fstat(fd, &a) < 0)
-		return false;
-	_cleanup_free_ char *dir = strdup(path);
-	char *slash = dir ? strrchr(dir, '/') : NULL;
-	if (!slash)
-		return false;
-	*slash = '\0';
-	if (stat(*dir ? dir : "/", &b) < 0)
-		return false;
-	return a.st_dev != b.st_dev;
+	/* A namespace bound on a file is an nsfs inode there; any other mount
+	 * point (another file system's device) is not one. */
+	return fd >= 0 && fstatfs(fd, &fs) == 0 && fs.f_type == NSFS_MAGIC &&
+	       ioctl(fd, NS_GET_NSTYPE) == CLONE_NEWNET;
 }
 
 int netlink_netns_remove(const char *path)
