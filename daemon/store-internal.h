@@ -20,5 +20,9 @@ static inline void store_finalizep(sqlite3_stmt **st)
 /* Translates the connection's last sqlite error to -errno with a reason
  * ("what: message"): constraint -EEXIST, full -ENOSPC, busy -EAGAIN. */
 int store_sql_error(struct store *s, pd_error *err, const char *what);
+/* An UPDATE of one text column: sql binds text to ?1 and the row's id to
+ * ?2. Returns the number of rows changed, or -errno with err set. */
+int store_update_text(struct store *s, const char *sql, const char *text, int64_t id, pd_error *err,
+		      const char *what);
 /* Copies a text column (NULL as "") into a fixed buffer, truncating. */
 void store_column_text(char *dst, size_t dstsz, sqlite3_stmt *st, int col);

@@ -26,17 +26,13 @@ int store_volume_insert(struct store *s, struct volume_row *row, pd_error *err)
 
 int store_volume_set_state(struct store *s, int64_t id, const char *state, pd_error *err)
 {
-	_cleanup_stmt_ sqlite3_stmt *st = NULL;
+	int r = store_update_text(s, "UPDATE volumes SET state = ?1 WHERE id = ?2", state, id, err,
+				  "update volume");
 
-	if (sqlite3_prepare_v2(s->db, "UPDATE volumes SET state = ?1 WHERE id = ?2", -1, &st,
-			       NULL) != SQLITE_OK ||
-	    sqlite3_bind_text(st, 1, state, -1, SQLITE_STATIC) != SQLITE_OK ||
-	    sqlite3_bind_int64(st, 2, id) != SQLITE_OK || sqlite3_step(st) != SQLITE_DONE)
-		return store_sql_error(s, err, "update volume");
-	if (sqlite3_changes(s->db) != 1)
+	if (r == 0)
 		return pd_error_set(err, -ENOENT, "volume %lld is not in the database",
 				    (long long)id);
-	return 0;
+	return r < 0 ? r : 0;
 }
 
 int store_volume_delete(struct store *s, int64_t id, pd_error *err)

@@ -125,8 +125,7 @@ static int sql_err(sqlite3 *db, pd_error *err, const char *what)
 
 /* Runs one statement whose only parameter ?1 is v (a delete or update by
  * id). err may be NULL. */
-static int exec_int64(struct store *s, const char *sql, int64_t v, pd_error *err,
-		      const char *what)
+static int exec_int64(struct store *s, const char *sql, int64_t v, pd_error *err, const char *what)
 {
 	_cleanup_stmt_ sqlite3_stmt *st = NULL;
 
@@ -134,6 +133,34 @@ static int exec_int64(struct store *s, const char *sql, int64_t v, pd_error *err
 	    sqlite3_bind_int64(st, 1, v) != SQLITE_OK || sqlite3_step(st) != SQLITE_DONE)
 		return sql_err(s->db, err, what);
 	return 0;
+}
+
+/* An UPDATE of one column: sql binds the value to ?1 (text, or v when text
+ * is NULL) and the row's id to ?2. Returns the number of rows changed, or
+ * the error. */
+static int update_one(struct store *s, const char *sql, const char *text, int64_t v, int64_t id,
+		      pd_error *err, const char *what)
+{
+	_cleanup_stmt_ sqlite3_stmt *st = NULL;
+
+	if (sqlite3_prepare_v2(s->db, sql, -1, &st, NULL) != SQLITE_OK ||
+	    (text ? sqlite3_bind_text(st, 1, text, -1, SQLITE_STATIC)
+		  : sqlite3_bind_int64(st, 1, v)) != SQLITE_OK ||
+	    sqlite3_bind_int64(st, 2, id) != SQLITE_OK || sqlite3_step(st) != SQLITE_DONE)
+		return sql_err(s->db, err, what);
+	return sqlite3_changes(s->db);
+}
+
+int store_update_text(struct store *s, const char *sql, const char *text, int64_t id, pd_error *err,
+		      const char *what)
+{
+	return update_one(s, sql, text ? text : "", 0, id, err, what);
+}
+
+static int update_int64(struct store *s, const char *sql, int64_t v, int64_t id, pd_error *err,
+			const char *what)
+{
+	return update_one(s, sql, NULL, v, id, err, what);
 }
 
 static int exec_sql(sqlite3 *db, const char *sql, pd_error *err, const char *what)
@@ -292,15 +319,7 @@ int store_box_update(struct store *s, const struct box_row *row, pd_error *err)
 
 int store_box_delete(struct store *s, int64_t id, pd_error *err)
 {
-	_cleanup_stmt_ sqlite3_stmt *st = NULL;
-
-	if (sqlite3_prepare_v2(s->db, "DELETE FROM boxes WHERE id = ?1", -1, &st, NULL) !=
-		SQLITE_OK ||
-	    sqlite3_bind_int64(st, 1, id) != SQLITE_OK)
-		return sql_err(s->db, err, "delete box");
-	if (sqlite3_step(st) != SQLITE_DONE)
-		return sql_err(s->db, err, "delete box");
-	return 0;
+	return exec_int64(s, "DELETE FROM boxes WHERE id = ?1", id, err, "delete box");
 }
 
 #define BOX_COLUMNS                                                                                \
@@ -350,18 +369,12 @@ int store_box_policy_get(struct store *s, int64_t id, char **ret)
 
 int store_box_policy_set(struct store *s, int64_t id, const char *text, pd_error *err)
 {
-	_cleanup_stmt_ sqlite3_stmt *st = NULL;
+	int r = store_update_text(s, "UPDATE boxes SET policy = ?1 WHERE id = ?2", text, id, err,
+				  "save policy");
 
-	if (sqlite3_prepare_v2(s->db, "UPDATE boxes SET policy = ?2 WHERE id = ?1", -1, &st,
-			       NULL) != SQLITE_OK ||
-	    sqlite3_bind_int64(st, 1, id) != SQLITE_OK ||
-	    sqlite3_bind_text(st, 2, text, -1, SQLITE_STATIC) != SQLITE_OK)
-		return sql_err(s->db, err, "save policy");
-	if (sqlite3_step(st) != SQLITE_DONE)
-		return sql_err(s->db, err, "save policy");
-	if (sqlite3_changes(s->db) != 1)
+	if (r == 0)
 		return pd_error_set(err, -ENOENT, "box %lld is not in the database", (long long)id);
-	return 0;
+	return r < 0 ? r : 0;
 }
 
 int store_box_get(struct store *s, int64_t id, struct box_row *ret)
@@ -441,14 +454,10 @@ int store_job_insert(struct store *s, struct job_row *row, pd_error *err)
 
 int store_job_set_state(struct store *s, int64_t id, const char *state, pd_error *err)
 {
-	_cleanup_stmt_ sqlite3_stmt *st = NULL;
+	int r = store_update_text(s, "UPDATE jobs SET state = ?1 WHERE id = ?2", state, id, err,
+				  "update job");
 
-	if (sqlite3_prepare_v2(s->db, "UPDATE jobs SET state = ?1 WHERE id = ?2", -1, &st, NULL) !=
-		SQLITE_OK ||
-	    sqlite3_bind_text(st, 1, state, -1, SQLITE_STATIC) != SQLITE_OK ||
-	    sqlite3_bind_int64(st, 2, id) != SQLITE_OK || sqlite3_step(st) != SQLITE_DONE)
-		return sql_err(s->db, err, "update job");
-	return 0;
+	return r < 0 ? r : 0;
 }
 
 int store_job_delete(struct store *s, int64_t id, pd_error *err)
@@ -714,14 +723,10 @@ int store_layer_get_size(struct store *s, int64_t id, int64_t *ret)
 
 int store_layer_set_size(struct store *s, int64_t id, int64_t size)
 {
-	_cleanup_stmt_ sqlite3_stmt *st = NULL;
+	int r = update_int64(s, "UPDATE layers SET size = ?1 WHERE id = ?2", size, id, NULL,
+			     "update layer");
 
-	if (sqlite3_prepare_v2(s->db, "UPDATE layers SET size = ?1 WHERE id = ?2", -1, &st, NULL) !=
-		SQLITE_OK ||
-	    sqlite3_bind_int64(st, 1, size) != SQLITE_OK ||
-	    sqlite3_bind_int64(st, 2, id) != SQLITE_OK || sqlite3_step(st) != SQLITE_DONE)
-		return -EIO;
-	return 0;
+	return r < 0 ? r : 0;
 }
 
 int store_layer_ids(struct store *s, int64_t **ret, size_t *ret_n)
@@ -909,14 +914,10 @@ int store_intent_insert(struct store *s, struct intent_row *row, pd_error *err)
 
 int store_intent_set_copy(struct store *s, int64_t id, bool copy, pd_error *err)
 {
-	_cleanup_stmt_ sqlite3_stmt *st = NULL;
+	int r = update_int64(s, "UPDATE intents SET copy = ?1 WHERE id = ?2", copy, id, err,
+			     "update intent");
 
-	if (sqlite3_prepare_v2(s->db, "UPDATE intents SET copy = ?1 WHERE id = ?2", -1, &st,
-			       NULL) != SQLITE_OK ||
-	    sqlite3_bind_int(st, 1, copy) != SQLITE_OK ||
-	    sqlite3_bind_int64(st, 2, id) != SQLITE_OK || sqlite3_step(st) != SQLITE_DONE)
-		return sql_err(s->db, err, "update intent");
-	return 0;
+	return r < 0 ? r : 0;
 }
 
 int store_intent_delete(struct store *s, int64_t id, pd_error *err)
