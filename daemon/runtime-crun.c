@@ -203,6 +203,18 @@ static const char *crun_reason(char *text)
 	return nl ? nl + 1 : text;
 }
 
+/* crun with args; on failure, -errno with "cannot WHAT: crun's reason". */
+static int crun_do(struct runtime *rt, const char *const *args, const char *what, pd_error *err)
+{
+	_cleanup_free_ char *errtext = NULL;
+	int r = crun(rt, args, NULL, &errtext);
+
+	if (r != 0)
+		return pd_error_set(err, r < 0 ? r : -EIO, "cannot %s: %s", what,
+				    r < 0 ? strerror(-r) : crun_reason(errtext));
+	return 0;
+}
+
 static json_t *strv(const char *const *v)
 {
 	json_t *a = json_array();
@@ -329,10 +341,10 @@ static json_t *config_json_base(const struct runtime *rt, const struct box_spec 
 	    mounts, mount_entry(INIT_IN_BOX, "bind", rt->init_path,
 				(const char *const[]){"bind", "ro", "nosuid", "nodev", NULL}));
 	if (spec->resolv_conf)
-		json_array_append_new(
-		    mounts, mount_entry("/etc/resolv.conf", "bind", spec->resolv_conf,
-					(const char *const[]){"bind", "ro", "nosuid", "nodev",
-							      "noexec", NULL}));
+		json_array_append_new(mounts,
+				      mount_entry("/etc/resolv.conf", "bind", spec->resolv_conf,
+						  (const char *const[]){"bind", "ro", "nosuid",
+									"nodev", "noexec", NULL}));
 	for (size_t i = 0; i < spec->n_mounts; i++)
 		json_array_append_new(
 		    mounts,
@@ -377,7 +389,7 @@ static bool container_known(const struct runtime *rt, const char *id)
 int runtime_start(struct runtime *rt, const struct box_spec *spec, pid_t *ret_pid, pd_error *err)
 {
 	char cfgpath[4096], pidpath[4096];
-	_cleanup_free_ char *text = NULL, *errtext = NULL;
+	_cleanup_free_ char *text = NULL;
 	json_t *cfg;
 	pid_t pid;
 	int r;
@@ -405,16 +417,14 @@ int runtime_start(struct runtime *rt, const struct box_spec *spec, pid_t *ret_pi
 
 	snprintf(pidpath, sizeof pidpath, "%s/pid", spec->bundle_dir);
 	unlink(pidpath);
-	r = crun(rt,
-		 (const char *const[]){"run", "--detach", "--bundle", spec->bundle_dir,
-				       "--pid-file", pidpath, spec->id, NULL},
-		 NULL, &errtext);
-	if (r != 0) {
-		int e = r < 0 ? r : -EIO;
+	r = crun_do(rt,
+		    (const char *const[]){"run", "--detach", "--bundle", spec->bundle_dir,
+					  "--pid-file", pidpath, spec->id, NULL},
+		    "start container", err);
+	if (r < 0) {
 		(void)crun(rt, (const char *const[]){"delete", "--force", spec->id, NULL}, NULL,
 			   NULL);
-		return pd_error_set(err, e, "cannot start container: %s",
-				    r < 0 ? strerror(-r) : crun_reason(errtext));
+		return r;
 	}
 	r = read_pid_file(pidpath, &pid);
 	if (r < 0) {
@@ -483,7 +493,6 @@ static int wait_gone(pid_t pid, int timeout_ms)
 
 int runtime_stop(struct runtime *rt, const char *id, unsigned grace_sec, pd_error *err)
 {
-	_cleanup_free_ char *errtext = NULL;
 	enum runtime_status st;
 	pid_t pid;
 	int r;
@@ -506,27 +515,17 @@ int runtime_stop(struct runtime *rt, const char *id, unsigned grace_sec, pd_erro
 			(void)wait_gone(pid, 10000);
 		}
 	}
-	r = crun(rt, (const char *const[]){"delete", "--force", id, NULL}, NULL, &errtext);
-	if (r != 0)
-		return pd_error_set(err, r < 0 ? r : -EIO, "cannot delete container: %s",
-				    r < 0 ? strerror(-r) : crun_reason(errtext));
-	return 0;
+	return crun_do(rt, (const char *const[]){"delete", "--force", id, NULL}, "delete container",
+		       err);
 }
 
 int runtime_pause(struct runtime *rt, const char *id, pd_error *err)
 {
-	_cleanup_free_ char *errtext = NULL;
-	int r = crun(rt, (const char *const[]){"pause", id, NULL}, NULL, &errtext);
-
-	if (r != 0)
-		return pd_error_set(err, r < 0 ? r : -EIO, "cannot pause the box: %s",
-				    r < 0 ? strerror(-r) : crun_reason(errtext));
-	return 0;
+	return crun_do(rt, (const char *const[]){"pause", id, NULL}, "pause the box", err);
 }
 
 int runtime_resume(struct runtime *rt, const char *id, pd_error *err)
 {
-	_cleanup_free_ char *errtext = NULL;
 	enum runtime_status st;
 	pid_t pid;
 	int r;
@@ -536,19 +535,13 @@ int runtime_resume(struct runtime *rt, const char *id, pd_error *err)
 		return pd_error_set(err, r, "cannot query container: %s", strerror(-r));
 	if (st != RUNTIME_PAUSED)
 		return 0;
-	r = crun(rt, (const char *const[]){"resume", id, NULL}, NULL, &errtext);
-	if (r != 0)
-		return pd_error_set(err, r < 0 ? r : -EIO, "cannot resume the box: %s",
-				    r < 0 ? strerror(-r) : crun_reason(errtext));
-	return 0;
+	return crun_do(rt, (const char *const[]){"resume", id, NULL}, "resume the box", err);
 }
 
 int runtime_update(struct runtime *rt, const char *id, const struct box_type *type, pd_error *err)
 {
 	char quota[32], period[32], mem[32], swap[32], pids[32];
-	_cleanup_free_ char *errtext = NULL;
 	int64_t q, m, s;
-	int r;
 
 	limits_from_type(rt, type, &q, &m, &s);
 	snprintf(quota, sizeof quota, "--cpu-quota=%" PRId64, q);
@@ -557,16 +550,11 @@ int runtime_update(struct runtime *rt, const char *id, const struct box_type *ty
 	snprintf(swap, sizeof swap, "--memory-swap=%" PRId64, s);
 	snprintf(pids, sizeof pids, "--pids-limit=%" PRIu64, type->pids);
 	if (s > 0)
-		r = crun(rt,
-			 (const char *const[]){"update", period, quota, mem, swap, pids, id, NULL},
-			 NULL, &errtext);
-	else
-		r = crun(rt, (const char *const[]){"update", period, quota, mem, pids, id, NULL},
-			 NULL, &errtext);
-	if (r != 0)
-		return pd_error_set(err, r < 0 ? r : -EIO, "cannot update limits: %s",
-				    r < 0 ? strerror(-r) : crun_reason(errtext));
-	return 0;
+		return crun_do(
+		    rt, (const char *const[]){"update", period, quota, mem, swap, pids, id, NULL},
+		    "update limits", err);
+	return crun_do(rt, (const char *const[]){"update", period, quota, mem, pids, id, NULL},
+		       "update limits", err);
 }
 
 int runtime_usage(struct runtime *rt, const char *id, struct cgroup_usage *ret)
