@@ -29,6 +29,31 @@ static bool is_blank(char c)
 	return c == ' ' || c == '\t' || c == '\r';
 }
 
+/* The next item of text from *pos: a line with its surrounding blanks
+ * cut, skipping blank and '#' lines. Returns false at the end; else
+ * [*ret_a, *ret_b) is the item and *lineno its line. */
+static bool next_item(const char *text, size_t len, size_t *pos, int *lineno, size_t *ret_a,
+		      size_t *ret_b)
+{
+	while (*pos < len) {
+		const char *nl = memchr(text + *pos, '\n', len - *pos);
+		size_t end = nl ? (size_t)(nl - text) : len, a = *pos, b = end;
+
+		(*lineno)++;
+		*pos = end + 1;
+		while (a < b && is_blank(text[a]))
+			a++;
+		while (b > a && is_blank(text[b - 1]))
+			b--;
+		if (a == b || text[a] == '#')
+			continue;
+		*ret_a = a;
+		*ret_b = b;
+		return true;
+	}
+	return false;
+}
+
 /* A host name: dot-separated labels of [a-z0-9_-] (1-63, no '-' at either
  * end), at least two labels, at most POLICY_DOMAIN_MAX in all. Lowercases
  * s in place. */
@@ -162,20 +187,12 @@ int policy_parse(const char *text, size_t len, struct policy *ret, pd_error *err
 	if (memchr(text, '\0', len))
 		return pd_error_set(err, -EINVAL, "policy contains a NUL byte");
 
-	while (pos < len) {
-		const char *nl = memchr(text + pos, '\n', len - pos);
-		size_t end = nl ? (size_t)(nl - text) : len, a = pos, b = end;
+	size_t a, b;
+
+	while (next_item(text, len, &pos, &lineno, &a, &b)) {
 		char line[POLICY_DOMAIN_MAX + 8];
 		const char *why = NULL;
 
-		lineno++;
-		pos = end + 1;
-		while (a < b && is_blank(text[a]))
-			a++;
-		while (b > a && is_blank(text[b - 1]))
-			b--;
-		if (a == b || text[a] == '#')
-			continue;
 		if (b - a >= sizeof(line)) {
 			r = pd_error_set(err, -EINVAL, "line %d: entry too long", lineno);
 			goto fail;
@@ -304,17 +321,10 @@ bool policy_awaits_entries(const char *text, size_t len)
 	bool mode = false;
 	size_t pos = 0;
 
-	while (pos < len) {
-		const char *nl = memchr(text + pos, '\n', len - pos);
-		size_t end = nl ? (size_t)(nl - text) : len, a = pos, b = end;
+	size_t a, b;
+	int lineno = 0;
 
-		pos = end + 1;
-		while (a < b && is_blank(text[a]))
-			a++;
-		while (b > a && is_blank(text[b - 1]))
-			b--;
-		if (a == b || text[a] == '#')
-			continue;
+	while (next_item(text, len, &pos, &lineno, &a, &b)) {
 		if (mode || b - a != 9 || memcmp(text + a, "allowlist", 9) != 0)
 			return false;
 		mode = true;
