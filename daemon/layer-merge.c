@@ -127,38 +127,21 @@ static int copy_data(int in, int out)
 	bool plain = false;
 
 	for (;;) {
-		ssize_t n;
+		ssize_t n = plain ? read(in, buf, sizeof buf)
+				  : copy_file_range(in, NULL, out, NULL, 1 << 30, 0);
+		int r;
 
-		if (!plain) {
-			n = copy_file_range(in, NULL, out, NULL, 1 << 30, 0);
-			if (n < 0 && (errno == EXDEV || errno == ENOSYS || errno == EINVAL ||
-				      errno == EOPNOTSUPP)) {
-				plain = true;
-				continue;
-			}
-			if (n < 0 && errno == EINTR)
-				continue;
-			if (n < 0)
-				return -errno;
-			if (n == 0)
-				return 0;
+		if (n < 0 && !plain &&
+		    (errno == EXDEV || errno == ENOSYS || errno == EINVAL || errno == EOPNOTSUPP)) {
+			plain = true;
 			continue;
 		}
-		n = read(in, buf, sizeof buf);
 		if (n < 0 && errno == EINTR)
 			continue;
-		if (n < 0)
-			return -errno;
-		if (n == 0)
-			return 0;
-		for (ssize_t off = 0; off < n;) {
-			ssize_t w = write(out, buf + off, (size_t)(n - off));
-			if (w < 0 && errno == EINTR)
-				continue;
-			if (w < 0)
-				return -errno;
-			off += w;
-		}
+		if (n <= 0)
+			return n < 0 ? -errno : 0;
+		if (plain && (r = write_all(out, buf, (size_t)n)) < 0)
+			return r;
 	}
 }
 
