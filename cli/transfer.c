@@ -279,6 +279,35 @@ static size_t push_read(char *ptr, size_t size, size_t nmemb, void *user)
 	}
 }
 
+/* PUTs what fn reads (from data) as ctype to url on h: the body of an
+ * error reply goes to resp, curl's reason to errbuf, the status to
+ * *status. h may be NULL (out of memory). */
+static CURLcode upload_perform(cli_client *c, CURL *h, const char *url, struct curl_slist **headers,
+			       const char *ctype, curl_read_callback fn, void *data, char *errbuf,
+			       cli_buf *resp, long *status)
+{
+	char header[96];
+	struct curl_slist *more;
+	CURLcode res;
+
+	if (!h || !url || cli_client_setup(c, h, url, headers) != 0)
+		return CURLE_OUT_OF_MEMORY;
+	snprintf(header, sizeof header, "Content-Type: %s", ctype);
+	more = curl_slist_append(*headers, header);
+	if (more)
+		*headers = more;
+	curl_easy_setopt(h, CURLOPT_HTTPHEADER, *headers);
+	curl_easy_setopt(h, CURLOPT_ERRORBUFFER, errbuf);
+	curl_easy_setopt(h, CURLOPT_UPLOAD, 1L);
+	curl_easy_setopt(h, CURLOPT_READFUNCTION, fn);
+	curl_easy_setopt(h, CURLOPT_READDATA, data);
+	curl_easy_setopt(h, CURLOPT_WRITEFUNCTION, cli_errbody_write);
+	curl_easy_setopt(h, CURLOPT_WRITEDATA, resp);
+	res = curl_easy_perform(h);
+	curl_easy_getinfo(h, CURLINFO_RESPONSE_CODE, status);
+	return res;
+}
+
 int cli_push(cli_client *c, const char *box, const char *const *srcs, size_t n, const char *to,
 	     bool progress, bool quiet, pd_error *err)
 {
@@ -326,22 +355,8 @@ int cli_push(cli_client *c, const char *box, const char *const *srcs, size_t n, 
 
 	CURL *h = curl_easy_init();
 	struct push_reader reader = {.fd = fds[0], .pusher = &pusher, .progress = &prog};
-	CURLcode res = CURLE_OUT_OF_MEMORY;
-	if (h && cli_client_setup(c, h, url, &headers) == 0) {
-		struct curl_slist *more =
-		    curl_slist_append(headers, "Content-Type: application/x-tar");
-		if (more)
-			headers = more;
-		curl_easy_setopt(h, CURLOPT_HTTPHEADER, headers);
-		curl_easy_setopt(h, CURLOPT_ERRORBUFFER, errbuf);
-		curl_easy_setopt(h, CURLOPT_UPLOAD, 1L);
-		curl_easy_setopt(h, CURLOPT_READFUNCTION, push_read);
-		curl_easy_setopt(h, CURLOPT_READDATA, &reader);
-		curl_easy_setopt(h, CURLOPT_WRITEFUNCTION, cli_errbody_write);
-		curl_easy_setopt(h, CURLOPT_WRITEDATA, &resp);
-		res = curl_easy_perform(h);
-		curl_easy_getinfo(h, CURLINFO_RESPONSE_CODE, &status);
-	}
+	CURLcode res = upload_perform(c, h, url, &headers, "application/x-tar", push_read, &reader,
+				      errbuf, &resp, &status);
 	/* Unblocks the producer if the transfer ended early. */
 	close(fds[0]);
 	pthread_join(thread, NULL);
@@ -617,25 +632,11 @@ int cli_upload(cli_client *c, const char *path, int fd, pd_error *err)
 	struct curl_slist *headers = NULL;
 	cli_buf resp = {0};
 	long status = 0;
-	CURLcode res = CURLE_OUT_OF_MEMORY;
 	CURL *h = curl_easy_init();
+	CURLcode res = upload_perform(c, h, url, &headers, "application/octet-stream", upload_read,
+				      &fd, errbuf, &resp, &status);
 	int r;
 
-	if (h && url && cli_client_setup(c, h, url, &headers) == 0) {
-		struct curl_slist *more =
-		    curl_slist_append(headers, "Content-Type: application/octet-stream");
-		if (more)
-			headers = more;
-		curl_easy_setopt(h, CURLOPT_HTTPHEADER, headers);
-		curl_easy_setopt(h, CURLOPT_ERRORBUFFER, errbuf);
-		curl_easy_setopt(h, CURLOPT_UPLOAD, 1L);
-		curl_easy_setopt(h, CURLOPT_READFUNCTION, upload_read);
-		curl_easy_setopt(h, CURLOPT_READDATA, &fd);
-		curl_easy_setopt(h, CURLOPT_WRITEFUNCTION, cli_errbody_write);
-		curl_easy_setopt(h, CURLOPT_WRITEDATA, &resp);
-		res = curl_easy_perform(h);
-		curl_easy_getinfo(h, CURLINFO_RESPONSE_CODE, &status);
-	}
 	r = cli_transfer_result(res, errbuf, status, resp.data, resp.len, err);
 	curl_slist_free_all(headers);
 	if (h)
