@@ -35,7 +35,7 @@ static int64_t mono_s(void)
 	return (int64_t)ts.tv_sec;
 }
 
-unsigned eng_dns_timeout(uint32_t ttl)
+static unsigned eng_dns_timeout(uint32_t ttl)
 {
 	if (ttl < NET_NAME_TTL_MIN)
 		return NET_NAME_TTL_MIN;

@@ -136,7 +136,6 @@ int eng_net_dns_start(struct engine *e, pd_error *err);
 #define NET_NAME_TTL_MAX 86400
 #define NET_NAMES_MAX 4096
 struct nft_elem;
-unsigned eng_dns_timeout(uint32_t ttl);
 int eng_dns_start(struct engine *e, uint32_t listen_addr, pd_error *err);
 void eng_dns_stop(struct engine *e);
 void eng_dns_load(struct engine *e);
