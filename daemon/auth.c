@@ -100,36 +100,6 @@ static bool id_char(char c)
 	return (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9');
 }
 
-/* Strict UTF-8: no overlong forms, no surrogates, nothing above U+10FFFF. */
-static bool utf8_valid(const unsigned char *s)
-{
-	while (*s) {
-		unsigned c = *s, n, cp;
-		if (c < 0x80) {
-			s++;
-			continue;
-		}
-		if (c >= 0xc2 && c <= 0xdf)
-			n = 1, cp = c & 0x1f;
-		else if (c >= 0xe0 && c <= 0xef)
-			n = 2, cp = c & 0x0f;
-		else if (c >= 0xf0 && c <= 0xf4)
-			n = 3, cp = c & 0x07;
-		else
-			return false;
-		for (unsigned i = 1; i <= n; i++) {
-			if ((s[i] & 0xc0) != 0x80)
-				return false;
-			cp = (cp << 6) | (s[i] & 0x3f);
-		}
-		if ((n == 2 && (cp < 0x800 || (cp >= 0xd800 && cp <= 0xdfff))) ||
-		    (n == 3 && (cp < 0x10000 || cp > 0x10ffff)))
-			return false;
-		s += n + 1;
-	}
-	return true;
-}
-
 static int check_label(const char *label, pd_error *err)
 {
 	if (strlen(label) > AUTH_LABEL_MAX)
@@ -137,7 +107,7 @@ static int check_label(const char *label, pd_error *err)
 	for (const unsigned char *p = (const unsigned char *)label; *p; p++)
 		if (*p < 0x20 || *p == 0x7f)
 			return pd_error_set(err, -EINVAL, "label: no control characters");
-	if (!utf8_valid((const unsigned char *)label))
+	if (!utf8_valid(label, strlen(label)))
 		return pd_error_set(err, -EINVAL, "label: not valid UTF-8");
 	return 0;
 }

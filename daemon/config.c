@@ -56,6 +56,8 @@ enum value_kind {
 	VAL_SUBNET,	 /* subnet */
 	VAL_NFT_TABLE,	 /* nft_table */
 	VAL_UPSTREAM,	 /* dns_upstream */
+	VAL_GROUP,	 /* group */
+	VAL_PROXIES,	 /* trusted_proxies */
 };
 
 static const struct paddock_key {
@@ -84,6 +86,8 @@ static const struct paddock_key {
     {"subnet", VAL_SUBNET, 0},
     {"nft_table", VAL_NFT_TABLE, offsetof(struct pd_config, nft_table)},
     {"dns_upstream", VAL_UPSTREAM, 0},
+    {"group", VAL_GROUP, offsetof(struct pd_config, group)},
+    {"trusted_proxies", VAL_PROXIES, 0},
 };
 
 static const char *const type_keys[] = {"cpus", "memory", "pids", "disk"};
@@ -249,6 +253,105 @@ static bool upstream_ok(const char *v, uint32_t *ret_addr, uint16_t *ret_port)
 	return true;
 }
 
+/* A group name as groupadd(8) takes it ([a-z_][a-z0-9_-]*, optionally
+ * ending in $) or a decimal gid. */
+static bool group_ok(const char *v)
+{
+	size_t n = strlen(v);
+	uint64_t gid;
+
+	if (n == 0 || n > CONFIG_GROUP_MAX)
+		return false;
+	if (v[0] >= '0' && v[0] <= '9')
+		return parse_uint64(v, UINT32_MAX - 1, &gid) >= 0;
+	if (!((v[0] >= 'a' && v[0] <= 'z') || v[0] == '_'))
+		return false;
+	for (size_t i = 1; i < n; i++)
+		if (!((v[i] >= 'a' && v[i] <= 'z') || (v[i] >= '0' && v[i] <= '9') || v[i] == '_' ||
+		      v[i] == '-' || (v[i] == '$' && i == n - 1)))
+			return false;
+	return true;
+}
+
+/* "192.0.2.1", "10.0.0.0/8", "::1", "fd00::/8": a numeric address with an
+ * optional prefix; host bits must be clear. */
+static bool prefix_ok(const char *v, size_t len, struct net_prefix *ret)
+{
+	char addr[64];
+	const char *slash = memchr(v, '/', len);
+	size_t alen = slash ? (size_t)(slash - v) : len;
+	struct net_prefix p = {0};
+	uint64_t prefix;
+	unsigned max;
+
+	if (alen == 0 || alen >= sizeof(addr))
+		return false;
+	memcpy(addr, v, alen);
+	addr[alen] = '\0';
+	if (inet_pton(AF_INET, addr, p.addr) == 1)
+		p.family = AF_INET, max = 32;
+	else if (inet_pton(AF_INET6, addr, p.addr) == 1)
+		p.family = AF_INET6, max = 128;
+	else
+		return false;
+	p.prefix = max;
+	if (slash) {
+		char num[8];
+		size_t nlen = len - alen - 1;
+		if (nlen == 0 || nlen >= sizeof(num))
+			return false;
+		memcpy(num, slash + 1, nlen);
+		num[nlen] = '\0';
+		if (parse_uint64(num, max, &prefix) < 0)
+			return false;
+		p.prefix = (unsigned)prefix;
+	}
+	for (unsigned bit = p.prefix; bit < max; bit++)
+		if (p.addr[bit / 8] & (0x80 >> (bit % 8)))
+			return false;
+	*ret = p;
+	return true;
+}
+
+static bool proxies_ok(const char *v, struct pd_config *c)
+{
+	size_t n = 0;
+
+	for (const char *s = v; *s;) {
+		size_t len;
+
+		s += strspn(s, ", \t");
+		len = strcspn(s, ", \t");
+		if (len == 0)
+			break;
+		if (n == CONFIG_PROXIES_MAX || !prefix_ok(s, len, &c->trusted_proxies[n]))
+			return false;
+		n++;
+		s += len;
+	}
+	c->n_trusted_proxies = n;
+	return true;
+}
+
+bool net_prefix_contains(const struct net_prefix *p, int family, const void *addr)
+{
+	static const uint8_t mapped[12] = {0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff};
+	const uint8_t *a = addr;
+
+	if (family == AF_INET6 && p->family == AF_INET && memcmp(a, mapped, 12) == 0) {
+		a += 12;
+		family = AF_INET;
+	}
+	if (family != p->family)
+		return false;
+	for (unsigned bit = 0; bit < p->prefix; bit++) {
+		uint8_t m = (uint8_t)(0x80 >> (bit % 8));
+		if ((a[bit / 8] & m) != (p->addr[bit / 8] & m))
+			return false;
+	}
+	return true;
+}
+
 static int set_string(struct parser *p, size_t offset, const char *value)
 {
 	char **field = (char **)((char *)p->c + offset);
@@ -355,6 +458,12 @@ static int set_paddock_key(struct parser *p, const char *key, const char *value)
 			 ? (p->c->dns_upstream = 0, p->c->dns_upstream_port = 0, true)
 			 : upstream_ok(value, &p->c->dns_upstream, &p->c->dns_upstream_port);
 		break;
+	case VAL_GROUP:
+		ok = group_ok(value);
+		break;
+	case VAL_PROXIES:
+		ok = proxies_ok(value, p->c);
+		break;
 	default:
 		ok = false;
 	}
@@ -363,7 +472,8 @@ static int set_paddock_key(struct parser *p, const char *key, const char *value)
 
 	if (k->kind == VAL_TTL || k->kind == VAL_GRACE || k->kind == VAL_SIZE ||
 	    k->kind == VAL_PUSH_COUNT || k->kind == VAL_PUSH_BYTES || k->kind == VAL_MERGE_DEPTH ||
-	    k->kind == VAL_ONOFF || k->kind == VAL_SUBNET || k->kind == VAL_UPSTREAM)
+	    k->kind == VAL_ONOFF || k->kind == VAL_SUBNET || k->kind == VAL_UPSTREAM ||
+	    k->kind == VAL_PROXIES)
 		return 0;
 	if (strcmp(key, "default_type") == 0)
 		p->default_type_line = p->lineno;
@@ -559,6 +669,7 @@ void config_release(struct pd_config *c)
 	free(c->public_url);
 	free(c->bridge);
 	free(c->nft_table);
+	free(c->group);
 	memset(c, 0, sizeof(*c));
 }
 
@@ -575,8 +686,10 @@ static int config_defaults(struct pd_config *c)
 	c->listen = strdup("127.0.0.1:7860");
 	c->bridge = strdup("paddock0");
 	c->nft_table = strdup("paddock");
+	c->group = strdup("paddock");
 	if (!c->mount || !c->data || !c->run || !c->crun || !c->cgroup_parent ||
-	    !c->default_image || !c->default_type || !c->listen || !c->bridge || !c->nft_table)
+	    !c->default_image || !c->default_type || !c->listen || !c->bridge || !c->nft_table ||
+	    !c->group)
 		return -ENOMEM;
 	c->network = true;
 	c->subnet = 0x0a580000; /* 10.88.0.0 */

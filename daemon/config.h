@@ -38,6 +38,13 @@
  *	                            it allows: ADDR or ADDR:PORT (IPv4), or
  *	                            auto: the first IPv4 nameserver of the
  *	                            host's /etc/resolv.conf at start
+ *	group = paddock             the group whose members (with root) may use
+ *	                            the tree and the local socket: a group name
+ *	                            or a numeric gid (docs/security.md)
+ *	trusted_proxies =           addresses or networks (IPv4 or IPv6, with
+ *	                            an optional /PREFIX), separated by commas
+ *	                            or spaces, whose X-Forwarded-For header is
+ *	                            believed; empty: none (the default)
  *
  *	[types.NAME]                one section per box type
  *	cpus = 1                    may be fractional: 0.5
@@ -71,6 +78,16 @@
 #define CONFIG_MERGE_DEPTH_MAX 32
 #define CONFIG_BRIDGE_MAX 8
 #define CONFIG_NFT_TABLE_MAX 32
+#define CONFIG_GROUP_MAX 32
+#define CONFIG_PROXIES_MAX 16
+
+/* An IPv4 or IPv6 network: family AF_INET or AF_INET6, addr in network
+ * byte order (the first 4 bytes for IPv4), host bits cleared. */
+struct net_prefix {
+	int family;
+	uint8_t addr[16];
+	unsigned prefix; /* 0-32 or 0-128 */
+};
 
 struct box_type {
 	char name[NAME_MAX_LEN + 1];
@@ -105,6 +122,9 @@ struct pd_config {
 	unsigned subnet_prefix; /* 8-28 */
 	uint32_t dns_upstream;	/* host byte order; 0: auto */
 	uint16_t dns_upstream_port;
+	char *group; /* a group name or a decimal gid */
+	struct net_prefix trusted_proxies[CONFIG_PROXIES_MAX];
+	size_t n_trusted_proxies;
 	struct box_type types[CONFIG_MAX_TYPES];
 	size_t n_types;
 };
@@ -120,6 +140,11 @@ void config_release(struct pd_config *c);
 
 /* The type called name, or NULL. */
 const struct box_type *config_find_type(const struct pd_config *c, const char *name);
+
+/* True if addr (family AF_INET or AF_INET6, network byte order) lies in
+ * network p. An IPv4-mapped IPv6 address (::ffff:a.b.c.d) matches the IPv4
+ * networks as a.b.c.d. */
+bool net_prefix_contains(const struct net_prefix *p, int family, const void *addr);
 
 /* Renders a type the way /paddock/types/NAME shows it:
  * "cpus 1\nmemory 2G\npids 4096\ndisk 10G\n". Returns the length. */

@@ -262,3 +262,83 @@ void format_rfc3339(time_t t, char *buf, size_t bufsz)
 	if (!gmtime_r(&t, &tm) || strftime(buf, bufsz, "%Y-%m-%dT%H:%M:%SZ", &tm) == 0)
 		buf[0] = '\0';
 }
+
+/* The length of the valid UTF-8 character at s (n bytes left), its code
+ * point in *cp; 0 if the bytes there are not one. */
+static size_t utf8_char(const unsigned char *s, size_t n, uint32_t *cp)
+{
+	unsigned c = s[0];
+	size_t len;
+	uint32_t v;
+
+	if (c < 0x80) {
+		*cp = c;
+		return 1;
+	}
+	if (c >= 0xc2 && c <= 0xdf)
+		len = 2, v = c & 0x1f;
+	else if (c >= 0xe0 && c <= 0xef)
+		len = 3, v = c & 0x0f;
+	else if (c >= 0xf0 && c <= 0xf4)
+		len = 4, v = c & 0x07;
+	else
+		return 0;
+	if (len > n)
+		return 0;
+	for (size_t i = 1; i < len; i++) {
+		if ((s[i] & 0xc0) != 0x80)
+			return 0;
+		v = (v << 6) | (s[i] & 0x3f);
+	}
+	if ((len == 3 && (v < 0x800 || (v >= 0xd800 && v <= 0xdfff))) ||
+	    (len == 4 && (v < 0x10000 || v > 0x10ffff)))
+		return 0;
+	*cp = v;
+	return len;
+}
+
+bool utf8_valid(const char *s, size_t len)
+{
+	const unsigned char *p = (const unsigned char *)s;
+	uint32_t cp;
+
+	while (len) {
+		size_t n = utf8_char(p, len, &cp);
+		if (n == 0)
+			return false;
+		p += n;
+		len -= n;
+	}
+	return true;
+}
+
+size_t text_sanitize(const char *in, size_t len, char *out, size_t outsz)
+{
+	static const char hex[] = "0123456789abcdef";
+	const unsigned char *p = (const unsigned char *)in;
+	size_t o = 0;
+
+	while (len) {
+		uint32_t cp = 0;
+		size_t n = utf8_char(p, len, &cp);
+		bool escape = n == 0 || cp < 0x20 || (cp >= 0x7f && cp <= 0x9f);
+		size_t k = n ? n : 1;
+		size_t need = escape ? 4 * k : k;
+
+		if (o + need >= outsz)
+			break;
+		for (size_t i = 0; i < k; i++) {
+			if (escape) {
+				out[o++] = '\\';
+				out[o++] = 'x';
+				out[o++] = hex[p[i] >> 4];
+				out[o++] = hex[p[i] & 15];
+			} else
+				out[o++] = (char)p[i];
+		}
+		p += k;
+		len -= k;
+	}
+	out[o] = '\0';
+	return o;
+}

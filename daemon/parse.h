@@ -45,3 +45,17 @@ int parse_ttl(const char *s, int64_t *ret);
 
 /* RFC 3339 UTC with seconds: "2026-11-29T22:40:00Z". bufsz >= 21. */
 void format_rfc3339(time_t t, char *buf, size_t bufsz);
+
+/* Strict UTF-8 over s[0..len): no overlong forms, no surrogates, nothing
+ * above U+10FFFF. A NUL byte is a valid (control) character here. */
+bool utf8_valid(const char *s, size_t len);
+
+/* Text any reader can take, whatever bytes it came from (a box, a client):
+ * copies in[0..len) into out, keeping valid UTF-8 characters except the
+ * control characters (U+0000-U+001F, U+007F-U+009F), which are written as
+ * "\xHH" per byte, as is every byte that is not part of a valid UTF-8
+ * character. So the result is valid UTF-8 without control characters (fit
+ * for an `error` line and a JSON string). A character that does not fit
+ * whole is left out with everything after it. out is always NUL-terminated
+ * (outsz must be > 0). Returns the bytes written, without the NUL. */
+size_t text_sanitize(const char *in, size_t len, char *out, size_t outsz);

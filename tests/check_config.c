@@ -1,5 +1,6 @@
 /* check_config.c - defaults, a full file, types, and every refused input with
  * its "FILE:LINE: reason". */
+#include <arpa/inet.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <stdarg.h>
@@ -398,6 +399,52 @@ START_TEST(test_http_values)
 }
 END_TEST
 
+START_TEST(test_access_values)
+{
+	struct pd_config c;
+	pd_error err;
+	struct in_addr v4;
+	struct in6_addr v6;
+
+	/* Defaults: group paddock, no proxy trusted. */
+	ck_assert_int_eq(load_text("[paddock]\n", &c, &err), 0);
+	ck_assert_str_eq(c.group, "paddock");
+	ck_assert_uint_eq(c.n_trusted_proxies, 0);
+	config_release(&c);
+
+	ck_assert_int_eq(load_text("[paddock]\ngroup = 4242\n", &c, &err), 0);
+	ck_assert_str_eq(c.group, "4242");
+	config_release(&c);
+	ck_assert_int_eq(load_text("[paddock]\ngroup = _box-users\n", &c, &err), 0);
+	config_release(&c);
+
+	ck_assert_int_eq(load_text("[paddock]\ntrusted_proxies = 127.0.0.1, 10.0.0.0/8 ::1\n"
+				   "  ; and an IPv6 network\n",
+				   &c, &err),
+			 0);
+	ck_assert_uint_eq(c.n_trusted_proxies, 3);
+	inet_pton(AF_INET, "127.0.0.1", &v4);
+	ck_assert(net_prefix_contains(&c.trusted_proxies[0], AF_INET, &v4));
+	inet_pton(AF_INET, "127.0.0.2", &v4);
+	ck_assert(!net_prefix_contains(&c.trusted_proxies[0], AF_INET, &v4));
+	inet_pton(AF_INET, "10.250.3.4", &v4);
+	ck_assert(net_prefix_contains(&c.trusted_proxies[1], AF_INET, &v4));
+	inet_pton(AF_INET6, "::ffff:10.1.2.3", &v6);
+	ck_assert(net_prefix_contains(&c.trusted_proxies[1], AF_INET6, &v6));
+	inet_pton(AF_INET6, "::1", &v6);
+	ck_assert(net_prefix_contains(&c.trusted_proxies[2], AF_INET6, &v6));
+	ck_assert(!net_prefix_contains(&c.trusted_proxies[1], AF_INET6, &v6));
+	config_release(&c);
+
+	ck_assert_int_eq(load_text("[paddock]\ntrusted_proxies = fd00::/8\n", &c, &err), 0);
+	inet_pton(AF_INET6, "fdab::1", &v6);
+	ck_assert(net_prefix_contains(&c.trusted_proxies[0], AF_INET6, &v6));
+	inet_pton(AF_INET6, "fe80::1", &v6);
+	ck_assert(!net_prefix_contains(&c.trusted_proxies[0], AF_INET6, &v6));
+	config_release(&c);
+}
+END_TEST
+
 START_TEST(test_find_type)
 {
 	struct pd_config c;
@@ -595,6 +642,16 @@ START_TEST(test_bad_values)
 	expect_error("[types.x]\ndisk = 1.5G\n", 2, "bad value for disk: \"1.5G\"");
 	expect_error("[paddock]\nlisten = localhost:80\n", 2,
 		     "bad value for listen: \"localhost:80\"");
+	expect_error("[paddock]\ngroup = Wheel\n", 2, "bad value for group: \"Wheel\"");
+	expect_error("[paddock]\ngroup = a b\n", 2, "bad value for group: \"a b\"");
+	expect_error("[paddock]\ngroup = 4294967295\n", 2,
+		     "bad value for group: \"4294967295\"");
+	expect_error("[paddock]\ntrusted_proxies = proxy.local\n", 2,
+		     "bad value for trusted_proxies: \"proxy.local\"");
+	expect_error("[paddock]\ntrusted_proxies = 10.0.0.1/8\n", 2,
+		     "bad value for trusted_proxies: \"10.0.0.1/8\"");
+	expect_error("[paddock]\ntrusted_proxies = 10.0.0.0/33\n", 2,
+		     "bad value for trusted_proxies: \"10.0.0.0/33\"");
 	expect_error("[paddock]\nlisten = 127.0.0.1\n", 2, "bad value for listen: \"127.0.0.1\"");
 	expect_error("[paddock]\nlisten = 127.0.0.1:70000\n", 2,
 		     "bad value for listen: \"127.0.0.1:70000\"");
@@ -787,6 +844,7 @@ static Suite *config_suite(void)
 	tcase_add_test(tc, test_http_values);
 	tcase_add_test(tc, test_network_values);
 	tcase_add_test(tc, test_section_comments);
+	tcase_add_test(tc, test_access_values);
 	tcase_add_test(tc, test_find_type);
 	tcase_add_test(tc, test_type_format);
 	suite_add_tcase(s, tc);

@@ -84,6 +84,48 @@ START_TEST(test_value_newlines)
 }
 END_TEST
 
+START_TEST(test_utf8)
+{
+	ck_assert(utf8_valid("", 0));
+	ck_assert(utf8_valid("plain", 5));
+	ck_assert(utf8_valid("caf\xc3\xa9 \xe2\x82\xac \xf0\x9f\x98\x80", 14));
+	ck_assert(!utf8_valid("\xc3", 1));		    /* cut short */
+	ck_assert(!utf8_valid("\xc0\xaf", 2));	    /* overlong '/' */
+	ck_assert(!utf8_valid("\xed\xa0\x80", 3));	    /* a surrogate */
+	ck_assert(!utf8_valid("\xf4\x90\x80\x80", 4)); /* above U+10FFFF */
+	ck_assert(!utf8_valid("\xff", 1));
+}
+END_TEST
+
+static void expect_sanitized(const char *in, size_t len, size_t outsz, const char *want)
+{
+	char out[256];
+	size_t n = text_sanitize(in, len, out, outsz);
+
+	ck_assert_str_eq(out, want);
+	ck_assert_uint_eq(n, strlen(want));
+	ck_assert(utf8_valid(out, n));
+}
+
+START_TEST(test_sanitize)
+{
+	expect_sanitized("no change", 9, 256, "no change");
+	expect_sanitized("caf\xc3\xa9", 5, 256, "caf\xc3\xa9");
+	/* ESC, NUL, newline, DEL and C1 controls are escaped */
+	expect_sanitized("a\x1b[31mb", 7, 256, "a\\x1b[31mb");
+	expect_sanitized("x\0y\nz\x7f", 6, 256, "x\\x00y\\x0az\\x7f");
+	expect_sanitized("\xc2\x85", 2, 256, "\\xc2\\x85");
+	/* bytes that are no UTF-8 are escaped one by one */
+	expect_sanitized("bad \xff\xc3(", 7, 256, "bad \\xff\\xc3(");
+	expect_sanitized("\xed\xa0\x80", 3, 256, "\\xed\\xa0\\x80");
+	/* a character that does not fit is left out whole */
+	expect_sanitized("ab\xe2\x82\xac", 5, 5, "ab");
+	expect_sanitized("ab\x01", 3, 6, "ab");
+	expect_sanitized("ab\x01", 3, 7, "ab\\x01");
+	expect_sanitized("abc", 3, 1, "");
+}
+END_TEST
+
 START_TEST(test_value_refused)
 {
 	char out[64] = "untouched";
@@ -524,6 +566,8 @@ static Suite *parse_suite(void)
 	tcase_add_test(tc, test_name_invalid);
 	tcase_add_test(tc, test_name_nul_ends_it);
 	tcase_add_test(tc, test_value_refused);
+	tcase_add_test(tc, test_utf8);
+	tcase_add_test(tc, test_sanitize);
 	tcase_add_test(tc, test_uint64_garbage);
 	tcase_add_test(tc, test_size_garbage);
 	tcase_add_test(tc, test_cpus_refused);
