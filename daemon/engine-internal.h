@@ -4,6 +4,7 @@
 
 #include <pthread.h>
 
+#include "access.h"
 #include "auth.h"
 #include "dns.h"
 #include "engine.h"
@@ -36,6 +37,7 @@ struct box {
 
 struct engine {
 	const struct pd_config *cfg;
+	struct pd_access access; /* who may use the tree (access.h) */
 	struct store *store;
 	struct auth *auth; /* its own lock and database connection */
 	struct runtime *rt;

@@ -999,6 +999,12 @@ int engine_new(const struct pd_config *cfg, const char *init_path, struct engine
 	e->inotify_fd = -1;
 	e->inotify_stop = -1;
 	{
+		pd_error aerr = {0};
+		/* A missing group leaves root alone allowed (access.h). */
+		if (access_init(cfg->group, &e->access, &aerr) < 0)
+			log_warn("%s", aerr.msg);
+	}
+	{
 		_cleanup_free_ char *dir = strdup(init_path);
 		char *slash = dir ? strrchr(dir, '/') : NULL;
 		if (slash)
@@ -1180,4 +1186,9 @@ const char *engine_images_dir(const struct engine *e)
 struct auth *engine_auth(struct engine *e)
 {
 	return e->auth;
+}
+
+const struct pd_access *engine_access(const struct engine *e)
+{
+	return &e->access;
 }

@@ -215,3 +215,8 @@ const char *engine_images_dir(const struct engine *e);
  * lock: it has its own. */
 struct auth;
 struct auth *engine_auth(struct engine *e);
+
+/* Who may use the tree and the local socket (access.h), resolved from the
+ * configured group when the engine was made. */
+struct pd_access;
+const struct pd_access *engine_access(const struct engine *e);

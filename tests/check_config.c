@@ -644,8 +644,7 @@ START_TEST(test_bad_values)
 		     "bad value for listen: \"localhost:80\"");
 	expect_error("[paddock]\ngroup = Wheel\n", 2, "bad value for group: \"Wheel\"");
 	expect_error("[paddock]\ngroup = a b\n", 2, "bad value for group: \"a b\"");
-	expect_error("[paddock]\ngroup = 4294967295\n", 2,
-		     "bad value for group: \"4294967295\"");
+	expect_error("[paddock]\ngroup = 4294967295\n", 2, "bad value for group: \"4294967295\"");
 	expect_error("[paddock]\ntrusted_proxies = proxy.local\n", 2,
 		     "bad value for trusted_proxies: \"proxy.local\"");
 	expect_error("[paddock]\ntrusted_proxies = 10.0.0.1/8\n", 2,

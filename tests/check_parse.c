@@ -89,9 +89,9 @@ START_TEST(test_utf8)
 	ck_assert(utf8_valid("", 0));
 	ck_assert(utf8_valid("plain", 5));
 	ck_assert(utf8_valid("caf\xc3\xa9 \xe2\x82\xac \xf0\x9f\x98\x80", 14));
-	ck_assert(!utf8_valid("\xc3", 1));		    /* cut short */
-	ck_assert(!utf8_valid("\xc0\xaf", 2));	    /* overlong '/' */
-	ck_assert(!utf8_valid("\xed\xa0\x80", 3));	    /* a surrogate */
+	ck_assert(!utf8_valid("\xc3", 1));	       /* cut short */
+	ck_assert(!utf8_valid("\xc0\xaf", 2));	       /* overlong '/' */
+	ck_assert(!utf8_valid("\xed\xa0\x80", 3));     /* a surrogate */
 	ck_assert(!utf8_valid("\xf4\x90\x80\x80", 4)); /* above U+10FFFF */
 	ck_assert(!utf8_valid("\xff", 1));
 }
