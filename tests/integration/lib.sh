@@ -345,9 +345,11 @@ pd_cleanup() {
 		pd_crun delete --force "$c" 2>/dev/null
 	done
 	umount -l "$M" 2>/dev/null
-	# Box roots, snapshot mounts and the boxes' network namespaces (bind
-	# mounts that would keep the namespaces alive).
-	grep -o -e " $D/boxes/[0-9]*/rootfs " -e " $PD_TMP/run/snapshots/[^ ]* " \
+	# Box roots and their views, volume views, snapshot mounts and the
+	# boxes' network namespaces (bind mounts that would keep the namespaces
+	# alive).
+	grep -o -e " $PD_TMP/run/roots/[^ ]* " -e " $PD_TMP/run/volumes/[^ ]* " \
+		-e " $D/boxes/[0-9]*/rootfs " -e " $PD_TMP/run/snapshots/[^ ]* " \
 		-e " $PD_TMP/run/netns/[^ ]* " /proc/self/mountinfo | while read -r mp; do
 		umount -l "$mp"
 	done
