@@ -19,6 +19,17 @@
 
 #define READ_MAX (128 * 1024)
 #define WAKE_QUEUE_MAX 1024
+#define VERDICTS 64		   /* callers whose groups are remembered (allowed()) */
+#define VERDICT_USEC (1000 * 1000) /* for how long */
+
+/* What the supplementary groups of one caller (a thread) decided. */
+struct verdict {
+	pid_t pid;
+	uid_t uid;
+	gid_t gid;
+	bool ok;
+	unsigned long long expires; /* now_usec() */
+};
 
 struct parked {
 	fuse_req_t req;
@@ -48,6 +59,9 @@ struct fuse_adapter {
 	bool stopping;
 	pthread_t waker;
 	bool waker_started;
+
+	pthread_mutex_t verdict_lock;
+	struct verdict verdicts[VERDICTS]; /* by pid % VERDICTS */
 };
 
 struct dir_handle {
@@ -73,27 +87,50 @@ static struct fuse_adapter *adapter(fuse_req_t req)
  * path walk by anyone else stops at the mount's root, whatever the
  * kernel's caches hold. Each handler then checks again by the caller's
  * credentials, which also covers descriptors opened by a member and used
- * by someone else (passed over a socket, inherited across setuid). uid and
- * gid come with the request; the supplementary groups only from /proc, so
- * they are read only when those two do not decide. */
+ * by someone else (passed over a socket, inherited across setuid).
+ *
+ * uid and gid come with the request; the supplementary groups only from
+ * /proc (a read that costs more than the request), so they are read only
+ * when those two do not decide, and what they decided is remembered for
+ * VERDICT_USEC per caller thread, with its uid and gid. A thread's groups
+ * change only through setgroups(), which takes CAP_SETGID (a thread that
+ * has it can give itself the group anyway); a thread that drops the group
+ * is refused by the kernel at once on every path, and by this check within
+ * VERDICT_USEC on the descriptors it holds. A pid is not reused that fast. */
 static bool allowed(fuse_req_t req)
 {
-	const struct pd_access *acc = engine_access(adapter(req)->engine);
+	struct fuse_adapter *a = adapter(req);
+	const struct pd_access *acc = engine_access(a->engine);
 	const struct fuse_ctx *c = fuse_req_ctx(req);
 	gid_t groups[ACCESS_GROUPS_MAX];
+	unsigned long long now;
+	struct verdict *v;
+	bool ok, hit;
 	int n;
 
 	if (access_allows(acc, c->uid, c->gid, NULL, 0))
 		return true;
-	if (!acc->has_group)
+	if (!acc->has_group || c->pid <= 0)
 		return false;
+	now = now_usec();
+	v = &a->verdicts[(unsigned)c->pid % VERDICTS];
+	pthread_mutex_lock(&a->verdict_lock);
+	hit = v->pid == c->pid && v->uid == c->uid && v->gid == c->gid && now < v->expires;
+	ok = v->ok;
+	pthread_mutex_unlock(&a->verdict_lock);
+	if (hit)
+		return ok;
 	/* At most ACCESS_GROUPS_MAX are looked at, as for the local socket.
-	 * A caller whose /proc entry is gone (or in another pid namespace:
-	 * pid 0) is refused. */
+	 * A caller whose /proc entry is gone is refused. */
 	n = fuse_req_getgroups(req, (int)ELEMENTSOF(groups), groups);
 	if (n > (int)ELEMENTSOF(groups))
 		n = (int)ELEMENTSOF(groups);
-	return n > 0 && access_allows(acc, c->uid, c->gid, groups, (size_t)n);
+	ok = n > 0 && access_allows(acc, c->uid, c->gid, groups, (size_t)n);
+	pthread_mutex_lock(&a->verdict_lock);
+	*v = (struct verdict){
+	    .pid = c->pid, .uid = c->uid, .gid = c->gid, .ok = ok, .expires = now + VERDICT_USEC};
+	pthread_mutex_unlock(&a->verdict_lock);
+	return ok;
 }
 
 /* Replies EACCES and returns true when the caller may not use the tree. */
@@ -761,6 +798,7 @@ int fuse_adapter_mount(struct tree *t, struct engine *e, const char *mountpoint,
 	a->engine = e;
 	pthread_mutex_init(&a->park_lock, NULL);
 	pthread_mutex_init(&a->wake_lock, NULL);
+	pthread_mutex_init(&a->verdict_lock, NULL);
 	pthread_cond_init(&a->wake_cond, NULL);
 	a->mountpoint = strdup(mountpoint);
 	if (!a->mountpoint) {
@@ -840,6 +878,7 @@ struct fuse_adapter *fuse_adapter_free(struct fuse_adapter *a)
 	free(a->mountpoint);
 	pthread_mutex_destroy(&a->park_lock);
 	pthread_mutex_destroy(&a->wake_lock);
+	pthread_mutex_destroy(&a->verdict_lock);
 	pthread_cond_destroy(&a->wake_cond);
 	free(a);
 	return NULL;
