@@ -48,6 +48,7 @@ struct engine {
 	char *boxes_dir;
 	char *layers_dir;  /* DATA/layers: L<ID> frozen layers */
 	char *snapmnt_dir; /* RUN/snapshots: read-only mounts of snapshot roots */
+	char *roots_dir;   /* RUN/roots: the boxes' root mounts (eng_box_root) */
 	char *events_path;
 	int events_fd; /* global log, O_APPEND */
 	/* Wake listeners (the FUSE adapter, the HTTP adapter). wake_lock is
@@ -85,6 +86,7 @@ struct engine {
 /* Shared with jobs.c. Engine lock held for all but eng_wake(). */
 void eng_box_path(const struct engine *e, const struct box *b, const char *sub, char *buf,
 		  size_t bufsz);
+void eng_box_root(const struct engine *e, const struct box *b, char *buf, size_t bufsz);
 struct box *eng_find_box(struct engine *e, const char *name);
 struct box *eng_find_box_id(struct engine *e, int64_t id);
 void eng_emit(struct engine *e, struct box *b, const char *fmt, ...) _printf_(3, 4);
@@ -97,6 +99,12 @@ int eng_claim(struct engine *e, const char *name, struct box **ret, pd_error *er
 int eng_add_box(struct engine *e, struct box *b);
 int eng_make_box_dirs(struct engine *e, struct box *b, pd_error *err);
 bool eng_is_mountpoint(const char *path);
+/* Binds src at dst (made 0755 if missing) with nosuid and nodev, unless
+ * dst is a mount already: the host's view of a box's root or a volume's
+ * data, for the members of the group (eng_box_root). eng_unbind_view
+ * detaches it when it cannot simply be unmounted. */
+int eng_bind_view(const char *src, const char *dst, pd_error *err);
+void eng_unbind_view(const char *dst);
 int eng_lowerdir(const struct engine *e, const char *stack, const char *image, char **ret,
 		 pd_error *err);
 int eng_mount_root(struct engine *e, struct box *b, pd_error *err);

@@ -1,4 +1,5 @@
 /* engine.c - boxes: create, start, stop, change, delete, reconcile. */
+#include <dirent.h>
 #include <fcntl.h>
 #include <ftw.h>
 #include <stdarg.h>
@@ -23,6 +24,16 @@ void eng_box_path(const struct engine *e, const struct box *b, const char *sub, 
 		snprintf(buf, bufsz, "%s/%lld/%s", e->boxes_dir, (long long)b->row.id, sub);
 	else
 		snprintf(buf, bufsz, "%s/%lld", e->boxes_dir, (long long)b->row.id);
+}
+
+/* The host's view of a box's root: RUN/roots/ID, where the tree's root link
+ * leads. The overlay itself stays at DATA/boxes/ID/rootfs, under DATA (root's
+ * alone, 0700), where the container is started from; the view is a bind of
+ * it (eng_bind_view) under the run directory, which the group that may use
+ * the tree can traverse (RUN is 0750 root:GROUP) and no one else. */
+void eng_box_root(const struct engine *e, const struct box *b, char *buf, size_t bufsz)
+{
+	snprintf(buf, bufsz, "%s/%lld", e->roots_dir, (long long)b->row.id);
 }
 
 /* --- the box table (engine lock held) ------------------------------------ */
@@ -115,8 +126,14 @@ void eng_emit(struct engine *e, struct box *b, const char *fmt, ...)
 bool eng_is_mountpoint(const char *path)
 {
 	struct stat st, parent;
+	struct statx sx;
 	char p[4200];
 
+	/* The kernel says so (5.8+): a bind mount of a directory on the same
+	 * filesystem as its mount point has its parent's device. */
+	if (statx(AT_FDCWD, path, AT_NO_AUTOMOUNT, STATX_BASIC_STATS, &sx) == 0 &&
+	    (sx.stx_attributes_mask & STATX_ATTR_MOUNT_ROOT))
+		return (sx.stx_attributes & STATX_ATTR_MOUNT_ROOT) != 0;
 	if (stat(path, &st) < 0)
 		return false;
 	snprintf(p, sizeof p, "%s/..", path);
@@ -165,15 +182,38 @@ int eng_lowerdir(const struct engine *e, const char *stack, const char *image, c
 	return 0;
 }
 
-int eng_mount_root(struct engine *e, struct box *b, pd_error *err)
+int eng_bind_view(const char *src, const char *dst, pd_error *err)
 {
-	char merged[4096], upper[4096], work[4096];
+	struct mount_attr attr = {.attr_set = MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV};
+	_cleanup_close_ int fd = -1;
+
+	if (eng_is_mountpoint(dst))
+		return 0;
+	if (mkdir(dst, 0755) < 0 && errno != EEXIST)
+		return pd_error_set(err, -errno, "cannot create %s: %s", dst, strerror(errno));
+	/* A detached copy gets its flags before it is attached: the view is
+	 * never, even for a moment, one where setuid files take effect. */
+	fd = open_tree(AT_FDCWD, src, OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC);
+	if (fd < 0 || mount_setattr(fd, "", AT_EMPTY_PATH, &attr, sizeof attr) < 0 ||
+	    move_mount(fd, "", AT_FDCWD, dst, MOVE_MOUNT_F_EMPTY_PATH) < 0)
+		return pd_error_set(err, -errno, "cannot mount %s at %s: %s", src, dst,
+				    strerror(errno));
+	return 0;
+}
+
+void eng_unbind_view(const char *dst)
+{
+	while (eng_is_mountpoint(dst))
+		if (umount2(dst, 0) < 0 && umount2(dst, MNT_DETACH) < 0)
+			break;
+}
+
+static int mount_overlay(struct engine *e, struct box *b, const char *merged, pd_error *err)
+{
+	char upper[4096], work[4096];
 	_cleanup_free_ char *lower = NULL, *opts = NULL;
 	int r;
 
-	eng_box_path(e, b, "rootfs", merged, sizeof merged);
-	if (eng_is_mountpoint(merged))
-		return 0;
 	eng_box_path(e, b, "upper", upper, sizeof upper);
 	eng_box_path(e, b, "work", work, sizeof work);
 	r = eng_lowerdir(e, b->row.layers, b->row.image, &lower, err);
@@ -187,26 +227,56 @@ int eng_mount_root(struct engine *e, struct box *b, pd_error *err)
 	return 0;
 }
 
+/* Mounts the box's overlay (unless it is: a running box adopted after a
+ * restart or an upgrade keeps its own) and its view. */
+int eng_mount_root(struct engine *e, struct box *b, pd_error *err)
+{
+	char merged[4096], view[4096];
+	int r;
+
+	eng_box_path(e, b, "rootfs", merged, sizeof merged);
+	eng_box_root(e, b, view, sizeof view);
+	if (!eng_is_mountpoint(merged)) {
+		/* A view left without its overlay would show stale files. */
+		eng_unbind_view(view);
+		r = mount_overlay(e, b, merged, err);
+		if (r < 0)
+			return r;
+	}
+	return eng_bind_view(merged, view, err);
+}
+
+/* The view first: it holds the overlay. */
 void eng_umount_root(struct engine *e, struct box *b)
 {
 	char merged[4096];
 
+	eng_box_root(e, b, merged, sizeof merged);
+	eng_unbind_view(merged);
 	eng_box_path(e, b, "rootfs", merged, sizeof merged);
-	while (eng_is_mountpoint(merged))
-		if (umount2(merged, 0) < 0 && umount2(merged, MNT_DETACH) < 0)
-			break;
+	eng_unbind_view(merged);
 }
 
 /* Unmounts the box's root without detaching: -EBUSY while something on the
- * host still uses it (a shell's cwd in root/, an open file). */
+ * host still uses it (a shell's cwd in root/, an open file), through the
+ * view (the tree's root link) or the overlay itself. */
 int eng_umount_root_strict(struct engine *e, struct box *b)
 {
-	char merged[4096];
+	char view[4096], merged[4096];
+	int r;
 
+	eng_box_root(e, b, view, sizeof view);
 	eng_box_path(e, b, "rootfs", merged, sizeof merged);
-	while (eng_is_mountpoint(merged))
-		if (umount2(merged, 0) < 0)
+	while (eng_is_mountpoint(view))
+		if (umount2(view, 0) < 0)
 			return -errno;
+	while (eng_is_mountpoint(merged))
+		if (umount2(merged, 0) < 0) {
+			r = -errno;
+			/* It stays mounted: so does its view. */
+			(void)eng_bind_view(merged, view, NULL);
+			return r;
+		}
 	return 0;
 }
 
@@ -227,6 +297,9 @@ int eng_make_box_dirs(struct engine *e, struct box *b, pd_error *err)
 		return pd_error_set(err, -errno, "cannot chmod %s: %s", p, strerror(errno));
 	eng_box_path(e, b, "rootfs", p, sizeof p);
 	(void)chmod(p, 0755);
+	eng_box_root(e, b, p, sizeof p);
+	if (mkdir(p, 0755) < 0 && errno != EEXIST)
+		return pd_error_set(err, -errno, "cannot create %s: %s", p, strerror(errno));
 	return 0;
 }
 
@@ -235,6 +308,8 @@ static int remove_box_files(struct engine *e, struct box *b)
 	char p[4096];
 
 	eng_umount_root(e, b);
+	eng_box_root(e, b, p, sizeof p);
+	(void)rmdir(p);
 	eng_box_path(e, b, NULL, p, sizeof p);
 	return rm_rf(p);
 }
@@ -664,7 +739,7 @@ int engine_box_root(struct engine *e, const char *name, char *buf, size_t bufsz)
 	pthread_mutex_lock(&e->lock);
 	b = eng_find_box(e, name);
 	if (b && !b->deleting)
-		eng_box_path(e, b, "rootfs", buf, bufsz);
+		eng_box_root(e, b, buf, bufsz);
 	pthread_mutex_unlock(&e->lock);
 	return b && !b->deleting ? 0 : -ENOENT;
 }
@@ -911,6 +986,28 @@ bool engine_events_live(struct engine *e, uint64_t key)
 
 /* --- start-up ---------------------------------------------------------------- */
 
+/* Views in RUN/roots of boxes that are no more (a crash between making
+ * and recording, a deletion interrupted): unmounted and removed. Engine
+ * lock held, after reconcile(). */
+static void clear_stray_views(struct engine *e)
+{
+	DIR *d = opendir(e->roots_dir);
+	struct dirent *de;
+	char path[4096];
+
+	while (d && (de = readdir(d))) {
+		char *end;
+		long long id = strtoll(de->d_name, &end, 10);
+		if (de->d_name[0] == '.' || (*end == '\0' && eng_find_box_id(e, id)))
+			continue;
+		snprintf(path, sizeof path, "%s/%s", e->roots_dir, de->d_name);
+		eng_unbind_view(path);
+		(void)rmdir(path);
+	}
+	if (d)
+		closedir(d);
+}
+
 /* Brings one recorded box in line with reality after a restart or crash. */
 static int reconcile(const struct box_row *row, void *userdata)
 {
@@ -1018,7 +1115,8 @@ int engine_new(const struct pd_config *cfg, const char *init_path, struct engine
 	    asprintf(&e->boxes_dir, "%s/boxes", cfg->data) < 0 ||
 	    asprintf(&e->events_path, "%s/events", cfg->data) < 0 ||
 	    asprintf(&e->layers_dir, "%s/layers", cfg->data) < 0 ||
-	    asprintf(&e->snapmnt_dir, "%s/snapshots", cfg->run) < 0) {
+	    asprintf(&e->snapmnt_dir, "%s/snapshots", cfg->run) < 0 ||
+	    asprintf(&e->roots_dir, "%s/roots", cfg->run) < 0) {
 		r = pd_error_set(err, -ENOMEM, "out of memory");
 		goto fail;
 	}
@@ -1029,6 +1127,8 @@ int engine_new(const struct pd_config *cfg, const char *init_path, struct engine
 		r = mkdir_p(e->layers_dir, 0700);
 	if (r >= 0)
 		r = mkdir_p(e->snapmnt_dir, 0755);
+	if (r >= 0)
+		r = mkdir_p(e->roots_dir, 0755);
 	if (r < 0) {
 		pd_error_set(err, r, "cannot create %s: %s", cfg->data, strerror(-r));
 		goto fail;
@@ -1058,6 +1158,8 @@ int engine_new(const struct pd_config *cfg, const char *init_path, struct engine
 	r = eng_intents_recover(e);
 	if (r >= 0)
 		r = store_box_foreach(e->store, reconcile, e);
+	if (r >= 0)
+		clear_stray_views(e);
 	if (r >= 0)
 		r = jobs_load(e);
 	pthread_mutex_unlock(&e->lock);
@@ -1121,6 +1223,7 @@ struct engine *engine_free(struct engine *e)
 	free(e->boxes_dir);
 	free(e->layers_dir);
 	free(e->snapmnt_dir);
+	free(e->roots_dir);
 	free(e->events_path);
 	pthread_mutex_destroy(&e->lock);
 	pthread_mutex_destroy(&e->wake_lock);

@@ -124,7 +124,8 @@ int engine_box_ip(struct engine *e, const char *name, char *buf, size_t bufsz);
 /* Starts the TTL timer thread. Call once, after engine_new(). */
 int engine_start_timers(struct engine *e);
 
-/* The box's root filesystem on the host (the mounted overlay), in buf. */
+/* The box's root filesystem on the host, in buf: RUN/roots/ID, a nosuid,
+ * nodev view of its overlay that the group may reach (eng_box_root). */
 int engine_box_root(struct engine *e, const char *name, char *buf, size_t bufsz);
 
 /* Records a failed control write as the box's `error` ("TIME FILE: reason

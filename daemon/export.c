@@ -793,7 +793,10 @@ static void *zstd_main(void *userdata)
 
 int export_stream_start(const struct export_source *src, struct export_stream **ret, pd_error *err)
 {
-	struct export_stream *x = calloc(1, sizeof *x);
+	/* The archive holds a box's or a volume's files: root's alone, whatever
+	 * mode the caller's temp file was made with. */
+	int r = fchmod(src->tmpfd, 0600) < 0 ? -errno : 0;
+	struct export_stream *x = r < 0 ? NULL : calloc(1, sizeof *x);
 	pthread_t th;
 	int fds[2];
 
@@ -802,7 +805,9 @@ int export_stream_start(const struct export_source *src, struct export_stream **
 		close(src->tmpfd);
 		if (src->release)
 			src->release(src->userdata);
-		return pd_error_set(err, -ENOMEM, "out of memory");
+		return r < 0 ? pd_error_set(err, r, "cannot make the archive private: %s",
+					    strerror(-r))
+			     : pd_error_set(err, -ENOMEM, "out of memory");
 	}
 	pthread_mutex_init(&x->lock, NULL);
 	x->refs = 1;
@@ -820,7 +825,7 @@ int export_stream_start(const struct export_source *src, struct export_stream **
 		return pd_error_set(err, -ENOMEM, "out of memory");
 	}
 	if (pipe2(fds, O_CLOEXEC) < 0) {
-		int r = -errno;
+		r = -errno;
 		stream_unref(x);
 		return pd_error_set(err, r, "cannot make a pipe: %s", strerror(-r));
 	}

@@ -93,7 +93,7 @@ int export_hash_fd(int fd, unsigned char ret[16], uint64_t *ret_size);
  * (when it fails, or when the stream is closed and its threads ended). */
 struct export_source {
 	int dirfd;	    /* the directory to export (O_PATH is enough) */
-	int tmpfd;	    /* an O_TMPFILE file to hold the archive */
+	int tmpfd;	    /* an O_TMPFILE file to hold the archive (made 0600) */
 	const char *kind;   /* "volume" or "snapshot" */
 	const char *source; /* its name or id */
 	void (*wake)(void *userdata, uint64_t key);

@@ -9,6 +9,7 @@
 #include <sys/resource.h>
 #include <sys/stat.h>
 
+#include "access.h"
 #include "autoconfig.h"
 #include "config.h"
 #include "engine.h"
@@ -49,6 +50,66 @@ static int find_init(char *buf, size_t bufsz)
 	}
 	snprintf(buf, bufsz, "%s/paddock-init", LIBEXECDIR);
 	return access(buf, X_OK) == 0 ? 0 : -ENOENT;
+}
+
+/* Like sshd's StrictModes: the configuration decides what runs as root
+ * (crun's path, the data directory, who may use the tree), so a file that
+ * someone else than root could change is refused: owned by another user,
+ * writable by its group or others, or in a directory (up to /) such a user
+ * could change. A world-writable directory with the sticky bit (/tmp) is
+ * fine: only root may replace root's entries in it. A missing file is left
+ * to config_load(). Sets *ret_readable when every user may read it. */
+static int check_config_file(const char *path, bool *ret_readable, pd_error *err)
+{
+	char real[PATH_MAX];
+	struct stat st;
+
+	*ret_readable = false;
+	if (!realpath(path, real))
+		return errno == ENOENT ? 0
+				       : pd_error_set(err, -errno, "%s: %s", path, strerror(errno));
+	if (stat(real, &st) < 0)
+		return pd_error_set(err, -errno, "%s: %s", real, strerror(errno));
+	if (st.st_uid != 0)
+		return pd_error_set(err, -EPERM,
+				    "%s is owned by uid %u, not root: refused (chown root %s)",
+				    real, (unsigned)st.st_uid, real);
+	if (st.st_mode & (S_IWGRP | S_IWOTH))
+		return pd_error_set(err, -EPERM, "%s is writable by %s: refused (chmod go-w %s)",
+				    real, st.st_mode & S_IWOTH ? "every user" : "its group", real);
+	*ret_readable = (st.st_mode & S_IROTH) != 0;
+	for (char *slash = strrchr(real, '/'); slash; slash = strrchr(real, '/')) {
+		slash[slash == real] = '\0'; /* "/etc" -> "/" */
+		if (stat(real, &st) < 0)
+			return pd_error_set(err, -errno, "%s: %s", real, strerror(errno));
+		if (st.st_uid != 0)
+			return pd_error_set(err, -EPERM,
+					    "the configuration's directory %s is owned by uid %u, "
+					    "not root: refused",
+					    real, (unsigned)st.st_uid);
+		if ((st.st_mode & (S_IWGRP | S_IWOTH)) && !(st.st_mode & S_ISVTX))
+			return pd_error_set(
+			    err, -EPERM,
+			    "the configuration's directory %s is writable by %s: refused", real,
+			    st.st_mode & S_IWOTH ? "every user" : "its group");
+		if (slash == real)
+			break;
+	}
+	return 0;
+}
+
+/* The data directory is root's alone (0700: the database, every box's
+ * files); the run directory is open to the group that may use the tree
+ * (0750 root:GROUP), which reaches the boxes' roots and the volumes'
+ * data through it, and root's alone when there is no group. Fixed at
+ * each start: an older install made them 0755. crun's state in RUN/crun
+ * stays root's. */
+static int fix_dir(const char *path, gid_t gid, mode_t mode, pd_error *err)
+{
+	if (chown(path, 0, gid) < 0 || chmod(path, mode) < 0)
+		return pd_error_set(err, -errno, "cannot make %s %04o: %s", path, (unsigned)mode,
+				    strerror(errno));
+	return 0;
 }
 
 /* Forks into the background; the parent waits until the child reports that
@@ -103,7 +164,7 @@ int main(int argc, char **argv)
 	    {"help", no_argument, NULL, 'h'},	      {0},
 	};
 	const char *config_path = CONFIG_DEFAULT_PATH;
-	bool foreground = false;
+	bool foreground = false, config_readable = false;
 	struct pd_config cfg = {0};
 	struct engine *engine = NULL;
 	struct tree *tree = NULL;
@@ -140,7 +201,9 @@ int main(int argc, char **argv)
 		return 2;
 	}
 
-	r = config_load(config_path, &cfg, &err);
+	r = check_config_file(config_path, &config_readable, &err);
+	if (r >= 0)
+		r = config_load(config_path, &cfg, &err);
 	if (r < 0) {
 		fprintf(stderr, "paddockd: %s\n", err.msg);
 		return 1;
@@ -172,7 +235,7 @@ int main(int argc, char **argv)
 		return 1;
 	}
 
-	r = mkdir_p(cfg.data, 0755);
+	r = mkdir_p(cfg.data, 0700);
 	if (r >= 0)
 		r = mkdir_p(cfg.run, 0700);
 	if (r < 0) {
@@ -180,10 +243,21 @@ int main(int argc, char **argv)
 			     strerror(-r));
 		goto fail;
 	}
+	snprintf(path, sizeof path, "%s/crun", cfg.run);
+	r = mkdir_p(path, 0700);
+	if (r < 0)
+		pd_error_set(&err, r, "cannot create %s: %s", path, strerror(-r));
+	/* Root's alone until the group is known (after engine_new). */
+	if (r < 0 || fix_dir(cfg.data, 0, 0700, &err) < 0 || fix_dir(cfg.run, 0, 0700, &err) < 0 ||
+	    fix_dir(path, 0, 0700, &err) < 0)
+		goto fail;
 	if (!foreground) {
 		snprintf(path, sizeof path, "%s/paddockd.log", cfg.data);
 		(void)log_open(path);
 	}
+	if (config_readable)
+		log_warn("%s is readable by every user; it may hold secrets: chmod o-r %s",
+			 cfg.path, cfg.path);
 	snprintf(path, sizeof path, "%s/paddockd.lock", cfg.data);
 	lock_fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0600);
 	if (lock_fd < 0 || flock(lock_fd, LOCK_EX | LOCK_NB) < 0) {
@@ -194,6 +268,12 @@ int main(int argc, char **argv)
 	r = engine_new(&cfg, init_path, &engine, &err);
 	if (r < 0)
 		goto fail;
+	{
+		const struct pd_access *acc = engine_access(engine);
+		r = acc->has_group ? fix_dir(cfg.run, access_gid(acc), 0750, &err) : 0;
+		if (r < 0)
+			goto fail;
+	}
 	r = tree_new(engine, &tree);
 	if (r < 0) {
 		pd_error_set(&err, r, "out of memory");

@@ -1276,8 +1276,9 @@ static void remove_new_box_dir(struct engine *e, const struct intent_row *in)
 
 	if (!in->new_box_id)
 		return;
-	eng_box_path(e, &nb, "rootfs", dir, sizeof dir);
-	(void)umount2(dir, MNT_DETACH);
+	eng_umount_root(e, &nb);
+	eng_box_root(e, &nb, dir, sizeof dir);
+	(void)rmdir(dir);
 	eng_box_path(e, &nb, NULL, dir, sizeof dir);
 	(void)rm_rf(dir);
 }

@@ -1,5 +1,7 @@
+#include <fcntl.h>
 #include <sqlite3.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "store-internal.h"
 
@@ -212,11 +214,74 @@ static int migrate(struct store *s, pd_error *err)
 	return 0;
 }
 
+/* The database holds the owner's password hash and the tokens' hashes: it
+ * and its -wal and -shm are 0600 from their first byte, whatever the umask.
+ * sqlite gives -wal and -shm the mode of the database file, so the file is
+ * made here, 0600, before sqlite opens it; the looser modes of an older
+ * install are fixed. Links are not followed.
+ *
+ * Another connection of this process may have these files open (the auth
+ * module opens the database a second time): closing a descriptor of them
+ * would drop that connection's POSIX locks, and with them sqlite's
+ * guarantees. Only a new file is opened for real; existing ones through
+ * O_PATH, whose close leaves locks alone. */
+static int make_private(const char *path, bool create, pd_error *err)
+{
+	char proc[64];
+	struct stat st;
+	int fd, r = 0;
+
+	if (create) {
+		fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_NOCTTY | O_CLOEXEC,
+			  0600);
+		if (fd >= 0)
+			close(fd); /* new: no one holds a lock on it */
+		else if (errno != EEXIST)
+			return pd_error_set(err, -errno, "cannot create database %s: %s", path,
+					    strerror(errno));
+	}
+	fd = open(path, O_PATH | O_NOFOLLOW | O_CLOEXEC);
+	if (fd < 0)
+		return errno == ENOENT && !create
+			   ? 0
+			   : pd_error_set(err, -errno, "cannot open %s: %s", path, strerror(errno));
+	if (fstat(fd, &st) < 0)
+		r = -errno;
+	else if (!S_ISREG(st.st_mode))
+		r = S_ISLNK(st.st_mode) ? -ELOOP : -EINVAL;
+	else if ((st.st_mode & 07777) != 0600) {
+		snprintf(proc, sizeof proc, "/proc/self/fd/%d", fd);
+		if (chmod(proc, 0600) < 0)
+			r = -errno;
+	}
+	close(fd);
+	return r < 0 ? pd_error_set(err, r, "cannot make %s private: %s", path, strerror(-r)) : 0;
+}
+
+static int secure_files(const char *path, pd_error *err)
+{
+	static const char *const suffixes[] = {"-wal", "-shm", "-journal"};
+	char p[4096];
+	int r;
+
+	if (strcmp(path, ":memory:") == 0)
+		return 0;
+	r = make_private(path, /* create= */ true, err);
+	for (size_t i = 0; r >= 0 && i < ELEMENTSOF(suffixes); i++) {
+		snprintf(p, sizeof p, "%s%s", path, suffixes[i]);
+		r = make_private(p, /* create= */ false, err);
+	}
+	return r;
+}
+
 int store_open(const char *path, struct store **ret, pd_error *err)
 {
 	struct store *s;
 	int r;
 
+	r = secure_files(path, err);
+	if (r < 0)
+		return r;
 	s = calloc(1, sizeof *s);
 	if (!s)
 		return pd_error_set(err, -ENOMEM, "out of memory");

@@ -36,7 +36,8 @@ struct box_row {
 
 /* Opens (creating if needed) the database at path and migrates it to
  * STORE_SCHEMA_VERSION. A database written by a newer version is refused
- * with -EPROTO. */
+ * with -EPROTO. The file and its -wal and -shm are made (or made again)
+ * 0600: they hold the owner's password hash. */
 int store_open(const char *path, struct store **ret, pd_error *err);
 struct store *store_close(struct store *s);
 
@@ -52,7 +53,8 @@ int store_box_delete(struct store *s, int64_t id, pd_error *err);
 int store_box_get(struct store *s, int64_t id, struct box_row *ret);
 
 /* A box's network policy text (policy.h), malloc'd; new boxes have
- * "allow-all" (parse it: the stored text need not be canonical). -ENOENT if there is no such box. */
+ * "allow-all" (parse it: the stored text need not be canonical). -ENOENT if there is no such box.
+ */
 int store_box_policy_get(struct store *s, int64_t id, char **ret);
 int store_box_policy_set(struct store *s, int64_t id, const char *text, pd_error *err);
 

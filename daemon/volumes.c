@@ -30,7 +30,8 @@ struct volume {
 struct volumes {
 	struct volume **v;
 	size_t n;
-	char *dir; /* DATA/volumes */
+	char *dir;	/* DATA/volumes */
+	char *view_dir; /* RUN/volumes: the data of each, for the group (view_path) */
 };
 
 /* --- parsing -------------------------------------------------------------- */
@@ -161,6 +162,23 @@ static void volume_path(const struct engine *e, const char *name, const char *su
 		snprintf(buf, bufsz, "%s/%s", e->volumes->dir, name);
 }
 
+/* RUN/volumes/NAME: where the tree's data link leads, a bind of
+ * DATA/volumes/NAME/data (eng_bind_view: nosuid, nodev). DATA is root's
+ * alone; the run directory is open to the group that may use the tree. */
+static void view_path(const struct engine *e, const char *name, char *buf, size_t bufsz)
+{
+	snprintf(buf, bufsz, "%s/%s", e->volumes->view_dir, name);
+}
+
+static int bind_view(struct engine *e, const char *name, pd_error *err)
+{
+	char data[4096], view[4096];
+
+	volume_path(e, name, "data", data, sizeof data);
+	view_path(e, name, view, sizeof view);
+	return eng_bind_view(data, view, err);
+}
+
 /* One line in the global event stream: "TIME volumes/NAME WHAT". */
 static void emit_volume(struct engine *e, const char *name, const char *what)
 {
@@ -245,7 +263,7 @@ static int make_volume_dirs(struct engine *e, const char *name, pd_error *err)
 	/* Writable by every box's user, whatever the image (umask aside). */
 	if (chmod(p, 0777) < 0)
 		return pd_error_set(err, -errno, "cannot chmod %s: %s", p, strerror(errno));
-	return 0;
+	return bind_view(e, name, err);
 }
 
 static void remove_volume_files(struct engine *e, const char *name)
@@ -253,6 +271,9 @@ static void remove_volume_files(struct engine *e, const char *name)
 	char p[4096];
 	int r;
 
+	view_path(e, name, p, sizeof p);
+	eng_unbind_view(p);
+	(void)rmdir(p);
 	volume_path(e, name, NULL, p, sizeof p);
 	r = rm_rf(p);
 	if (r < 0)
@@ -416,7 +437,7 @@ int engine_volume_data(struct engine *e, const char *name, char *buf, size_t buf
 	pthread_mutex_lock(&e->lock);
 	v = find_live(e, name);
 	if (v)
-		volume_path(e, name, "data", buf, bufsz);
+		view_path(e, name, buf, bufsz);
 	pthread_mutex_unlock(&e->lock);
 	return v ? 0 : -ENOENT;
 }
@@ -769,19 +790,44 @@ static int load_one(const struct volume_row *row, void *userdata)
 	return 0;
 }
 
+/* Views of volumes that are no more (deleted by a daemon that died before
+ * it removed the view): unmounted and removed. */
+static void clear_stray_views(struct engine *e)
+{
+	DIR *d = opendir(e->volumes->view_dir);
+	struct dirent *de;
+	char path[4096];
+
+	while (d && (de = readdir(d))) {
+		if (de->d_name[0] == '.' || find_live(e, de->d_name))
+			continue;
+		view_path(e, de->d_name, path, sizeof path);
+		eng_unbind_view(path);
+		(void)rmdir(path);
+	}
+	if (d)
+		closedir(d);
+}
+
 int eng_volumes_load(struct engine *e, pd_error *err)
 {
 	int r;
 
 	e->volumes = calloc(1, sizeof *e->volumes);
-	if (!e->volumes || asprintf(&e->volumes->dir, "%s/volumes", e->cfg->data) < 0)
+	if (!e->volumes || asprintf(&e->volumes->dir, "%s/volumes", e->cfg->data) < 0 ||
+	    asprintf(&e->volumes->view_dir, "%s/volumes", e->cfg->run) < 0)
 		return pd_error_set(err, -ENOMEM, "out of memory");
 	r = mkdir_p(e->volumes->dir, 0700);
 	if (r < 0)
 		return pd_error_set(err, r, "cannot create %s: %s", e->volumes->dir, strerror(-r));
+	r = mkdir_p(e->volumes->view_dir, 0755);
+	if (r < 0)
+		return pd_error_set(err, r, "cannot create %s: %s", e->volumes->view_dir,
+				    strerror(-r));
 	r = store_volume_foreach(e->store, load_one, e);
 	if (r < 0)
 		return pd_error_set(err, r, "cannot load volumes: %s", strerror(-r));
+	clear_stray_views(e);
 	return 0;
 }
 
@@ -793,6 +839,7 @@ void eng_volumes_free(struct engine *e)
 		free(e->volumes->v[i]);
 	free(e->volumes->v);
 	free(e->volumes->dir);
+	free(e->volumes->view_dir);
 	free(e->volumes);
 	e->volumes = NULL;
 }

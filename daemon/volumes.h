@@ -62,7 +62,8 @@ int engine_volume_delete(struct engine *e, const char *name, pd_error *err);
 void engine_volume_record_error(struct engine *e, const char *name, const char *file,
 				const pd_error *err);
 
-/* The volume's data directory on the host, in buf. */
+/* The volume's data directory on the host, in buf: RUN/volumes/NAME, a
+ * nosuid, nodev view of DATA/volumes/NAME/data that the group may reach. */
 int engine_volume_data(struct engine *e, const char *name, char *buf, size_t bufsz);
 /* Bytes its data uses (like du), recomputed at most every few seconds. */
 int engine_volume_size(struct engine *e, const char *name, uint64_t *ret);

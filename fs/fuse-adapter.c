@@ -1,8 +1,8 @@
 /* fuse-adapter.c - the tree over FUSE.
  *
- * Kernel caches: see reply_entry() for what the kernel keeps, and
- * on_box_change() for how a box deleted by other means than a FUSE rmdir
- * leaves the kernel's cache before the deletion returns. */
+ * Who may use it: see allowed(). Kernel caches: see reply_entry() for what
+ * the kernel keeps, and on_box_change() for how a box deleted by other means
+ * than a FUSE rmdir leaves the kernel's cache before the deletion returns. */
 #define FUSE_USE_VERSION 312
 
 #include <fcntl.h>
@@ -13,11 +13,23 @@
 #include <sys/mount.h>
 #include <sys/stat.h>
 
+#include "access.h"
 #include "fuse-adapter.h"
 #include "log.h"
 
 #define READ_MAX (128 * 1024)
 #define WAKE_QUEUE_MAX 1024
+#define VERDICTS 64		   /* callers whose groups are remembered (allowed()) */
+#define VERDICT_USEC (1000 * 1000) /* for how long */
+
+/* What the supplementary groups of one caller (a thread) decided. */
+struct verdict {
+	pid_t pid;
+	uid_t uid;
+	gid_t gid;
+	bool ok;
+	unsigned long long expires; /* now_usec() */
+};
 
 struct parked {
 	fuse_req_t req;
@@ -47,6 +59,9 @@ struct fuse_adapter {
 	bool stopping;
 	pthread_t waker;
 	bool waker_started;
+
+	pthread_mutex_t verdict_lock;
+	struct verdict verdicts[VERDICTS]; /* by pid % VERDICTS */
 };
 
 struct dir_handle {
@@ -63,11 +78,76 @@ static struct fuse_adapter *adapter(fuse_req_t req)
 	return fuse_req_userdata(req);
 }
 
-static void to_stat(const struct tree_attr *a, struct stat *st)
+/* Access (docs/security.md, access.h): root and the members of one group
+ * may use the tree; every request of anyone else is refused with EACCES
+ * (the root directory's getattr aside, so `ls -ld` tells the truth).
+ *
+ * The kernel checks first (default_permissions, see fuse_adapter_mount):
+ * every node shows owner root, the group, and no bits for others, so a
+ * path walk by anyone else stops at the mount's root, whatever the
+ * kernel's caches hold. Each handler then checks again by the caller's
+ * credentials, which also covers descriptors opened by a member and used
+ * by someone else (passed over a socket, inherited across setuid).
+ *
+ * uid and gid come with the request; the supplementary groups only from
+ * /proc (a read that costs more than the request), so they are read only
+ * when those two do not decide, and what they decided is remembered for
+ * VERDICT_USEC per caller thread, with its uid and gid. A thread's groups
+ * change only through setgroups(), which takes CAP_SETGID (a thread that
+ * has it can give itself the group anyway); a thread that drops the group
+ * is refused by the kernel at once on every path, and by this check within
+ * VERDICT_USEC on the descriptors it holds. A pid is not reused that fast. */
+static bool allowed(fuse_req_t req)
+{
+	struct fuse_adapter *a = adapter(req);
+	const struct pd_access *acc = engine_access(a->engine);
+	const struct fuse_ctx *c = fuse_req_ctx(req);
+	gid_t groups[ACCESS_GROUPS_MAX];
+	unsigned long long now;
+	struct verdict *v;
+	bool ok, hit;
+	int n;
+
+	if (access_allows(acc, c->uid, c->gid, NULL, 0))
+		return true;
+	if (!acc->has_group || c->pid <= 0)
+		return false;
+	now = now_usec();
+	v = &a->verdicts[(unsigned)c->pid % VERDICTS];
+	pthread_mutex_lock(&a->verdict_lock);
+	hit = v->pid == c->pid && v->uid == c->uid && v->gid == c->gid && now < v->expires;
+	ok = v->ok;
+	pthread_mutex_unlock(&a->verdict_lock);
+	if (hit)
+		return ok;
+	/* At most ACCESS_GROUPS_MAX are looked at, as for the local socket.
+	 * A caller whose /proc entry is gone is refused. */
+	n = fuse_req_getgroups(req, (int)ELEMENTSOF(groups), groups);
+	if (n > (int)ELEMENTSOF(groups))
+		n = (int)ELEMENTSOF(groups);
+	ok = n > 0 && access_allows(acc, c->uid, c->gid, groups, (size_t)n);
+	pthread_mutex_lock(&a->verdict_lock);
+	*v = (struct verdict){
+	    .pid = c->pid, .uid = c->uid, .gid = c->gid, .ok = ok, .expires = now + VERDICT_USEC};
+	pthread_mutex_unlock(&a->verdict_lock);
+	return ok;
+}
+
+/* Replies EACCES and returns true when the caller may not use the tree. */
+static bool refused(fuse_req_t req)
+{
+	if (allowed(req))
+		return false;
+	fuse_reply_err(req, EACCES);
+	return true;
+}
+
+static void to_stat(const struct fuse_adapter *ad, const struct tree_attr *a, struct stat *st)
 {
 	memset(st, 0, sizeof *st);
 	st->st_ino = a->ino;
 	st->st_mode = a->mode;
+	st->st_gid = access_gid(engine_access(ad->engine));
 	st->st_nlink = a->nlink;
 	st->st_size = (off_t)a->size;
 	st->st_blocks = (blkcnt_t)((a->size + 511) / 512);
@@ -86,12 +166,12 @@ static void to_stat(const struct tree_attr *a, struct stat *st)
  *    deleted any other way (HTTP) is dropped by on_box_change() before the
  *    deletion returns. Not cached: images/NAME (images are installed and
  *    removed on disk, behind the daemon's back), tokens/ID (revoked over
- *    HTTP without a hook), volumes/NAME (deleted over HTTP without a hook) and exec/last, whose name
- *    moves to a new inode with each new job: the kernel asks for it on every
- *    walk, and the answer is cheap;
+ *    HTTP without a hook), volumes/NAME (deleted over HTTP without a hook)
+ *    and exec/last, whose name moves to a new inode with each new job: the
+ *    kernel asks for it on every walk, and the answer is cheap;
  *  - the attributes of directories and links, and (FUSE_CAP_CACHE_SYMLINKS,
  *    see op_init) link targets: a link inode's target never changes (box
- *    `root`: the box's own overlay; exec/last: one inode per job).
+ *    `root`: RUN/roots/ID; exec/last: one inode per job).
  * Lookups that fail are never cached (ENOENT replies carry no timeout), so
  * a box created by other means than a FUSE mkdir shows at once.
  * Regular files are never cached: a rename of a temp file over a control
@@ -104,13 +184,12 @@ static void reply_entry(fuse_req_t req, uint64_t parent, const char *name,
 	struct fuse_entry_param e = {0};
 	bool fixed_attr = S_ISDIR(a->mode) || S_ISLNK(a->mode);
 	bool moving = parent == TREE_IMAGES_INO || parent == TREE_TOKENS_INO ||
-		      tree_entries_volatile(parent) ||
-		      parent == TREE_VOLUMES_INO ||
+		      tree_entries_volatile(parent) || parent == TREE_VOLUMES_INO ||
 		      (S_ISLNK(a->mode) && strcmp(name, "last") == 0);
 
 	e.ino = a->ino;
 	e.generation = 1;
-	to_stat(a, &e.attr);
+	to_stat(adapter(req), a, &e.attr);
 	e.attr_timeout = fixed_attr ? STABLE_TIMEOUT : 0;
 	e.entry_timeout = fixed_attr && !moving ? STABLE_TIMEOUT : 0;
 	fuse_reply_entry(req, &e);
@@ -120,15 +199,20 @@ static void reply_attr(fuse_req_t req, const struct tree_attr *a)
 {
 	struct stat st;
 
-	to_stat(a, &st);
-	fuse_reply_attr(req, &st, 0);
+	to_stat(adapter(req), a, &st);
+	/* As reply_entry(): the kernel checks permissions with the cached
+	 * attributes, so those of the root must not expire at each walk. */
+	fuse_reply_attr(req, &st, S_ISDIR(a->mode) || S_ISLNK(a->mode) ? STABLE_TIMEOUT : 0);
 }
 
 static void op_lookup(fuse_req_t req, fuse_ino_t parent, const char *name)
 {
 	struct tree_attr a;
-	int r = tree_lookup(adapter(req)->tree, parent, name, &a);
+	int r;
 
+	if (refused(req))
+		return;
+	r = tree_lookup(adapter(req)->tree, parent, name, &a);
 	if (r < 0)
 		fuse_reply_err(req, -r);
 	else
@@ -138,8 +222,12 @@ static void op_lookup(fuse_req_t req, fuse_ino_t parent, const char *name)
 static void op_getattr(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 {
 	struct tree_attr a;
-	int r = tree_getattr(adapter(req)->tree, ino, &a);
+	int r;
 
+	/* The root's attributes are anyone's: they say who may enter. */
+	if (ino != FUSE_ROOT_ID && refused(req))
+		return;
+	r = tree_getattr(adapter(req)->tree, ino, &a);
 	if (r < 0)
 		fuse_reply_err(req, -r);
 	else
@@ -149,8 +237,11 @@ static void op_getattr(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi
 static void op_readlink(fuse_req_t req, fuse_ino_t ino)
 {
 	char target[4096];
-	int r = tree_readlink(adapter(req)->tree, ino, target, sizeof target);
+	int r;
 
+	if (refused(req))
+		return;
+	r = tree_readlink(adapter(req)->tree, ino, target, sizeof target);
 	if (r < 0)
 		fuse_reply_err(req, -r);
 	else
@@ -164,10 +255,14 @@ static void op_setattr(fuse_req_t req, fuse_ino_t ino, struct stat *attr, int to
 	struct tree_attr ta;
 	int r = 0;
 
+	if (refused(req))
+		return;
 	if (to_set & FUSE_SET_ATTR_SIZE)
 		r = tree_truncate(a->tree, ino, (uint64_t)attr->st_size);
 	/* Mode, owner and times are fixed by the tree; tools that copy them
-	 * (editors, `cp -p`) must not fail, so those changes are ignored. */
+	 * (editors, `cp -p`) must not fail, so those changes are ignored. The
+	 * kernel (default_permissions) refuses them to group members first
+	 * (EPERM: they do not own the node), as it would on any file. */
 	if (r >= 0)
 		r = tree_getattr(a->tree, ino, &ta);
 	if (r < 0)
@@ -178,9 +273,12 @@ static void op_setattr(fuse_req_t req, fuse_ino_t ino, struct stat *attr, int to
 
 static void op_opendir(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 {
-	struct dir_handle *d = calloc(1, sizeof *d);
+	struct dir_handle *d;
 	int r;
 
+	if (refused(req))
+		return;
+	d = calloc(1, sizeof *d);
 	if (!d) {
 		fuse_reply_err(req, ENOMEM);
 		return;
@@ -199,9 +297,12 @@ static void op_readdir(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
 		       struct fuse_file_info *fi)
 {
 	struct dir_handle *d = (struct dir_handle *)(uintptr_t)fi->fh;
-	_cleanup_free_ char *buf = malloc(size);
+	_cleanup_free_ char *buf = NULL;
 	size_t pos = 0;
 
+	if (refused(req))
+		return;
+	buf = malloc(size);
 	if (!buf) {
 		fuse_reply_err(req, ENOMEM);
 		return;
@@ -222,7 +323,7 @@ static void op_readdir(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
 			st.st_mode = S_IFDIR;
 		} else {
 			name = d->entries[i - 2].name;
-			to_stat(&d->entries[i - 2].attr, &st);
+			to_stat(adapter(req), &d->entries[i - 2].attr, &st);
 		}
 		need = fuse_add_direntry(req, buf + pos, size - pos, name, &st, i + 1);
 		if (need > size - pos)
@@ -246,8 +347,11 @@ static void op_releasedir(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info 
 static void op_open(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 {
 	struct tree_file *f;
-	int r = tree_open(adapter(req)->tree, ino, fi->flags, &f);
+	int r;
 
+	if (refused(req))
+		return;
+	r = tree_open(adapter(req)->tree, ino, fi->flags, &f);
 	if (r < 0) {
 		fuse_reply_err(req, -r);
 		return;
@@ -270,6 +374,8 @@ static void op_create(fuse_req_t req, fuse_ino_t parent, const char *name, mode_
 	struct tree_file *f;
 	int r;
 
+	if (refused(req))
+		return;
 	r = tree_create(a->tree, parent, name, fi->flags, &ta, &f);
 	if (r < 0) {
 		fuse_reply_err(req, -r);
@@ -277,7 +383,7 @@ static void op_create(fuse_req_t req, fuse_ino_t parent, const char *name, mode_
 	}
 	e.ino = ta.ino;
 	e.generation = 1;
-	to_stat(&ta, &e.attr);
+	to_stat(a, &ta, &e.attr);
 	fi->fh = (uintptr_t)f;
 	fi->direct_io = 1;
 	if (fuse_reply_create(req, &e, fi) == -ENOENT)
@@ -347,6 +453,8 @@ static void op_read(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
 	struct tree_file *f = (struct tree_file *)(uintptr_t)fi->fh;
 	struct parked *p;
 
+	if (refused(req))
+		return;
 	if (size > READ_MAX)
 		size = READ_MAX;
 	if (!tree_file_is_stream(f)) {
@@ -385,8 +493,11 @@ static void op_write(fuse_req_t req, fuse_ino_t ino, const char *buf, size_t siz
 		     struct fuse_file_info *fi)
 {
 	struct tree_file *f = (struct tree_file *)(uintptr_t)fi->fh;
-	int r = tree_write(adapter(req)->tree, f, (uint64_t)off, buf, size);
+	int r;
 
+	if (refused(req))
+		return;
+	r = tree_write(adapter(req)->tree, f, (uint64_t)off, buf, size);
 	if (r < 0)
 		fuse_reply_err(req, -r);
 	else
@@ -397,11 +508,25 @@ static void op_flush(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 {
 	struct tree_file *f = (struct tree_file *)(uintptr_t)fi->fh;
 
+	/* A pending value (cmd, exec/new) is applied at flush: not for a
+	 * caller who may not use the tree. */
+	if (refused(req))
+		return;
 	fuse_reply_err(req, f ? -tree_flush(adapter(req)->tree, f) : 0);
 }
 
 static void op_fsync(fuse_req_t req, fuse_ino_t ino, int datasync, struct fuse_file_info *fi)
 {
+	if (refused(req))
+		return;
+	fuse_reply_err(req, 0);
+}
+
+/* access(2) and chdir: the same rule; the modes tell the rest. */
+static void op_access(fuse_req_t req, fuse_ino_t ino, int mask)
+{
+	if (refused(req))
+		return;
 	fuse_reply_err(req, 0);
 }
 
@@ -410,6 +535,8 @@ static void op_mkdir(fuse_req_t req, fuse_ino_t parent, const char *name, mode_t
 	struct tree_attr a;
 	int r;
 
+	if (refused(req))
+		return;
 	serving_box_change = parent == TREE_BOXES_INO ? name : NULL;
 	r = tree_mkdir(adapter(req)->tree, parent, name, &a);
 	serving_box_change = NULL;
@@ -423,6 +550,8 @@ static void op_rmdir(fuse_req_t req, fuse_ino_t parent, const char *name)
 {
 	int r;
 
+	if (refused(req))
+		return;
 	serving_box_change = parent == TREE_BOXES_INO ? name : NULL;
 	r = tree_rmdir(adapter(req)->tree, parent, name);
 	serving_box_change = NULL;
@@ -431,12 +560,16 @@ static void op_rmdir(fuse_req_t req, fuse_ino_t parent, const char *name)
 
 static void op_unlink(fuse_req_t req, fuse_ino_t parent, const char *name)
 {
+	if (refused(req))
+		return;
 	fuse_reply_err(req, -tree_unlink(adapter(req)->tree, parent, name));
 }
 
 static void op_rename(fuse_req_t req, fuse_ino_t parent, const char *name, fuse_ino_t newparent,
 		      const char *newname, unsigned int flags)
 {
+	if (refused(req))
+		return;
 	if (flags & RENAME_EXCHANGE) {
 		fuse_reply_err(req, EINVAL);
 		return;
@@ -473,6 +606,7 @@ static const struct fuse_lowlevel_ops ops = {
     .write = op_write,
     .flush = op_flush,
     .fsync = op_fsync,
+    .access = op_access,
     .release = op_release,
     .mkdir = op_mkdir,
     .rmdir = op_rmdir,
@@ -590,10 +724,12 @@ size_t fuse_adapter_parked(struct fuse_adapter *a)
  * with ENOTCONN. Detach it so we can mount afresh. */
 static int clear_stale_mount(const char *mountpoint, pd_error *err)
 {
-	struct stat st;
+	struct statx st;
 
-	if (stat(mountpoint, &st) == 0) {
-		if (!S_ISDIR(st.st_mode))
+	/* Forced past the kernel's cache: the root's attributes are cached
+	 * (reply_attr), and would answer for a dead daemon. */
+	if (statx(AT_FDCWD, mountpoint, AT_STATX_FORCE_SYNC, STATX_TYPE, &st) == 0) {
+		if (!S_ISDIR(st.stx_mode))
 			return pd_error_set(err, -ENOTDIR, "mount point %s is not a directory",
 					    mountpoint);
 		return 0;
@@ -639,7 +775,11 @@ static bool is_paddock_mount(const char *mountpoint)
 int fuse_adapter_mount(struct tree *t, struct engine *e, const char *mountpoint,
 		       struct fuse_adapter **ret, pd_error *err)
 {
-	const char *argv[] = {"paddockd", "-o", "fsname=paddock,subtype=paddock,allow_other", NULL};
+	/* allow_other: the group's members are not the mounting user.
+	 * default_permissions: the kernel checks the modes too (allowed()). */
+	const char *argv[] = {"paddockd", "-o",
+			      "fsname=paddock,subtype=paddock,allow_other,default_permissions",
+			      NULL};
 	struct fuse_args args = FUSE_ARGS_INIT(3, (char **)argv);
 	struct fuse_adapter *a;
 	int r;
@@ -658,6 +798,7 @@ int fuse_adapter_mount(struct tree *t, struct engine *e, const char *mountpoint,
 	a->engine = e;
 	pthread_mutex_init(&a->park_lock, NULL);
 	pthread_mutex_init(&a->wake_lock, NULL);
+	pthread_mutex_init(&a->verdict_lock, NULL);
 	pthread_cond_init(&a->wake_cond, NULL);
 	a->mountpoint = strdup(mountpoint);
 	if (!a->mountpoint) {
@@ -737,6 +878,7 @@ struct fuse_adapter *fuse_adapter_free(struct fuse_adapter *a)
 	free(a->mountpoint);
 	pthread_mutex_destroy(&a->park_lock);
 	pthread_mutex_destroy(&a->wake_lock);
+	pthread_mutex_destroy(&a->verdict_lock);
 	pthread_cond_destroy(&a->wake_cond);
 	free(a);
 	return NULL;

@@ -10,8 +10,11 @@
 
 struct fuse_adapter;
 
-/* Mounts the tree at mountpoint. A stale mount left by a daemon that died
- * (ENOTCONN) is detached first; a live one is -EBUSY. Installs the wake
+/* Mounts the tree at mountpoint (allow_other, default_permissions). Only
+ * root and the members of the engine's group (engine_access()) may use it:
+ * every request of anyone else is EACCES, but the root's getattr. A stale
+ * mount left by a daemon that died (ENOTCONN) is detached first; a live one
+ * is -EBUSY. Installs the wake
  * callback and the box hook on the tree's engine: the kernel caches the
  * entries of boxes/, and a box the engine creates or deletes outside a FUSE
  * request (HTTP) has its entry dropped before the engine call returns. */

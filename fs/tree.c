@@ -212,7 +212,12 @@ static const char readme_text[] =
     "\n"
     "A failed write returns an errno (EINVAL bad value, EBUSY wrong state,\n"
     "ENOENT no such object, EEXIST name taken) and changes nothing; the\n"
-    "reason is in the box's error file.\n";
+    "reason is in the box's error file.\n"
+    "\n"
+    "Root and the members of one group (stat -c %G on this directory; config\n"
+    "key group) may use this tree; anyone else gets EACCES. Modes say so:\n"
+    "the group has the owner's bits (0660 read-write, 0440 read-only, 0220\n"
+    "write-only, 0770 directories), others none.\n";
 
 struct temp_file {
 	uint64_t id;
@@ -254,8 +259,21 @@ struct tree_file {
 
 /* --- helpers ---------------------------------------------------------------- */
 
+/* The one place modes are decided: the tables above state the owner's
+ * (root's) permissions; the group (who may use the tree, access.h) gets
+ * the same, everyone else nothing. 0644 -> 0660, 0444 -> 0440, 0200 -> 0220,
+ * 0755 -> 0770, 0555 -> 0550. The FUSE adapter and the HTTP listing both
+ * show what this returns. */
+static uint32_t tree_mode(uint32_t mode)
+{
+	uint32_t owner = mode & S_IRWXU;
+
+	return (mode & S_IFMT) | owner | (owner >> 3);
+}
+
 static struct tree_attr mkattr(uint64_t ino, uint32_t mode, uint64_t size, time_t mtime)
 {
+	mode = tree_mode(mode);
 	return (struct tree_attr){
 	    .ino = ino, .mode = mode, .size = size, .nlink = S_ISDIR(mode) ? 2 : 1, .mtime = mtime};
 }

@@ -1,11 +1,13 @@
-/* check_store.c - the state store: WAL and schema version on open, refusal
- * of a newer schema, box rows round-trip, constraint errors, transactions. */
+/* check_store.c - the state store: WAL and schema version on open, private
+ * files, refusal of a newer schema, box rows round-trip, constraint errors,
+ * transactions. */
 #include <errno.h>
 #include <fcntl.h>
 #include <sqlite3.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "check-tap.h"
@@ -138,6 +140,101 @@ START_TEST(test_open_creates_wal_db)
 	db = raw_open();
 	ck_assert_str_eq(raw_query(db, "PRAGMA journal_mode"), "wal");
 	sqlite3_close(db);
+}
+END_TEST
+
+static unsigned mode_of(const char *suffix)
+{
+	char p[256];
+	struct stat s;
+
+	snprintf(p, sizeof(p), "%s%s", db_path, suffix);
+	ck_assert_msg(lstat(p, &s) == 0, "%s: %s", p, strerror(errno));
+	return s.st_mode & 07777;
+}
+
+/* The database and its -wal and -shm hold password hashes: 0600 from the
+ * start (not chmod'ed once written), and an older install's 0644 fixed. */
+START_TEST(test_files_private)
+{
+	struct box_row a = make_row("web");
+	char p[256];
+
+	umask(022);
+	open_store();
+	insert(&a);
+	ck_assert_uint_eq(mode_of(""), 0600);
+	ck_assert_uint_eq(mode_of("-wal"), 0600);
+	ck_assert_uint_eq(mode_of("-shm"), 0600);
+	st = store_close(st);
+
+	/* As an older daemon left them (the last close removed -wal). */
+	ck_assert_int_eq(chmod(db_path, 0644), 0);
+	for (int i = 0; i < 2; i++) {
+		snprintf(p, sizeof(p), "%s%s", db_path, i ? "-shm" : "-wal");
+		int fd = open(p, O_WRONLY | O_CREAT | O_CLOEXEC, 0644);
+		ck_assert_int_ge(fd, 0);
+		ck_assert_int_eq(fchmod(fd, 0644), 0);
+		close(fd);
+	}
+	open_store();
+	ck_assert_uint_eq(mode_of(""), 0600);
+	ck_assert_uint_eq(mode_of("-wal"), 0600);
+	ck_assert_uint_eq(mode_of("-shm"), 0600);
+	ck_assert_uint_eq(all_rows().n, 1);
+}
+END_TEST
+
+/* A second connection of the same process (the auth module's) must not
+ * break the first one's locks: if it did, a third connection would take
+ * itself for the last one and remove the -wal on close. */
+START_TEST(test_second_open_keeps_locks)
+{
+	struct box_row a = make_row("web");
+	struct store *second = NULL;
+	pd_error err = {0};
+	struct stat s;
+	char wal[256];
+
+	open_store();
+	insert(&a);
+	ck_assert_int_eq(store_open(db_path, &second, &err), 0);
+	/* Another program: locks are per process, and a forked copy of this
+	 * one would believe it holds this one's (sqlite counts them itself). */
+	pid_t pid = fork();
+	ck_assert_int_ge(pid, 0);
+	if (pid == 0) {
+		execlp("python3", "python3", "-c",
+		       "import sqlite3, sys\n"
+		       "c = sqlite3.connect(sys.argv[1])\n"
+		       "c.execute('SELECT count(*) FROM boxes').fetchall()\n"
+		       "c.close()\n",
+		       db_path, (char *)NULL);
+		_exit(127);
+	}
+	int status;
+	ck_assert_int_eq(waitpid(pid, &status, 0), pid);
+	ck_assert_msg(WIFEXITED(status) && WEXITSTATUS(status) == 0, "python3 failed: %d", status);
+	snprintf(wal, sizeof(wal), "%s-wal", db_path);
+	ck_assert_msg(stat(wal, &s) == 0, "the -wal was removed under an open connection");
+	store_close(second);
+	ck_assert_uint_eq(all_rows().n, 1);
+}
+END_TEST
+
+/* A link in the database's place is not followed. */
+START_TEST(test_link_refused)
+{
+	char target[256];
+	struct stat s;
+	pd_error err = {0};
+	struct store *out = NULL;
+
+	snprintf(target, sizeof(target), "%s/elsewhere", tmpdir);
+	ck_assert_int_eq(symlink(target, db_path), 0);
+	ck_assert_int_eq(store_open(db_path, &out, &err), -ELOOP);
+	ck_assert_ptr_null(out);
+	ck_assert_int_ne(stat(target, &s), 0);
 }
 END_TEST
 
@@ -829,6 +926,8 @@ static Suite *store_suite(void)
 	tc = tcase_create("core");
 	tcase_add_checked_fixture(tc, setup, teardown);
 	tcase_add_test(tc, test_open_creates_wal_db);
+	tcase_add_test(tc, test_files_private);
+	tcase_add_test(tc, test_second_open_keeps_locks);
 	tcase_add_test(tc, test_schema_version);
 	tcase_add_test(tc, test_reopen_idempotent);
 	tcase_add_test(tc, test_insert_foreach);
@@ -856,6 +955,7 @@ static Suite *store_suite(void)
 	tcase_add_test(tc, test_duplicate_name);
 	tcase_add_test(tc, test_update_missing);
 	tcase_add_test(tc, test_open_errors);
+	tcase_add_test(tc, test_link_refused);
 	suite_add_tcase(s, tc);
 
 	return s;

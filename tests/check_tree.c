@@ -399,7 +399,7 @@ START_TEST(test_readme)
 	const char *text = cat("README");
 
 	ck_assert(S_ISREG(a.mode));
-	ck_assert_uint_eq(a.mode & 07777, 0444);
+	ck_assert_uint_eq(a.mode & 07777, 0440);
 	ck_assert_uint_gt(strlen(text), 0);
 	ck_assert_uint_eq(a.size, strlen(text)); /* st_size is the real size */
 	assert_has(text, "mkdir boxes/");
@@ -414,7 +414,7 @@ START_TEST(test_version)
 
 	ck_assert_str_eq(cat("version"), "paddock " PACKAGE_VERSION "\n");
 	ck_assert(S_ISREG(a.mode));
-	ck_assert_uint_eq(a.mode & 07777, 0444);
+	ck_assert_uint_eq(a.mode & 07777, 0440);
 	ck_assert_uint_eq(a.size, strlen("paddock " PACKAGE_VERSION "\n"));
 }
 END_TEST
@@ -431,7 +431,7 @@ START_TEST(test_types)
 	ck_assert_str_eq(cat("types/small"), "cpus 1\nmemory 2G\npids 4096\ndisk 10G\n");
 	ck_assert_str_eq(cat("types/medium"), "cpus 2\nmemory 4G\npids 4096\ndisk 10G\n");
 	ck_assert(S_ISREG(a.mode));
-	ck_assert_uint_eq(a.mode & 07777, 0444);
+	ck_assert_uint_eq(a.mode & 07777, 0440);
 	ck_assert_uint_eq(a.size, strlen("cpus 1\nmemory 2G\npids 4096\ndisk 10G\n"));
 }
 END_TEST
@@ -451,7 +451,7 @@ START_TEST(test_images)
 	ck_assert_str_eq(cat("images/tiny/description"), "Tiny test image\n");
 	ck_assert_str_eq(cat("images/tiny/size"), "4096\n");
 	ck_assert_str_eq(cat("images/tiny/created"), "2026-01-01T00:00:00Z\n");
-	ck_assert_uint_eq(attr_of("images/tiny/size").mode & 07777, 0444);
+	ck_assert_uint_eq(attr_of("images/tiny/size").mode & 07777, 0440);
 
 	/* An image installed later shows up at once; a build in progress
 	 * (a dot directory) never does. */
@@ -472,25 +472,28 @@ START_TEST(test_modes)
 		const char *file;
 		unsigned mode;
 	} files[] = {
-	    {"state", 0644},   {"type", 0644},	  {"image", 0644},    {"created", 0444},
-	    {"usage", 0444},   {"info", 0444},	  {"error", 0444},    {"events", 0444},
-	    {"ttl", 0644},     {"expires", 0444}, {"snapshot", 0200}, {"fork", 0200},
-	    {"restore", 0200}, {"volumes", 0644}, {"ip", 0444},	      {"policy", 0644},
+	    {"state", 0660},   {"type", 0660},	  {"image", 0660},    {"created", 0440},
+	    {"usage", 0440},   {"info", 0440},	  {"error", 0440},    {"events", 0440},
+	    {"ttl", 0660},     {"expires", 0440}, {"snapshot", 0220}, {"fork", 0220},
+	    {"restore", 0220}, {"volumes", 0660}, {"ip", 0440},	      {"policy", 0660},
 	};
 	char path[64];
 
-	ck_assert_uint_eq(attr_of("README").mode, S_IFREG | 0444);
-	ck_assert(S_ISDIR(attr_of("boxes").mode));
+	/* The group gets the owner's bits, others nothing (tree.c mkattr). */
+	ck_assert_uint_eq(attr_of("README").mode, S_IFREG | 0440);
+	ck_assert_uint_eq(attr_of("boxes").mode, S_IFDIR | 0770);
+	ck_assert_uint_eq(attr_of("types").mode, S_IFDIR | 0550);
 	ck_assert(S_ISDIR(attr_of("types").mode));
 	ck_assert(S_ISDIR(attr_of("images").mode));
-	ck_assert_uint_eq(attr_of("events").mode, S_IFREG | 0444);
+	ck_assert_uint_eq(attr_of("events").mode, S_IFREG | 0440);
 
 	make_box("web");
 	ck_assert(S_ISDIR(attr_of("boxes/web").mode));
 	ck_assert_uint_eq(dir_count(ino_of("boxes/web")),
 			  ELEMENTSOF(files) + 3 /* root, exec, snapshots */);
 	ck_assert(S_ISDIR(attr_of("boxes/web/exec").mode));
-	ck_assert(S_ISLNK(attr_of("boxes/web/root").mode));
+	ck_assert_uint_eq(attr_of("boxes/web/root").mode, S_IFLNK | 0770);
+	ck_assert_uint_eq(attr_of("boxes/web/exec").mode, S_IFDIR | 0770);
 	for (size_t i = 0; i < ELEMENTSOF(files); i++) {
 		struct tree_attr e;
 		snprintf(path, sizeof(path), "boxes/web/%s", files[i].file);
@@ -704,7 +707,7 @@ START_TEST(test_temp_listing_unlink)
 
 	f = create_temp(box, "a.tmp");
 	ck_assert(dir_has(box, "a.tmp", &a));
-	ck_assert_uint_eq(a.mode, S_IFREG | 0644);
+	ck_assert_uint_eq(a.mode, S_IFREG | 0660);
 	ck_assert_uint_eq(a.size, 0);
 	ck_assert_int_eq(tree_write(tr, f, 0, "hello ", 6), 0);
 	ck_assert_int_eq(tree_write(tr, f, 6, "world", 5), 0);
@@ -967,13 +970,13 @@ START_TEST(test_tokens)
 	struct tree_file *f;
 
 	ck_assert_uint_eq(tokens, TREE_TOKENS_INO);
-	ck_assert_uint_eq(attr_of("tokens").mode, S_IFDIR | 0700);
+	ck_assert_uint_eq(attr_of("tokens").mode, S_IFDIR | 0770);
 	ck_assert_uint_eq(dir_count(tokens), 0);
 
 	login_token("laptop", token, id);
 	ck_assert_uint_eq(dir_count(tokens), 1);
 	ck_assert(dir_has(tokens, id, &a));
-	ck_assert_uint_eq(a.mode, S_IFDIR | 0500);
+	ck_assert_uint_eq(a.mode, S_IFDIR | 0550);
 	snprintf(path, sizeof(path), "tokens/%s", id);
 	ck_assert_uint_eq(a.ino, ino_of(path));
 	ck_assert_uint_eq(dir_count(a.ino), 3);
@@ -983,7 +986,7 @@ START_TEST(test_tokens)
 	strcat(ts, "\n");
 	snprintf(path, sizeof(path), "tokens/%s/label", id);
 	ck_assert_str_eq(cat(path), "laptop\n");
-	ck_assert_uint_eq(attr_of(path).mode, S_IFREG | 0400);
+	ck_assert_uint_eq(attr_of(path).mode, S_IFREG | 0440);
 	ck_assert_uint_eq(attr_of(path).size, strlen("laptop\n"));
 	ck_assert_int_eq(tree_open(tr, ino_of(path), O_WRONLY, &f), -EACCES);
 	ck_assert_int_eq(tree_unlink(tr, a.ino, "label"), -EPERM);

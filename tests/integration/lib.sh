@@ -85,6 +85,10 @@ wait_for() {
 	done
 }
 
+# The daemon's config. Knobs (environment): PD_IMAGE, PD_STOP_GRACE,
+# PD_LOG_MAX, PD_MERGE_DEPTH, PD_LISTEN, PD_NETWORK, PD_BRIDGE, PD_SUBNET,
+# PD_NFT_TABLE, PD_DNS_UPSTREAM, PD_GROUP (the group that may use the tree,
+# a name or a numeric gid; unset: the default, paddock).
 pd_config() {
 	cat >"$PD_TMP/paddock.ini" <<INI
 [paddock]
@@ -102,6 +106,7 @@ bridge = ${PD_BRIDGE:-pd-t$(($$ % 10000))}
 subnet = ${PD_SUBNET:-10.200.$(($$ % 250)).0/24}
 nft_table = ${PD_NFT_TABLE:-paddock_t$$}
 dns_upstream = ${PD_DNS_UPSTREAM:-auto}
+${PD_GROUP:+group = $PD_GROUP}
 [types.tiny]
 cpus = 0.5
 memory = 64M
@@ -345,9 +350,11 @@ pd_cleanup() {
 		pd_crun delete --force "$c" 2>/dev/null
 	done
 	umount -l "$M" 2>/dev/null
-	# Box roots, snapshot mounts and the boxes' network namespaces (bind
-	# mounts that would keep the namespaces alive).
-	grep -o -e " $D/boxes/[0-9]*/rootfs " -e " $PD_TMP/run/snapshots/[^ ]* " \
+	# Box roots and their views, volume views, snapshot mounts and the
+	# boxes' network namespaces (bind mounts that would keep the namespaces
+	# alive).
+	grep -o -e " $PD_TMP/run/roots/[^ ]* " -e " $PD_TMP/run/volumes/[^ ]* " \
+		-e " $D/boxes/[0-9]*/rootfs " -e " $PD_TMP/run/snapshots/[^ ]* " \
 		-e " $PD_TMP/run/netns/[^ ]* " /proc/self/mountinfo | while read -r mp; do
 		umount -l "$mp"
 	done

@@ -41,7 +41,7 @@ wait "${pids[@]}"
 ok "all boxes deleted concurrently" same "$(ls "$M/boxes" | wc -l)" 0
 ok "no containers left" same "$(crun_list | wc -l)" 0
 ok "no cgroups left" bash -c "! find /sys/fs/cgroup/*/$PD_CGROUP -mindepth 1 -type d 2>/dev/null | grep -q ."
-ok "no box mounts left" bash -c "! grep -q ' $D/boxes/' /proc/self/mountinfo"
+ok "no box mounts left" bash -c "! grep -q -e ' $D/boxes/' -e ' $PD_TMP/run/roots/' /proc/self/mountinfo"
 ok "the daemon is fine" kill -0 "$PD_PID"
 
 pd_done

@@ -9,7 +9,7 @@ X=$B/exec
 mkdir "$B"
 
 ok "exec is a directory" test -d "$X"
-ok "exec/new is write-only" same "$(stat -c %a "$X/new")" 200
+ok "exec/new is write-only" same "$(stat -c %a "$X/new")" 220
 ok "exec/last does not exist before the first job" test ! -e "$X/last"
 ok "mkdir exec/JOB makes a job" mkdir "$X/hello"
 ok "a new job lists its files" same "$(ls "$X/hello" | tr '\n' ' ')" "cmd ctl cwd desktop ended env exit output pid started status stderr stdin stdout user "

@@ -40,7 +40,7 @@ ln -s ../a "$B/web/root/srv/sub/link"
 echo snap >"$B/web/snapshot"
 s=$(ls "$B/web/snapshots" | tail -1)
 S=$M/snapshots/$s
-ok "snapshots/ID/export is listed, read-only" same "$(stat -c %a "$S/export")" 444
+ok "snapshots/ID/export is listed, read-only" same "$(stat -c %a "$S/export")" 440
 ok "reading it gives a valid tar.zst" bash -c "cat '$S/export' > '$H/snap.tar.zst' && zstd -tq '$H/snap.tar.zst'"
 ok "tar lists it, the manifest last" same "$(zstd -dc "$H/snap.tar.zst" | tar -t | tail -1)" ./.paddock-export
 ok "the manifest's header names the snapshot" bash -c "zstd -dc '$H/snap.tar.zst' | tar -xO ./.paddock-export | head -1 | grep -Eq '^paddock-export 1 snapshot $s [0-9T:-]+Z\$'"

@@ -57,10 +57,10 @@ import json, sys
 o = json.loads(sys.argv[1])
 names = {e["name"]: e for e in o["entries"]}
 assert names["boxes"]["type"] == "dir" and names["version"]["type"] == "file", o
-assert names["version"]["mode"] == "0444", o' "$(hc "")"
+assert names["version"]["mode"] == "0440", o' "$(hc "")"
 ok "mkdir boxes/web over HTTP" same "$(hc -o /dev/null -w '%{http_code}' -X PUT boxes/web/)" 201
 ok "the box is visible through the mount at once" same "$(cat "$M/boxes/web/state" 2>&1)" created
-ok "?format=text lists one line per entry" bash -c "hc 'boxes/?format=text' | grep -qx 'd 0755 0 web'"
+ok "?format=text lists one line per entry" bash -c "hc 'boxes/?format=text' | grep -qx 'd 0770 0 web'"
 ok "a bad control write: 400 with the error file's text" bash -c "
 	out=\$(hc -w ' %{http_code}' -X PUT --data-binary bogus boxes/web/state)
 	[[ \$out == *'\"errno\":\"EINVAL\"'*' 400' ]] && [[ \$out == *state* ]]"

@@ -88,12 +88,13 @@ ok "box events record the lifecycle" bash -c "
 
 # Delete a running box: no container, no mount, no cgroup, no files.
 boxdir=$(ls -d "$D"/boxes/*)
+view=$(readlink "$B/root")
 ok "rmdir of a running box succeeds" rmdir "$B"
 ok "the box is gone from the tree" test ! -e "$B"
 ok "no container is left" bash -c "! crun_list | grep -qx life"
-ok "no mount is left" bash -c "! grep -q ' $boxdir/rootfs ' /proc/self/mountinfo"
+ok "no mount is left" bash -c "! grep -q -e ' $boxdir/rootfs ' -e ' $view ' /proc/self/mountinfo"
 ok "no cgroup is left" bash -c "! ls -d /sys/fs/cgroup/*/$PD_CGROUP/life 2>/dev/null | grep -q ."
-ok "no files are left" test ! -e "$boxdir"
+ok "no files are left" bash -c "test ! -e '$boxdir' && test ! -e '$view'"
 ok "the global stream records the deletion" bash -c "snap '$M/events' | grep -q ' life deleted\$'"
 ok "the name can be reused" mkdir "$B"
 ok "and the new box starts" bash -c "echo running > '$B/state'"

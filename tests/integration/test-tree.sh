@@ -10,7 +10,7 @@ mode() { stat -c %a "$1"; }
 ok "root lists the tree" same "$(ls "$M" | tr '\n' ' ')" "README boxes events images snapshots tokens types version volumes "
 ok "version reads paddock X.Y.Z" grep -Eq '^paddock [0-9]+\.[0-9]+\.[0-9]+$' "$M/version"
 ok "README has examples" grep -q 'mkdir boxes/' "$M/README"
-ok "README is 0444" same "$(mode "$M/README")" 444
+ok "README is 0440 (the group has the owner's bits, others none)" same "$(mode "$M/README")" 440
 ok "types lists the built-in and configured types" same "$(ls "$M/types" | tr '\n' ' ')" "large medium small tiny "
 ok "types/small is flat keyed" same "$(cat "$M/types/small")" "cpus 1
 memory 2G
@@ -50,11 +50,11 @@ rmdir "$M/boxes/a.b_c-9" "$M/boxes/$(printf 'a%.0s' {1..63})"
 
 B=$M/boxes/t
 mkdir "$B"
-ok "state is 0644" same "$(mode "$B/state")" 644
-ok "type is 0644" same "$(mode "$B/type")" 644
-ok "image is 0644" same "$(mode "$B/image")" 644
+ok "state is 0660" same "$(mode "$B/state")" 660
+ok "type is 0660" same "$(mode "$B/type")" 660
+ok "image is 0660" same "$(mode "$B/image")" 660
 for f in created usage info error events; do
-	ok "$f is 0444" same "$(mode "$B/$f")" 444
+	ok "$f is 0440" same "$(mode "$B/$f")" 440
 done
 ok "error is empty before any failure" same "$(cat "$B/error")" ""
 ok "a read-only file refuses writes even to root (EACCES)" write_expect EACCES "$B/usage" x
@@ -171,7 +171,7 @@ ok "the tree answers during parked reads" bash -c "
 
 
 # tokens/: the owner's access tokens, made by logging in over HTTP.
-ok "tokens/ is owner-only (drwx------)" same "$(ls -ld "$M/tokens" | cut -c1-10)" drwx------
+ok "tokens/ is for root and the group only (drwxrwx---)" same "$(ls -ld "$M/tokens" | cut -c1-10)" drwxrwx---
 ok "mkdir in tokens/ gives EPERM" same "$(python3 -c "
 import os, errno
 try: os.mkdir('$M/tokens/x'); print('OK')

@@ -54,18 +54,20 @@ export SOCK M
 ok "volumes/ starts empty" same "$(ls -A "$V")" ""
 ok "mkdir volumes/v1 creates a volume" mkdir "$V/v1"
 ok "it lists its files" same "$(ls "$V/v1" | tr '\n' ' ')" "boxes data error export import size "
-ok "data leads to DATA/volumes/v1/data" same "$(readlink "$V/v1/data")" "$D/volumes/v1/data"
+ok "data leads to RUN/volumes/v1, a view of DATA/volumes/v1/data" bash -c "
+	[ \"\$(readlink '$V/v1/data')\" = '$PD_TMP/run/volumes/v1' ] &&
+	[ \"\$(stat -c %d:%i '$PD_TMP/run/volumes/v1')\" = \"\$(stat -c %d:%i '$D/volumes/v1/data')\" ]"
 ok "the data directory exists on the host" test -d "$D/volumes/v1/data"
 ok "size is a number" grep -Eqx '[0-9]+' "$V/v1/size"
 ok "boxes is empty" same "$(cat "$V/v1/boxes")" ""
-ok "import is write-only, export read-only" same "$(stat -c %a "$V/v1/import") $(stat -c %a "$V/v1/export")" "200 444"
+ok "import is write-only, export read-only" same "$(stat -c %a "$V/v1/import") $(stat -c %a "$V/v1/export")" "220 440"
 ok "a bad name is EINVAL" same "$(errno_of "os.mkdir('$V/Bad_Name')")" EINVAL
 ok "a taken name is EEXIST" same "$(errno_of "os.mkdir('$V/v1')")" EEXIST
 ok "the volume is recorded in the store" same "$(python3 -c "import sqlite3; print(sqlite3.connect('$D/paddock.db').execute(\"SELECT name, state FROM volumes\").fetchall())")" "[('v1', 'ready')]"
 
 # --- a box's volumes list ------------------------------------------------------------
 mkdir "$M/boxes/a"
-ok "a box's volumes file is rw and empty" same "$(stat -c %a "$M/boxes/a/volumes"):$(cat "$M/boxes/a/volumes")" "644:"
+ok "a box's volumes file is rw and empty" same "$(stat -c %a "$M/boxes/a/volumes"):$(cat "$M/boxes/a/volumes")" "660:"
 ok "a bad name in the list is EINVAL" write_expect EINVAL "$M/boxes/a/volumes" "$(printf 'v1\nBAD!\n')"
 ok "the reason names the line" grep -q 'volumes: line 2: invalid volume name "BAD!"' "$M/boxes/a/error"
 ok "a duplicate is EINVAL" write_expect EINVAL "$M/boxes/a/volumes" "$(printf 'v1\nv1\n')"
