@@ -21,9 +21,9 @@ net_cleanup() {
 	ip link del "$PD_BRIDGE" 2>/dev/null
 	echo "$forward" >/proc/sys/net/ipv4/ip_forward
 }
+pd_setup || exit 1
+pd_on_exit net_cleanup
 pd_start
-# After pd_start: its EXIT trap (pd_cleanup) runs first, then this.
-trap 'rc=$?; (pd_cleanup); net_cleanup; exit $rc' EXIT
 
 B=$M/boxes/n
 mkdir "$B"
