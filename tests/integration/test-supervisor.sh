@@ -104,7 +104,10 @@ ok "binary job exited 0" same "$(cat "$J/status")" "exited 0"
 # -- stdin ---------------------------------------------------------------------
 head -c 300000 /dev/urandom >"$PD_TMP/in.bin"
 J=$(job stdin -- /bin/cat)
-ok "stdin.fifo is a FIFO" test -p "$J/stdin.fifo"
+# The supervisor makes stdin.fifo after paddock-exec has returned (the
+# daemon makes it before it calls paddock-exec): a write before it exists
+# would make a regular file.
+ok "stdin.fifo is a FIFO" wait_for 10 test -p "$J/stdin.fifo"
 ok "writing to stdin.fifo does not block (300 kB, more than a pipe holds)" \
 	timeout 10 bash -c "cat '$PD_TMP/in.bin' >'$J/stdin.fifo'"
 wait_for 10 bash -c "[ \$(stat -c %s '$J/stdout') -ge 300000 ]"
