@@ -98,6 +98,25 @@ wait_for() {
 	done
 }
 
+# pd_parked PID...: true when each PID, or a process under it (timeout,
+# bash -c), waits in a read the daemon holds: a parked stream (FUSE's
+# request_wait_answer). For tests that must act only once readers wait.
+pd_parked() {
+	local p
+	for p in "$@"; do
+		pd_parked_one "$p" || return 1
+	done
+}
+
+pd_parked_one() {
+	local c
+	[ "$(cat "/proc/$1/wchan" 2>/dev/null)" = request_wait_answer ] && return 0
+	for c in $(cat /proc/"$1"/task/*/children 2>/dev/null); do
+		pd_parked_one "$c" && return 0
+	done
+	return 1
+}
+
 pd_config() {
 	cat >"$PD_TMP/paddock.ini" <<INI
 [paddock]
@@ -553,4 +572,4 @@ PY
 }
 
 # Helpers usable from `bash -c` in tests.
-export -f pd_crun crun_list same diag snap write_expect wait_for pd_ended
+export -f pd_crun crun_list same diag snap write_expect wait_for pd_ended pd_parked pd_parked_one
