@@ -131,7 +131,7 @@ for i in $(seq 500); do
 	cat "$X/quiet/stdout" >/dev/null &
 	pids+=($!)
 done
-sleep 2
+ok "500 readers of a running job's stdout are parked" wait_for 60 pd_parked "${pids[@]}"
 ok "with 500 parked readers, state answers at once" bash -c "
 	s=\$(date +%s%N); cat '$B/state' >/dev/null; e=\$(date +%s%N); [ \$(( (e - s) / 1000000 )) -lt 1000 ]"
 ok "and a new job still starts and finishes" bash -c "echo 'echo alive' > '$X/new' && test \"\$(timeout 10 cat '$X/last/exit')\" = 0"
@@ -154,7 +154,7 @@ rmdir "$X/bin"
 echo running >"$B/state"
 mkdir "$X/long"
 echo 'i=0; while [ $i -lt 40 ]; do echo "tick $i"; i=$((i + 1)); sleep 0.1; done; exit 7' >"$X/long/cmd"
-sleep 1
+wait_for 20 bash -c "snap '$X/long/stdout' | grep -q '^tick 5\$'" || diag "the job has not written yet"
 pd_kill9
 sleep 3
 pd_start
