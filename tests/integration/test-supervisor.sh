@@ -65,10 +65,15 @@ rfc3339() {
 export -f final sup_alive
 
 # -- Basics: streams, order, exit code ---------------------------------------
-J=$(job basic -- /bin/sh -c 'echo out1; sleep 0.2; echo err1 >&2; sleep 0.2; echo out2; exit 3')
+# The command writes each next line once the previous one is in output
+# (a line on stdin lets it go on): the order the supervisor sees is the
+# order written, whatever the load.
+J=$(job basic -- /bin/sh -c 'echo out1; read a; echo err1 >&2; read a; echo out2; exit 3')
 ok "paddock-exec returns 0 and supervisor.pid is there when it does" test -s "$J/supervisor.pid"
 ok "the supervisor runs in a session of its own" \
 	same "$(ps -o sid= -p "$(cat "$J/supervisor.pid")" | tr -d ' ')" "$(cat "$J/supervisor.pid")"
+wait_for 10 grep -qx out1 "$J/output" && echo >"$J/stdin.fifo"
+wait_for 10 grep -qx err1 "$J/output" && echo >"$J/stdin.fifo"
 ok "the job ends" wait_end "$J"
 ok "stdout holds stdout" same "$(cat "$J/stdout")" "$(printf 'out1\nout2')"
 ok "stderr holds stderr" same "$(cat "$J/stderr")" "err1"
