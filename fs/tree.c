@@ -1463,10 +1463,14 @@ int tree_read(struct tree *t, struct tree_file *f, uint64_t off, char *buf, size
 		ssize_t n = pread(f->stream_fd, buf, size, (off_t)off);
 		if (n < 0)
 			return -errno;
-		if (n == 0 && size > 0 && stream_live(t, f->wait_key)) {
-			if (f->flags & O_NONBLOCK)
-				return -EAGAIN;
-			return TREE_WAIT;
+		if (n == 0 && size > 0) {
+			if (stream_live(t, f->wait_key))
+				return f->flags & O_NONBLOCK ? -EAGAIN : TREE_WAIT;
+			/* Ended: all it wrote is there now, but it may have
+			 * written and ended between the read and the check. */
+			n = pread(f->stream_fd, buf, size, (off_t)off);
+			if (n < 0)
+				return -errno;
 		}
 		*ret_n = (size_t)n;
 		return 0;
