@@ -12,8 +12,9 @@
 # pd_done, the cleanup) must end in status 0, a kill -9 (pd_kill9) or an
 # injected fault (PADDOCK_FAULT) in SIGKILL and nothing else. The sanitized
 # binaries (the daemon, the paddock-exec supervisors it spawns, the CLI)
-# write their ASan/LSan/UBSan reports into a directory of the test's
-# (PD_SAN); any report fails the test and is shown as TAP diagnostics.
+# write their ASan/LSan reports into a directory of the test's (PD_SAN),
+# the daemon its UBSan reports into its log; any report fails the test and
+# is shown as TAP diagnostics.
 
 set -u
 
