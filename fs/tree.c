@@ -238,6 +238,9 @@ struct tree {
 	uint64_t next_temp_id;
 	char *image_slots[IMAGE_SLOTS_MAX];
 	size_t n_image_slots;
+	/* Open files: the kernel sends no release for those still open when
+	 * the session ends, and tree_free() frees them. Under lock. */
+	struct tree_file *files;
 };
 
 struct tree_file {
@@ -252,9 +255,10 @@ struct tree_file {
 	 * write(2)s of one open: they accumulate here. */
 	char *wbuf;
 	size_t wlen;
-	bool pending;		      /* cmd/new: applied at flush (close) */
-	struct export_stream *export; /* volumes/NAME/export, snapshots/ID/export */
-	struct volume_import *import; /* volumes/NAME/import: applied at flush */
+	bool pending;		       /* cmd/new: applied at flush (close) */
+	struct export_stream *export;  /* volumes/NAME/export, snapshots/ID/export */
+	struct volume_import *import;  /* volumes/NAME/import: applied at flush */
+	struct tree_file *prev, *next; /* tree->files */
 };
 
 /* --- helpers ---------------------------------------------------------------- */
@@ -1408,6 +1412,12 @@ int tree_open(struct tree *t, uint64_t ino, int flags, struct tree_file **ret)
 		f->content = b.data;
 		f->len = b.len;
 	}
+	pthread_mutex_lock(&t->lock);
+	f->next = t->files;
+	if (f->next)
+		f->next->prev = f;
+	t->files = f;
+	pthread_mutex_unlock(&t->lock);
 	if ((flags & O_TRUNC) && acc != O_RDONLY) {
 		r = tree_truncate(t, ino, 0);
 		if (r < 0) {
@@ -1419,12 +1429,17 @@ int tree_open(struct tree *t, uint64_t ino, int flags, struct tree_file **ret)
 	return 0;
 }
 
-void tree_release(struct tree *t, struct tree_file *f)
+/* Unlinks f from t->files and frees it; nothing pending is applied. */
+static void file_free(struct tree *t, struct tree_file *f)
 {
-	if (!f)
-		return;
-	if (f->pending)
-		(void)tree_flush(t, f);
+	pthread_mutex_lock(&t->lock);
+	if (f->prev)
+		f->prev->next = f->next;
+	else
+		t->files = f->next;
+	if (f->next)
+		f->next->prev = f->prev;
+	pthread_mutex_unlock(&t->lock);
 	export_stream_close(f->export);
 	volume_import_abort(f->import);
 	if (f->stream_fd >= 0)
@@ -1432,6 +1447,15 @@ void tree_release(struct tree *t, struct tree_file *f)
 	free(f->content);
 	free(f->wbuf);
 	free(f);
+}
+
+void tree_release(struct tree *t, struct tree_file *f)
+{
+	if (!f)
+		return;
+	if (f->pending)
+		(void)tree_flush(t, f);
+	file_free(t, f);
 }
 
 bool tree_file_is_stream(const struct tree_file *f)
@@ -1457,10 +1481,14 @@ int tree_read(struct tree *t, struct tree_file *f, uint64_t off, char *buf, size
 		ssize_t n = pread(f->stream_fd, buf, size, (off_t)off);
 		if (n < 0)
 			return -errno;
-		if (n == 0 && size > 0 && stream_live(t, f->wait_key)) {
-			if (f->flags & O_NONBLOCK)
-				return -EAGAIN;
-			return TREE_WAIT;
+		if (n == 0 && size > 0) {
+			if (stream_live(t, f->wait_key))
+				return f->flags & O_NONBLOCK ? -EAGAIN : TREE_WAIT;
+			/* Ended: all it wrote is there now, but it may have
+			 * written and ended between the read and the check. */
+			n = pread(f->stream_fd, buf, size, (off_t)off);
+			if (n < 0)
+				return -errno;
 		}
 		*ret_n = (size_t)n;
 		return 0;
@@ -2120,6 +2148,8 @@ struct tree *tree_free(struct tree *t)
 {
 	if (!t)
 		return NULL;
+	while (t->files)
+		file_free(t, t->files);
 	while (t->temps)
 		drop_temp(t, t->temps);
 	for (size_t i = 0; i < t->n_image_slots; i++)

@@ -67,16 +67,16 @@ START_TEST(test_allowlist_entries)
 	struct policy p;
 	pd_error err;
 
-	ck_assert_int_eq(parse("allowlist\napi.Anthropic.com\n*.github.com\n10.20.0.0/16\n"
+	ck_assert_int_eq(parse("allowlist\napi.Example.ORG\n*.example.net\n10.20.0.0/16\n"
 			       "192.168.1.7\n",
 			       &p, &err),
 			 0);
 	ck_assert_int_eq(p.mode, POLICY_ALLOWLIST);
 	ck_assert_uint_eq(p.n_entries, 4);
 	ck_assert_int_eq(p.entries[0].kind, POLICY_DOMAIN);
-	ck_assert_str_eq(p.entries[0].domain, "api.anthropic.com");
+	ck_assert_str_eq(p.entries[0].domain, "api.example.org");
 	ck_assert_int_eq(p.entries[1].kind, POLICY_WILDCARD);
-	ck_assert_str_eq(p.entries[1].domain, "github.com");
+	ck_assert_str_eq(p.entries[1].domain, "example.net");
 	ck_assert_int_eq(p.entries[2].kind, POLICY_CIDR);
 	ck_assert_uint_eq(p.entries[2].addr, 0x0a140000);
 	ck_assert_uint_eq(p.entries[2].prefix, 16);
@@ -90,11 +90,11 @@ START_TEST(test_canonical)
 {
 	expect_canonical("allow-all", "allow-all\n");
 	expect_canonical("# comment\n\ndeny-all\n# more\n", "deny-all\n");
-	expect_canonical("allowlist\n  Registry.NPMJS.org  \n\n*.x.io\n0.0.0.0/0\n1.2.3.4\n",
-			 "allowlist\nregistry.npmjs.org\n*.x.io\n0.0.0.0/0\n1.2.3.4/32\n");
+	expect_canonical("allowlist\n  Pkgs.Example.ORG  \n\n*.x.example.net\n0.0.0.0/0\n1.2.3.4\n",
+			 "allowlist\npkgs.example.org\n*.x.example.net\n0.0.0.0/0\n1.2.3.4/32\n");
 	/* The canonical text parses to itself. */
-	expect_canonical("allowlist\nregistry.npmjs.org\n*.x.io\n0.0.0.0/0\n1.2.3.4/32\n",
-			 "allowlist\nregistry.npmjs.org\n*.x.io\n0.0.0.0/0\n1.2.3.4/32\n");
+	expect_canonical("allowlist\npkgs.example.org\n*.x.example.net\n0.0.0.0/0\n1.2.3.4/32\n",
+			 "allowlist\npkgs.example.org\n*.x.example.net\n0.0.0.0/0\n1.2.3.4/32\n");
 }
 END_TEST
 
@@ -103,19 +103,19 @@ START_TEST(test_names)
 	struct policy p;
 	pd_error err;
 
-	ck_assert_int_eq(parse("allowlist\napi.example.com\n*.github.com\n", &p, &err), 0);
+	ck_assert_int_eq(parse("allowlist\napi.example.com\n*.example.net\n", &p, &err), 0);
 	ck_assert(policy_allows_name(&p, "api.example.com"));
 	ck_assert(!policy_allows_name(&p, "example.com"));
 	ck_assert(!policy_allows_name(&p, "x.api.example.com"));
-	ck_assert(policy_allows_name(&p, "raw.github.com"));
-	ck_assert(policy_allows_name(&p, "a.b.github.com"));
-	/* A label holding an escaped dot is not a name under github.com. */
-	ck_assert(!policy_allows_name(&p, "evil\\.raw.github.com"));
-	ck_assert(!policy_allows_name(&p, "evil\\046raw.github.com"));
-	ck_assert(!policy_allows_name(&p, "a b.github.com"));
+	ck_assert(policy_allows_name(&p, "raw.example.net"));
+	ck_assert(policy_allows_name(&p, "a.b.example.net"));
+	/* A label holding an escaped dot is not a name under example.net. */
+	ck_assert(!policy_allows_name(&p, "evil\\.raw.example.net"));
+	ck_assert(!policy_allows_name(&p, "evil\\046raw.example.net"));
+	ck_assert(!policy_allows_name(&p, "a b.example.net"));
 	/* "*." means subdomains only, and on a label boundary. */
-	ck_assert(!policy_allows_name(&p, "github.com"));
-	ck_assert(!policy_allows_name(&p, "evilgithub.com"));
+	ck_assert(!policy_allows_name(&p, "example.net"));
+	ck_assert(!policy_allows_name(&p, "evilexample.net"));
 	policy_release(&p);
 
 	ck_assert_int_eq(parse("deny-all", &p, &err), 0);

@@ -6,6 +6,7 @@
 #include <dirent.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
 #include <string.h>
@@ -1050,6 +1051,38 @@ START_TEST(test_create_write_error)
 }
 END_TEST
 
+/* A write that fails mid-stream (more than libarchive's 10 KiB block) fails
+ * the archive: its buffers are freed all the same (LSan). In a thread of
+ * its own, as the daemon's exports are, so that no stale pointer on this
+ * stack hides a leak. */
+static void *create_to_closed_pipe(void *arg)
+{
+	int p[2], *ret = arg;
+	pd_error err = {0};
+
+	ck_assert_int_eq(pipe2(p, O_CLOEXEC), 0);
+	close(p[0]);
+	*ret = tarsafe_create(rootfd, "big", p[1], &err);
+	close(p[1]);
+	return NULL;
+}
+
+START_TEST(test_create_write_error_mid_stream)
+{
+	_cleanup_free_ char *big = malloc(1 << 20);
+	pthread_t th;
+	int r = 0;
+
+	ck_assert_ptr_nonnull(big);
+	memset(big, 'x', (1 << 20) - 1);
+	big[(1 << 20) - 1] = '\0';
+	make_file(root_path("big"), big, 0644);
+	ck_assert_int_eq(pthread_create(&th, NULL, create_to_closed_pipe, &r), 0);
+	ck_assert_int_eq(pthread_join(th, NULL), 0);
+	ck_assert_int_eq(r, -EPIPE);
+}
+END_TEST
+
 /* ---- plain file operations ---- */
 
 START_TEST(test_open_resolves_inside)
@@ -1269,6 +1302,7 @@ static Suite *tarsafe_suite(void)
 	tcase_add_test(tc, test_create_single_file_and_planted_links);
 	tcase_add_test(tc, test_create_then_extract_round_trip);
 	tcase_add_test(tc, test_create_write_error);
+	tcase_add_test(tc, test_create_write_error_mid_stream);
 	suite_add_tcase(s, tc);
 
 	tc = tcase_create("files");

@@ -729,14 +729,15 @@ int tarsafe_create(int rootfd, const char *path, int out_fd, pd_error *err)
 	return tarsafe_create_ex(rootfd, path, out_fd, /* hooks= */ NULL, err);
 }
 
-int tarsafe_create_ex(int rootfd, const char *path, int out_fd, const struct tar_create_hooks *hooks,
-		      pd_error *err)
+int tarsafe_create_ex(int rootfd, const char *path, int out_fd,
+		      const struct tar_create_hooks *hooks, pd_error *err)
 {
 	char norm[PATH_MAX], pbuf[128];
 	_cleanup_free_ char *name = NULL, *buf = NULL;
-	_cleanup_close_ int dfd = -1, pathfd = -1, fd = -1;
+	_cleanup_close_ int dfd = -1, pathfd = -1, fd = -1, wfd = -1;
 	struct creator c = {.err = err, .hooks = hooks};
 	struct stat st;
+	bool closed = false;
 	int r = tarsafe_normalize(path, norm, sizeof(norm));
 
 	tarsafe_printable(path, pbuf, sizeof(pbuf));
@@ -765,6 +766,15 @@ int tarsafe_create_ex(int rootfd, const char *path, int out_fd, const struct tar
 		return pd_error_set(err, -errno, "%s: %s", pbuf, strerror(errno));
 	}
 
+	/* The archive writes to a copy of out_fd: after an error the copy is
+	 * pointed at /dev/null and the archive closed, so that no
+	 * end-of-archive marker reaches the stream and libarchive frees its
+	 * output buffer (it does so only on close, which archive_write_free()
+	 * skips for a failed archive). */
+	wfd = fcntl(out_fd, F_DUPFD_CLOEXEC, 3);
+	if (wfd < 0)
+		return pd_error_set(err, -errno, "cannot start the tar stream: %s",
+				    strerror(errno));
 	buf = malloc(PATH_MAX);
 	c.buf = malloc(COPY_BUF);
 	c.a = archive_write_new();
@@ -776,7 +786,7 @@ int tarsafe_create_ex(int rootfd, const char *path, int out_fd, const struct tar
 	archive_entry_linkresolver_set_strategy(c.links, ARCHIVE_FORMAT_TAR_PAX_RESTRICTED);
 	if (archive_write_set_format_pax_restricted(c.a) != ARCHIVE_OK ||
 	    archive_write_add_filter_none(c.a) != ARCHIVE_OK ||
-	    archive_write_open_fd(c.a, out_fd) != ARCHIVE_OK) {
+	    archive_write_open_fd(c.a, wfd) != ARCHIVE_OK) {
 		r = pd_error_set(err, archive_code(c.a), "cannot start the tar stream: %s",
 				 archive_error_string(c.a));
 		goto out;
@@ -789,12 +799,21 @@ int tarsafe_create_ex(int rootfd, const char *path, int out_fd, const struct tar
 	}
 	if (r == 0)
 		r = add_trailer(&c);
-	if (r == 0 && archive_write_close(c.a) != ARCHIVE_OK)
-		r = pd_error_set(err, archive_code(c.a), "cannot finish the tar stream: %s",
-				 archive_error_string(c.a));
+	if (r == 0) {
+		closed = true;
+		if (archive_write_close(c.a) != ARCHIVE_OK)
+			r = pd_error_set(err, archive_code(c.a), "cannot finish the tar stream: %s",
+					 archive_error_string(c.a));
+	}
 out:
-	if (r < 0 && c.a)
-		archive_write_fail(c.a); /* no end-of-archive marker after an error */
+	if (r < 0 && c.a && !closed) {
+		_cleanup_close_ int null = open("/dev/null", O_WRONLY | O_CLOEXEC);
+
+		if (null >= 0 && dup3(null, wfd, O_CLOEXEC) >= 0)
+			archive_write_close(c.a);
+		else
+			archive_write_fail(c.a); /* a leak rather than a marker */
+	}
 	if (c.links)
 		archive_entry_linkresolver_free(c.links);
 	if (c.a)

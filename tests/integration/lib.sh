@@ -7,6 +7,14 @@
 #   pd_start                 # starts paddockd; sets M (mount), D (data)
 #   ok "name" command...     # one TAP test
 #   pd_done                  # prints the plan, exits with the result
+#
+# Every paddockd a test starts is judged when it ends: a stop (pd_stop,
+# pd_done, the cleanup) must end in status 0, a kill -9 (pd_kill9) or an
+# injected fault (PADDOCK_FAULT) in SIGKILL and nothing else. The sanitized
+# binaries (the daemon, the paddock-exec supervisors it spawns, the CLI)
+# write their ASan/LSan reports into a directory of the test's (PD_SAN),
+# the daemon its UBSan reports into its log; any report fails the test and
+# is shown as TAP diagnostics.
 
 set -u
 
@@ -19,6 +27,12 @@ pd_n=0
 pd_failed=0
 PD_PID=
 PD_TMP=
+PD_SAN=
+pd_log_seen=0
+# Daemons started and not yet judged, and how many ended badly.
+pd_daemons=
+pd_bad=0
+pd_exit_hooks=()
 
 skip_all() {
 	echo "1..0 # SKIP $*"
@@ -85,6 +99,25 @@ wait_for() {
 	done
 }
 
+# pd_parked PID...: true when each PID, or a process under it (timeout,
+# bash -c), waits in a read the daemon holds: a parked stream (FUSE's
+# request_wait_answer). For tests that must act only once readers wait.
+pd_parked() {
+	local p
+	for p in "$@"; do
+		pd_parked_one "$p" || return 1
+	done
+}
+
+pd_parked_one() {
+	local c
+	[ "$(cat "/proc/$1/wchan" 2>/dev/null)" = request_wait_answer ] && return 0
+	for c in $(cat /proc/"$1"/task/*/children 2>/dev/null); do
+		pd_parked_one "$c" && return 0
+	done
+	return 1
+}
+
 # The daemon's config. Knobs (environment): PD_IMAGE, PD_STOP_GRACE,
 # PD_LOG_MAX, PD_MERGE_DEPTH, PD_LISTEN, PD_NETWORK, PD_BRIDGE, PD_SUBNET,
 # PD_NFT_TABLE, PD_DNS_UPSTREAM, PD_GROUP (the group that may use the tree,
@@ -125,6 +158,7 @@ pd_setup() {
 	PD_CGROUP=paddock-test-$$
 	trap pd_cleanup EXIT
 	trap 'exit 1' INT TERM
+	pd_san_setup || return 1
 	pd_config
 	mkdir -p "$D/images"
 	if [ -n "${PD_IMAGES:-}" ] && [ -d "$PD_IMAGES/${PD_IMAGE:-tiny}" ]; then
@@ -298,6 +332,7 @@ pd_start() {
 	"$PADDOCKD" --config "$PD_TMP/paddock.ini" --foreground ${PD_DEBUG:+--debug} \
 		>>"$PD_TMP/paddockd.log" 2>&1 &
 	PD_PID=$!
+	pd_daemons="$pd_daemons $PD_PID"
 	if ! wait_for 10 test -f "$M/version"; then
 		diag "paddockd did not come up:"
 		sed 's/^/# /' "$PD_TMP/paddockd.log"
@@ -305,23 +340,161 @@ pd_start() {
 	fi
 }
 
-# Stops the daemon the way a service manager would.
+# Stops the daemon the way a service manager would. It must exit 0 within
+# a minute: anything else (a sanitizer's abort, LSan's status, a hang) is
+# said, counted against the test, and returned.
 pd_stop() {
 	[ -n "$PD_PID" ] || return 0
-	kill -TERM "$PD_PID" 2>/dev/null
-	wait "$PD_PID" 2>/dev/null
-	local rc=$?
+	local pid=$PD_PID rc
 	PD_PID=
+	kill -TERM "$pid" 2>/dev/null
+	pd_reap "$pid" 60
+	rc=$?
+	pd_judge "$pid" $rc "0" "on SIGTERM"
 	return $rc
 }
 
-# Kills the daemon with SIGKILL: the mount is left stale, boxes run on.
+# Kills the daemon with SIGKILL: the mount is left stale, boxes run on. The
+# daemon must have been alive until then (status 137).
 pd_kill9() {
 	[ -n "$PD_PID" ] || return 0
-	kill -KILL "$PD_PID" 2>/dev/null
-	wait "$PD_PID" 2>/dev/null
+	local pid=$PD_PID rc
 	PD_PID=
+	kill -KILL "$pid" 2>/dev/null
+	pd_reap "$pid" 60
+	rc=$?
+	pd_judge "$pid" $rc "137" "when killed with SIGKILL"
 	return 0
+}
+
+# pd_reap PID SECONDS: waits for the daemon PID to end and returns its exit
+# status (128+N for signal N). Past SECONDS it is killed and reaped, and
+# 255 returned. A PID this shell cannot wait for (a subshell's caller's
+# child, or one a test reaped itself) gives 127.
+pd_reap() {
+	local pid=$1 limit=$2 rc
+	if ! wait_for "$limit" pd_ended "$pid"; then
+		diag "paddockd (PID $pid) did not end within $limit s: killed"
+		kill -KILL "$pid" 2>/dev/null
+		wait "$pid" 2>/dev/null
+		return 255
+	fi
+	wait "$pid" 2>/dev/null
+	rc=$?
+	return $rc
+}
+
+# True once PID has exited (gone, or a zombie waiting to be reaped).
+pd_ended() {
+	local stat
+	stat=$(cat "/proc/$1/stat" 2>/dev/null) || return 0
+	stat=${stat##*) }
+	[ "${stat%% *}" = Z ]
+}
+
+# pd_judge PID STATUS WANT HOW: counts a daemon that ended with STATUS other
+# than WANT (a space-separated list; 127, status unknown, always passes:
+# the reports still tell) and shows its status and the log's end.
+pd_judge() {
+	local pid=$1 rc=$2 want=$3 how=$4 w
+	pd_daemons=$(echo "$pd_daemons" | tr ' ' '\n' | grep -vx "$pid" | tr '\n' ' ')
+	for w in $want 127; do
+		[ "$rc" = "$w" ] && return 0
+	done
+	pd_bad=$((pd_bad + 1))
+	if [ "$rc" -gt 128 ] && [ "$rc" -lt 255 ]; then
+		diag "paddockd (PID $pid) was killed by signal $((rc - 128)) $how (wanted status $want)"
+	else
+		diag "paddockd (PID $pid) exited with status $rc $how (wanted status $want)"
+	fi
+	pd_san_reports || return 1
+	diag "the end of paddockd's log:"
+	tail -n 10 "$PD_TMP/paddockd.log" 2>/dev/null | sed 's/^/# /'
+	return 1
+}
+
+# Judges the daemons a test dropped without pd_stop or pd_kill9 (it set
+# PD_PID= after an injected fault killed one): SIGKILL is what a fault
+# does; anything else is counted.
+pd_judge_dropped() {
+	local pid rc
+	for pid in $pd_daemons; do
+		[ "$pid" = "$PD_PID" ] && continue
+		pd_reap "$pid" 60
+		rc=$?
+		pd_judge "$pid" $rc "137" "(its PID dropped by the test: an injected fault)"
+	done
+}
+
+# The sanitizers' reports: one file per process that has one (PD_SAN/asan.PID),
+# sticky and writable by all, outside PD_TMP (which is root's only): a CLI
+# run as another user reports there too. GCC links ASan and UBSan as two
+# runtimes, and UBSan's reports go to stderr whatever log_path says: the
+# daemon's stderr is its log, scanned too (pd_san_reports); a supervisor's
+# is /dev/null, where only its exit (a job that never ends) tells.
+pd_san_setup() {
+	PD_SAN=$(mktemp -d /tmp/paddock-san.XXXXXX) || return 1
+	chmod 1733 "$PD_SAN"
+	export ASAN_OPTIONS="${ASAN_OPTIONS:+$ASAN_OPTIONS:}log_path=$PD_SAN/asan"
+	export PD_SAN
+	pd_log_seen=0
+}
+
+# Shows every report not shown yet as diagnostics (the report files, which
+# it removes, and the lines of the daemon's log from the first sanitizer
+# line on); non-zero when there was one.
+pd_san_reports() {
+	local f found=0 n
+	[ -n "$PD_SAN" ] || return 0
+	for f in "$PD_SAN"/*; do
+		[ -f "$f" ] || continue
+		found=1
+		diag "sanitizer report ${f##*/}:"
+		sed 's/^/# /' "$f"
+		rm -f "$f"
+	done
+	f=$PD_TMP/paddockd.log
+	if [ -f "$f" ]; then
+		n=$(wc -l <"$f")
+		if tail -n +$((pd_log_seen + 1)) "$f" | head -n $((n - pd_log_seen)) |
+			grep -Eq 'runtime error:|ERROR: [A-Za-z]+Sanitizer'; then
+			found=1
+			diag "sanitizer report in paddockd's log:"
+			tail -n +$((pd_log_seen + 1)) "$f" | head -n $((n - pd_log_seen)) |
+				sed -n -E '/runtime error:|ERROR: [A-Za-z]+Sanitizer/,$p' | head -n 60 | sed 's/^/# /'
+		fi
+		pd_log_seen=$n
+	fi
+	[ $found -eq 0 ]
+}
+
+# Waits (up to 20 s) for the paddock-exec supervisors of this test's jobs
+# to end, so that what they report at exit is seen.
+pd_wait_supervisors() {
+	local f pid
+	for f in $(find "$PD_TMP" -xdev -name supervisor.pid 2>/dev/null); do
+		pid=$(cat "$f" 2>/dev/null)
+		[ -n "$pid" ] || continue
+		grep -qa paddock-exec "/proc/$pid/cmdline" 2>/dev/null || continue
+		wait_for 20 pd_ended "$pid" || diag "supervisor $pid did not end"
+	done
+}
+
+# True when every daemon so far ended as it should and no sanitizer
+# reported anything.
+pd_clean() {
+	local r=0
+	pd_san_reports || r=1
+	[ "$pd_bad" -eq 0 ] || r=1
+	pd_bad=0
+	return $r
+}
+
+# pd_on_exit FUNCTION: runs FUNCTION during the cleanup, after the daemon is
+# stopped, its containers killed and its mounts gone (for what a test set
+# up around the daemon: tables, links, sysctls).
+pd_on_exit() {
+	pd_exit_hooks+=("$1")
 }
 
 # crun against our daemon's containers. On hybrid cgroup hosts crun needs
@@ -337,13 +510,11 @@ crun_list() {
 }
 
 pd_cleanup() {
-	local rc=$?
+	local rc=$? h
 	set +e
 	[ -n "$PD_TMP" ] || exit $rc
-	if [ -n "$PD_PID" ]; then
-		kill -TERM "$PD_PID" 2>/dev/null
-		wait "$PD_PID" 2>/dev/null
-	fi
+	pd_stop
+	pd_judge_dropped
 	# Containers the daemon left running: only ours, by our crun root.
 	for c in $(crun_list); do
 		pd_crun kill --all "$c" KILL 2>/dev/null
@@ -362,15 +533,29 @@ pd_cleanup() {
 		[ -d "$d" ] || continue
 		find "$d" -depth -type d -exec rmdir {} + 2>/dev/null
 	done
+	for h in "${pd_exit_hooks[@]}"; do
+		"$h"
+	done
+	# What pd_done has not judged yet: a test that ended early, supervisors
+	# that ended with their boxes.
+	pd_wait_supervisors
+	pd_clean || { [ $rc -ne 0 ] || rc=1; }
 	if [ "$pd_failed" -ne 0 ] || [ $rc -ne 0 ]; then
 		diag "paddockd log:"
 		tail -n 40 "$PD_TMP/paddockd.log" 2>/dev/null | sed 's/^/# /'
 	fi
 	rm -rf --one-file-system "$PD_TMP"
+	[ -z "$PD_SAN" ] || rm -rf "$PD_SAN"
 	exit $rc
 }
 
+# Stops the daemon (it must exit 0), then prints the plan and exits with the
+# result. The last test: every daemon ended as it should, no sanitizer
+# report from any process.
 pd_done() {
+	pd_stop
+	pd_judge_dropped
+	ok "paddockd ended cleanly each time; no sanitizer report" pd_clean
 	echo "1..$pd_n"
 	[ "$pd_failed" -eq 0 ]
 	exit $?
@@ -395,4 +580,4 @@ PY
 }
 
 # Helpers usable from `bash -c` in tests.
-export -f pd_crun crun_list same diag snap write_expect wait_for
+export -f pd_crun crun_list same diag snap write_expect wait_for pd_ended pd_parked pd_parked_one

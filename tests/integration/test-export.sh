@@ -88,7 +88,14 @@ for bad in dotdot.tar:'path leaves the target directory' absolute.tar:'absolute 
 	mkdir "$V/h$n"
 	start=$(date +%s)
 	ok "import of $file is refused" bash -c "! cat '$H/$file' > '$V/h$n/import' 2>/dev/null"
-	ok "quickly ($file)" test $(($(date +%s) - start)) -lt 30
+	if [ "$file" = million.tar.zst ]; then
+		# Read up to the limit, not to the end: the error names the entry
+		# past it (time says little: 100001 entries under load and ASan
+		# can take longer than the small archives' 30 s).
+		ok "at the limit ($file)" grep -q "entry 100001 " "$V/h$n/error"
+	else
+		ok "quickly ($file)" test $(($(date +%s) - start)) -lt 30
+	fi
 	ok "with a clear reason ($file: $why)" grep -qi "import rejected, the volume is unchanged: .*$why" "$V/h$n/error"
 	ok "nothing left behind ($file)" same "$(ls -A "$V/h$n/data/")" ""
 	diag "$(cat "$V/h$n/error")"

@@ -73,7 +73,10 @@ ok "another box unreachable" bash -c "! pd_crun exec a ping -c1 -W1 $ipb >/dev/n
 # A long download (rate-limited by the reader) stays up across deny-all.
 pd_crun exec a sh -c "printf 'GET /big HTTP/1.0\r\n\r\n' | nc 198.51.100.10 80 | (sleep 2; wc -c) > /tmp/dl" &
 dl=$!
-sleep 1
+# Connected to port 80 (0050) before the policy changes: ESTABLISHED (01),
+# or FIN_WAIT1/2 (04, 05) once nc has sent its request and shut its side.
+wait_for 20 bash -c "pd_crun exec a cat /proc/net/tcp | awk '\$3 ~ /:0050\$/ && \$4 ~ /^0[145]\$/' | grep -q ." ||
+	diag "the download did not connect"
 ok "deny-all is accepted" bash -c "echo deny-all > '$A/policy'"
 ok "policy reads deny-all" same "$(cat "$A/policy")" deny-all
 ok "deny-all: a new connection is refused" bash -c "! fetch a http://198.51.100.10/"

@@ -32,7 +32,8 @@ ok "a created box stays created" same "$(cat "$M/boxes/idle/state")" created
 pd_kill9
 ok "after kill -9 the mount is stale (ENOTCONN)" bash -c "! stat '$M/version' 2>&1 | grep -q . || stat '$M/version' 2>&1 | grep -q 'not connected'"
 pd_crun kill --all dies KILL
-sleep 0.3
+wait_for 10 bash -c "pd_crun state dies | grep -q '\"status\": *\"stopped\"'" ||
+	diag "box dies: its container has not stopped"
 pd_start
 ok "restart after kill -9 clears the stale mount" test -r "$M/version"
 ok "the running box is adopted again" same "$(cat "$M/boxes/keep/state")" running

@@ -65,10 +65,15 @@ rfc3339() {
 export -f final sup_alive
 
 # -- Basics: streams, order, exit code ---------------------------------------
-J=$(job basic -- /bin/sh -c 'echo out1; sleep 0.2; echo err1 >&2; sleep 0.2; echo out2; exit 3')
+# The command writes each next line once the previous one is in output
+# (a line on stdin lets it go on): the order the supervisor sees is the
+# order written, whatever the load.
+J=$(job basic -- /bin/sh -c 'echo out1; read a; echo err1 >&2; read a; echo out2; exit 3')
 ok "paddock-exec returns 0 and supervisor.pid is there when it does" test -s "$J/supervisor.pid"
 ok "the supervisor runs in a session of its own" \
 	same "$(ps -o sid= -p "$(cat "$J/supervisor.pid")" | tr -d ' ')" "$(cat "$J/supervisor.pid")"
+wait_for 10 grep -qx out1 "$J/output" && echo >"$J/stdin.fifo"
+wait_for 10 grep -qx err1 "$J/output" && echo >"$J/stdin.fifo"
 ok "the job ends" wait_end "$J"
 ok "stdout holds stdout" same "$(cat "$J/stdout")" "$(printf 'out1\nout2')"
 ok "stderr holds stderr" same "$(cat "$J/stderr")" "err1"
@@ -104,7 +109,10 @@ ok "binary job exited 0" same "$(cat "$J/status")" "exited 0"
 # -- stdin ---------------------------------------------------------------------
 head -c 300000 /dev/urandom >"$PD_TMP/in.bin"
 J=$(job stdin -- /bin/cat)
-ok "stdin.fifo is a FIFO" test -p "$J/stdin.fifo"
+# The supervisor makes stdin.fifo after paddock-exec has returned (the
+# daemon makes it before it calls paddock-exec): a write before it exists
+# would make a regular file.
+ok "stdin.fifo is a FIFO" wait_for 10 test -p "$J/stdin.fifo"
 ok "writing to stdin.fifo does not block (300 kB, more than a pipe holds)" \
 	timeout 10 bash -c "cat '$PD_TMP/in.bin' >'$J/stdin.fifo'"
 wait_for 10 bash -c "[ \$(stat -c %s '$J/stdout') -ge 300000 ]"
@@ -177,8 +185,11 @@ ok "the command's handler ran" grep -q "got TERM" "$J/stdout"
 ok "and its exit is recorded" same "$(cat "$J/status")" "exited 7"
 
 # -- Leftovers and lifetimes ----------------------------------------------------
-start=$(date +%s)
+# Timed from the command's output on, not from its start (crun exec is
+# slow under load): the drain bound is 2 s.
 J=$(job background -- /bin/sh -c 'sleep 60 & echo bg')
+wait_for 20 grep -q bg "$J/stdout"
+start=$(date +%s)
 ok "a background process holding the pipes does not keep the job running" wait_end "$J" 10
 ok "it ends within the drain bound" test $(($(date +%s) - start)) -le 5
 ok "its output before exit is there" same "$(cat "$J/stdout"):$(cat "$J/status")" "bg:exited 0"

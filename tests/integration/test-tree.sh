@@ -125,11 +125,12 @@ ok "events: a waiting reader is woken by a new event" bash -c "
 	timeout 10 python3 -c \"
 import os
 fd = os.open('$B/events', os.O_RDONLY)
+os.lseek(fd, 0, os.SEEK_END)
 seen = b''
 while b'type large' not in seen:
     seen += os.read(fd, 4096)
 \" & r=\$!
-	sleep 0.5; echo large > '$B/type'; wait \$r"
+	wait_for 10 pd_parked \$r; echo large > '$B/type'; wait \$r"
 ok "events: the global stream follows too" bash -c "
 	timeout 10 python3 -c \"
 import os
@@ -139,10 +140,10 @@ seen = b''
 while b' t type small' not in seen:
     seen += os.read(fd, 4096)
 \" & r=\$!
-	sleep 0.5; echo small > '$B/type'; wait \$r"
+	wait_for 10 pd_parked \$r; echo small > '$B/type'; wait \$r"
 ok "events: a reader of a deleted box gets EOF" bash -c "
 	timeout 10 cat '$B/events' >/dev/null & r=\$!
-	sleep 0.5; rmdir '$B'; wait \$r"
+	wait_for 10 pd_parked \$r; rmdir '$B'; wait \$r"
 mkdir "$M/boxes/intr"
 ok "events: a parked reader can be interrupted by a signal" timeout 10 python3 -c "
 import os, signal, time
@@ -159,12 +160,12 @@ except Alarm: pass
 assert time.time() - t < 5"
 ok "events: a parked reader can be killed" timeout 10 bash -c "
 	cat '$M/boxes/intr/events' >/dev/null & r=\$!
-	sleep 0.3; kill -TERM \$r; wait \$r; [ \$? -eq 143 ]"
+	wait_for 5 pd_parked \$r; kill -TERM \$r; wait \$r; [ \$? -eq 143 ]"
 rmdir "$M/boxes/intr"
 ok "the tree answers during parked reads" bash -c "
 	mkdir '$M/boxes/p'
 	for i in \$(seq 50); do cat '$M/boxes/p/events' >/dev/null & done
-	sleep 0.5
+	wait_for 20 pd_parked \$(jobs -p)
 	s=\$(date +%s%N); cat '$M/boxes/p/state' >/dev/null; e=\$(date +%s%N)
 	rmdir '$M/boxes/p'; wait
 	[ \$(( (e - s) / 1000000 )) -lt 1000 ]"

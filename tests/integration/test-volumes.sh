@@ -92,7 +92,8 @@ mkdir "$V/v2"
 ok "a change on a running box waits for its next start" bash -c "printf 'v1\nv2\n' > '$M/boxes/a/volumes' && grep -q '\"volumes_pending\":true' '$M/boxes/a/info'"
 ok "the event says so" grep -q 'volumes v1,v2 (applies at the next start)' "$M/boxes/a/events"
 ok "not mounted yet" job a 'test ! -d /mnt/v2'
-ok "size counts the data (>= 200 KiB)" bash -c "sleep 5.1; test \$(cat '$V/v1/size') -ge 204800"
+ok "size counts the data (>= 200 KiB) once its cache expires" \
+	wait_for 30 bash -c "test \$(cat '$V/v1/size') -ge 204800"
 ok "rmdir boxes/a detaches" bash -c "rmdir '$M/boxes/a' && test -z \"\$(cat '$V/v1/boxes')\""
 mkdir "$M/boxes/b"
 ok "box b attaches v1" bash -c "echo v1 > '$M/boxes/b/volumes'"
