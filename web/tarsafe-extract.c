@@ -441,13 +441,21 @@ static enum tarsafe_node model_lookup(void *userdata, const char *path, char *ta
 	}
 }
 
+/* The real place of the last staged directory judge_link() resolved:
+ * links side by side share it. */
+struct place_cache {
+	char parent[PATH_MAX]; /* from DIR; "" when empty */
+	char cur[PATH_MAX];
+	bool valid;
+};
+
 /*
  * Judges the staged symlink at `rel` (from DIR) against the tree as it
  * stands (stage and root): 0 when it stays inside the root or is no
  * longer a symlink, 1 when it was refused and removed (skipped), or
  * -errno. `entry` names it in messages.
  */
-static int judge_link(struct extract *ex, const char *rel, uint64_t entry)
+static int judge_link(struct extract *ex, const char *rel, uint64_t entry, struct place_cache *pc)
 {
 	struct tarsafe_walk w = {.lookup = model_lookup,
 				 .userdata = ex,
@@ -472,10 +480,20 @@ static int judge_link(struct extract *ex, const char *rel, uint64_t entry)
 
 	/* Where the link really lands: DIR's real place, then the staged
 	 * parents, which merge through directory links the box has. */
-	snprintf(cur, sizeof(cur), "%s", ex->dir_real);
 	snprintf(buf, sizeof(buf), "%s", rel);
 	tarsafe_split(buf, &parent, &base);
-	r = tarsafe_walk_in_root(&w, cur, parent);
+	if (pc->valid && strcmp(pc->parent, parent) == 0) {
+		memcpy(cur, pc->cur, strlen(pc->cur) + 1);
+		r = 0;
+	} else {
+		snprintf(cur, sizeof(cur), "%s", ex->dir_real);
+		r = tarsafe_walk_in_root(&w, cur, parent);
+		pc->valid = r == 0;
+		if (pc->valid) {
+			snprintf(pc->parent, sizeof(pc->parent), "%s", parent);
+			memcpy(pc->cur, cur, strlen(cur) + 1);
+		}
+	}
 	if (r == -ELOOP)
 		snprintf(why, sizeof(why), "its directory cannot be resolved");
 	else if (r < 0)
@@ -496,12 +514,10 @@ static int judge_link(struct extract *ex, const char *rel, uint64_t entry)
 	return 1;
 }
 
-/* Records the symlink just staged at `norm` (from DIR) and judges it
- * against the tree so far. */
+/* Records the symlink just staged at `norm` (from DIR), to be judged once
+ * the whole archive is staged. */
 static int note_link(struct extract *ex, const char *norm)
 {
-	int r;
-
 	if (ex->n_links == ex->cap_links) {
 		size_t cap = ex->cap_links ? ex->cap_links * 2 : 16;
 		struct staged_link *l = reallocarray(ex->links, cap, sizeof(*l));
@@ -510,9 +526,6 @@ static int note_link(struct extract *ex, const char *norm)
 		ex->links = l;
 		ex->cap_links = cap;
 	}
-	r = judge_link(ex, norm, ex->entries);
-	if (r != 0)
-		return r < 0 ? r : 0;
 	ex->links[ex->n_links].rel = strdup(norm);
 	if (!ex->links[ex->n_links].rel)
 		return entry_fail(ex, -ENOMEM, "out of memory");
@@ -525,19 +538,25 @@ static int note_link(struct extract *ex, const char *norm)
  * lead, so it runs until nothing more is skipped. */
 #define JUDGE_ROUNDS 16
 
-/* Judges every staged symlink again, against the whole tree. */
+/* Judges every staged symlink against the whole tree, in archive order
+ * (the first one refused is the one named). */
 static int judge_links(struct extract *ex)
 {
+	_cleanup_free_ struct place_cache *pc = malloc(sizeof(*pc));
+
+	if (!pc)
+		return pd_error_set(ex->err, -ENOMEM, "out of memory");
 	for (unsigned round = 0; round < JUDGE_ROUNDS; round++) {
 		bool skipped = false;
 
+		pc->valid = false;
 		for (size_t i = 0; i < ex->n_links; i++) {
 			struct staged_link *l = &ex->links[i];
 			int r;
 
 			if (l->removed)
 				continue;
-			r = judge_link(ex, l->rel, l->entry);
+			r = judge_link(ex, l->rel, l->entry, pc);
 			if (r < 0)
 				return r;
 			if (r > 0) {
@@ -556,6 +575,7 @@ static int stage_symlink(struct extract *ex, struct archive_entry *e, int pfd, c
 			 const char *norm)
 {
 	const char *target = archive_entry_symlink(e);
+	char why[128], tbuf[128];
 	struct timespec ts[2];
 	uid_t uid;
 	gid_t gid;
@@ -564,11 +584,12 @@ static int stage_symlink(struct extract *ex, struct archive_entry *e, int pfd, c
 		return entry_fail(ex, -EINVAL, "symlink with an empty target");
 	if (strlen(target) >= PATH_MAX)
 		return entry_fail(ex, -ENAMETOOLONG, "symlink target too long");
-	if (target[0] == '/' && !(ex->flags & TAR_ABS_LINKS_IN_ROOT)) {
-		char tbuf[128];
-		return entry_refuse(ex, "symlink to %s leads outside %s: it is absolute",
-				    tarsafe_printable(target, tbuf, sizeof(tbuf)), root_what(ex));
-	}
+	/* What the target says alone is judged now; where it leads, once
+	 * the whole tree is known (judge_links()). */
+	if (tarsafe_link_shape(target, ex->flags & TAR_ABS_LINKS_IN_ROOT, why, sizeof(why)) < 0)
+		return entry_refuse(ex, "symlink to %s leads outside %s: %s",
+				    tarsafe_printable(target, tbuf, sizeof(tbuf)), root_what(ex),
+				    why);
 
 	for (int tries = 0;; tries++) {
 		if (symlinkat(target, pfd, base) == 0)

@@ -87,10 +87,16 @@ struct tarsafe_walk {
  * or -ENOMEM. */
 int tarsafe_walk_in_root(const struct tarsafe_walk *w, char *cur, const char *path);
 
+/* What a symlink's target may look like wherever it is: not absolute
+ * unless abs_in_root (and then not "/.."), and going back up (..) only at
+ * its start. Returns 0,
+ * or -EPERM with a short reason in why (whysz bytes). */
+int tarsafe_link_shape(const char *target, bool abs_in_root, char *why, size_t whysz);
+
 /* Whether a symlink in directory cur (as above) with this target stays
- * inside the root for a reader following it: its target may go back up
- * (..) only at its start; the walk may not take `..` above the root, meet
- * an absolute target unless abs_in_root, or follow more than 40 links.
+ * inside the root for a reader following it: tarsafe_link_shape(), then
+ * the walk may not take `..` above the root, meet an absolute target
+ * unless abs_in_root, or follow more than 40 links.
  * Returns 0 (cur is where it leads), -EPERM with a short reason in why
  * (whysz bytes, e.g. "climbs above it (through a -> ..)"), or -ENOMEM. */
 int tarsafe_walk_link(const struct tarsafe_walk *w, char *cur, const char *target, char *why,

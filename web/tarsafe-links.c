@@ -150,21 +150,40 @@ int tarsafe_walk_in_root(const struct tarsafe_walk *w, char *cur, const char *pa
 	return r == -EPERM ? -ELOOP : r;
 }
 
-int tarsafe_walk_link(const struct tarsafe_walk *w, char *cur, const char *target, char *why,
-		      size_t whysz)
+int tarsafe_link_shape(const char *target, bool abs_in_root, char *why, size_t whysz)
 {
-	struct walk k = {.w = w, .cur = cur, .len = strlen(cur), .why = why, .whysz = whysz};
 	bool name = false;
 	const char *p = target;
 
+	if (target[0] == '/' && !abs_in_root) {
+		snprintf(why, whysz, "it is absolute");
+		return -EPERM;
+	}
 	for (size_t len; (len = tarsafe_next_component(&p)) > 0; p += len) {
 		if (len == 2 && p[0] == '.' && p[1] == '.') {
-			if (name)
-				return refuse(&k, "goes back up (..) after a name: only leading .. "
-						  "are allowed");
+			if (target[0] == '/' && !name) {
+				/* An absolute target starts at the root. */
+				snprintf(why, whysz, "climbs above it");
+				return -EPERM;
+			}
+			if (name) {
+				snprintf(why, whysz,
+					 "goes back up (..) after a name: only leading "
+					 ".. are allowed");
+				return -EPERM;
+			}
 		} else if (!(len == 1 && p[0] == '.')) {
 			name = true;
 		}
 	}
-	return walk(&k, target);
+	return 0;
+}
+
+int tarsafe_walk_link(const struct tarsafe_walk *w, char *cur, const char *target, char *why,
+		      size_t whysz)
+{
+	struct walk k = {.w = w, .cur = cur, .len = strlen(cur), .why = why, .whysz = whysz};
+	int r = tarsafe_link_shape(target, w->abs_in_root, why, whysz);
+
+	return r < 0 ? r : walk(&k, target);
 }

@@ -111,9 +111,10 @@ struct tar_result {
  * links. Its own target must also back out (`..`) only at its start
  * ("../../lib/x", not "a/../x"): such a link keeps pointing inside
  * whatever later replaces a directory on its way with an inside link.
- * Each link is checked when it is read (against the tree so far) and again
- * once the whole archive is staged (against the final tree); hard links to
- * symlinks are checked at their own place.
+ * The target's own shape is checked when the link is read; where it leads,
+ * once the whole archive is staged (against the final tree, in archive
+ * order, so the first link refused is the one named); a hard link to a
+ * symlink is judged at its own place.
  *
  * Modes keep the permission bits and the sticky bit (setuid/setgid are
  * dropped); mtimes are kept; owners are lim->uid/gid, or the archive's
