@@ -12,6 +12,7 @@
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
+#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -1320,6 +1321,42 @@ START_TEST(test_create_then_extract_round_trip)
 }
 END_TEST
 
+/* Runs fn in a child that exits normally: under ASan, LeakSanitizer then
+ * checks it at exit and makes the exit status non-zero on a leak. */
+static int exit_status_of(void (*fn)(void))
+{
+	int status;
+	pid_t pid = fork();
+
+	ck_assert_int_ge(pid, 0);
+	if (pid == 0) {
+		fn();
+		exit(0);
+	}
+	ck_assert_int_eq(waitpid(pid, &status, 0), pid);
+	return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+}
+
+static int fail_second_file(void *userdata, uint64_t size, pd_error *err)
+{
+	int *n = userdata;
+
+	(void)size;
+	return ++*n == 2 ? pd_error_set(err, -EIO, "cannot read the second file") : 0;
+}
+
+/* A stream that a hook ends with an error (as an export cancelled). */
+static void create_failing_hook(void)
+{
+	int n = 0, fd = open("/dev/null", O_WRONLY | O_CLOEXEC);
+	struct tar_create_hooks hooks = {.file_end = fail_second_file, .userdata = &n};
+	pd_error err = {0};
+
+	if (fd < 0 || tarsafe_create_ex(rootfd, "src", fd, &hooks, &err) != -EIO)
+		_exit(99);
+	close(fd);
+}
+
 START_TEST(test_create_write_error)
 {
 	int p[2];
@@ -1330,6 +1367,42 @@ START_TEST(test_create_write_error)
 	make_file(root_path("f"), "data", 0644);
 	ck_assert_int_eq(tarsafe_create(rootfd, "f", p[1], &err), -EPIPE);
 	close(p[1]);
+	/* Nothing leaks when a stream fails (exit status 0 under ASan). */
+	ck_assert_int_eq(mkdir(root_path("src"), 0755), 0);
+	make_file(root_path("src/a"), "first", 0644);
+	make_file(root_path("src/b"), "second", 0644);
+	ck_assert_int_eq(exit_status_of(create_failing_hook), 0);
+}
+END_TEST
+
+/* A stream that ends with an error has no end-of-archive marker (a reader
+ * must not take it for a whole archive), and nothing is leaked. */
+
+START_TEST(test_create_error_has_no_end_marker)
+{
+	struct tar_create_hooks hooks = {.file_end = fail_second_file};
+	int fd = memfd_create("cut", MFD_CLOEXEC), n = 0;
+	unsigned char tail[1024];
+	static char big[30000];
+	pd_error err = {0};
+	struct stat st;
+	bool zeros = true;
+
+	hooks.userdata = &n;
+	ck_assert_int_eq(mkdir(root_path("src"), 0755), 0);
+	memset(big, 'x', sizeof(big) - 1);
+	big[sizeof(big) - 1] = '\0';
+	make_file(root_path("src/a"), big, 0644); /* past libarchive's 10 KiB block */
+	make_file(root_path("src/b"), "second", 0644);
+	ck_assert_int_eq(tarsafe_create_ex(rootfd, "src", fd, &hooks, &err), -EIO);
+	ck_assert_int_eq(fstat(fd, &st), 0);
+	ck_assert_int_ge(st.st_size, (off_t)sizeof(tail));
+	ck_assert_int_eq(pread(fd, tail, sizeof(tail), st.st_size - (off_t)sizeof(tail)),
+			 (ssize_t)sizeof(tail));
+	for (size_t i = 0; i < sizeof(tail); i++)
+		zeros = zeros && tail[i] == 0;
+	ck_assert_msg(!zeros, "the cut stream ends with an end-of-archive marker");
+	close(fd);
 }
 END_TEST
 
@@ -1558,6 +1631,7 @@ static Suite *tarsafe_suite(void)
 	tcase_add_test(tc, test_create_single_file_and_planted_links);
 	tcase_add_test(tc, test_create_then_extract_round_trip);
 	tcase_add_test(tc, test_create_write_error);
+	tcase_add_test(tc, test_create_error_has_no_end_marker);
 	suite_add_tcase(s, tc);
 
 	tc = tcase_create("files");
