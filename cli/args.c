@@ -19,6 +19,7 @@ enum {
 	OPT_DESKTOP = 1u << 9,
 	OPT_OUTPUT = 1u << 10,
 	OPT_PASSWORD_STDIN = 1u << 11,
+	OPT_OWNERS = 1u << 12,
 };
 
 enum opt_id {
@@ -40,6 +41,7 @@ enum opt_id {
 	O_DESKTOP,
 	O_OUTPUT,
 	O_PASSWORD_STDIN,
+	O_OWNERS,
 };
 
 static const struct option_spec {
@@ -66,6 +68,7 @@ static const struct option_spec {
     [O_DESKTOP] = {"desktop", 0, OPT_DESKTOP, false},
     [O_OUTPUT] = {"output", 'o', OPT_OUTPUT, true},
     [O_PASSWORD_STDIN] = {"password-stdin", 0, OPT_PASSWORD_STDIN, false},
+    [O_OWNERS] = {"owners", 0, OPT_OWNERS, false},
 };
 
 #define MANY 1000000
@@ -86,7 +89,7 @@ static const struct command_spec {
     {NULL, "ls", CLI_LS, 0, 0, 0, false},
     {NULL, "info", CLI_INFO, 1, 1, 0, true},
     {NULL, "push", CLI_PUSH, 2, MANY, OPT_TO, true},
-    {NULL, "pull", CLI_PULL, 2, 2, OPT_TO, true},
+    {NULL, "pull", CLI_PULL, 2, 2, OPT_TO | OPT_OWNERS, true},
     {NULL, "exec", CLI_EXEC, 2, MANY, OPT_ENV | OPT_CWD | OPT_DESKTOP, true},
     {NULL, "stop", CLI_STOP, 1, 1, 0, true},
     {NULL, "start", CLI_START, 1, 1, 0, true},
@@ -260,6 +263,9 @@ static int set_option(cli_args *a, enum opt_id id, const char *v, pd_error *err)
 		break;
 	case O_PASSWORD_STDIN:
 		a->password_stdin = true;
+		break;
+	case O_OWNERS:
+		a->owners = true;
 		break;
 	}
 	return 0;

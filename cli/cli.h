@@ -79,6 +79,7 @@ typedef struct cli_args {
 	const char **srcs;
 	size_t n_srcs;
 	const char *to;
+	bool owners; /* pull --owners */
 
 	/* exec */
 	const char **env; /* K=V */

@@ -38,7 +38,7 @@ void cli_usage(FILE *f)
 	      "  ls                                list boxes\n"
 	      "  info BOX                          describe a box (JSON)\n"
 	      "  push BOX SRC... --to DIR          copy local files into the box\n"
-	      "  pull BOX SRC --to DIR             copy files out of the box\n"
+	      "  pull BOX SRC --to DIR [--owners]  copy files out of the box\n"
 	      "  exec [--desktop] [--env K=V]... [--cwd D] BOX -- CMD...\n"
 	      "                                    run a command, exit with its code\n"
 	      "  stop BOX | start BOX | resume BOX | rm BOX\n"
@@ -764,7 +764,8 @@ static int cmd_push_pull(struct ctx *x)
 		r = cli_push(&x->client, box, a->srcs, a->n_srcs, a->to, progress, a->quiet,
 			     &x->err);
 	else
-		r = cli_pull(&x->client, box, a->srcs[0], a->to, progress, &x->err);
+		r = cli_pull(&x->client, box, a->srcs[0], a->to,
+			     &(cli_pull_opts){.progress = progress, .owners = a->owners}, &x->err);
 	if (r < 0)
 		return fail(x);
 	if (a->verbose)

@@ -57,7 +57,8 @@ _paddock()
 		case $cmd in
 		login) opts="$opts --password-stdin" ;;
 		new) opts="$opts --name --type --ttl --image --policy" ;;
-		push | pull) opts="$opts --to" ;;
+		push) opts="$opts --to" ;;
+		pull) opts="$opts --to --owners" ;;
 		exec) opts="$opts --desktop --env --cwd" ;;
 		volume) opts="$opts -o --output" ;;
 		esac

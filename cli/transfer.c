@@ -11,6 +11,7 @@
 #include <archive.h>
 #include <archive_entry.h>
 
+#include "tarsafe.h"
 #include "transfer.h"
 
 #define COPY_BUF (64 * 1024)
@@ -443,8 +444,39 @@ static int get_into(cli_client *c, const char *url, int fd, struct progress *pro
 	return r;
 }
 
+static void report_skip(void *userdata, const char *name, const char *why)
+{
+	(void)userdata;
+	fprintf(stderr, "paddock: skipped %s: %s\n", name, why);
+}
+
+int cli_pull_extract(int fd, int dirfd, const cli_pull_opts *opts, pd_error *err)
+{
+	struct tar_extract_hooks hooks = {.on_skip = report_skip};
+	struct tar_limits lim = TAR_LIMITS_INIT;
+	struct tar_result res = {0};
+	int r;
+
+	/* No size or count limit: the box's disk bounds what it can send. */
+	lim.max_entries = UINT64_MAX;
+	lim.max_bytes = UINT64_MAX;
+	lim.flags = TAR_SKIP_REFUSED | (opts->owners ? TAR_KEEP_OWNERS : 0);
+	r = tarsafe_extract_ex(dirfd, "", fd, &lim, &hooks, &res, err);
+	if (r < 0)
+		return r;
+	if (res.skipped > 0)
+		return pd_error_set(err, -EPERM,
+				    "%llu %s skipped (see above); the other %llu were copied",
+				    (unsigned long long)res.skipped,
+				    res.skipped == 1 ? "entry was" : "entries were",
+				    (unsigned long long)(res.entries - res.skipped));
+	return 0;
+}
+
 struct extractor {
 	int fd; /* read end */
+	int dirfd;
+	const cli_pull_opts *opts;
 	pd_error err;
 	int r;
 };
@@ -452,71 +484,8 @@ struct extractor {
 static void *extract_thread(void *user)
 {
 	struct extractor *x = user;
-	struct archive *in = archive_read_new();
-	struct archive *out = archive_write_disk_new();
-	struct archive_entry *e;
-	int flags = ARCHIVE_EXTRACT_TIME | ARCHIVE_EXTRACT_PERM | ARCHIVE_EXTRACT_SECURE_NODOTDOT |
-		    ARCHIVE_EXTRACT_SECURE_SYMLINKS | ARCHIVE_EXTRACT_SECURE_NOABSOLUTEPATHS;
-	int r = 0;
 
-	if (geteuid() == 0)
-		flags |= ARCHIVE_EXTRACT_OWNER;
-	if (!in || !out) {
-		r = pd_error_set(&x->err, -ENOMEM, "out of memory");
-		goto out;
-	}
-	archive_read_support_format_tar(in);
-	archive_write_disk_set_options(out, flags);
-	archive_write_disk_set_standard_lookup(out);
-	if (archive_read_open_fd(in, x->fd, COPY_BUF) != ARCHIVE_OK) {
-		r = pd_error_set(&x->err, -EIO, "%s", archive_error_string(in));
-		goto out;
-	}
-	for (;;) {
-		int ar = archive_read_next_header(in, &e);
-		if (ar == ARCHIVE_EOF)
-			break;
-		if (ar < ARCHIVE_WARN) {
-			r = pd_error_set(&x->err, -EIO, "reading the archive: %s",
-					 archive_error_string(in));
-			break;
-		}
-		if (archive_write_header(out, e) < ARCHIVE_WARN) {
-			r = pd_error_set(&x->err, -EIO, "%s: %s", archive_entry_pathname(e),
-					 archive_error_string(out));
-			break;
-		}
-		const void *buf;
-		size_t size;
-		la_int64_t off;
-		while ((ar = archive_read_data_block(in, &buf, &size, &off)) == ARCHIVE_OK) {
-			if (archive_write_data_block(out, buf, size, off) < ARCHIVE_WARN) {
-				ar = ARCHIVE_FATAL;
-				r = pd_error_set(&x->err, -EIO, "%s: %s", archive_entry_pathname(e),
-						 archive_error_string(out));
-				break;
-			}
-		}
-		if (r == 0 && ar != ARCHIVE_EOF) {
-			r = pd_error_set(&x->err, -EIO, "reading the archive: %s",
-					 archive_error_string(in));
-		}
-		if (r < 0)
-			break;
-		if (archive_write_finish_entry(out) < ARCHIVE_WARN) {
-			r = pd_error_set(&x->err, -EIO, "%s: %s", archive_entry_pathname(e),
-					 archive_error_string(out));
-			break;
-		}
-	}
-	if (r == 0 && archive_write_close(out) != ARCHIVE_OK)
-		r = pd_error_set(&x->err, -EIO, "%s", archive_error_string(out));
-out:
-	if (in)
-		archive_read_free(in);
-	if (out)
-		archive_write_free(out);
-	x->r = r;
+	x->r = cli_pull_extract(x->fd, x->dirfd, x->opts, &x->err);
 	close(x->fd); /* stops the transfer if it is still sending */
 	return NULL;
 }
@@ -541,16 +510,19 @@ static int make_dirs(const char *path)
 	return 0;
 }
 
-int cli_pull(cli_client *c, const char *box, const char *src, const char *dir, bool progress,
-	     pd_error *err)
+int cli_pull(cli_client *c, const char *box, const char *src, const char *dir,
+	     const cli_pull_opts *opts, pd_error *err)
 {
-	struct progress prog = {.on = progress};
+	struct progress prog = {.on = opts->progress};
 	_cleanup_free_ char *ebox = NULL, *prefix = NULL, *path = NULL, *url = NULL;
-	_cleanup_close_ int here = -1;
-	struct extractor x = {0};
+	_cleanup_close_ int dirfd = -1;
+	struct extractor x = {.opts = opts};
+	pd_error http_err = {0};
 	pthread_t thread;
-	int fds[2], r;
+	int fds[2], r, hr;
 
+	if (opts->owners && geteuid() != 0)
+		return pd_error_set(err, -EPERM, "--owners needs root (it gives files away)");
 	ebox = cli_escape_segment(box);
 	if (!ebox || asprintf(&prefix, "boxes/%s/root", ebox) < 0)
 		return pd_error_set(err, -ENOMEM, "out of memory");
@@ -563,26 +535,20 @@ int cli_pull(cli_client *c, const char *box, const char *src, const char *dir, b
 	r = make_dirs(dir);
 	if (r < 0)
 		return pd_error_set(err, r, "%s: %s", dir, strerror(-r));
-	here = open(".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	if (here < 0)
-		return pd_error_set(err, -errno, "cannot open the working directory: %s",
-				    strerror(errno));
-	if (chdir(dir) < 0)
+	dirfd = open(dir, O_PATH | O_DIRECTORY | O_CLOEXEC);
+	if (dirfd < 0)
 		return pd_error_set(err, -errno, "%s: %s", dir, strerror(errno));
-	if (pipe2(fds, O_CLOEXEC) < 0) {
-		r = pd_error_set(err, -errno, "pipe: %s", strerror(errno));
-		goto back;
-	}
+	if (pipe2(fds, O_CLOEXEC) < 0)
+		return pd_error_set(err, -errno, "pipe: %s", strerror(errno));
 	x.fd = fds[0];
+	x.dirfd = dirfd;
 	r = pthread_create(&thread, NULL, extract_thread, &x);
 	if (r != 0) {
 		close(fds[0]);
 		close(fds[1]);
-		r = pd_error_set(err, -r, "cannot start a thread: %s", strerror(r));
-		goto back;
+		return pd_error_set(err, -r, "cannot start a thread: %s", strerror(r));
 	}
-	pd_error http_err = {0};
-	int hr = get_into(c, url, fds[1], &prog, &http_err);
+	hr = get_into(c, url, fds[1], &prog, &http_err);
 	close(fds[1]);
 	pthread_join(thread, NULL);
 	/* The server's reason first; the extractor's when the transfer was fine
@@ -594,10 +560,6 @@ int cli_pull(cli_client *c, const char *box, const char *src, const char *dir, b
 	else
 		r = 0;
 	progress_end(&prog, r == 0);
-back:
-	if (fchdir(here) < 0 && r == 0)
-		r = pd_error_set(err, -errno, "cannot return to the working directory: %s",
-				 strerror(errno));
 	return r;
 }
 

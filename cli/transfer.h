@@ -20,13 +20,32 @@
 int cli_push(cli_client *c, const char *box, const char *const *srcs, size_t n, const char *to,
 	     bool progress, bool quiet, pd_error *err);
 
-/* GET boxes/BOX/root/SRC?format=tar, extracted into the local DIR
- * (created if missing) with archive_write_disk's SECURE_NODOTDOT,
- * SECURE_SYMLINKS and SECURE_NOABSOLUTEPATHS, owners restored only when
- * running as root. The process's working directory is DIR during the
- * transfer and restored afterwards. */
-int cli_pull(cli_client *c, const char *box, const char *src, const char *dir, bool progress,
-	     pd_error *err);
+/* How cli_pull() writes what it gets. */
+typedef struct cli_pull_opts {
+	bool progress; /* a bar on stderr (bytes received / Content-Length) */
+	bool owners;   /* the archive's numeric owners (needs root) */
+} cli_pull_opts;
+
+/*
+ * GET boxes/BOX/root/SRC?format=tar, extracted into the local DIR (created
+ * if missing) by the daemon's own safe extractor (web/tarsafe.h), with DIR
+ * as the root: the stream is treated as hostile. Files, directories,
+ * symlinks and hard links between pulled files are written; setuid and
+ * setgid bits never; owners are the running user's unless opts->owners.
+ * Device nodes, FIFOs, sockets, hard links to anything else and symlinks
+ * leading outside DIR (absolute, climbing out, or through other links)
+ * are skipped, each named on stderr, and the pull fails (-EPERM) once the
+ * rest is in place. A malformed archive or a name leaving DIR fails it
+ * whole, leaving DIR as it was: entries are staged in a hidden directory
+ * inside DIR and merged only when the whole archive was read.
+ */
+int cli_pull(cli_client *c, const char *box, const char *src, const char *dir,
+	     const cli_pull_opts *opts, pd_error *err);
+
+/* The extraction of cli_pull(): the tar stream in fd into the directory
+ * dirfd (its root), skipped entries reported on stderr. Returns 0, -EPERM
+ * when entries were skipped (err says how many), or the extractor's error. */
+int cli_pull_extract(int fd, int dirfd, const cli_pull_opts *opts, pd_error *err);
 
 /* PUT of the bytes of fd (read to its end, not into memory) to a tree
  * path, which may carry a query ("volumes/v/data/?format=tar"). */

@@ -2,6 +2,7 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <search.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -16,6 +17,32 @@
 #define OPAQUE_XATTR "trusted.overlay.opaque"
 /* Bounds what one xattr list or value may take. */
 #define XATTR_BUF_MAX (64 * 1024)
+
+/* A regular file of the layer being merged that has more names than one:
+ * where its first name was copied, so the others become links to it. */
+struct first_copy {
+	dev_t dev; /* the source inode */
+	ino_t ino;
+	ino_t copy_ino; /* the copy's, to tell it is still in place */
+	char path[];	/* the copy */
+};
+
+/* One merge: the layer's files with several names seen so far (a tsearch
+ * tree of struct first_copy, emptied after each layer: a layer's inodes
+ * are its own). */
+struct merger {
+	void *copies;
+	pd_error *err;
+};
+
+static int copy_cmp(const void *a, const void *b)
+{
+	const struct first_copy *x = a, *y = b;
+
+	if (x->dev != y->dev)
+		return x->dev < y->dev ? -1 : 1;
+	return x->ino < y->ino ? -1 : x->ino > y->ino;
+}
 
 static bool is_opaque(const char *path)
 {
@@ -162,6 +189,66 @@ static int copy_file(const char *src, const char *dst, pd_error *err)
 	return 0;
 }
 
+/*
+ * A later name of a regular file already copied in this layer: a hard link
+ * to the copy at dst, so a layer of one file and 300 links to it merges
+ * into one file, not 301. Returns 1 when linked, 0 when dst must be
+ * copied (a first name, or the copy is gone or has too many links; then
+ * it becomes the copy the next names link to), or -errno.
+ */
+static int link_to_copy(struct merger *m, const struct stat *st, const char *dst,
+			struct first_copy **ret_slot)
+{
+	struct first_copy key = {.dev = st->st_dev, .ino = st->st_ino}, **found;
+	struct stat cst;
+
+	*ret_slot = NULL;
+	if (!S_ISREG(st->st_mode) || st->st_nlink < 2)
+		return 0;
+	found = tfind(&key, &m->copies, copy_cmp);
+	if (!found)
+		return 0;
+	if (lstat((*found)->path, &cst) == 0 && cst.st_ino == (*found)->copy_ino &&
+	    S_ISREG(cst.st_mode)) {
+		if (link((*found)->path, dst) == 0)
+			return 1;
+		if (errno != EMLINK)
+			return pd_error_set(m->err, -errno, "cannot link %s to %s: %s", dst,
+					    (*found)->path, strerror(errno));
+	}
+	*ret_slot = *found;
+	return 0;
+}
+
+/* Records dst, a fresh copy of st's file, as the copy its other names
+ * link to (replacing `slot`, an earlier copy that cannot take more). */
+static int note_copy(struct merger *m, const struct stat *st, const char *dst,
+		     struct first_copy *slot)
+{
+	struct first_copy *c;
+	struct stat cst;
+	size_t len = strlen(dst);
+
+	if (!S_ISREG(st->st_mode) || st->st_nlink < 2)
+		return 0;
+	if (lstat(dst, &cst) < 0)
+		return pd_error_set(m->err, -errno, "cannot stat %s: %s", dst, strerror(errno));
+	c = malloc(sizeof(*c) + len + 1);
+	if (!c)
+		return pd_error_set(m->err, -ENOMEM, "out of memory");
+	*c = (struct first_copy){.dev = st->st_dev, .ino = st->st_ino, .copy_ino = cst.st_ino};
+	memcpy(c->path, dst, len + 1);
+	if (slot) {
+		tdelete(slot, &m->copies, copy_cmp);
+		free(slot);
+	}
+	if (!tsearch(c, &m->copies, copy_cmp)) {
+		free(c);
+		return pd_error_set(m->err, -ENOMEM, "out of memory");
+	}
+	return 0;
+}
+
 /* A non-directory: a new copy of src at dst (which does not exist). */
 static int copy_node(const char *src, const char *dst, const struct stat *st, pd_error *err)
 {
@@ -198,11 +285,13 @@ static int remove_path(const char *path, pd_error *err)
 	return 0;
 }
 
-static int merge_dir(const char *src, const char *dst, pd_error *err);
+static int merge_dir(struct merger *m, const char *src, const char *dst);
 
 /* Applies one entry of a newer layer (src) onto the merged tree (dst). */
-static int merge_entry(const char *src, const char *dst, pd_error *err)
+static int merge_entry(struct merger *m, const char *src, const char *dst)
 {
+	pd_error *err = m->err;
+	struct first_copy *slot;
 	struct stat st, dst_st;
 	bool exists, opaque;
 	int r;
@@ -217,7 +306,11 @@ static int merge_entry(const char *src, const char *dst, pd_error *err)
 		/* Whiteouts included: copied as they are, over what they hide. */
 		if (exists && (r = remove_path(dst, err)) < 0)
 			return r;
-		return copy_node(src, dst, &st, err);
+		r = link_to_copy(m, &st, dst, &slot);
+		if (r != 0)
+			return r < 0 ? r : 0;
+		r = copy_node(src, dst, &st, err);
+		return r < 0 ? r : note_copy(m, &st, dst, slot);
 	}
 
 	opaque = is_opaque(src);
@@ -240,14 +333,15 @@ static int merge_entry(const char *src, const char *dst, pd_error *err)
 	if (r >= 0 && opaque && lsetxattr(dst, OPAQUE_XATTR, "y", 1, 0) < 0)
 		r = pd_error_set(err, -errno, "cannot mark %s opaque: %s", dst, strerror(errno));
 	if (r >= 0)
-		r = merge_dir(src, dst, err);
+		r = merge_dir(m, src, dst);
 	if (r >= 0)
 		r = copy_meta(src, dst, &st, /* skip_opaque= */ true, err);
 	return r;
 }
 
-static int merge_dir(const char *src, const char *dst, pd_error *err)
+static int merge_dir(struct merger *m, const char *src, const char *dst)
 {
+	pd_error *err = m->err;
 	DIR *d = opendir(src);
 	struct dirent *de;
 	int r = 0;
@@ -275,7 +369,7 @@ static int merge_dir(const char *src, const char *dst, pd_error *err)
 			r = pd_error_set(err, -ENOMEM, "out of memory");
 			break;
 		}
-		r = merge_entry(s, t, err);
+		r = merge_entry(m, s, t);
 	}
 	closedir(d);
 	return r;
@@ -286,6 +380,7 @@ int layer_merge(const char *const *layers, size_t n, const char *dst, pd_error *
 	int r = 0;
 
 	for (size_t i = 0; i < n && r >= 0; i++) {
+		struct merger m = {.err = err};
 		struct stat st;
 
 		if (lstat(layers[i], &st) < 0)
@@ -294,7 +389,8 @@ int layer_merge(const char *const *layers, size_t n, const char *dst, pd_error *
 		if (!S_ISDIR(st.st_mode))
 			return pd_error_set(err, -ENOTDIR, "layer %s is not a directory",
 					    layers[i]);
-		r = merge_dir(layers[i], dst, err);
+		r = merge_dir(&m, layers[i], dst);
+		tdestroy(m.copies, free);
 		/* The root takes the newest layer's metadata; it is never opaque. */
 		if (r >= 0)
 			r = clear_xattrs(dst, err);

@@ -12,8 +12,12 @@
  *     directory's metadata.
  * Everything is copied with its data (copy_file_range), mode, owner, times
  * and extended attributes (trusted.overlay.*, user.*, security.*, ACLs).
- * Hard links inside a layer become separate copies: the merged layer is
- * read-only, so nothing can tell, except link counts and disk use.
+ * Hard links stay links: the names of a regular file of one layer become
+ * names of one copy (link(2) to the first name copied), so a layer of
+ * 1 MiB and 300 links to it merges into 1 MiB, not 301. A newer layer
+ * that replaces one of the names leaves the others linked. Past the
+ * filesystem's link limit (EMLINK) a new copy takes the next names.
+ * Whiteouts and other special files are each made anew.
  *
  * Layers written with overlay's redirect_dir or metacopy features (xattrs
  * trusted.overlay.redirect / .metacopy) are refused with -ENOTSUP: their

@@ -1056,6 +1056,9 @@ int volume_import_finish(struct volume_import *imp, pd_error *err)
 
 	lim.max_entries = cfg->push_max_entries;
 	lim.max_bytes = cfg->push_max_bytes;
+	/* As a push into the volume over HTTP (web/http-root.c). */
+	lim.flags = TAR_ABS_LINKS_IN_ROOT;
+	lim.root_what = "the volume";
 	export_verify_hooks(&verify, &hooks);
 	if (lseek(imp->fd, 0, SEEK_SET) < 0)
 		r = pd_error_set(err, -errno, "cannot read the archive back: %s", strerror(errno));

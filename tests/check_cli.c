@@ -1,16 +1,21 @@
 /* check_cli.c - the paddock CLI without a server: argument parsing, shell
  * quoting (checked against a real /bin/sh), the config file, URL paths,
- * error bodies and `current`. */
+ * error bodies, `current`, and what pull writes from a hostile stream. */
+#include <archive.h>
+#include <archive_entry.h>
 #include <fcntl.h>
 #include <stdarg.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
+#include <sys/sysmacros.h>
 #include <sys/wait.h>
 
 #include "check-tap.h"
 #include "cli-config.h"
 #include "cli.h"
 #include "client.h"
+#include "transfer.h"
 
 /* Parses a NULL-terminated word list (without the program name). */
 static int parse(cli_args *a, pd_error *err, const char *first, ...)
@@ -153,7 +158,12 @@ START_TEST(parse_push_pull)
 	ck_assert_int_eq(a.verb, CLI_PULL);
 	ck_assert_str_eq(a.srcs[0], "/config/project/results.txt");
 	ck_assert_str_eq(a.to, "out");
+	ck_assert(!a.owners);
 	cli_args_release(&a);
+	PARSE_OK(&a, "pull", "b", "/x", "--owners", "--to", "out");
+	ck_assert(a.owners);
+	cli_args_release(&a);
+	PARSE_BAD("push", "b", ".", "--to", "/x", "--owners");
 	PARSE_BAD("pull", "b", "/x");
 	PARSE_BAD("pull", "b", "/x", "/y", "--to", "d");
 	PARSE_BAD("pull", "b", "rel", "--to", "d");
@@ -704,6 +714,144 @@ START_TEST(names_and_listings)
 }
 END_TEST
 
+/* ---- pull: a hostile stream, as a box (or a server) could craft it ---- */
+
+/* One entry: type 'f' file (data), 'l' symlink (data = target), 'c' char
+ * device, 'p' FIFO, 'h' hard link (data = target). */
+static void add(struct archive *a, const char *name, char type, const char *data, mode_t mode,
+		uid_t uid)
+{
+	struct archive_entry *e = archive_entry_new();
+	size_t len = type == 'f' ? strlen(data) : 0;
+
+	archive_entry_set_pathname(e, name);
+	archive_entry_set_perm(e, mode);
+	archive_entry_set_uid(e, uid);
+	archive_entry_set_gid(e, uid);
+	archive_entry_set_size(e, (la_int64_t)len);
+	archive_entry_set_filetype(e, type == 'l'   ? AE_IFLNK
+				      : type == 'c' ? AE_IFCHR
+				      : type == 'p' ? AE_IFIFO
+						    : AE_IFREG);
+	if (type == 'l')
+		archive_entry_set_symlink(e, data);
+	if (type == 'h')
+		archive_entry_set_hardlink(e, data);
+	if (type == 'c')
+		archive_entry_set_rdev(e, makedev(1, 3));
+	ck_assert_int_ge(archive_write_header(a, e), ARCHIVE_WARN);
+	if (len)
+		ck_assert_int_eq(archive_write_data(a, data, len), (la_ssize_t)len);
+	archive_entry_free(e);
+}
+
+static int hostile_stream(void)
+{
+	struct archive *a = archive_write_new();
+	int fd = memfd_create("pull", MFD_CLOEXEC);
+
+	ck_assert_int_ge(fd, 0);
+	ck_assert_int_eq(archive_write_set_format_pax_restricted(a), ARCHIVE_OK);
+	ck_assert_int_eq(archive_write_open_fd(a, fd), ARCHIVE_OK);
+	add(a, "ok", 'f', "fine", 0644, 1234);
+	add(a, "rootshell", 'f', "#!/bin/sh\n", 04755, 0);
+	add(a, "sgid", 'f', "x", 02755, 1234);
+	add(a, "etc", 'l', "/etc", 0777, 0);
+	add(a, "up", 'l', "../..", 0777, 0);
+	add(a, "null", 'c', "", 0666, 0);
+	add(a, "fifo", 'p', "", 0600, 0);
+	add(a, "shadow", 'h', "/etc/shadow", 0644, 0);
+	add(a, "rel", 'l', "ok", 0777, 0);
+	ck_assert_int_eq(archive_write_close(a), ARCHIVE_OK);
+	archive_write_free(a);
+	ck_assert_int_eq(lseek(fd, 0, SEEK_SET), 0);
+	return fd;
+}
+
+START_TEST(pull_writes_only_safe_entries)
+{
+	char dir[] = "/tmp/check_cli_pull.XXXXXX", path[256];
+	const char *gone[] = {"etc", "up", "null", "fifo", "shadow"};
+	cli_pull_opts opts = {0};
+	pd_error err = {0};
+	struct stat st;
+	int fd, dfd, r;
+
+	ck_assert_ptr_nonnull(mkdtemp(dir));
+	dfd = open(dir, O_PATH | O_DIRECTORY | O_CLOEXEC);
+	fd = hostile_stream();
+	r = cli_pull_extract(fd, dfd, &opts, &err);
+	ck_assert_int_eq(r, -EPERM);
+	ck_assert_str_eq(err.msg, "5 entries were skipped (see above); the other 4 were copied");
+	for (size_t i = 0; i < ELEMENTSOF(gone); i++) {
+		snprintf(path, sizeof(path), "%s/%s", dir, gone[i]);
+		ck_assert_msg(lstat(path, &st) < 0, "%s was written", gone[i]);
+	}
+	snprintf(path, sizeof(path), "%s/rootshell", dir);
+	ck_assert_int_eq(stat(path, &st), 0);
+	ck_assert_int_eq(st.st_mode & 07777, 0755);
+	ck_assert_int_eq(st.st_uid, geteuid()); /* never the archive's owner */
+	snprintf(path, sizeof(path), "%s/sgid", dir);
+	ck_assert_int_eq(stat(path, &st), 0);
+	ck_assert_int_eq(st.st_mode & 07777, 0755);
+	snprintf(path, sizeof(path), "%s/rel", dir);
+	ck_assert_int_eq(lstat(path, &st), 0);
+	ck_assert(S_ISLNK(st.st_mode));
+
+	/* --owners: the archive's owners, still no setuid bit. */
+	if (geteuid() == 0) {
+		char dir2[] = "/tmp/check_cli_pull.XXXXXX";
+		int dfd2;
+
+		ck_assert_ptr_nonnull(mkdtemp(dir2));
+		dfd2 = open(dir2, O_PATH | O_DIRECTORY | O_CLOEXEC);
+		opts.owners = true;
+		ck_assert_int_eq(lseek(fd, 0, SEEK_SET), 0);
+		ck_assert_int_eq(cli_pull_extract(fd, dfd2, &opts, &err), -EPERM);
+		snprintf(path, sizeof(path), "%s/ok", dir2);
+		ck_assert_int_eq(stat(path, &st), 0);
+		ck_assert_int_eq(st.st_uid, 1234);
+		snprintf(path, sizeof(path), "%s/rootshell", dir2);
+		ck_assert_int_eq(stat(path, &st), 0);
+		ck_assert_int_eq(st.st_uid, 0);
+		ck_assert_int_eq(st.st_mode & 07777, 0755);
+		close(dfd2);
+		rm_rf(dir2);
+	}
+	close(fd);
+	close(dfd);
+	rm_rf(dir);
+}
+END_TEST
+
+START_TEST(pull_refuses_a_bad_name_whole)
+{
+	char dir[] = "/tmp/check_cli_pull.XXXXXX", path[256];
+	struct archive *a = archive_write_new();
+	int fd = memfd_create("pull", MFD_CLOEXEC), dfd;
+	cli_pull_opts opts = {0};
+	pd_error err = {0};
+	struct stat st;
+
+	ck_assert_ptr_nonnull(mkdtemp(dir));
+	ck_assert_int_eq(archive_write_set_format_pax_restricted(a), ARCHIVE_OK);
+	ck_assert_int_eq(archive_write_open_fd(a, fd), ARCHIVE_OK);
+	add(a, "first", 'f', "1", 0644, 0);
+	add(a, "../escape", 'f', "x", 0644, 0);
+	ck_assert_int_eq(archive_write_close(a), ARCHIVE_OK);
+	archive_write_free(a);
+	ck_assert_int_eq(lseek(fd, 0, SEEK_SET), 0);
+	dfd = open(dir, O_PATH | O_DIRECTORY | O_CLOEXEC);
+	ck_assert_int_eq(cli_pull_extract(fd, dfd, &opts, &err), -EINVAL);
+	ck_assert_str_eq(err.msg, "entry 2 (../escape): path leaves the target directory");
+	snprintf(path, sizeof(path), "%s/first", dir);
+	ck_assert_int_lt(lstat(path, &st), 0); /* nothing of it was left */
+	close(fd);
+	close(dfd);
+	rm_rf(dir);
+}
+END_TEST
+
 static Suite *cli_suite(void)
 {
 	Suite *s = suite_create("cli");
@@ -730,6 +878,11 @@ static Suite *cli_suite(void)
 	tcase_add_test(tc, config_path_env);
 	tcase_add_test(tc, current_resolution);
 	tcase_add_test(tc, server_resolution);
+	suite_add_tcase(s, tc);
+
+	tc = tcase_create("pull");
+	tcase_add_test(tc, pull_writes_only_safe_entries);
+	tcase_add_test(tc, pull_refuses_a_bad_name_whole);
 	suite_add_tcase(s, tc);
 	return s;
 }

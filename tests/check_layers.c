@@ -356,12 +356,12 @@ START_TEST(test_merge_overlay_rules)
 	ck_assert(S_ISFIFO(st.st_mode));
 	ck_assert_int_eq(lstat(at("out"), &st), 0);
 	ck_assert_uint_eq(st.st_mode & 07777, 0751);
-	/* hard links become copies */
+	/* hard links stay links */
 	assert_text("out/h1", "hard");
 	assert_text("out/h2", "hard");
 	ck_assert_int_eq(lstat(at("out/h1"), &st), 0);
 	ck_assert_int_eq(lstat(at("out/h2"), &st2), 0);
-	ck_assert_uint_ne(st.st_ino, st2.st_ino);
+	ck_assert_uint_eq(st.st_ino, st2.st_ino);
 	/* the sources are untouched */
 	assert_text("l1/a/x", "x1");
 	assert_whiteout("l2/a/y");
@@ -391,6 +391,76 @@ START_TEST(test_merge_whiteout_over_dir)
 	layers[0] = at("l2");
 	ck_assert_int_eq(layer_merge(layers, 1, at("one"), &err), 0);
 	assert_whiteout("one/t");
+}
+END_TEST
+
+/* Disk blocks (512 bytes) under tmpdir/rel, each inode counted once. */
+static long long blocks_under(const char *rel)
+{
+	char cmd[4200];
+	long long kib = -1;
+	FILE *p;
+
+	snprintf(cmd, sizeof cmd, "du -sk '%s'", at(rel));
+	p = popen(cmd, "r");
+	ck_assert_ptr_nonnull(p);
+	ck_assert_int_eq(fscanf(p, "%lld", &kib), 1);
+	pclose(p);
+	return kib * 2;
+}
+
+/* A layer of 1 MiB and 300 hard links to it merges into 1 MiB, not 301:
+ * the names stay links of one file, also where a newer layer replaces or
+ * deletes some of them. */
+START_TEST(test_merge_keeps_hard_links)
+{
+	enum { LINKS = 300, SIZE = 1 << 20 };
+	const char *layers[2];
+	char name[64], *data = malloc(SIZE);
+	struct stat st, st2;
+	pd_error err = {0};
+	int fd;
+
+	if (!is_root())
+		return;
+	ck_assert_ptr_nonnull(data);
+	memset(data, 'x', SIZE);
+	dir("l1");
+	dir("l1/sub");
+	fd = open(at("l1/big"), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0640);
+	ck_assert_int_ge(fd, 0);
+	ck_assert_int_eq(write(fd, data, SIZE), SIZE);
+	close(fd);
+	free(data);
+	ck_assert_int_eq(chown(at("l1/big"), 1000, 1000), 0);
+	for (int i = 0; i < LINKS; i++) {
+		snprintf(name, sizeof name, "l1/%sl%03d", i % 2 ? "sub/" : "", i);
+		ck_assert_int_eq(link(at("l1/big"), at(name)), 0);
+	}
+	/* The newer layer deletes one name and gives another new content. */
+	dir("l2");
+	dir("l2/sub");
+	whiteout("l2/l000");
+	put("l2/sub/l001", "new");
+	dir("out");
+	layers[0] = at("l1");
+	layers[1] = at("l2");
+	ck_assert_msg(layer_merge(layers, 2, at("out"), &err) == 0, "%s", err.msg);
+
+	ck_assert_int_eq(stat(at("out/big"), &st), 0);
+	ck_assert_int_eq(st.st_size, SIZE);
+	ck_assert_int_eq(st.st_uid, 1000);
+	ck_assert_int_eq(st.st_mode & 07777, 0640);
+	ck_assert_int_eq(st.st_nlink, LINKS + 1 - 2);
+	for (int i = 2; i < LINKS; i++) {
+		snprintf(name, sizeof name, "out/%sl%03d", i % 2 ? "sub/" : "", i);
+		ck_assert_int_eq(stat(at(name), &st2), 0);
+		ck_assert_msg(st2.st_ino == st.st_ino, "%s is a copy", name);
+	}
+	assert_whiteout("out/l000");
+	assert_text("out/sub/l001", "new");
+	ck_assert_msg(blocks_under("out") < 2 * SIZE / 512, "merged layer takes %lld blocks",
+		      blocks_under("out"));
 }
 END_TEST
 
@@ -430,6 +500,7 @@ static Suite *layers_suite(void)
 	tcase_add_checked_fixture(tc, merge_setup, merge_teardown);
 	tcase_add_test(tc, test_merge_overlay_rules);
 	tcase_add_test(tc, test_merge_whiteout_over_dir);
+	tcase_add_test(tc, test_merge_keeps_hard_links);
 	tcase_add_test(tc, test_merge_refuses);
 	suite_add_tcase(s, tc);
 	tc = tcase_create("names");

@@ -13,6 +13,7 @@
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
+#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -216,11 +217,24 @@ static int build(const struct ent *ents, size_t n)
 	return build_filtered(ents, n, 0);
 }
 
+/* A push into a box's root, as web/http-root.c makes it: absolute link
+ * targets name the box's own paths. */
+static struct tar_limits box_limits(void)
+{
+	struct tar_limits lim = TAR_LIMITS_INIT;
+
+	lim.flags = TAR_ABS_LINKS_IN_ROOT;
+	lim.root_what = "the box root";
+	return lim;
+}
+
+/* lim NULL: box_limits(). */
 static int extract_lim(const char *dir, const struct ent *ents, size_t n,
 		       const struct tar_limits *lim, struct tar_result *res, pd_error *err)
 {
+	struct tar_limits box = box_limits();
 	int fd = build(ents, n);
-	int r = tarsafe_extract(rootfd, dir, fd, lim, res, err);
+	int r = tarsafe_extract(rootfd, dir, fd, lim ? lim : &box, res, err);
 	close(fd);
 	return r;
 }
@@ -559,8 +573,9 @@ START_TEST(test_reject_symlinks_out)
 	/* dst is one level below the root: "../../.." from dst/a/b is the
 	 * root, one more leaves it. */
 	expect_rejected(up4, 1, -EPERM,
-			"entry 1 (a/b/x): symlink to ../../../../pwned leaves the box root");
-	expect_rejected(absdot, 1, -EPERM, "leaves the box root");
+			"entry 1 (a/b/x): symlink to ../../../../pwned leads outside the box root: "
+			"climbs above it");
+	expect_rejected(absdot, 1, -EPERM, "leads outside the box root");
 	expect_rejected(empty, 1, -EINVAL, "empty target");
 }
 END_TEST
@@ -570,7 +585,9 @@ START_TEST(test_symlinks_inside_allowed)
 	const struct ent ents[] = {
 	    {"a/b/x", 'l', "../../../y", 0777, 0, 0}, /* root/y from d/a/b */
 	    {"abs", 'l', "/etc/passwd", 0777, 0, 0},  /* the box's own /etc */
-	    {"dots", 'l', "./a/../a/./b", 0777, 0, 0},
+	    {"dots", 'l', "./.././a/./b", 0777, 0, 0},
+	    {"chain", 'l', "dots/c", 0777, 0, 0}, /* through a link of the archive */
+	    {"dangling", 'l', "missing/x", 0777, 0, 0},
 	};
 	const struct ent out[] = {{"a/b/x", 'l', "../../../../y", 0777, 0, 0}};
 	pd_error err = {0};
@@ -669,6 +686,273 @@ START_TEST(test_planted_symlink_as_target_dir)
 	ck_assert_int_eq(extract("abs", ents, 1, &err), 0);
 	ck_assert_str_eq(slurp(root_path("etc/paddock-check-pwned")), "x");
 	assert_outside_untouched();
+}
+END_TEST
+
+/* Pushes ents into DIR (below the root) and expects -EPERM with `what` in
+ * the message, and DIR, the root and the outside exactly as before. */
+static void push_refused(const char *dir, const struct ent *ents, size_t n, const char *what)
+{
+	int before_dir = exists(root_path(dir)) ? count_entries(root_path(dir)) : -1;
+	int before_root = count_entries(root_path(""));
+	pd_error err = {0};
+	int r = extract(dir, ents, n, &err);
+
+	ck_assert_msg(r == -EPERM, "got %d (%s), want -EPERM", r, err.msg);
+	ck_assert_msg(strstr(err.msg, what), "message \"%s\" lacks \"%s\"", err.msg, what);
+	ck_assert_int_eq(count_entries(root_path("")), before_root);
+	if (before_dir >= 0)
+		ck_assert_int_eq(count_entries(root_path(dir)), before_dir);
+	assert_no_staging(dir);
+	assert_outside_untouched();
+}
+
+/* Chains of links that stay inside when read lexically, but lead out of
+ * the root for a reader following them on the host. */
+START_TEST(test_reject_link_chains)
+{
+	const struct ent dot[] = {
+	    {"a", 'l', ".", 0777, 0, 0},
+	    {"b", 'l', "a/..", 0777, 0, 0},
+	};
+	const struct ent climb[] = {
+	    {"a", 'l', ".", 0777, 0, 0},
+	    {"b", 'l', "a/..", 0777, 0, 0},
+	    {"c", 'l', "b/../..", 0777, 0, 0},
+	};
+	/* A second name of a symlink, at a place where its target leads out. */
+	const struct ent moved[] = {
+	    {"d/e/l", 'l', "../../f", 0777, 0, 0},
+	    {"h", 'h', "d/e/l", 0, 0, 0},
+	};
+	/* Through links the box planted: up -> ../../../../.. (setup), and a
+	 * chain a2 -> ., b2 -> a2/.. made here. */
+	const struct ent through_up[] = {{"x", 'l', "up/etc", 0777, 0, 0}};
+	const struct ent through_chain[] = {{"x", 'l', "b2", 0777, 0, 0}};
+	const struct ent through_abs[] = {{"x", 'l', "/../etc", 0777, 0, 0}};
+
+	ck_assert_int_eq(symlink(".", root_path("a2")), 0);
+	ck_assert_int_eq(symlink("a2/..", root_path("b2")), 0);
+	push_refused("", dot, ELEMENTSOF(dot),
+		     "entry 2 (b): symlink to a/.. leads outside the box root: goes back up");
+	push_refused("", climb, ELEMENTSOF(climb), "entry 2 (b): symlink to a/..");
+	push_refused("", moved, ELEMENTSOF(moved),
+		     "entry 2 (h): symlink to ../../f leads outside the box root: climbs above");
+	push_refused("", through_up, 1,
+		     "entry 1 (x): symlink to up/etc leads outside the box root: climbs above it "
+		     "(through up -> ../../../../..)");
+	push_refused("", through_chain, 1,
+		     "entry 1 (x): symlink to b2 leads outside the box root: "
+		     "climbs above it (through a2 -> .)");
+	push_refused("", through_abs, 1, "climbs above it");
+	/* One level down, b -> a/.. would stay inside, but is still refused:
+	 * a later a -> .. would make it lead out. */
+	push_refused("dst", dot, ELEMENTSOF(dot), "only leading .. are allowed");
+}
+END_TEST
+
+/* A link's real place: a staged directory merges through the box's own
+ * directory link, so deep/ is a/b/c. */
+START_TEST(test_links_judged_at_their_real_place)
+{
+	const struct ent in[] = {{"deep/ok", 'l', "../../../y", 0777, 0, 0}};
+	const struct ent out[] = {{"deep/out", 'l', "../../../../y", 0777, 0, 0}};
+	pd_error err = {0};
+	char target[64];
+	ssize_t n;
+
+	ck_assert_int_eq(mkdir(root_path("a"), 0755), 0);
+	ck_assert_int_eq(mkdir(root_path("a/b"), 0755), 0);
+	ck_assert_int_eq(mkdir(root_path("a/b/c"), 0755), 0);
+	ck_assert_int_eq(symlink("a/b/c", root_path("deep")), 0);
+	ck_assert_msg(extract("", in, 1, &err) == 0, "%s", err.msg);
+	n = readlink(root_path("a/b/c/ok"), target, sizeof(target) - 1);
+	ck_assert_int_gt(n, 0);
+	push_refused("", out, 1, "entry 1 (deep/out)");
+	/* DIR itself reached through a link: /deep is a/b/c. */
+	ck_assert_msg(extract("deep", (const struct ent[]){{"x", 'l', "../../../y", 0777, 0, 0}}, 1,
+			      &err) == 0,
+		      "%s", err.msg);
+	push_refused("deep", (const struct ent[]){{"x", 'l', "../../../../y", 0777, 0, 0}}, 1,
+		     "climbs above it");
+}
+END_TEST
+
+/* Outside a box root (a pull's target), absolute targets lead out. */
+START_TEST(test_reject_absolute_links_in_a_plain_directory)
+{
+	const struct ent ents[] = {{"ok", 'f', "x", 0644, -1, 0}, {"x", 'l', "/etc", 0777, 0, 0}};
+	struct tar_limits lim = TAR_LIMITS_INIT;
+	pd_error err = {0};
+
+	ck_assert_int_eq(extract_lim("new", ents, 2, &lim, NULL, &err), -EPERM);
+	ck_assert_str_eq(err.msg, "entry 2 (x): symlink to /etc leads outside the target "
+				  "directory: it is absolute");
+	ck_assert(!exists(root_path("new")));
+}
+END_TEST
+
+struct skips {
+	char names[16][64];
+	int n;
+};
+
+static void on_skip(void *userdata, const char *name, const char *why)
+{
+	struct skips *s = userdata;
+
+	fprintf(stderr, "# skipped %s: %s\n", name, why);
+	if (s->n < 16)
+		snprintf(s->names[s->n++], sizeof(s->names[0]), "%s", name);
+}
+
+static bool skipped(const struct skips *s, const char *name)
+{
+	for (int i = 0; i < s->n; i++)
+		if (strcmp(s->names[i], name) == 0)
+			return true;
+	return false;
+}
+
+/* A pull's rules: what is not written is skipped and reported, the rest
+ * lands; no setuid bit, owners only when asked. */
+START_TEST(test_skip_refused_entries)
+{
+	const struct ent ents[] = {
+	    {"ok", 'f', "fine", 0644, -1, 0},	   {"suid", 'f', "#!/bin/sh\n", 06755, -1, 0},
+	    {"null", 'c', NULL, 0666, 0, 0},	   {"fifo", 'p', NULL, 0600, 0, 0},
+	    {"etc", 'l', "/etc", 0777, 0, 0},	   {"up", 'l', "..", 0777, 0, 0},
+	    {"a", 'l', ".", 0777, 0, 0},	   {"b", 'l', "a/..", 0777, 0, 0},
+	    {"pw", 'h', "/etc/passwd", 0, 0, 0},   {"etc/passwd", 'f', "mine", 0644, -1, 0},
+	    {"sub/rel", 'l', "../ok", 0777, 0, 0},
+	};
+	const char *gone[] = {"null", "fifo", "etc", "up", "b", "pw"};
+	struct tar_extract_hooks hooks = {0};
+	struct tar_limits lim = TAR_LIMITS_INIT;
+	struct tar_result res = {0};
+	struct skips sk = {0};
+	pd_error err = {0};
+	struct stat st;
+	int fd = build(ents, ELEMENTSOF(ents));
+	int r, tfd;
+
+	/* The target is the root, as in a pull. */
+	ck_assert_int_eq(mkdir(root_path("pulled"), 0755), 0);
+	tfd = open(root_path("pulled"), O_PATH | O_DIRECTORY | O_CLOEXEC);
+	ck_assert_int_ge(tfd, 0);
+	hooks.on_skip = on_skip;
+	hooks.userdata = &sk;
+	lim.flags = TAR_SKIP_REFUSED;
+	r = tarsafe_extract_ex(tfd, "", fd, &lim, &hooks, &res, &err);
+	close(fd);
+	close(tfd);
+	ck_assert_msg(r == 0, "%s", err.msg);
+	ck_assert_int_eq(res.skipped, ELEMENTSOF(gone));
+	ck_assert_int_eq(sk.n, (int)ELEMENTSOF(gone));
+	for (size_t i = 0; i < ELEMENTSOF(gone); i++)
+		ck_assert_msg(skipped(&sk, gone[i]), "%s not reported", gone[i]);
+	ck_assert(!exists(root_path("pulled/null")));
+	ck_assert(!exists(root_path("pulled/fifo")));
+	ck_assert(!exists(root_path("pulled/up")));
+	ck_assert(!exists(root_path("pulled/b")));
+	ck_assert(!exists(root_path("pulled/pw")));
+	ck_assert_str_eq(slurp(root_path("pulled/ok")), "fine");
+	/* etc was skipped as a link, so etc/passwd is a file of a real
+	 * directory inside the target. */
+	ck_assert_int_eq(lstat(root_path("pulled/etc"), &st), 0);
+	ck_assert(S_ISDIR(st.st_mode));
+	ck_assert_str_eq(slurp(root_path("pulled/etc/passwd")), "mine");
+	ck_assert_int_eq(lstat(root_path("pulled/a"), &st), 0);
+	ck_assert(S_ISLNK(st.st_mode));
+	ck_assert_int_eq(lstat(root_path("pulled/sub/rel"), &st), 0);
+	ck_assert(S_ISLNK(st.st_mode));
+	ck_assert_int_eq(stat(root_path("pulled/suid"), &st), 0);
+	ck_assert_int_eq(st.st_mode & 07777, 0755);
+	ck_assert_int_eq(st.st_uid, geteuid());
+	assert_no_staging("pulled");
+	assert_outside_untouched();
+}
+END_TEST
+
+START_TEST(test_keep_owners)
+{
+	const struct ent ents[] = {{"d/", 'd', NULL, 02775, 0, 0}, {"d/f", 'f', "x", 04755, -1, 0}};
+	struct tar_limits lim = TAR_LIMITS_INIT;
+	struct archive *a = archive_write_new();
+	int fd = memfd_create("owners", MFD_CLOEXEC);
+	pd_error err = {0};
+	struct stat st;
+
+	if (geteuid() != 0)
+		return; /* chown needs root */
+	ck_assert_int_eq(archive_write_set_format_pax_restricted(a), ARCHIVE_OK);
+	ck_assert_int_eq(archive_write_open_fd(a, fd), ARCHIVE_OK);
+	for (size_t i = 0; i < ELEMENTSOF(ents); i++) {
+		struct archive_entry *e = archive_entry_new();
+		archive_entry_set_pathname(e, ents[i].name);
+		archive_entry_set_filetype(e, ents[i].type == 'd' ? AE_IFDIR : AE_IFREG);
+		archive_entry_set_perm(e, ents[i].mode);
+		archive_entry_set_uid(e, 1234);
+		archive_entry_set_gid(e, 2345);
+		archive_entry_set_size(e, ents[i].type == 'f' ? 1 : 0);
+		ck_assert_int_eq(archive_write_header(a, e), ARCHIVE_OK);
+		if (ents[i].type == 'f')
+			ck_assert_int_eq(archive_write_data(a, "x", 1), 1);
+		archive_entry_free(e);
+	}
+	ck_assert_int_eq(archive_write_close(a), ARCHIVE_OK);
+	archive_write_free(a);
+
+	ck_assert_int_eq(lseek(fd, 0, SEEK_SET), 0);
+	ck_assert_msg(tarsafe_extract(rootfd, "mine", fd, &lim, NULL, &err) == 0, "%s", err.msg);
+	ck_assert_int_eq(stat(root_path("mine/d/f"), &st), 0);
+	ck_assert_int_eq(st.st_uid, 0);
+	ck_assert_int_eq(st.st_mode & 07777, 0755);
+
+	lim.flags = TAR_KEEP_OWNERS;
+	ck_assert_int_eq(lseek(fd, 0, SEEK_SET), 0);
+	ck_assert_msg(tarsafe_extract(rootfd, "theirs", fd, &lim, NULL, &err) == 0, "%s", err.msg);
+	ck_assert_int_eq(stat(root_path("theirs/d/f"), &st), 0);
+	ck_assert_int_eq(st.st_uid, 1234);
+	ck_assert_int_eq(st.st_gid, 2345);
+	ck_assert_int_eq(st.st_mode & 07777, 0755); /* never setuid, even then */
+	ck_assert_int_eq(stat(root_path("theirs/d"), &st), 0);
+	ck_assert_int_eq(st.st_uid, 1234);
+	ck_assert_int_eq(st.st_mode & 07777, 0775);
+	close(fd);
+}
+END_TEST
+
+/* What an archive expands to, checked against the room left under a disk
+ * limit before anything is written; hard links take no room. */
+START_TEST(test_disk_room)
+{
+	enum { LINKS = 300 };
+	struct ent ents[LINKS + 1];
+	const struct ent over[] = {{"a", 'f', "123456", 0644, -1, 0},
+				   {"b", 'f', "123456", 0644, -1, 0}};
+	struct tar_limits lim = box_limits();
+	struct tar_result res = {0};
+	char names[LINKS][16];
+	pd_error err = {0};
+	struct stat st;
+
+	lim.disk_limited = true;
+	lim.disk_room = 10;
+	ck_assert_int_eq(extract_lim("new", over, 2, &lim, NULL, &err), -ENOSPC);
+	ck_assert_str_eq(err.msg, "entry 2 (b): 6 bytes would take the content to 12 bytes, over "
+				  "the 10 bytes left under the disk limit");
+	ck_assert(!exists(root_path("new")));
+
+	ents[0] = (struct ent){"a", 'f', "123456", 0644, -1, 0};
+	for (int i = 0; i < LINKS; i++) {
+		snprintf(names[i], sizeof(names[i]), "l%03d", i);
+		ents[i + 1] = (struct ent){names[i], 'h', "a", 0, 0, 0};
+	}
+	ck_assert_msg(extract_lim("new", ents, LINKS + 1, &lim, &res, &err) == 0, "%s", err.msg);
+	ck_assert_int_eq(res.bytes, 6);
+	ck_assert_int_eq(stat(root_path("new/l299"), &st), 0);
+	ck_assert_int_eq(st.st_nlink, LINKS + 1);
 }
 END_TEST
 
@@ -1038,6 +1322,42 @@ START_TEST(test_create_then_extract_round_trip)
 }
 END_TEST
 
+/* Runs fn in a child that exits normally: under ASan, LeakSanitizer then
+ * checks it at exit and makes the exit status non-zero on a leak. */
+static int exit_status_of(void (*fn)(void))
+{
+	int status;
+	pid_t pid = fork();
+
+	ck_assert_int_ge(pid, 0);
+	if (pid == 0) {
+		fn();
+		exit(0);
+	}
+	ck_assert_int_eq(waitpid(pid, &status, 0), pid);
+	return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+}
+
+static int fail_second_file(void *userdata, uint64_t size, pd_error *err)
+{
+	int *n = userdata;
+
+	(void)size;
+	return ++*n == 2 ? pd_error_set(err, -EIO, "cannot read the second file") : 0;
+}
+
+/* A stream that a hook ends with an error (as an export cancelled). */
+static void create_failing_hook(void)
+{
+	int n = 0, fd = open("/dev/null", O_WRONLY | O_CLOEXEC);
+	struct tar_create_hooks hooks = {.file_end = fail_second_file, .userdata = &n};
+	pd_error err = {0};
+
+	if (fd < 0 || tarsafe_create_ex(rootfd, "src", fd, &hooks, &err) != -EIO)
+		_exit(99);
+	close(fd);
+}
+
 START_TEST(test_create_write_error)
 {
 	int p[2];
@@ -1048,6 +1368,42 @@ START_TEST(test_create_write_error)
 	make_file(root_path("f"), "data", 0644);
 	ck_assert_int_eq(tarsafe_create(rootfd, "f", p[1], &err), -EPIPE);
 	close(p[1]);
+	/* Nothing leaks when a stream fails (exit status 0 under ASan). */
+	ck_assert_int_eq(mkdir(root_path("src"), 0755), 0);
+	make_file(root_path("src/a"), "first", 0644);
+	make_file(root_path("src/b"), "second", 0644);
+	ck_assert_int_eq(exit_status_of(create_failing_hook), 0);
+}
+END_TEST
+
+/* A stream that ends with an error has no end-of-archive marker (a reader
+ * must not take it for a whole archive), and nothing is leaked. */
+
+START_TEST(test_create_error_has_no_end_marker)
+{
+	struct tar_create_hooks hooks = {.file_end = fail_second_file};
+	int fd = memfd_create("cut", MFD_CLOEXEC), n = 0;
+	unsigned char tail[1024];
+	static char big[30000];
+	pd_error err = {0};
+	struct stat st;
+	bool zeros = true;
+
+	hooks.userdata = &n;
+	ck_assert_int_eq(mkdir(root_path("src"), 0755), 0);
+	memset(big, 'x', sizeof(big) - 1);
+	big[sizeof(big) - 1] = '\0';
+	make_file(root_path("src/a"), big, 0644); /* past libarchive's 10 KiB block */
+	make_file(root_path("src/b"), "second", 0644);
+	ck_assert_int_eq(tarsafe_create_ex(rootfd, "src", fd, &hooks, &err), -EIO);
+	ck_assert_int_eq(fstat(fd, &st), 0);
+	ck_assert_int_ge(st.st_size, (off_t)sizeof(tail));
+	ck_assert_int_eq(pread(fd, tail, sizeof(tail), st.st_size - (off_t)sizeof(tail)),
+			 (ssize_t)sizeof(tail));
+	for (size_t i = 0; i < sizeof(tail); i++)
+		zeros = zeros && tail[i] == 0;
+	ck_assert_msg(!zeros, "the cut stream ends with an end-of-archive marker");
+	close(fd);
 }
 END_TEST
 
@@ -1277,6 +1633,12 @@ static Suite *tarsafe_suite(void)
 	tcase_add_test(tc, test_symlinks_inside_allowed);
 	tcase_add_test(tc, test_reject_hardlinks_out);
 	tcase_add_test(tc, test_reject_through_archive_symlink);
+	tcase_add_test(tc, test_reject_link_chains);
+	tcase_add_test(tc, test_links_judged_at_their_real_place);
+	tcase_add_test(tc, test_reject_absolute_links_in_a_plain_directory);
+	tcase_add_test(tc, test_skip_refused_entries);
+	tcase_add_test(tc, test_keep_owners);
+	tcase_add_test(tc, test_disk_room);
 	tcase_add_test(tc, test_planted_symlinks_stay_inside);
 	tcase_add_test(tc, test_planted_symlink_as_target_dir);
 	tcase_add_test(tc, test_bad_entry_after_good_ones_changes_nothing);
@@ -1303,6 +1665,7 @@ static Suite *tarsafe_suite(void)
 	tcase_add_test(tc, test_create_then_extract_round_trip);
 	tcase_add_test(tc, test_create_write_error);
 	tcase_add_test(tc, test_create_write_error_mid_stream);
+	tcase_add_test(tc, test_create_error_has_no_end_marker);
 	suite_add_tcase(s, tc);
 
 	tc = tcase_create("files");

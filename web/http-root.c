@@ -1,7 +1,9 @@
 /* http-root.c - files under a box's root/ over HTTP: plain reads, writes,
  * mkdir and removal, and tar push/pull, every path resolved inside the
  * box's root (tarsafe.h). Files the owner puts in a box belong to the
- * image's user, like files the box makes itself. */
+ * image's user, like files the box makes itself, whatever owners an
+ * archive names; a tar push must fit in what the box's type leaves of its
+ * disk limit. */
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -14,6 +16,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "config.h"
 #include "export.h"
 #include "http-internal.h"
 #include "image.h"
@@ -106,19 +109,48 @@ static int open_root(struct req *r, pd_error *err)
 	return 0;
 }
 
+/* The room a push into box r->box may take: its type's disk limit less
+ * what the box's own layer holds now (the `usage` file's disk_bytes). No
+ * limit (false) when the box or its type is gone. */
+static bool disk_room(struct req *r, uint64_t *ret_room, char *what, size_t whatsz)
+{
+	struct engine *e = http_engine(r->h);
+	const struct box_type *t;
+	struct box_usage use;
+	struct box_view v;
+
+	if (engine_box_get(e, r->box, &v) < 0 || engine_box_usage(e, r->box, &use) < 0)
+		return false;
+	t = config_find_type(engine_config(e), v.type);
+	if (!t)
+		return false;
+	*ret_room = t->disk > use.disk_bytes ? t->disk - use.disk_bytes : 0;
+	snprintf(what, whatsz, "box %s has a disk limit of %llu bytes (type %s), %llu used", r->box,
+		 (unsigned long long)t->disk, t->name, (unsigned long long)use.disk_bytes);
+	return true;
+}
+
 static void *extract_main(void *arg)
 {
 	struct root_upload *u = arg;
 
 	struct export_verify verify = {0};
 	struct tar_extract_hooks hooks;
+	char what[256] = "";
 
+	/* A box's disk limit is not enforced by the filesystem yet: what the
+	 * archive expands to is checked against it before anything is
+	 * written. */
+	if (!u->r->volume)
+		u->lim.disk_limited = disk_room(u->r, &u->lim.disk_room, what, sizeof(what));
 	/* Into a volume, an archive made by export is checked against its
 	 * manifest (and the manifest is not extracted), as volumes/NAME/import
 	 * does; box roots take any tar as it is. */
 	export_verify_hooks(&verify, &hooks);
 	u->result = tarsafe_extract_ex(u->r->rootfd, u->r->rel[0] ? u->r->rel : ".", u->pipe_r,
 				       &u->lim, u->r->volume ? &hooks : NULL, &u->tr, &u->err);
+	if (u->result == -ENOSPC && what[0])
+		pd_error_prefix(&u->err, "push refused, the box is unchanged: %s", what);
 	export_verify_release(&verify);
 	close(u->pipe_r);
 	u->pipe_r = -1;
@@ -144,6 +176,10 @@ static int upload_begin(struct req *r, struct root_upload *u)
 	u->lim.max_bytes = cfg->push_max_bytes;
 	u->lim.uid = uid;
 	u->lim.gid = gid;
+	/* Absolute link targets mean the box's (or, in a volume, the boxes')
+	 * own paths: they resolve from the root, as the daemon reads them. */
+	u->lim.flags = TAR_ABS_LINKS_IN_ROOT;
+	u->lim.root_what = r->volume ? "the volume" : "the box root";
 	if (pipe2(fds, O_CLOEXEC) < 0)
 		return pd_error_set(&u->err, -errno, "cannot create a pipe: %m");
 	(void)fcntl(fds[1], F_SETPIPE_SZ, PIPE_SIZE);

@@ -25,6 +25,14 @@ struct dirmeta {
 	struct timespec mtime;
 };
 
+/* A symlink put in the staging directory, checked again once all entries
+ * are in (its meaning depends on the whole tree). */
+struct staged_link {
+	char *rel; /* from DIR, normalized */
+	uint64_t entry;
+	bool removed; /* skipped by the final check */
+};
+
 struct extract {
 	int rootfd;
 	int dirfd;   /* DIR */
@@ -33,11 +41,17 @@ struct extract {
 	ino_t stage_ino;
 	char stagename[32];
 	char dir[PATH_MAX]; /* DIR, normalized */
-	unsigned dir_depth;
 	uint64_t max_entries, max_bytes;
+	bool disk_limited;
+	uint64_t disk_room;
 	uid_t uid;
 	gid_t gid;
-	uint64_t entries, bytes;
+	unsigned flags;
+	const char *root_what;
+	uint64_t entries, bytes, skipped;
+	/* DIR's real place from the root (through the box's links), for
+	 * judging where the archive's symlinks lead. */
+	char dir_real[PATH_MAX];
 
 	/* The staging directory the last entry went into. */
 	char cached[PATH_MAX];
@@ -46,24 +60,81 @@ struct extract {
 	struct dirmeta *dirs;
 	size_t n_dirs, cap_dirs;
 
+	struct staged_link *links;
+	size_t n_links, cap_links;
+
 	const struct tar_extract_hooks *hooks;
 	pd_error *err;
 	char pname[128]; /* the current entry's name, printable */
 };
 
+/* The end of the archive at entry number `entry` (pname, printable), or,
+ * when `skippable` and under TAR_SKIP_REFUSED, that entry skipped and
+ * reported (returns 0). */
+static int vreport(struct extract *ex, uint64_t entry, const char *pname, int code, bool skippable,
+		   const char *fmt, va_list ap) _printf_(6, 0);
+
+static int vreport(struct extract *ex, uint64_t entry, const char *pname, int code, bool skippable,
+		   const char *fmt, va_list ap)
+{
+	char why[256];
+
+	if (vsnprintf(why, sizeof(why), fmt, ap) < 0)
+		why[0] = '\0';
+	if (!skippable || !(ex->flags & TAR_SKIP_REFUSED))
+		return pd_error_set(ex->err, code, "entry %llu (%s): %s", (unsigned long long)entry,
+				    pname, why);
+	ex->skipped++;
+	if (ex->hooks && ex->hooks->on_skip)
+		ex->hooks->on_skip(ex->hooks->userdata, pname, why);
+	return 0;
+}
+
 static int entry_fail(struct extract *ex, int code, const char *fmt, ...) _printf_(3, 4);
 
 static int entry_fail(struct extract *ex, int code, const char *fmt, ...)
 {
-	char why[256];
 	va_list ap;
+	int r;
 
 	va_start(ap, fmt);
-	if (vsnprintf(why, sizeof(why), fmt, ap) < 0)
-		why[0] = '\0';
+	r = vreport(ex, ex->entries, ex->pname, code, /* skippable= */ false, fmt, ap);
 	va_end(ap);
-	return pd_error_set(ex->err, code, "entry %llu (%s): %s", (unsigned long long)ex->entries,
-			    ex->pname, why);
+	return r;
+}
+
+static int refuse_at(struct extract *ex, uint64_t entry, const char *pname, const char *fmt, ...)
+    _printf_(4, 5);
+
+/* An entry of a kind this extraction does not write: skipped and reported
+ * under TAR_SKIP_REFUSED (returns 0), else the archive's end (-EPERM). */
+static int refuse_at(struct extract *ex, uint64_t entry, const char *pname, const char *fmt, ...)
+{
+	va_list ap;
+	int r;
+
+	va_start(ap, fmt);
+	r = vreport(ex, entry, pname, -EPERM, /* skippable= */ true, fmt, ap);
+	va_end(ap);
+	return r;
+}
+
+#define entry_refuse(ex, ...) refuse_at((ex), (ex)->entries, (ex)->pname, __VA_ARGS__)
+
+static const char *root_what(const struct extract *ex)
+{
+	return ex->root_what ? ex->root_what : "the target directory";
+}
+
+/* The owner of an entry's file: the archive's with TAR_KEEP_OWNERS. */
+static void entry_owner(const struct extract *ex, struct archive_entry *e, uid_t *uid, gid_t *gid)
+{
+	*uid = ex->uid;
+	*gid = ex->gid;
+	if (ex->flags & TAR_KEEP_OWNERS) {
+		*uid = (uid_t)archive_entry_uid(e);
+		*gid = (gid_t)archive_entry_gid(e);
+	}
 }
 
 static int archive_code(struct archive *a)
@@ -173,6 +244,8 @@ static int stage_file(struct extract *ex, struct archive *a, struct archive_entr
 	int64_t size = archive_entry_size(e);
 	uint64_t end = 0;
 	struct timespec ts[2];
+	uid_t uid;
+	gid_t gid;
 	int r;
 
 	for (int tries = 0; fd < 0; tries++) {
@@ -208,7 +281,8 @@ static int stage_file(struct extract *ex, struct archive *a, struct archive_entr
 	if (end < (uint64_t)size && ftruncate(fd, size) < 0) /* a sparse file's tail */
 		return entry_fail(ex, -errno, "cannot write: %s", strerror(errno));
 
-	r = tarsafe_own_fd(fd, archive_entry_perm(e) & 01777, ex->uid, ex->gid);
+	entry_owner(ex, e, &uid, &gid);
+	r = tarsafe_own_fd(fd, archive_entry_perm(e) & 01777, uid, gid);
 	entry_times(e, ts);
 	if (r == 0 && futimens(fd, ts) < 0)
 		r = -errno;
@@ -222,6 +296,8 @@ static int stage_dir(struct extract *ex, struct archive_entry *e, int pfd, const
 	_cleanup_close_ int fd = -1;
 	struct timespec ts[2];
 	struct stat st;
+	uid_t uid;
+	gid_t gid;
 	int r;
 
 	if (mkdirat(pfd, base, 0700) < 0) {
@@ -236,7 +312,8 @@ static int stage_dir(struct extract *ex, struct archive_entry *e, int pfd, const
 	fd = openat(pfd, base, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 	if (fd < 0)
 		return entry_fail(ex, -errno, "cannot open: %s", strerror(errno));
-	r = tarsafe_own_fd(fd, archive_entry_perm(e) & 01777, ex->uid, ex->gid);
+	entry_owner(ex, e, &uid, &gid);
+	r = tarsafe_own_fd(fd, archive_entry_perm(e) & 01777, uid, gid);
 	if (r == 0 && fstat(fd, &st) < 0)
 		r = -errno;
 	if (r < 0)
@@ -255,38 +332,264 @@ static int stage_dir(struct extract *ex, struct archive_entry *e, int pfd, const
 	return 0;
 }
 
-/* Whether a symlink at depth `depth` below the root (its directory's
- * component count) pointing at `target` stays inside the root, resolved
- * lexically; an absolute target starts at the root. */
-static bool link_stays_inside(unsigned depth, const char *target)
+/* Whether normalized `norm`'s first component is the staging directory. */
+static bool is_stage_name(const struct extract *ex, const char *norm)
 {
-	long d = target[0] == '/' ? 0 : (long)depth;
+	size_t len = strlen(ex->stagename);
 
-	for (size_t len; (len = tarsafe_next_component(&target)) > 0; target += len) {
-		if (len == 2 && target[0] == '.' && target[1] == '.') {
-			if (--d < 0)
-				return false;
-		} else if (!(len == 1 && target[0] == '.')) {
-			d++;
+	return strncmp(norm, ex->stagename, len) == 0 && (norm[len] == '/' || norm[len] == '\0');
+}
+
+/* ---- the tree as it will be once merged, for judging symlinks ---- */
+
+static enum tarsafe_node node_at(int pfd, const char *base, const struct stat *st, char *target,
+				 size_t size)
+{
+	ssize_t n;
+
+	if (S_ISDIR(st->st_mode))
+		return TARSAFE_NODE_DIR;
+	if (!S_ISLNK(st->st_mode))
+		return TARSAFE_NODE_OTHER;
+	n = readlinkat(pfd, base, target, size - 1);
+	if (n < 0)
+		return TARSAFE_NODE_MISSING;
+	target[n] = '\0';
+	return TARSAFE_NODE_LINK;
+}
+
+/* lstat of `path` below dirfd through real directories only: *ret_pfd is
+ * its parent (the caller closes it). Returns 0, or -errno when the entry
+ * or a directory on its way is missing (or not a directory). */
+static int stat_below(int dirfd, const char *path, int *ret_pfd, const char **ret_base, char *buf,
+		      size_t size, struct stat *st)
+{
+	const char *parent;
+	int pfd;
+
+	if ((size_t)snprintf(buf, size, "%s", path) >= size)
+		return -ENAMETOOLONG;
+	tarsafe_split(buf, &parent, ret_base);
+	pfd = tarsafe_openat2(dirfd, parent, O_PATH | O_DIRECTORY, 0, TARSAFE_RESOLVE_STAGE);
+	if (pfd < 0)
+		return pfd;
+	if (fstatat(pfd, *ret_base, st, AT_SYMLINK_NOFOLLOW) < 0) {
+		int r = -errno;
+		close(pfd);
+		return r;
+	}
+	*ret_pfd = pfd;
+	return 0;
+}
+
+/* An existing symlink at `path` (from the root) that the merge keeps and
+ * merges a staged directory (staged) through: one that leads to another
+ * directory inside the root (like tar's --keep-directory-symlink). Returns
+ * an fd of that directory, or -1. */
+static int kept_dir_link(const struct extract *ex, const char *path, const struct stat *staged)
+{
+	struct stat st;
+	int fd = tarsafe_openat2(ex->rootfd, path, O_RDONLY | O_DIRECTORY, 0, TARSAFE_RESOLVE_ROOT);
+
+	if (fd < 0)
+		return -1;
+	if (fstat(fd, &st) < 0 || st.st_dev != staged->st_dev || st.st_ino == staged->st_ino ||
+	    st.st_ino == ex->stage_ino) {
+		close(fd);
+		return -1;
+	}
+	return fd;
+}
+
+/* What `path` (from the root) is in the tree the merge will leave: the
+ * staged entry where there is one (a staged directory over an existing
+ * link that the merge keeps is that link), else what is there now. */
+static enum tarsafe_node model_lookup(void *userdata, const char *path, char *target, size_t size)
+{
+	struct extract *ex = userdata;
+	size_t dlen = strlen(ex->dir_real);
+	const char *rel = NULL, *base;
+	char buf[PATH_MAX];
+	struct stat st;
+	int pfd = -1;
+
+	if (dlen == 0)
+		rel = path;
+	else if (strncmp(path, ex->dir_real, dlen) == 0 && path[dlen] == '/')
+		rel = path + dlen + 1;
+	if (rel && is_stage_name(ex, rel))
+		return TARSAFE_NODE_MISSING;
+	if (rel && stat_below(ex->stagefd, rel, &pfd, &base, buf, sizeof(buf), &st) == 0) {
+		_cleanup_close_ int spfd = pfd, lfd = -1;
+		struct stat lst;
+
+		if (!S_ISDIR(st.st_mode))
+			return node_at(spfd, base, &st, target, size);
+		pfd = -1;
+		if (stat_below(ex->rootfd, path, &pfd, &base, buf, sizeof(buf), &lst) == 0) {
+			_cleanup_close_ int dpfd = pfd;
+			if (S_ISLNK(lst.st_mode) && (lfd = kept_dir_link(ex, path, &st)) >= 0)
+				return node_at(dpfd, base, &lst, target, size);
+		}
+		return TARSAFE_NODE_DIR;
+	}
+	if (stat_below(ex->rootfd, path, &pfd, &base, buf, sizeof(buf), &st) < 0)
+		return TARSAFE_NODE_MISSING;
+	{
+		_cleanup_close_ int dpfd = pfd;
+		return node_at(dpfd, base, &st, target, size);
+	}
+}
+
+/* The real place of the last staged directory judge_link() resolved:
+ * links side by side share it. */
+struct place_cache {
+	char parent[PATH_MAX]; /* from DIR; "" when empty */
+	char cur[PATH_MAX];
+	bool valid;
+};
+
+/*
+ * Judges the staged symlink at `rel` (from DIR) against the tree as it
+ * stands (stage and root): 0 when it stays inside the root or is no
+ * longer a symlink, 1 when it was refused and removed (skipped), or
+ * -errno. `entry` names it in messages.
+ */
+static int judge_link(struct extract *ex, const char *rel, uint64_t entry, struct place_cache *pc)
+{
+	struct tarsafe_walk w = {.lookup = model_lookup,
+				 .userdata = ex,
+				 .abs_in_root = ex->flags & TAR_ABS_LINKS_IN_ROOT};
+	char buf[PATH_MAX], target[PATH_MAX], cur[PATH_MAX], why[256], pname[128], tbuf[128];
+	_cleanup_close_ int pfd = -1;
+	const char *base, *parent;
+	struct stat st;
+	ssize_t n;
+	int r;
+
+	tarsafe_printable(rel, pname, sizeof(pname));
+	r = stat_below(ex->stagefd, rel, &pfd, &base, buf, sizeof(buf), &st);
+	if (r < 0 || !S_ISLNK(st.st_mode))
+		return 0; /* replaced by a later entry */
+	n = readlinkat(pfd, base, target, sizeof(target) - 1);
+	if (n < 0)
+		return pd_error_set(ex->err, -errno, "entry %llu (%s): %s",
+				    (unsigned long long)entry, pname, strerror(errno));
+	target[n] = '\0';
+	tarsafe_printable(target, tbuf, sizeof(tbuf));
+
+	/* Where the link really lands: DIR's real place, then the staged
+	 * parents, which merge through directory links the box has. */
+	snprintf(buf, sizeof(buf), "%s", rel);
+	tarsafe_split(buf, &parent, &base);
+	if (pc->valid && strcmp(pc->parent, parent) == 0) {
+		memcpy(cur, pc->cur, strlen(pc->cur) + 1);
+		r = 0;
+	} else {
+		snprintf(cur, sizeof(cur), "%s", ex->dir_real);
+		r = tarsafe_walk_in_root(&w, cur, parent);
+		pc->valid = r == 0;
+		if (pc->valid) {
+			snprintf(pc->parent, sizeof(pc->parent), "%s", parent);
+			memcpy(pc->cur, cur, strlen(cur) + 1);
 		}
 	}
-	return true;
+	if (r == -ELOOP)
+		snprintf(why, sizeof(why), "its directory cannot be resolved");
+	else if (r < 0)
+		return pd_error_set(ex->err, r, "out of memory");
+	else
+		r = tarsafe_walk_link(&w, cur, target, why, sizeof(why));
+	if (r == -ENOMEM)
+		return pd_error_set(ex->err, r, "out of memory");
+	if (r == 0)
+		return 0;
+	r = refuse_at(ex, entry, pname, "symlink to %s leads outside %s: %s", tbuf, root_what(ex),
+		      why);
+	if (r < 0)
+		return r;
+	if (unlinkat(pfd, base, 0) < 0 && errno != ENOENT)
+		return pd_error_set(ex->err, -errno, "entry %llu (%s): cannot remove: %s",
+				    (unsigned long long)entry, pname, strerror(errno));
+	return 1;
+}
+
+/* Records the symlink just staged at `norm` (from DIR), to be judged once
+ * the whole archive is staged. */
+static int note_link(struct extract *ex, const char *norm)
+{
+	if (ex->n_links == ex->cap_links) {
+		size_t cap = ex->cap_links ? ex->cap_links * 2 : 16;
+		struct staged_link *l = reallocarray(ex->links, cap, sizeof(*l));
+		if (!l)
+			return entry_fail(ex, -ENOMEM, "out of memory");
+		ex->links = l;
+		ex->cap_links = cap;
+	}
+	ex->links[ex->n_links].rel = strdup(norm);
+	if (!ex->links[ex->n_links].rel)
+		return entry_fail(ex, -ENOMEM, "out of memory");
+	ex->links[ex->n_links].entry = ex->entries;
+	ex->links[ex->n_links++].removed = false;
+	return 0;
+}
+
+/* Most rounds of the final check: a skipped link can change where others
+ * lead, so it runs until nothing more is skipped. */
+#define JUDGE_ROUNDS 16
+
+/* Judges every staged symlink against the whole tree, in archive order
+ * (the first one refused is the one named). */
+static int judge_links(struct extract *ex)
+{
+	_cleanup_free_ struct place_cache *pc = malloc(sizeof(*pc));
+
+	if (!pc)
+		return pd_error_set(ex->err, -ENOMEM, "out of memory");
+	for (unsigned round = 0; round < JUDGE_ROUNDS; round++) {
+		bool skipped = false;
+
+		pc->valid = false;
+		for (size_t i = 0; i < ex->n_links; i++) {
+			struct staged_link *l = &ex->links[i];
+			int r;
+
+			if (l->removed)
+				continue;
+			r = judge_link(ex, l->rel, l->entry, pc);
+			if (r < 0)
+				return r;
+			if (r > 0) {
+				l->removed = true;
+				skipped = true;
+			}
+		}
+		if (!skipped)
+			return 0;
+	}
+	return pd_error_set(ex->err, -EPERM,
+			    "too many symlinks depend on symlinks that were skipped");
 }
 
 static int stage_symlink(struct extract *ex, struct archive_entry *e, int pfd, const char *base,
-			 unsigned depth)
+			 const char *norm)
 {
 	const char *target = archive_entry_symlink(e);
-	char tbuf[128];
+	char why[128], tbuf[128];
 	struct timespec ts[2];
+	uid_t uid;
+	gid_t gid;
 
 	if (!target || !*target)
 		return entry_fail(ex, -EINVAL, "symlink with an empty target");
 	if (strlen(target) >= PATH_MAX)
 		return entry_fail(ex, -ENAMETOOLONG, "symlink target too long");
-	if (!link_stays_inside(depth, target))
-		return entry_fail(ex, -EPERM, "symlink to %s leaves the box root",
-				  tarsafe_printable(target, tbuf, sizeof(tbuf)));
+	/* What the target says alone is judged now; where it leads, once
+	 * the whole tree is known (judge_links()). */
+	if (tarsafe_link_shape(target, ex->flags & TAR_ABS_LINKS_IN_ROOT, why, sizeof(why)) < 0)
+		return entry_refuse(ex, "symlink to %s leads outside %s: %s",
+				    tarsafe_printable(target, tbuf, sizeof(tbuf)), root_what(ex),
+				    why);
 
 	for (int tries = 0;; tries++) {
 		if (symlinkat(target, pfd, base) == 0)
@@ -297,21 +600,14 @@ static int stage_symlink(struct extract *ex, struct archive_entry *e, int pfd, c
 		if (r < 0)
 			return r;
 	}
-	if ((ex->uid != (uid_t)-1 || ex->gid != (gid_t)-1) &&
-	    fchownat(pfd, base, ex->uid, ex->gid, AT_SYMLINK_NOFOLLOW) < 0)
+	entry_owner(ex, e, &uid, &gid);
+	if ((uid != (uid_t)-1 || gid != (gid_t)-1) &&
+	    fchownat(pfd, base, uid, gid, AT_SYMLINK_NOFOLLOW) < 0)
 		return entry_fail(ex, -errno, "cannot set owner: %s", strerror(errno));
 	entry_times(e, ts);
 	if (utimensat(pfd, base, ts, AT_SYMLINK_NOFOLLOW) < 0)
 		return entry_fail(ex, -errno, "cannot set time: %s", strerror(errno));
-	return 0;
-}
-
-/* Whether normalized `norm`'s first component is the staging directory. */
-static bool is_stage_name(const struct extract *ex, const char *norm)
-{
-	size_t len = strlen(ex->stagename);
-
-	return strncmp(norm, ex->stagename, len) == 0 && (norm[len] == '/' || norm[len] == '\0');
+	return note_link(ex, norm);
 }
 
 static int stage_hardlink(struct extract *ex, const char *link, const char *norm, int pfd,
@@ -320,19 +616,19 @@ static int stage_hardlink(struct extract *ex, const char *link, const char *norm
 	char hnorm[PATH_MAX], tbuf[128];
 	_cleanup_close_ int hpfd = -1;
 	const char *hparent, *hbase;
+	struct stat st;
 	int r;
 
 	tarsafe_printable(link, tbuf, sizeof(tbuf));
 	if (link[0] == '/')
-		return entry_fail(ex, -EPERM, "hard link to an absolute path (%s)", tbuf);
+		return entry_refuse(ex, "hard link to an absolute path (%s)", tbuf);
 	r = tarsafe_normalize(link, hnorm, sizeof(hnorm));
 	if (r == -EINVAL)
-		return entry_fail(ex, -EPERM, "hard link to %s leaves the target directory", tbuf);
+		return entry_refuse(ex, "hard link to %s leaves the target directory", tbuf);
 	if (r < 0)
 		return entry_fail(ex, r, "hard link target too long");
 	if (!hnorm[0] || is_stage_name(ex, hnorm))
-		return entry_fail(ex, -EPERM, "hard link to %s, which is not an earlier entry",
-				  tbuf);
+		return entry_refuse(ex, "hard link to %s, which is not an earlier entry", tbuf);
 	if (strcmp(hnorm, norm) == 0)
 		return 0; /* a link to itself: nothing to do */
 
@@ -340,22 +636,26 @@ static int stage_hardlink(struct extract *ex, const char *link, const char *norm
 	hpfd =
 	    tarsafe_openat2(ex->stagefd, hparent, O_PATH | O_DIRECTORY, 0, TARSAFE_RESOLVE_STAGE);
 	if (hpfd < 0)
-		return entry_fail(ex, -EPERM, "hard link to %s, which is not an earlier entry",
-				  tbuf);
+		return entry_refuse(ex, "hard link to %s, which is not an earlier entry", tbuf);
 	for (int tries = 0;; tries++) {
 		if (linkat(hpfd, hbase, pfd, base, 0) == 0)
-			return 0;
+			break;
 		if (errno == ENOENT)
-			return entry_fail(ex, -EPERM,
-					  "hard link to %s, which is not an earlier entry", tbuf);
+			return entry_refuse(ex, "hard link to %s, which is not an earlier entry",
+					    tbuf);
 		if (errno == EPERM)
-			return entry_fail(ex, -EPERM, "hard link to %s, a directory", tbuf);
+			return entry_refuse(ex, "hard link to %s, a directory", tbuf);
 		if (errno != EEXIST || tries > 0)
 			return entry_fail(ex, -errno, "cannot create: %s", strerror(errno));
 		r = stage_clear(ex, pfd, base, /* want_dir= */ false);
 		if (r < 0)
 			return r;
 	}
+	/* A second name of a symlink is a symlink in another place, where
+	 * its target may mean something else. */
+	if (fstatat(pfd, base, &st, AT_SYMLINK_NOFOLLOW) == 0 && S_ISLNK(st.st_mode))
+		return note_link(ex, norm);
+	return 0;
 }
 
 /* The hooks' special entry: read whole into memory and handed over. */
@@ -429,13 +729,13 @@ static int extract_entry(struct extract *ex, struct archive *a, struct archive_e
 			break;
 		case AE_IFCHR:
 		case AE_IFBLK:
-			return entry_fail(ex, -EPERM, "device nodes are not allowed");
+			return entry_refuse(ex, "device nodes are not allowed");
 		case AE_IFIFO:
-			return entry_fail(ex, -EPERM, "FIFOs are not allowed");
+			return entry_refuse(ex, "FIFOs are not allowed");
 		case AE_IFSOCK:
-			return entry_fail(ex, -EPERM, "sockets are not allowed");
+			return entry_refuse(ex, "sockets are not allowed");
 		default:
-			return entry_fail(ex, -EPERM, "unsupported entry type 0%o", (unsigned)type);
+			return entry_refuse(ex, "unsupported entry type 0%o", (unsigned)type);
 		}
 	}
 	if (!norm[0]) {
@@ -454,11 +754,17 @@ static int extract_entry(struct extract *ex, struct archive *a, struct archive_e
 			return entry_fail(ex, -EFBIG,
 					  "%lld bytes exceed the limit of %llu bytes in total",
 					  (long long)size, (unsigned long long)ex->max_bytes);
+		if (ex->disk_limited && (uint64_t)size > ex->disk_room - ex->bytes)
+			return entry_fail(ex, -ENOSPC,
+					  "%lld bytes would take the content to %llu bytes, "
+					  "over the %llu bytes left under the disk limit",
+					  (long long)size,
+					  (unsigned long long)(ex->bytes + (uint64_t)size),
+					  (unsigned long long)ex->disk_room);
 		ex->bytes += (uint64_t)size;
 	}
 
-	if (link)
-		memcpy(full, norm, strlen(norm) + 1);
+	memcpy(full, norm, strlen(norm) + 1);
 	tarsafe_split(norm, &parent, &base);
 	pfd = stage_parent(ex, parent);
 	if (pfd < 0)
@@ -471,7 +777,7 @@ static int extract_entry(struct extract *ex, struct archive *a, struct archive_e
 	case AE_IFDIR:
 		return stage_dir(ex, e, pfd, base);
 	default:
-		return stage_symlink(ex, e, pfd, base, ex->dir_depth + (unsigned)depth - 1);
+		return stage_symlink(ex, e, pfd, base, full);
 	}
 }
 
@@ -599,17 +905,7 @@ static int merge_dir(struct extract *ex, int sfd, int tfd, char *rel, size_t rle
 			} else if (texists && S_ISLNK(tst.st_mode)) {
 				/* Keep a symlink to a directory inside the root and
 				 * merge through it; else the directory replaces it. */
-				struct stat lst;
-				ctfd = tarsafe_openat2(ex->rootfd, rel, O_RDONLY | O_DIRECTORY, 0,
-						       TARSAFE_RESOLVE_ROOT);
-				if (ctfd >= 0 &&
-				    (fstat(ctfd, &lst) < 0 || lst.st_dev != sst.st_dev ||
-				     lst.st_ino == sst.st_ino || lst.st_ino == ex->stage_ino)) {
-					close(ctfd);
-					ctfd = -1;
-				}
-				if (ctfd < 0)
-					ctfd = -1;
+				ctfd = kept_dir_link(ex, rel, &sst);
 			}
 			if (ctfd >= 0 || dry) {
 				r = merge_dir(ex, csfd, ctfd, rel, clen, dry, depth + 1);
@@ -629,8 +925,10 @@ static int merge_dir(struct extract *ex, int sfd, int tfd, char *rel, size_t rle
 				if (meta) {
 					struct timespec ts[2] = {{.tv_nsec = UTIME_OMIT},
 								 meta->mtime};
-					r = tarsafe_own_fd(ctfd, sst.st_mode & 07777, ex->uid,
-							   ex->gid);
+					bool keep = ex->flags & TAR_KEEP_OWNERS;
+					r = tarsafe_own_fd(ctfd, sst.st_mode & 07777,
+							   keep ? sst.st_uid : ex->uid,
+							   keep ? sst.st_gid : ex->gid);
 					if (r == 0 && futimens(ctfd, ts) < 0)
 						r = -errno;
 					if (r < 0) {
@@ -775,6 +1073,31 @@ static void remove_created(int rootfd, const char *dir, unsigned created)
 	}
 }
 
+/* DIR's place from the root as the kernel resolved it (through the box's
+ * own links, held inside the root), read back from /proc/self/fd. */
+static int real_dir(int rootfd, int dirfd, char *buf, size_t size)
+{
+	char rpath[PATH_MAX], dpath[PATH_MAX], proc[64];
+	ssize_t rn, dn;
+
+	snprintf(proc, sizeof(proc), "/proc/self/fd/%d", rootfd);
+	rn = readlink(proc, rpath, sizeof(rpath) - 1);
+	snprintf(proc, sizeof(proc), "/proc/self/fd/%d", dirfd);
+	dn = readlink(proc, dpath, sizeof(dpath) - 1);
+	if (rn < 0 || dn < 0)
+		return -errno;
+	if (rn == 0 || dn == 0)
+		return -EIO;
+	if (rn == 1) /* the root is "/" */
+		rn = 0;
+	if (dn < rn || memcmp(dpath, rpath, (size_t)rn) != 0 || (dn > rn && dpath[rn] != '/'))
+		return -EIO; /* moved away meanwhile */
+	dpath[dn] = '\0';
+	if ((size_t)snprintf(buf, size, "%s", dpath + rn + (dn > rn)) >= size)
+		return -ENAMETOOLONG;
+	return 0;
+}
+
 int tarsafe_extract(int rootfd, const char *dir, int in_fd, const struct tar_limits *lim,
 		    struct tar_result *ret, pd_error *err)
 {
@@ -782,8 +1105,7 @@ int tarsafe_extract(int rootfd, const char *dir, int in_fd, const struct tar_lim
 }
 
 int tarsafe_extract_ex(int rootfd, const char *dir, int in_fd, const struct tar_limits *lim,
-		       const struct tar_extract_hooks *hooks, struct tar_result *ret,
-		       pd_error *err)
+		       const struct tar_extract_hooks *hooks, struct tar_result *ret, pd_error *err)
 {
 	struct extract ex = {
 	    .hooks = hooks,
@@ -809,12 +1131,15 @@ int tarsafe_extract_ex(int rootfd, const char *dir, int in_fd, const struct tar_
 			ex.max_bytes = lim->max_bytes;
 		ex.uid = lim->uid;
 		ex.gid = lim->gid;
+		ex.disk_limited = lim->disk_limited;
+		ex.disk_room = lim->disk_room;
+		ex.flags = lim->flags;
+		ex.root_what = lim->root_what;
 	}
 	tarsafe_printable(dir, pbuf, sizeof(pbuf));
 	r = tarsafe_normalize(dir, ex.dir, sizeof(ex.dir));
 	if (r < 0)
 		return pd_error_set(err, r, "%s: invalid path", pbuf);
-	ex.dir_depth = (unsigned)r;
 
 	r = tarsafe_mkdir_p_at(rootfd, ex.dir, 0755, ex.uid, ex.gid, TARSAFE_RESOLVE_ROOT,
 			       &created);
@@ -825,6 +1150,11 @@ int tarsafe_extract_ex(int rootfd, const char *dir, int in_fd, const struct tar_
 				   TARSAFE_RESOLVE_ROOT);
 	if (ex.dirfd < 0) {
 		r = pd_error_set(err, ex.dirfd, "%s: %s", pbuf, strerror(-ex.dirfd));
+		goto out;
+	}
+	r = ex.dir[0] ? real_dir(rootfd, ex.dirfd, ex.dir_real, sizeof(ex.dir_real)) : 0;
+	if (r < 0) {
+		r = pd_error_set(err, r, "%s: cannot tell where it is: %s", pbuf, strerror(-r));
 		goto out;
 	}
 
@@ -851,6 +1181,8 @@ int tarsafe_extract_ex(int rootfd, const char *dir, int in_fd, const struct tar_
 
 	r = read_archive(&ex, in_fd);
 	drop_cache(&ex);
+	if (r == 0)
+		r = judge_links(&ex);
 	if (r == 0 && hooks && hooks->before_merge)
 		r = hooks->before_merge(hooks->userdata, ex.stagefd, err);
 	if (r == 0)
@@ -869,7 +1201,11 @@ out:
 	if (r < 0 && created > 0)
 		remove_created(rootfd, ex.dir, created);
 	free(ex.dirs);
+	for (size_t i = 0; i < ex.n_links; i++)
+		free(ex.links[i].rel);
+	free(ex.links);
 	if (r == 0 && ret)
-		*ret = (struct tar_result){.entries = ex.entries, .bytes = ex.bytes};
+		*ret = (struct tar_result){
+		    .entries = ex.entries, .bytes = ex.bytes, .skipped = ex.skipped};
 	return r;
 }

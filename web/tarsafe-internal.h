@@ -60,3 +60,44 @@ void tarsafe_random_name(char *buf, size_t size, const char *prefix);
 /* A copy of an archive entry's or a user's name fit for a message:
  * control characters replaced, at most ~120 bytes. */
 const char *tarsafe_printable(const char *name, char *buf, size_t size);
+
+/* ---- where symlinks lead (tarsafe-links.c) ---- */
+
+enum tarsafe_node {
+	TARSAFE_NODE_MISSING,
+	TARSAFE_NODE_DIR,
+	TARSAFE_NODE_OTHER, /* a file, device, ...: nothing to walk into */
+	TARSAFE_NODE_LINK,
+};
+
+/* A model of the tree being judged: lookup() tells what PATH (normalized,
+ * from the root, never "") is, without following a symlink at its end,
+ * and for a link copies its target into target (size bytes). */
+struct tarsafe_walk {
+	enum tarsafe_node (*lookup)(void *userdata, const char *path, char *target, size_t size);
+	void *userdata;
+	bool abs_in_root; /* absolute targets restart at the root; else refused */
+};
+
+/* Resolves PATH from the directory cur (normalized from the root, a
+ * PATH_MAX buffer) as openat2(RESOLVE_IN_ROOT) would: `..` at the root
+ * stays there, absolute targets restart at it, every link is followed.
+ * Leaves the result in cur. Past a missing entry or a file the rest is
+ * taken lexically. Returns 0, -ELOOP (more than 40 links, or too long),
+ * or -ENOMEM. */
+int tarsafe_walk_in_root(const struct tarsafe_walk *w, char *cur, const char *path);
+
+/* What a symlink's target may look like wherever it is: not absolute
+ * unless abs_in_root (and then not "/.."), and going back up (..) only at
+ * its start. Returns 0,
+ * or -EPERM with a short reason in why (whysz bytes). */
+int tarsafe_link_shape(const char *target, bool abs_in_root, char *why, size_t whysz);
+
+/* Whether a symlink in directory cur (as above) with this target stays
+ * inside the root for a reader following it: tarsafe_link_shape(), then
+ * the walk may not take `..` above the root, meet an absolute target
+ * unless abs_in_root, or follow more than 40 links.
+ * Returns 0 (cur is where it leads), -EPERM with a short reason in why
+ * (whysz bytes, e.g. "climbs above it (through a -> ..)"), or -ENOMEM. */
+int tarsafe_walk_link(const struct tarsafe_walk *w, char *cur, const char *target, char *why,
+		      size_t whysz);

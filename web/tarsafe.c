@@ -479,6 +479,8 @@ struct creator {
 	struct archive *a;
 	struct archive_entry_linkresolver *links;
 	char *buf; /* 64 KiB copy buffer */
+	int out_fd;
+	bool failed; /* nothing more reaches out_fd, not even the end marker */
 	const struct tar_create_hooks *hooks;
 	pd_error *err;
 };
@@ -490,6 +492,29 @@ static int archive_code(struct archive *a)
 	int e = archive_errno(a);
 
 	return e > 0 && e != EILSEQ ? -e : -EIO;
+}
+
+/* The stream's writer. After an error it writes nothing more, so that
+ * archive_write_free() can release everything (archive_write_fail() makes
+ * libarchive skip the close that frees its block buffer) without an
+ * end-of-archive marker making the cut stream look whole. */
+static la_ssize_t creator_write(struct archive *a, void *data, const void *buf, size_t len)
+{
+	struct creator *c = data;
+	ssize_t n;
+
+	if (c->failed) {
+		archive_set_error(a, ECANCELED, "the stream ended with an error");
+		return -1;
+	}
+	do
+		n = write(c->out_fd, buf, len);
+	while (n < 0 && errno == EINTR);
+	if (n < 0) {
+		archive_set_error(a, errno, "%s", strerror(errno));
+		return -1;
+	}
+	return n;
 }
 
 static int write_header(struct creator *c, struct archive_entry *entry, const char *name)
@@ -734,10 +759,9 @@ int tarsafe_create_ex(int rootfd, const char *path, int out_fd,
 {
 	char norm[PATH_MAX], pbuf[128];
 	_cleanup_free_ char *name = NULL, *buf = NULL;
-	_cleanup_close_ int dfd = -1, pathfd = -1, fd = -1, wfd = -1;
-	struct creator c = {.err = err, .hooks = hooks};
+	_cleanup_close_ int dfd = -1, pathfd = -1, fd = -1;
+	struct creator c = {.err = err, .hooks = hooks, .out_fd = out_fd};
 	struct stat st;
-	bool closed = false;
 	int r = tarsafe_normalize(path, norm, sizeof(norm));
 
 	tarsafe_printable(path, pbuf, sizeof(pbuf));
@@ -766,15 +790,6 @@ int tarsafe_create_ex(int rootfd, const char *path, int out_fd,
 		return pd_error_set(err, -errno, "%s: %s", pbuf, strerror(errno));
 	}
 
-	/* The archive writes to a copy of out_fd: after an error the copy is
-	 * pointed at /dev/null and the archive closed, so that no
-	 * end-of-archive marker reaches the stream and libarchive frees its
-	 * output buffer (it does so only on close, which archive_write_free()
-	 * skips for a failed archive). */
-	wfd = fcntl(out_fd, F_DUPFD_CLOEXEC, 3);
-	if (wfd < 0)
-		return pd_error_set(err, -errno, "cannot start the tar stream: %s",
-				    strerror(errno));
 	buf = malloc(PATH_MAX);
 	c.buf = malloc(COPY_BUF);
 	c.a = archive_write_new();
@@ -786,7 +801,9 @@ int tarsafe_create_ex(int rootfd, const char *path, int out_fd,
 	archive_entry_linkresolver_set_strategy(c.links, ARCHIVE_FORMAT_TAR_PAX_RESTRICTED);
 	if (archive_write_set_format_pax_restricted(c.a) != ARCHIVE_OK ||
 	    archive_write_add_filter_none(c.a) != ARCHIVE_OK ||
-	    archive_write_open_fd(c.a, wfd) != ARCHIVE_OK) {
+	    archive_write_set_bytes_in_last_block(c.a, 1) != ARCHIVE_OK ||
+	    archive_write_open2(c.a, &c, /* opener= */ NULL, creator_write, /* closer= */ NULL,
+				/* freer= */ NULL) != ARCHIVE_OK) {
 		r = pd_error_set(err, archive_code(c.a), "cannot start the tar stream: %s",
 				 archive_error_string(c.a));
 		goto out;
@@ -799,21 +816,12 @@ int tarsafe_create_ex(int rootfd, const char *path, int out_fd,
 	}
 	if (r == 0)
 		r = add_trailer(&c);
-	if (r == 0) {
-		closed = true;
-		if (archive_write_close(c.a) != ARCHIVE_OK)
-			r = pd_error_set(err, archive_code(c.a), "cannot finish the tar stream: %s",
-					 archive_error_string(c.a));
-	}
+	if (r == 0 && archive_write_close(c.a) != ARCHIVE_OK)
+		r = pd_error_set(err, archive_code(c.a), "cannot finish the tar stream: %s",
+				 archive_error_string(c.a));
 out:
-	if (r < 0 && c.a && !closed) {
-		_cleanup_close_ int null = open("/dev/null", O_WRONLY | O_CLOEXEC);
-
-		if (null >= 0 && dup3(null, wfd, O_CLOEXEC) >= 0)
-			archive_write_close(c.a);
-		else
-			archive_write_fail(c.a); /* a leak rather than a marker */
-	}
+	if (r < 0 && c.a)
+		c.failed = true; /* no end-of-archive marker after an error */
 	if (c.links)
 		archive_entry_linkresolver_free(c.links);
 	if (c.a)

@@ -33,26 +33,53 @@
 #define TAR_DEFAULT_MAX_ENTRIES 100000ULL
 #define TAR_DEFAULT_MAX_BYTES (8ULL << 30)
 
-/* Limits and ownership for tarsafe_extract(). A zero limit means the
- * default. uid/gid own every entry created (files, directories, symlinks);
- * (uid_t)-1 / (gid_t)-1 keeps the creating user (root). TAR_LIMITS_INIT
- * gives the defaults with root ownership. */
+/* Limits, ownership and link rules for tarsafe_extract(). A zero
+ * max_entries or max_bytes means the default. uid/gid own every entry
+ * created (files, directories, symlinks); (uid_t)-1 / (gid_t)-1 keeps the
+ * creating user (root in the daemon). TAR_LIMITS_INIT gives the defaults
+ * with the creating user's ownership and no disk limit. */
 struct tar_limits {
 	uint64_t max_entries; /* entries of any type, default 100,000 */
 	uint64_t max_bytes;   /* sum of the regular files' sizes, default 8 GiB */
 	uid_t uid;
 	gid_t gid;
+	/* Room left under the target's disk limit: when disk_limited, content
+	 * that would take the sum of the regular files' sizes above disk_room
+	 * is -ENOSPC, checked from each header before its data is written. */
+	bool disk_limited;
+	uint64_t disk_room;
+	unsigned flags; /* TAR_* below */
+	/* What the root is, for messages ("the box root", "the volume");
+	 * NULL: "the target directory". */
+	const char *root_what;
+};
+
+enum {
+	/* Absolute symlink targets name paths from the root (a box's root or
+	 * a volume, where the box and the daemon's readers resolve them);
+	 * without it they lead outside and are refused. */
+	TAR_ABS_LINKS_IN_ROOT = 1u << 0,
+	/* Owners are the archive's numeric uid/gid instead of lim->uid/gid. */
+	TAR_KEEP_OWNERS = 1u << 1,
+	/* An entry refused for its kind (device node, FIFO, socket, a hard
+	 * link to anything but an earlier entry) or a symlink leading outside
+	 * is skipped and reported to the hooks' on_skip() instead of failing
+	 * the whole archive; malformed archives and names still fail it. */
+	TAR_SKIP_REFUSED = 1u << 2,
 };
 
 #define TAR_LIMITS_INIT                                                                            \
 	{                                                                                          \
-		.max_entries = 0, .max_bytes = 0, .uid = (uid_t)-1, .gid = (gid_t)-1               \
+		.max_entries = 0, .max_bytes = 0, .uid = (uid_t)-1, .gid = (gid_t)-1,              \
+		.disk_limited = false, .disk_room = 0, .flags = 0, .root_what = NULL               \
 	}
 
-/* What an extraction did: entries read (all types) and content bytes. */
+/* What an extraction did: entries read (all types), content bytes, and
+ * entries skipped (TAR_SKIP_REFUSED). */
 struct tar_result {
 	uint64_t entries;
 	uint64_t bytes;
+	uint64_t skipped;
 };
 
 /*
@@ -66,16 +93,32 @@ struct tar_result {
  * them: empty or absolute names, `..` components, names longer than
  * PATH_MAX or deeper than 128 components, entries whose path goes through
  * a symlink or file of the archive (-EINVAL); device nodes, FIFOs and
- * sockets, symlinks whose target leaves the box root (resolved lexically
- * from the entry's place in the root; absolute targets are relative to
- * the root), hard links to anything but an earlier entry of the same
- * archive (-EPERM); more than max_entries entries (-E2BIG) or a total
- * size above max_bytes (-EFBIG, checked from the header before any data is
- * read, so a sparse 1 TiB entry is refused at once). A `./` entry (the directory itself)
- * is counted and skipped. When a name appears twice, the later entry wins.
+ * sockets, hard links to anything but an earlier entry of the same archive,
+ * symlinks that lead outside the root (see below) (-EPERM); more than
+ * max_entries entries (-E2BIG); a total size above max_bytes (-EFBIG) or
+ * above the disk room (-ENOSPC), checked from the header before any data
+ * is read, so a sparse 1 TiB entry is refused at once. Hard links add no
+ * size. With TAR_SKIP_REFUSED the -EPERM kinds are skipped instead. A `./`
+ * entry (the directory itself) is counted and skipped. When a name appears
+ * twice, the later entry wins.
+ *
+ * Symlinks are checked semantically, as a reader on the host that follows
+ * them would resolve them: from the link's real place (DIR resolved inside
+ * the root), through the links of the archive and those already under the
+ * root, as the tree will be once merged. A link is refused when that walk
+ * takes `..` above the root, meets an absolute target (unless
+ * TAR_ABS_LINKS_IN_ROOT, where it restarts at the root) or more than 40
+ * links. Its own target must also back out (`..`) only at its start
+ * ("../../lib/x", not "a/../x"): such a link keeps pointing inside
+ * whatever later replaces a directory on its way with an inside link.
+ * The target's own shape is checked when the link is read; where it leads,
+ * once the whole archive is staged (against the final tree, in archive
+ * order, so the first link refused is the one named); a hard link to a
+ * symlink is judged at its own place.
  *
  * Modes keep the permission bits and the sticky bit (setuid/setgid are
- * dropped); mtimes are kept; owners are lim->uid/gid.
+ * dropped); mtimes are kept; owners are lim->uid/gid, or the archive's
+ * numeric ones with TAR_KEEP_OWNERS.
  *
  * Atomicity: entries are written into a hidden staging directory inside
  * DIR (".paddock-push-XXXXXX", mode 0700) and merged into DIR only once
@@ -108,12 +151,15 @@ int tarsafe_extract(int rootfd, const char *dir, int in_fd, const struct tar_lim
  *   yet). A negative return rejects the archive like any other error:
  *   the staging directory is removed, DIR is unchanged.
  * Both set err when they fail.
+ * - on_skip() is told of every entry skipped under TAR_SKIP_REFUSED: its
+ *   name (printable) and why.
  */
 struct tar_extract_hooks {
 	const char *special;
 	size_t special_max;
 	int (*on_special)(void *userdata, const char *data, size_t len, pd_error *err);
 	int (*before_merge)(void *userdata, int stagefd, pd_error *err);
+	void (*on_skip)(void *userdata, const char *name, const char *why);
 	void *userdata;
 };
 
@@ -163,8 +209,8 @@ struct tar_create_hooks {
 };
 
 /* tarsafe_create() with hooks (may be NULL). */
-int tarsafe_create_ex(int rootfd, const char *path, int out_fd, const struct tar_create_hooks *hooks,
-		      pd_error *err);
+int tarsafe_create_ex(int rootfd, const char *path, int out_fd,
+		      const struct tar_create_hooks *hooks, pd_error *err);
 
 /*
  * Opens PATH inside the root with open(2) flags (O_CLOEXEC is added).

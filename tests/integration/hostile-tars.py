@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
-"""hostile-tars.py DIR [--big] - writes the hostile archives the import and
-push tests feed the daemon, each DIR/NAME.tar:
+"""hostile-tars.py DIR [--big] [--transfer] - writes the hostile archives
+the import, push and pull tests feed paddock, each DIR/NAME.tar:
 
   dotdot       a good file, then ../escape
   absolute     /etc/paddock-escape
@@ -9,9 +9,27 @@ push tests feed the daemon, each DIR/NAME.tar:
   hardlink     a hard link to /etc/passwd
   device       a character device (1, 3)
 
+Chains of symlinks, each inside when read lexically, out when followed
+from the root they are extracted into:
+
+  chain-dot    a -> ., then b -> a/.. (the root's parent)
+  chain-climb  a -> ., b -> a/.., c -> b/../..
+  chain-moved  d/e/l -> ../../f (inside), then h, a hard link to d/e/l:
+               the same target one level up leads out
+  via-up       x -> up/etc: out through a link `up` already there
+  via-chain    x -> b2: out through links a2 -> ., b2 -> a2/.. already there
+
 With --big also:
   terabyte     a header claiming 1 TiB, 4 KiB of data and no more
   million      1,000,000 empty files (headers written directly)
+
+With --transfer also:
+  pull-mix     what a crafted pull stream may hold: ok (a file), rootshell
+               (setuid root, uid 0), sgid (setgid), owned (uid 1234), null
+               (a device), fifo, etc -> /etc, up -> .., a -> ., b -> a/..,
+               shadow (a hard link to /etc/shadow), rel -> ok
+  links300     big (1 MiB) and 300 hard links to it, l000 ... l299
+  big3m        one file of 3 MiB
 """
 import io
 import os
@@ -26,9 +44,11 @@ def make(name, add):
         add(t)
 
 
-def file(t, name, data=b"x"):
+def file(t, name, data=b"x", mode=0o644, uid=0):
     i = tarfile.TarInfo(name)
     i.size = len(data)
+    i.mode = mode
+    i.uid = i.gid = uid
     t.addfile(i, io.BytesIO(data))
 
 
@@ -52,6 +72,44 @@ make("symlink", lambda t: (link(t, "out", "/../../../../etc", tarfile.SYMTYPE), 
 make("symlink-rel", lambda t: link(t, "up", "../../../..", tarfile.SYMTYPE))
 make("hardlink", lambda t: link(t, "pw", "/etc/passwd", tarfile.LNKTYPE))
 make("device", dev)
+
+sym = tarfile.SYMTYPE
+make("chain-dot", lambda t: (link(t, "a", ".", sym), link(t, "b", "a/..", sym)))
+make("chain-climb", lambda t: (link(t, "a", ".", sym), link(t, "b", "a/..", sym),
+                               link(t, "c", "b/../..", sym)))
+make("chain-moved", lambda t: (link(t, "d/e/l", "../../f", sym),
+                               link(t, "h", "d/e/l", tarfile.LNKTYPE)))
+make("via-up", lambda t: link(t, "x", "up/etc", sym))
+make("via-chain", lambda t: link(t, "x", "b2", sym))
+
+if "--transfer" in sys.argv[2:]:
+    def fifo(t, name):
+        i = tarfile.TarInfo(name)
+        i.type = tarfile.FIFOTYPE
+        t.addfile(i)
+
+    def mix(t):
+        file(t, "ok", b"fine\n")
+        file(t, "rootshell", b"#!/bin/sh\nid\n", 0o4755, 0)
+        file(t, "sgid", b"x", 0o2755, 0)
+        file(t, "owned", b"mine\n", 0o644, 1234)
+        dev(t)
+        fifo(t, "fifo")
+        link(t, "etc", "/etc", sym)
+        link(t, "up", "..", sym)
+        link(t, "a", ".", sym)
+        link(t, "b", "a/..", sym)
+        link(t, "shadow", "/etc/shadow", tarfile.LNKTYPE)
+        link(t, "rel", "ok", sym)
+
+    def links300(t):
+        file(t, "big", os.urandom(1 << 20))
+        for n in range(300):
+            link(t, "l%03d" % n, "big", tarfile.LNKTYPE)
+
+    make("pull-mix", mix)
+    make("links300", links300)
+    make("big3m", lambda t: file(t, "big", os.urandom(3 << 20)))
 
 if "--big" in sys.argv[2:]:
     i = tarfile.TarInfo("sparse")

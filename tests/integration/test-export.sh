@@ -80,7 +80,7 @@ ok "the million-entry archive is valid" same "$(zstd -dc "$H/million.tar.zst" | 
 head -c $(($(stat -c %s "$H/snap.tar.zst") / 2)) "$H/snap.tar.zst" >"$H/truncated.tar.zst"
 n=0
 for bad in dotdot.tar:'path leaves the target directory' absolute.tar:'absolute path' \
-	symlink.tar:'leaves the box root' hardlink.tar:'hard link to an absolute path' \
+	symlink.tar:'leads outside the volume' hardlink.tar:'hard link to an absolute path' \
 	device.tar:'device nodes are not allowed' million.tar.zst:'more than 100000 entries' \
 	terabyte.tar:'exceed the limit' truncated.tar.zst:'truncated'; do
 	file=${bad%%:*} why=${bad#*:}
