@@ -412,13 +412,14 @@ static int take(struct engine *e, struct box *b, const char *kind, const char *l
 		free(nb);
 		return r;
 	}
+	/* Before the first goto rollback, which needs them. */
+	layer_path(e, in.layer, NULL, layer, sizeof layer);
+	layer_path(e, in.layer, ".tmp", tmp, sizeof tmp);
 	/* The new box's directories before anything is committed: a crash
 	 * leaves either no box or a whole one. */
 	if (nb && (r = eng_make_box_dirs(e, nb, err)) < 0)
 		goto rollback;
 	pd_fault("freeze-recorded");
-	layer_path(e, in.layer, NULL, layer, sizeof layer);
-	layer_path(e, in.layer, ".tmp", tmp, sizeof tmp);
 
 	if (!in.copy && eng_umount_root_strict(e, b) < 0) {
 		/* Something on the host holds root/: copy instead of move. */
@@ -438,9 +439,18 @@ static int take(struct engine *e, struct box *b, const char *kind, const char *l
 		pd_fault("freeze-renamed");
 		r = make_upper(upper);
 		if (r < 0) {
-			/* Undo the move: the intent is still open. */
-			(void)rename(layer, upper);
 			pd_error_set(err, r, "cannot make a new upper: %s", strerror(-r));
+			/* Undo the move: the intent is still open. */
+			if (rename(layer, upper) < 0) {
+				/* The changes are in the layer and the intent
+				 * says so: the next start commits the
+				 * snapshot. Nothing here may remove either. */
+				log_error("box %s: its changes are in layer %lld until the "
+					  "next start: %s",
+					  b->row.name, (long long)in.layer, strerror(errno));
+				free(nb);
+				return r;
+			}
 			goto rollback;
 		}
 		pd_fault("freeze-upper");
@@ -506,10 +516,11 @@ static int take(struct engine *e, struct box *b, const char *kind, const char *l
 	return 0;
 
 rollback:
+	/* No layer is on disk here: a copy is removed where it failed and a
+	 * moved upper was moved back. */
 	pthread_mutex_lock(&e->lock);
 	(void)store_transaction(e->store, take_rollback_tx, &(struct rollback){.in = &in}, NULL);
 	pthread_mutex_unlock(&e->lock);
-	(void)rm_rf(layer);
 	if (!running)
 		(void)eng_mount_root(e, b, NULL);
 	if (nb && nb->row.id) {
