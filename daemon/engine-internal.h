@@ -9,6 +9,7 @@
 #include "dns.h"
 #include "engine.h"
 #include "jobs.h"
+#include "lock.h"
 #include "policy.h"
 #include "runtime.h"
 
@@ -41,7 +42,7 @@ struct engine {
 	struct store *store;
 	struct auth *auth; /* its own lock and database connection */
 	struct runtime *rt;
-	pthread_mutex_t lock;
+	struct pd_mutex lock; /* the engine lock (lock.h has the order of every lock) */
 	struct box **boxes;
 	size_t n_boxes;
 	char *images_dir;
@@ -50,9 +51,10 @@ struct engine {
 	char *snapmnt_dir; /* RUN/snapshots: read-only mounts of snapshot roots */
 	char *events_path;
 	int events_fd; /* global log, O_APPEND */
-	/* Wake listeners (the FUSE adapter, the HTTP adapter). wake_lock is
-	 * a leaf lock: held while calling them, never with e->lock. */
-	pthread_mutex_t wake_lock;
+	/* Wake listeners (the FUSE adapter, the HTTP adapter), called one
+	 * after another under wake_lock, which nests inside e->lock (lock.h):
+	 * a listener must not take e->lock. */
+	struct pd_mutex wake_lock;
 	struct {
 		engine_wake_fn fn;
 		void *data;

@@ -76,11 +76,11 @@ int eng_save_box(struct engine *e, struct box *b, const char *marker, pd_error *
 
 void eng_wake(struct engine *e, uint64_t key)
 {
-	pthread_mutex_lock(&e->wake_lock);
+	pd_mutex_lock(&e->wake_lock);
 	for (size_t i = 0; i < ENGINE_WAKE_MAX; i++)
 		if (e->wake[i].fn)
 			e->wake[i].fn(e->wake[i].data, key);
-	pthread_mutex_unlock(&e->wake_lock);
+	pd_mutex_unlock(&e->wake_lock);
 }
 
 /* Appends one line to the box's stream and the global one. Engine lock
@@ -296,7 +296,7 @@ int engine_box_names(struct engine *e, char ***ret, size_t *ret_n)
 	char **names;
 	size_t n = 0;
 
-	pthread_mutex_lock(&e->lock);
+	pd_mutex_lock(&e->lock);
 	names = calloc(e->n_boxes ? e->n_boxes : 1, sizeof *names);
 	if (!names)
 		goto oom;
@@ -307,12 +307,12 @@ int engine_box_names(struct engine *e, char ***ret, size_t *ret_n)
 			goto oom;
 		n++;
 	}
-	pthread_mutex_unlock(&e->lock);
+	pd_mutex_unlock(&e->lock);
 	*ret = names;
 	*ret_n = n;
 	return 0;
 oom:
-	pthread_mutex_unlock(&e->lock);
+	pd_mutex_unlock(&e->lock);
 	image_list_free(names, n);
 	return -ENOMEM;
 }
@@ -321,11 +321,11 @@ int engine_box_get(struct engine *e, const char *name, struct box_view *ret)
 {
 	struct box *b;
 
-	pthread_mutex_lock(&e->lock);
+	pd_mutex_lock(&e->lock);
 	b = eng_find_box(e, name);
 	if (b && !b->deleting)
 		view_of(b, ret);
-	pthread_mutex_unlock(&e->lock);
+	pd_mutex_unlock(&e->lock);
 	return b && !b->deleting ? 0 : -ENOENT;
 }
 
@@ -333,11 +333,11 @@ int engine_box_get_by_id(struct engine *e, int64_t id, struct box_view *ret)
 {
 	struct box *b;
 
-	pthread_mutex_lock(&e->lock);
+	pd_mutex_lock(&e->lock);
 	b = eng_find_box_id(e, id);
 	if (b && !b->deleting)
 		view_of(b, ret);
-	pthread_mutex_unlock(&e->lock);
+	pd_mutex_unlock(&e->lock);
 	return b && !b->deleting ? 0 : -ENOENT;
 }
 
@@ -371,7 +371,7 @@ int engine_box_create(struct engine *e, const char *name, pd_error *err)
 	b->row.expires = cfg->default_ttl >= 0 ? b->row.created + cfg->default_ttl : 0;
 	b->state = BOX_CREATED;
 
-	pthread_mutex_lock(&e->lock);
+	pd_mutex_lock(&e->lock);
 	if (eng_find_box(e, name)) {
 		r = pd_error_set(err, -EEXIST, "box %s already exists", name);
 		goto fail;
@@ -394,20 +394,20 @@ int engine_box_create(struct engine *e, const char *name, pd_error *err)
 	r = eng_add_box(e, b);
 	if (r < 0) {
 		/* Recorded and on disk: the next start picks it up. */
-		pthread_mutex_unlock(&e->lock);
+		pd_mutex_unlock(&e->lock);
 		free(b);
 		return pd_error_set(err, r, "out of memory");
 	}
 	eng_emit(e, b, "created");
 	if (b->row.expires)
 		pthread_cond_signal(&e->timer_cond);
-	pthread_mutex_unlock(&e->lock);
+	pd_mutex_unlock(&e->lock);
 	if (e->box_hook)
 		e->box_hook(e->box_hook_data, ENGINE_BOX_CREATED, name);
 	log_debug("box %s created", name);
 	return 0;
 fail:
-	pthread_mutex_unlock(&e->lock);
+	pd_mutex_unlock(&e->lock);
 	free(b);
 	return r;
 }
@@ -441,11 +441,11 @@ static int eng_box_start(struct engine *e, struct box *b, pd_error *err)
 	if (!type)
 		return pd_error_set(err, -EINVAL, "type %s is not defined in the configuration",
 				    b->row.type);
-	pthread_mutex_lock(&e->lock);
+	pd_mutex_lock(&e->lock);
 	r = eng_mount_root(e, b, err);
 	if (r >= 0)
 		r = eng_volume_mounts(e, b, &mounts, &n_mounts, err);
-	pthread_mutex_unlock(&e->lock);
+	pd_mutex_unlock(&e->lock);
 	if (r < 0)
 		return r;
 	eng_box_path(e, b, "bundle", bundle, sizeof bundle);
@@ -483,7 +483,7 @@ int engine_box_set_state(struct engine *e, const char *name, const char *value, 
 	struct box *b;
 	int r;
 
-	pthread_mutex_lock(&e->lock);
+	pd_mutex_lock(&e->lock);
 	r = eng_claim(e, name, &b, err);
 	if (r < 0)
 		goto out;
@@ -509,7 +509,7 @@ int engine_box_set_state(struct engine *e, const char *name, const char *value, 
 		b->busy = false;
 		goto out;
 	}
-	pthread_mutex_unlock(&e->lock);
+	pd_mutex_unlock(&e->lock);
 
 	if (action == BOX_ACTION_START)
 		r = eng_box_start(e, b, err);
@@ -522,7 +522,7 @@ int engine_box_set_state(struct engine *e, const char *name, const char *value, 
 			eng_freeze_after_stop(e, b);
 	}
 
-	pthread_mutex_lock(&e->lock);
+	pd_mutex_lock(&e->lock);
 	b->busy = false;
 	b->state = box_state_finish(prior, action, r >= 0);
 	if (r >= 0 && action == BOX_ACTION_START)
@@ -535,7 +535,7 @@ int engine_box_set_state(struct engine *e, const char *name, const char *value, 
 	log_debug("box %s: %s %s", name, action == BOX_ACTION_START ? "start" : "stop",
 		  r >= 0 ? "done" : err->msg);
 out:
-	pthread_mutex_unlock(&e->lock);
+	pd_mutex_unlock(&e->lock);
 	return r < 0 ? r : 0;
 }
 
@@ -546,7 +546,7 @@ int engine_box_set_type(struct engine *e, const char *name, const char *value, p
 	char old[NAME_MAX_LEN + 1];
 	int r;
 
-	pthread_mutex_lock(&e->lock);
+	pd_mutex_lock(&e->lock);
 	r = eng_claim(e, name, &b, err);
 	if (r < 0)
 		goto out;
@@ -559,9 +559,9 @@ int engine_box_set_type(struct engine *e, const char *name, const char *value, p
 		goto out;
 	if (b->state == BOX_RUNNING) {
 		b->busy = true;
-		pthread_mutex_unlock(&e->lock);
+		pd_mutex_unlock(&e->lock);
 		r = runtime_update(e->rt, b->row.name, type, err);
-		pthread_mutex_lock(&e->lock);
+		pd_mutex_lock(&e->lock);
 		b->busy = false;
 		if (r < 0)
 			goto out;
@@ -575,7 +575,7 @@ int engine_box_set_type(struct engine *e, const char *name, const char *value, p
 	}
 	eng_emit(e, b, "type %s", value);
 out:
-	pthread_mutex_unlock(&e->lock);
+	pd_mutex_unlock(&e->lock);
 	return r;
 }
 
@@ -586,7 +586,7 @@ int engine_box_set_image(struct engine *e, const char *name, const char *value, 
 	struct box *b;
 	int r;
 
-	pthread_mutex_lock(&e->lock);
+	pd_mutex_lock(&e->lock);
 	r = eng_claim(e, name, &b, err);
 	if (r < 0)
 		goto out;
@@ -620,7 +620,7 @@ int engine_box_set_image(struct engine *e, const char *name, const char *value, 
 	}
 	eng_emit(e, b, "image %s", value);
 out:
-	pthread_mutex_unlock(&e->lock);
+	pd_mutex_unlock(&e->lock);
 	return r;
 }
 
@@ -634,7 +634,7 @@ int engine_box_set_ttl(struct engine *e, const char *name, const char *value, pd
 	if (r < 0)
 		return pd_error_set(err, -EINVAL,
 				    "not a TTL: \"%s\" (seconds, with s/m/h/d, or none)", value);
-	pthread_mutex_lock(&e->lock);
+	pd_mutex_lock(&e->lock);
 	b = eng_find_box(e, name);
 	if (!b || b->deleting) {
 		r = pd_error_set(err, -ENOENT, "no box named %s", name);
@@ -653,7 +653,7 @@ int engine_box_set_ttl(struct engine *e, const char *name, const char *value, pd
 		eng_emit(e, b, "ttl %lld", (long long)secs);
 	pthread_cond_signal(&e->timer_cond);
 out:
-	pthread_mutex_unlock(&e->lock);
+	pd_mutex_unlock(&e->lock);
 	return r;
 }
 
@@ -661,11 +661,11 @@ int engine_box_root(struct engine *e, const char *name, char *buf, size_t bufsz)
 {
 	struct box *b;
 
-	pthread_mutex_lock(&e->lock);
+	pd_mutex_lock(&e->lock);
 	b = eng_find_box(e, name);
 	if (b && !b->deleting)
 		eng_box_path(e, b, "rootfs", buf, bufsz);
-	pthread_mutex_unlock(&e->lock);
+	pd_mutex_unlock(&e->lock);
 	return b && !b->deleting ? 0 : -ENOENT;
 }
 
@@ -713,14 +713,14 @@ static void *timer_main(void *userdata)
 {
 	struct engine *e = userdata;
 
-	pthread_mutex_lock(&e->lock);
+	pd_mutex_lock(&e->lock);
 	while (!e->stopping) {
 		char **stop;
 		size_t n;
 		time_t next = expire_due(e, &stop, &n);
 
 		if (n) {
-			pthread_mutex_unlock(&e->lock);
+			pd_mutex_unlock(&e->lock);
 			for (size_t i = 0; i < n; i++) {
 				pd_error err = {0};
 				if (engine_box_set_state(e, stop[i], "stopped", &err) < 0)
@@ -731,17 +731,17 @@ static void *timer_main(void *userdata)
 					log_info("box %s: TTL expired, stopped", stop[i]);
 			}
 			image_list_free(stop, n);
-			pthread_mutex_lock(&e->lock);
+			pd_mutex_lock(&e->lock);
 			continue;
 		}
 		free(stop);
 		if (next) {
 			struct timespec ts = {.tv_sec = next, .tv_nsec = 0};
-			pthread_cond_timedwait(&e->timer_cond, &e->lock, &ts);
+			pd_cond_timedwait(&e->timer_cond, &e->lock, &ts);
 		} else
-			pthread_cond_wait(&e->timer_cond, &e->lock);
+			pd_cond_wait(&e->timer_cond, &e->lock);
 	}
-	pthread_mutex_unlock(&e->lock);
+	pd_mutex_unlock(&e->lock);
 	return NULL;
 }
 
@@ -761,30 +761,30 @@ int engine_box_delete(struct engine *e, const char *name, pd_error *err)
 	int64_t id;
 	int r;
 
-	pthread_mutex_lock(&e->lock);
+	pd_mutex_lock(&e->lock);
 	r = eng_claim(e, name, &b, err);
 	if (r < 0) {
-		pthread_mutex_unlock(&e->lock);
+		pd_mutex_unlock(&e->lock);
 		return r;
 	}
 	b->busy = true;
 	r = eng_save_box(e, b, "deleting", err);
 	if (r < 0) {
 		b->busy = false;
-		pthread_mutex_unlock(&e->lock);
+		pd_mutex_unlock(&e->lock);
 		return r;
 	}
 	b->deleting = true;
-	pthread_mutex_unlock(&e->lock);
+	pd_mutex_unlock(&e->lock);
 
 	/* From here the deletion is recorded: a crash is finished at start. */
 	r = runtime_stop(e->rt, b->row.name, e->cfg->stop_grace, err);
 	if (r < 0) {
-		pthread_mutex_lock(&e->lock);
+		pd_mutex_lock(&e->lock);
 		b->busy = false;
 		b->deleting = false;
 		(void)eng_save_box(e, b, NULL, NULL);
-		pthread_mutex_unlock(&e->lock);
+		pd_mutex_unlock(&e->lock);
 		return r;
 	}
 	eng_net_box_down(e, b);
@@ -792,7 +792,7 @@ int engine_box_delete(struct engine *e, const char *name, pd_error *err)
 	if (r < 0)
 		log_warn("box %s: cannot remove all files: %s", name, strerror(-r));
 
-	pthread_mutex_lock(&e->lock);
+	pd_mutex_lock(&e->lock);
 	id = b->row.id;
 	b->state = BOX_STOPPED;
 	(void)store_box_delete(e->store, id, NULL);
@@ -806,7 +806,7 @@ int engine_box_delete(struct engine *e, const char *name, pd_error *err)
 		(void)write_all(e->events_fd, line, (size_t)n);
 	}
 	remove_box(e, b);
-	pthread_mutex_unlock(&e->lock);
+	pd_mutex_unlock(&e->lock);
 	policy_release(&b->policy);
 	eng_dns_forget(b);
 	free(b);
@@ -827,7 +827,7 @@ void engine_box_record_error(struct engine *e, const char *name, const char *fil
 	char ts[32];
 
 	format_rfc3339(time(NULL), ts, sizeof ts);
-	pthread_mutex_lock(&e->lock);
+	pd_mutex_lock(&e->lock);
 	b = eng_find_box(e, name);
 	if (b && !b->deleting) {
 		snprintf(b->row.error, sizeof b->row.error, "%s %s: %s (%s)", ts, file, err->msg,
@@ -835,7 +835,7 @@ void engine_box_record_error(struct engine *e, const char *name, const char *fil
 		/* Keep the marker of an action in flight. */
 		(void)store_box_update(e->store, &b->row, NULL);
 	}
-	pthread_mutex_unlock(&e->lock);
+	pd_mutex_unlock(&e->lock);
 }
 
 int engine_box_usage(struct engine *e, const char *name, struct box_usage *ret)
@@ -845,15 +845,15 @@ int engine_box_usage(struct engine *e, const char *name, struct box_usage *ret)
 	struct box *b;
 	bool running;
 
-	pthread_mutex_lock(&e->lock);
+	pd_mutex_lock(&e->lock);
 	b = eng_find_box(e, name);
 	if (!b || b->deleting) {
-		pthread_mutex_unlock(&e->lock);
+		pd_mutex_unlock(&e->lock);
 		return -ENOENT;
 	}
 	running = b->state == BOX_RUNNING || b->state == BOX_STOPPING;
 	u.disk_bytes = disk_usage(e, b);
-	pthread_mutex_unlock(&e->lock);
+	pd_mutex_unlock(&e->lock);
 	if (running && runtime_usage(e->rt, name, &cg) >= 0) {
 		u.cpu_usec = cg.cpu_usec;
 		u.memory_bytes = cg.memory_bytes;
@@ -882,17 +882,17 @@ int engine_events_open(struct engine *e, uint64_t key)
 		fd = open(e->events_path, O_RDONLY | O_CLOEXEC);
 		return fd < 0 ? -errno : fd;
 	}
-	pthread_mutex_lock(&e->lock);
+	pd_mutex_lock(&e->lock);
 	struct box *b = eng_find_box_id(e, (int64_t)key);
 	if (!b || b->deleting) {
-		pthread_mutex_unlock(&e->lock);
+		pd_mutex_unlock(&e->lock);
 		return -ENOENT;
 	}
 	eng_box_path(e, b, "events", path, sizeof path);
 	fd = open(path, O_RDONLY | O_CREAT | O_CLOEXEC, 0644);
 	if (fd < 0)
 		fd = -errno;
-	pthread_mutex_unlock(&e->lock);
+	pd_mutex_unlock(&e->lock);
 	return fd;
 }
 
@@ -902,10 +902,10 @@ bool engine_events_live(struct engine *e, uint64_t key)
 
 	if (key == 0)
 		return true;
-	pthread_mutex_lock(&e->lock);
+	pd_mutex_lock(&e->lock);
 	struct box *b = eng_find_box_id(e, (int64_t)key);
 	live = b && !b->deleting;
-	pthread_mutex_unlock(&e->lock);
+	pd_mutex_unlock(&e->lock);
 	return live;
 }
 
@@ -991,8 +991,8 @@ int engine_new(const struct pd_config *cfg, const char *init_path, struct engine
 	e = calloc(1, sizeof *e);
 	if (!e)
 		return pd_error_set(err, -ENOMEM, "out of memory");
-	pthread_mutex_init(&e->lock, NULL);
-	pthread_mutex_init(&e->wake_lock, NULL);
+	pd_mutex_init(&e->lock, LOCK_RANK_ENGINE, LOCK_NO_SLOW, "engine lock");
+	pd_mutex_init(&e->wake_lock, LOCK_RANK_ENGINE_WAKE, 0, "engine wake_lock");
 	pthread_cond_init(&e->timer_cond, NULL);
 	e->cfg = cfg;
 	e->events_fd = -1;
@@ -1053,30 +1053,30 @@ int engine_new(const struct pd_config *cfg, const char *init_path, struct engine
 	r = eng_net_init(e, err);
 	if (r < 0)
 		goto fail;
-	pthread_mutex_lock(&e->lock);
+	pd_mutex_lock(&e->lock);
 	/* Half-done layer actions first: they decide each box's stack. */
 	r = eng_intents_recover(e);
 	if (r >= 0)
 		r = store_box_foreach(e->store, reconcile, e);
 	if (r >= 0)
 		r = jobs_load(e);
-	pthread_mutex_unlock(&e->lock);
+	pd_mutex_unlock(&e->lock);
 	if (r < 0) {
 		pd_error_set(err, r, "cannot load boxes: %s", strerror(-r));
 		goto fail;
 	}
-	pthread_mutex_lock(&e->lock);
+	pd_mutex_lock(&e->lock);
 	r = eng_net_reconcile(e, err);
-	pthread_mutex_unlock(&e->lock);
+	pd_mutex_unlock(&e->lock);
 	if (r >= 0)
 		r = eng_net_dns_start(e, err);
 	if (r < 0)
 		goto fail;
 	eng_gc(e, /* at_start= */ true);
 	/* After the boxes: deleted boxes no longer hold their volumes. */
-	pthread_mutex_lock(&e->lock);
+	pd_mutex_lock(&e->lock);
 	r = eng_volumes_load(e, err);
-	pthread_mutex_unlock(&e->lock);
+	pd_mutex_unlock(&e->lock);
 	if (r < 0)
 		goto fail;
 	*ret = e;
@@ -1091,10 +1091,10 @@ struct engine *engine_free(struct engine *e)
 	if (!e)
 		return NULL;
 	if (e->timer_started) {
-		pthread_mutex_lock(&e->lock);
+		pd_mutex_lock(&e->lock);
 		e->stopping = true;
 		pthread_cond_signal(&e->timer_cond);
-		pthread_mutex_unlock(&e->lock);
+		pd_mutex_unlock(&e->lock);
 		pthread_join(e->timer, NULL);
 	}
 	eng_dns_stop(e);
@@ -1122,8 +1122,8 @@ struct engine *engine_free(struct engine *e)
 	free(e->layers_dir);
 	free(e->snapmnt_dir);
 	free(e->events_path);
-	pthread_mutex_destroy(&e->lock);
-	pthread_mutex_destroy(&e->wake_lock);
+	pd_mutex_destroy(&e->lock);
+	pd_mutex_destroy(&e->wake_lock);
 	pthread_cond_destroy(&e->timer_cond);
 	free(e);
 	return NULL;
@@ -1131,17 +1131,17 @@ struct engine *engine_free(struct engine *e)
 
 void engine_set_wake(struct engine *e, engine_wake_fn fn, void *userdata)
 {
-	pthread_mutex_lock(&e->wake_lock);
+	pd_mutex_lock(&e->wake_lock);
 	e->wake[0].fn = fn;
 	e->wake[0].data = userdata;
-	pthread_mutex_unlock(&e->wake_lock);
+	pd_mutex_unlock(&e->wake_lock);
 }
 
 int engine_add_wake(struct engine *e, engine_wake_fn fn, void *userdata)
 {
 	int r = -ENOSPC;
 
-	pthread_mutex_lock(&e->wake_lock);
+	pd_mutex_lock(&e->wake_lock);
 	for (size_t i = 1; i < ENGINE_WAKE_MAX; i++)
 		if (!e->wake[i].fn) {
 			e->wake[i].fn = fn;
@@ -1149,17 +1149,17 @@ int engine_add_wake(struct engine *e, engine_wake_fn fn, void *userdata)
 			r = 0;
 			break;
 		}
-	pthread_mutex_unlock(&e->wake_lock);
+	pd_mutex_unlock(&e->wake_lock);
 	return r;
 }
 
 void engine_remove_wake(struct engine *e, engine_wake_fn fn, void *userdata)
 {
-	pthread_mutex_lock(&e->wake_lock);
+	pd_mutex_lock(&e->wake_lock);
 	for (size_t i = 1; i < ENGINE_WAKE_MAX; i++)
 		if (e->wake[i].fn == fn && e->wake[i].data == userdata)
 			e->wake[i].fn = NULL;
-	pthread_mutex_unlock(&e->wake_lock);
+	pd_mutex_unlock(&e->wake_lock);
 }
 
 void engine_set_box_hook(struct engine *e, engine_box_fn fn, void *userdata)

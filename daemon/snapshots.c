@@ -264,10 +264,10 @@ static int merge_stack(struct engine *e, struct box_row *const *rows, size_t n_r
 
 	snprintf(in.kind, sizeof in.kind, "merge");
 	in.box_id = rows[0]->id;
-	pthread_mutex_lock(&e->lock);
+	pd_mutex_lock(&e->lock);
 	r = store_transaction(e->store, take_begin_tx, &(struct take_begin){.in = &in, .err = err},
 			      err);
-	pthread_mutex_unlock(&e->lock);
+	pd_mutex_unlock(&e->lock);
 	if (r < 0)
 		return r;
 	layer_path(e, in.layer, NULL, layer, sizeof layer);
@@ -298,7 +298,7 @@ static int merge_stack(struct engine *e, struct box_row *const *rows, size_t n_r
 
 	for (size_t i = 0; i < n_rows; i++)
 		copies[i] = *rows[i];
-	pthread_mutex_lock(&e->lock);
+	pd_mutex_lock(&e->lock);
 	r = store_transaction(
 	    e->store, merge_commit_tx,
 	    &(struct merge_commit){
@@ -307,7 +307,7 @@ static int merge_stack(struct engine *e, struct box_row *const *rows, size_t n_r
 	if (r >= 0)
 		for (size_t i = 0; i < n_rows; i++)
 			snprintf(rows[i]->layers, sizeof rows[i]->layers, "%s", copies[i].layers);
-	pthread_mutex_unlock(&e->lock);
+	pd_mutex_unlock(&e->lock);
 	if (r < 0)
 		goto rollback;
 	pd_fault("merge-committed");
@@ -320,9 +320,9 @@ static int merge_stack(struct engine *e, struct box_row *const *rows, size_t n_r
 rollback:
 	for (size_t i = 0; i < count; i++)
 		free(paths[i]);
-	pthread_mutex_lock(&e->lock);
+	pd_mutex_lock(&e->lock);
 	(void)store_transaction(e->store, take_rollback_tx, &(struct rollback){.in = &in}, NULL);
-	pthread_mutex_unlock(&e->lock);
+	pd_mutex_unlock(&e->lock);
 	(void)rm_rf(tmp);
 	(void)rm_rf(layer);
 	return r;
@@ -384,9 +384,9 @@ static int take(struct engine *e, struct box *b, const char *kind, const char *l
 		nb->state = BOX_CREATED;
 	}
 
-	pthread_mutex_lock(&e->lock);
+	pd_mutex_lock(&e->lock);
 	if (layer_stack_parse(b->row.layers, &stack) < 0 || stack.n >= LAYER_STACK_DEPTH_MAX) {
-		pthread_mutex_unlock(&e->lock);
+		pd_mutex_unlock(&e->lock);
 		free(nb);
 		return pd_error_set(err, -ENOSPC,
 				    "box %s has %d layers, the most a stack may have (merging "
@@ -394,7 +394,7 @@ static int take(struct engine *e, struct box *b, const char *kind, const char *l
 				    b->row.name, LAYER_STACK_DEPTH_MAX);
 	}
 	if (new_name && eng_find_box(e, new_name)) {
-		pthread_mutex_unlock(&e->lock);
+		pd_mutex_unlock(&e->lock);
 		free(nb);
 		return pd_error_set(err, -EEXIST, "box %s already exists", new_name);
 	}
@@ -407,7 +407,7 @@ static int take(struct engine *e, struct box *b, const char *kind, const char *l
 	r = store_transaction(
 	    e->store, take_begin_tx,
 	    &(struct take_begin){.in = &in, .new_box = nb ? &nb->row : NULL, .err = err}, err);
-	pthread_mutex_unlock(&e->lock);
+	pd_mutex_unlock(&e->lock);
 	if (r < 0) {
 		free(nb);
 		return r;
@@ -423,9 +423,9 @@ static int take(struct engine *e, struct box *b, const char *kind, const char *l
 
 	if (!in.copy && eng_umount_root_strict(e, b) < 0) {
 		/* Something on the host holds root/: copy instead of move. */
-		pthread_mutex_lock(&e->lock);
+		pd_mutex_lock(&e->lock);
 		r = store_intent_set_copy(e->store, in.id, true, err);
-		pthread_mutex_unlock(&e->lock);
+		pd_mutex_unlock(&e->lock);
 		if (r < 0)
 			goto rollback;
 		in.copy = true;
@@ -486,9 +486,9 @@ static int take(struct engine *e, struct box *b, const char *kind, const char *l
 		pd_fault("copy-renamed");
 	}
 
-	pthread_mutex_lock(&e->lock);
+	pd_mutex_lock(&e->lock);
 	r = take_commit(e, &in, &b->row, nb ? &nb->row : NULL, ret_id, ret_idsz, err);
-	pthread_mutex_unlock(&e->lock);
+	pd_mutex_unlock(&e->lock);
 	if (r < 0) {
 		/* On disk and in the intent: the next start finishes it. */
 		log_error("box %s: cannot record a snapshot (finished at next start): %s",
@@ -518,9 +518,9 @@ static int take(struct engine *e, struct box *b, const char *kind, const char *l
 rollback:
 	/* No layer is on disk here: a copy is removed where it failed and a
 	 * moved upper was moved back. */
-	pthread_mutex_lock(&e->lock);
+	pd_mutex_lock(&e->lock);
 	(void)store_transaction(e->store, take_rollback_tx, &(struct rollback){.in = &in}, NULL);
-	pthread_mutex_unlock(&e->lock);
+	pd_mutex_unlock(&e->lock);
 	if (!running)
 		(void)eng_mount_root(e, b, NULL);
 	if (nb && nb->row.id) {
@@ -544,14 +544,14 @@ void eng_freeze_after_stop(struct engine *e, struct box *b)
 		 sizeof id, &err) < 0) {
 		log_warn("box %s: stopped, but its changes stay unsnapshotted: %s", b->row.name,
 			 err.msg);
-		pthread_mutex_lock(&e->lock);
+		pd_mutex_lock(&e->lock);
 		eng_emit(e, b, "snapshot failed: %s", err.msg);
-		pthread_mutex_unlock(&e->lock);
+		pd_mutex_unlock(&e->lock);
 		return;
 	}
-	pthread_mutex_lock(&e->lock);
+	pd_mutex_lock(&e->lock);
 	eng_emit(e, b, "snapshot %s", id);
-	pthread_mutex_unlock(&e->lock);
+	pd_mutex_unlock(&e->lock);
 }
 
 /* Claims box name for a layer action: busy, not mid-transition. */
@@ -583,17 +583,17 @@ int engine_box_snapshot(struct engine *e, const char *name, const char *label, c
 	if (strlen(label) > ENGINE_SNAPSHOT_LABEL_MAX)
 		return pd_error_set(err, -EINVAL, "a label has at most %d bytes",
 				    ENGINE_SNAPSHOT_LABEL_MAX);
-	pthread_mutex_lock(&e->lock);
+	pd_mutex_lock(&e->lock);
 	r = claim_for(e, name, &b, &running, err);
-	pthread_mutex_unlock(&e->lock);
+	pd_mutex_unlock(&e->lock);
 	if (r < 0)
 		return r;
 	r = take(e, b, "snapshot", label, running, NULL, NULL, id, sizeof id, err);
-	pthread_mutex_lock(&e->lock);
+	pd_mutex_lock(&e->lock);
 	b->busy = false;
 	if (r >= 0)
 		eng_emit(e, b, "snapshot %s", id);
-	pthread_mutex_unlock(&e->lock);
+	pd_mutex_unlock(&e->lock);
 	if (r >= 0 && ret_id)
 		snprintf(ret_id, ret_idsz, "%s", id);
 	return r < 0 ? r : 0;
@@ -610,18 +610,18 @@ int engine_box_fork(struct engine *e, const char *name, const char *new_name, pd
 		return pd_error_set(err, -EINVAL,
 				    "invalid box name \"%s\": use [a-z0-9][a-z0-9._-]{0,62}",
 				    new_name);
-	pthread_mutex_lock(&e->lock);
+	pd_mutex_lock(&e->lock);
 	if (eng_find_box(e, new_name)) {
-		pthread_mutex_unlock(&e->lock);
+		pd_mutex_unlock(&e->lock);
 		return pd_error_set(err, -EEXIST, "box %s already exists", new_name);
 	}
 	r = claim_for(e, name, &b, &running, err);
-	pthread_mutex_unlock(&e->lock);
+	pd_mutex_unlock(&e->lock);
 	if (r < 0)
 		return r;
 	snprintf(label, sizeof label, "fork %s", new_name);
 	r = take(e, b, "fork", label, running, new_name, &nb, id, sizeof id, err);
-	pthread_mutex_lock(&e->lock);
+	pd_mutex_lock(&e->lock);
 	b->busy = false;
 	if (r >= 0) {
 		eng_emit(e, b, "snapshot %s", id);
@@ -635,7 +635,7 @@ int engine_box_fork(struct engine *e, const char *name, const char *new_name, pd
 				pthread_cond_signal(&e->timer_cond);
 		}
 	}
-	pthread_mutex_unlock(&e->lock);
+	pd_mutex_unlock(&e->lock);
 	if (r >= 0 && e->box_hook)
 		e->box_hook(e->box_hook_data, ENGINE_BOX_CREATED, new_name);
 	return r < 0 ? r : 0;
@@ -708,11 +708,11 @@ int engine_box_restore(struct engine *e, const char *name, const char *snapshot_
 
 	if (!name_valid(snapshot_id))
 		return pd_error_set(err, -EINVAL, "invalid snapshot id \"%s\"", snapshot_id);
-	pthread_mutex_lock(&e->lock);
+	pd_mutex_lock(&e->lock);
 	r = store_snapshot_get(e->store, snapshot_id, &snap);
 	b = eng_find_box(e, name);
 	running = b && b->state == BOX_RUNNING;
-	pthread_mutex_unlock(&e->lock);
+	pd_mutex_unlock(&e->lock);
 	if (!b)
 		return pd_error_set(err, -ENOENT, "no box named %s", name);
 	if (r < 0)
@@ -727,7 +727,7 @@ int engine_box_restore(struct engine *e, const char *name, const char *snapshot_
 			return r;
 	}
 
-	pthread_mutex_lock(&e->lock);
+	pd_mutex_lock(&e->lock);
 	r = claim_for(e, name, &b, &(bool){false}, err);
 	if (r >= 0 && b->state == BOX_RUNNING) {
 		b->busy = false;
@@ -738,7 +738,7 @@ int engine_box_restore(struct engine *e, const char *name, const char *snapshot_
 		r = pd_error_set(err, -ENOENT, "snapshot %s was deleted meanwhile", snapshot_id);
 	}
 	if (r < 0) {
-		pthread_mutex_unlock(&e->lock);
+		pd_mutex_unlock(&e->lock);
 		return r;
 	}
 	eng_box_path(e, b, "upper.old", old, sizeof old);
@@ -747,7 +747,7 @@ int engine_box_restore(struct engine *e, const char *name, const char *snapshot_
 	in.box_id = b->row.id;
 	snprintf(in.target, sizeof in.target, "%s", snapshot_id);
 	r = store_intent_insert(e->store, &in, err);
-	pthread_mutex_unlock(&e->lock);
+	pd_mutex_unlock(&e->lock);
 	if (r < 0)
 		goto out;
 	pd_fault("restore-recorded");
@@ -756,23 +756,23 @@ int engine_box_restore(struct engine *e, const char *name, const char *snapshot_
 		r = pd_error_set(err, -EBUSY,
 				 "its root/ is in use on the host (a working directory or an open "
 				 "file); close it and try again");
-		pthread_mutex_lock(&e->lock);
+		pd_mutex_lock(&e->lock);
 		(void)store_intent_delete(e->store, in.id, NULL);
-		pthread_mutex_unlock(&e->lock);
+		pd_mutex_unlock(&e->lock);
 		(void)eng_mount_root(e, b, NULL);
 		goto out;
 	}
-	pthread_mutex_lock(&e->lock);
+	pd_mutex_lock(&e->lock);
 	r = restore_finish(e, &in, b, err);
-	pthread_mutex_unlock(&e->lock);
+	pd_mutex_unlock(&e->lock);
 	if (r >= 0)
 		r = eng_mount_root(e, b, err);
 out:
-	pthread_mutex_lock(&e->lock);
+	pd_mutex_lock(&e->lock);
 	b->busy = false;
 	if (r >= 0)
 		eng_emit(e, b, "restored %s", snapshot_id);
-	pthread_mutex_unlock(&e->lock);
+	pd_mutex_unlock(&e->lock);
 	if (r < 0)
 		return r;
 	eng_gc(e, false);
@@ -819,7 +819,7 @@ int engine_snapshot_names(struct engine *e, const char *box_name, char ***ret, s
 	int64_t box_id = 0;
 	int r = 0;
 
-	pthread_mutex_lock(&e->lock);
+	pd_mutex_lock(&e->lock);
 	if (box_name) {
 		struct box *b = eng_find_box(e, box_name);
 		if (!b || b->deleting)
@@ -829,7 +829,7 @@ int engine_snapshot_names(struct engine *e, const char *box_name, char ***ret, s
 	}
 	if (r >= 0)
 		r = store_snapshot_foreach(e->store, box_id, add_name, &ns);
-	pthread_mutex_unlock(&e->lock);
+	pd_mutex_unlock(&e->lock);
 	if (r < 0) {
 		image_list_free(ns.v, ns.n);
 		return r;
@@ -846,9 +846,9 @@ int engine_snapshot_get(struct engine *e, const char *id, struct snapshot_view *
 
 	if (!name_valid(id))
 		return -ENOENT;
-	pthread_mutex_lock(&e->lock);
+	pd_mutex_lock(&e->lock);
 	r = store_snapshot_get(e->store, id, &row);
-	pthread_mutex_unlock(&e->lock);
+	pd_mutex_unlock(&e->lock);
 	if (r >= 0)
 		view_of(&row, ret);
 	return r;
@@ -859,9 +859,9 @@ int engine_snapshot_get_by_seq(struct engine *e, int64_t seq, struct snapshot_vi
 	struct snapshot_row row;
 	int r;
 
-	pthread_mutex_lock(&e->lock);
+	pd_mutex_lock(&e->lock);
 	r = store_snapshot_get_seq(e->store, seq, &row);
-	pthread_mutex_unlock(&e->lock);
+	pd_mutex_unlock(&e->lock);
 	if (r >= 0)
 		view_of(&row, ret);
 	return r;
@@ -875,22 +875,22 @@ int engine_snapshot_size(struct engine *e, const char *id, uint64_t *ret)
 	int64_t size = -1;
 	int r;
 
-	pthread_mutex_lock(&e->lock);
+	pd_mutex_lock(&e->lock);
 	r = store_snapshot_get(e->store, id, &row);
 	if (r >= 0 && (layer_stack_parse(row.layers, &s) < 0 || s.n == 0))
 		r = -EIO;
 	if (r >= 0)
 		r = store_layer_get_size(e->store, s.ids[0], &size);
-	pthread_mutex_unlock(&e->lock);
+	pd_mutex_unlock(&e->lock);
 	if (r < 0)
 		return r;
 	if (size < 0) {
 		/* Measured once, outside the lock: a frozen layer never changes. */
 		layer_path(e, s.ids[0], NULL, path, sizeof path);
 		size = (int64_t)eng_du(path);
-		pthread_mutex_lock(&e->lock);
+		pd_mutex_lock(&e->lock);
 		(void)store_layer_set_size(e->store, s.ids[0], size);
-		pthread_mutex_unlock(&e->lock);
+		pd_mutex_unlock(&e->lock);
 	}
 	*ret = (uint64_t)size;
 	return 0;
@@ -903,7 +903,7 @@ int engine_snapshot_root(struct engine *e, const char *id, char *buf, size_t buf
 	char path[4096];
 	int r;
 
-	pthread_mutex_lock(&e->lock);
+	pd_mutex_lock(&e->lock);
 	r = store_snapshot_get(e->store, id, &row);
 	if (r < 0)
 		goto out;
@@ -925,7 +925,7 @@ int engine_snapshot_root(struct engine *e, const char *id, char *buf, size_t buf
 	if ((size_t)snprintf(buf, bufsz, "%s", path) >= bufsz)
 		r = -ENAMETOOLONG;
 out:
-	pthread_mutex_unlock(&e->lock);
+	pd_mutex_unlock(&e->lock);
 	return r;
 }
 
@@ -957,14 +957,14 @@ static void snap_export_release(void *userdata)
 	struct snap_hold *h = userdata;
 	struct engine *e = h->e;
 
-	pthread_mutex_lock(&e->lock);
+	pd_mutex_lock(&e->lock);
 	for (size_t i = 0; i < e->n_snap_exports; i++)
 		if (strcmp(e->snap_exports[i], h->id) == 0) {
 			free(e->snap_exports[i]);
 			e->snap_exports[i] = e->snap_exports[--e->n_snap_exports];
 			break;
 		}
-	pthread_mutex_unlock(&e->lock);
+	pd_mutex_unlock(&e->lock);
 	free(h);
 }
 
@@ -993,12 +993,11 @@ int engine_snapshot_export(struct engine *e, const char *id, struct export_strea
 	snprintf(h->id, sizeof h->id, "%s", id);
 
 	/* Marked before the root is opened: from here on rmdir waits. */
-	pthread_mutex_lock(&e->lock);
+	pd_mutex_lock(&e->lock);
 	r = store_snapshot_get(e->store, id, &row);
 	if (r < 0)
 		r = pd_error_set(err, -ENOENT, "no snapshot %s", id);
-	nv = r < 0 ? NULL
-		   : reallocarray(e->snap_exports, e->n_snap_exports + 1, sizeof *nv);
+	nv = r < 0 ? NULL : reallocarray(e->snap_exports, e->n_snap_exports + 1, sizeof *nv);
 	if (r >= 0 && nv) {
 		e->snap_exports = nv;
 		nv[e->n_snap_exports] = strdup(id);
@@ -1009,7 +1008,7 @@ int engine_snapshot_export(struct engine *e, const char *id, struct export_strea
 	}
 	if (r >= 0 && !nv)
 		r = pd_error_set(err, -ENOMEM, "out of memory");
-	pthread_mutex_unlock(&e->lock);
+	pd_mutex_unlock(&e->lock);
 	if (r < 0) {
 		free(h);
 		return r;
@@ -1045,7 +1044,7 @@ int engine_snapshot_set_label(struct engine *e, const char *id, const char *labe
 	if (strlen(label) > ENGINE_SNAPSHOT_LABEL_MAX)
 		return pd_error_set(err, -EINVAL, "a label has at most %d bytes",
 				    ENGINE_SNAPSHOT_LABEL_MAX);
-	pthread_mutex_lock(&e->lock);
+	pd_mutex_lock(&e->lock);
 	r = store_snapshot_get(e->store, id, &row);
 	if (r < 0)
 		r = pd_error_set(err, -ENOENT, "no snapshot %s", id);
@@ -1053,7 +1052,7 @@ int engine_snapshot_set_label(struct engine *e, const char *id, const char *labe
 		snprintf(row.label, sizeof row.label, "%s", label);
 		r = store_snapshot_update(e->store, &row, err);
 	}
-	pthread_mutex_unlock(&e->lock);
+	pd_mutex_unlock(&e->lock);
 	return r;
 }
 
@@ -1064,13 +1063,13 @@ void engine_snapshot_record_error(struct engine *e, const char *id, const char *
 	char ts[32];
 
 	format_rfc3339(time(NULL), ts, sizeof ts);
-	pthread_mutex_lock(&e->lock);
+	pd_mutex_lock(&e->lock);
 	if (store_snapshot_get(e->store, id, &row) >= 0) {
 		snprintf(row.error, sizeof row.error, "%s %s: %s (%s)", ts, file, err->msg,
 			 errno_name(-err->code));
 		(void)store_snapshot_update(e->store, &row, NULL);
 	}
-	pthread_mutex_unlock(&e->lock);
+	pd_mutex_unlock(&e->lock);
 }
 
 struct restore_ref {
@@ -1105,7 +1104,7 @@ int engine_snapshot_delete(struct engine *e, const char *id, pd_error *err)
 	struct restore_ref ref = {.id = id};
 	int r;
 
-	pthread_mutex_lock(&e->lock);
+	pd_mutex_lock(&e->lock);
 	r = name_valid(id) ? store_snapshot_get(e->store, id, &row) : -ENOENT;
 	if (r < 0) {
 		r = pd_error_set(err, -ENOENT, "no snapshot %s", id);
@@ -1144,7 +1143,7 @@ int engine_snapshot_delete(struct engine *e, const char *id, pd_error *err)
 	pd_fault("snapdel-deleted");
 	umount_snapshot(e, id);
 out:
-	pthread_mutex_unlock(&e->lock);
+	pd_mutex_unlock(&e->lock);
 	if (r >= 0) {
 		log_debug("snapshot %s deleted", id);
 		eng_gc(e, false);
@@ -1211,7 +1210,7 @@ void eng_gc(struct engine *e, bool at_start)
 	DIR *d;
 	int r;
 
-	pthread_mutex_lock(&e->lock);
+	pd_mutex_lock(&e->lock);
 	r = store_box_foreach(e->store, ref_box, &refs);
 	if (r >= 0)
 		r = store_snapshot_foreach(e->store, 0, ref_snapshot, &refs);
@@ -1247,7 +1246,7 @@ void eng_gc(struct engine *e, bool at_start)
 			continue;
 		(void)store_layer_delete(e->store, garbage[i]);
 	}
-	pthread_mutex_unlock(&e->lock);
+	pd_mutex_unlock(&e->lock);
 	if (n_garbage)
 		pd_fault("gc-renamed");
 	for (size_t i = 0; i < n_garbage; i++) {
