@@ -1,6 +1,6 @@
 /* engine.c - boxes: create, start, stop, change, delete, reconcile. */
+#include <assert.h>
 #include <fcntl.h>
-#include <ftw.h>
 #include <stdarg.h>
 #include <string.h>
 #include <sys/mount.h>
@@ -11,7 +11,6 @@
 #include "log.h"
 #include "volumes.h"
 
-#define DISK_USAGE_CACHE_USEC (5ULL * 1000 * 1000)
 #define EVENT_LINE_MAX 1024
 
 /* --- paths --------------------------------------------------------------- */
@@ -239,39 +238,63 @@ static int remove_box_files(struct engine *e, struct box *b)
 	return rm_rf(p);
 }
 
-static uint64_t du_total;
-static int du_visit(const char *path, const struct stat *st, int flag, struct FTW *ftw)
+int eng_du_cached(struct engine *e, eng_du_find_fn find, int64_t id, const char *path,
+		  unsigned flags, uint64_t *ret)
 {
-	(void)path, (void)flag, (void)ftw;
-	du_total += (uint64_t)st->st_blocks * 512;
+	struct du_cache *c = find(e, id);
+	unsigned long long start = now_usec();
+	uint64_t bytes = 0;
+
+	lock_assert_held(&e->lock);
+	assert(c);
+	if ((flags & ENGINE_USAGE_NO_WALK) ||
+	    (c->checked_usec && start - c->checked_usec < ENG_DU_CACHE_USEC)) {
+		*ret = c->bytes;
+		return 0;
+	}
+	/* One walk at a time: the others take its last result, or wait for
+	 * its first. */
+	while (c->walking) {
+		if (c->checked_usec) {
+			*ret = c->bytes;
+			return 0;
+		}
+		pd_cond_wait(&e->du_cond, &e->lock);
+		c = find(e, id);
+		if (!c)
+			return -ENOENT;
+	}
+	if (c->checked_usec && now_usec() - c->checked_usec < ENG_DU_CACHE_USEC) {
+		*ret = c->bytes;
+		return 0;
+	}
+	c->walking = true;
+	start = now_usec();
+	pd_mutex_unlock(&e->lock);
+
+	pd_hold("disk-walk");
+	if (du_tree(path, &bytes) < 0)
+		bytes = 0;
+
+	pd_mutex_lock(&e->lock);
+	c = find(e, id);
+	if (c) {
+		c->walking = false;
+		c->bytes = bytes;
+		c->checked_usec = start;
+	}
+	pthread_cond_broadcast(&e->du_cond);
+	if (!c)
+		return -ENOENT;
+	*ret = bytes;
 	return 0;
 }
 
-uint64_t eng_du(const char *path)
+static struct du_cache *box_disk(struct engine *e, int64_t id)
 {
-	static pthread_mutex_t du_lock = PTHREAD_MUTEX_INITIALIZER;
-	uint64_t total;
+	struct box *b = eng_find_box_id(e, id);
 
-	pthread_mutex_lock(&du_lock);
-	du_total = 0;
-	(void)nftw(path, du_visit, 16, FTW_PHYS | FTW_MOUNT);
-	total = du_total;
-	pthread_mutex_unlock(&du_lock);
-	return total;
-}
-
-/* Bytes the box's own layer holds, recomputed at most every few seconds. */
-static uint64_t disk_usage(struct engine *e, struct box *b)
-{
-	unsigned long long now = now_usec();
-	char upper[4096];
-
-	if (b->disk_checked_usec && now - b->disk_checked_usec < DISK_USAGE_CACHE_USEC)
-		return b->disk_bytes;
-	eng_box_path(e, b, "upper", upper, sizeof upper);
-	b->disk_bytes = eng_du(upper);
-	b->disk_checked_usec = now;
-	return b->disk_bytes;
+	return b && !b->deleting ? &b->disk : NULL;
 }
 
 /* --- lifecycle --------------------------------------------------------------- */
@@ -387,7 +410,10 @@ int engine_box_create(struct engine *e, const char *name, pd_error *err)
 	if (r >= 0)
 		r = eng_save_box(e, b, NULL, err);
 	if (r < 0) {
+		/* Its "creating" row keeps the name meanwhile. */
+		pd_mutex_unlock(&e->lock);
 		remove_box_files(e, b);
+		pd_mutex_lock(&e->lock);
 		store_box_delete(e->store, b->row.id, NULL);
 		goto fail;
 	}
@@ -838,12 +864,13 @@ void engine_box_record_error(struct engine *e, const char *name, const char *fil
 	pd_mutex_unlock(&e->lock);
 }
 
-int engine_box_usage(struct engine *e, const char *name, struct box_usage *ret)
+int engine_box_usage(struct engine *e, const char *name, unsigned flags, struct box_usage *ret)
 {
 	struct cgroup_usage cg = {0};
 	struct box_usage u = {0};
 	struct box *b;
 	bool running;
+	int r;
 
 	pd_mutex_lock(&e->lock);
 	b = eng_find_box(e, name);
@@ -852,8 +879,14 @@ int engine_box_usage(struct engine *e, const char *name, struct box_usage *ret)
 		return -ENOENT;
 	}
 	running = b->state == BOX_RUNNING || b->state == BOX_STOPPING;
-	u.disk_bytes = disk_usage(e, b);
+	{
+		char upper[4096];
+		eng_box_path(e, b, "upper", upper, sizeof upper);
+		r = eng_du_cached(e, box_disk, b->row.id, upper, flags, &u.disk_bytes);
+	}
 	pd_mutex_unlock(&e->lock);
+	if (r < 0)
+		return r;
 	if (running && runtime_usage(e->rt, name, &cg) >= 0) {
 		u.cpu_usec = cg.cpu_usec;
 		u.memory_bytes = cg.memory_bytes;
@@ -994,6 +1027,7 @@ int engine_new(const struct pd_config *cfg, const char *init_path, struct engine
 	pd_mutex_init(&e->lock, LOCK_RANK_ENGINE, LOCK_NO_SLOW, "engine lock");
 	pd_mutex_init(&e->wake_lock, LOCK_RANK_ENGINE_WAKE, 0, "engine wake_lock");
 	pthread_cond_init(&e->timer_cond, NULL);
+	pthread_cond_init(&e->du_cond, NULL);
 	e->cfg = cfg;
 	e->events_fd = -1;
 	e->inotify_fd = -1;
@@ -1053,30 +1087,29 @@ int engine_new(const struct pd_config *cfg, const char *init_path, struct engine
 	r = eng_net_init(e, err);
 	if (r < 0)
 		goto fail;
-	pd_mutex_lock(&e->lock);
-	/* Half-done layer actions first: they decide each box's stack. */
+	/* Start-up runs without the engine lock: the engine is not shared
+	 * yet and runs no thread of its own until the boxes' resolver starts,
+	 * last. So the slow work of recovery (crun, removing leftovers) may
+	 * run here, which the lock forbids (lock.h). Half-done layer actions
+	 * first: they decide each box's stack. */
 	r = eng_intents_recover(e);
 	if (r >= 0)
 		r = store_box_foreach(e->store, reconcile, e);
 	if (r >= 0)
 		r = jobs_load(e);
-	pd_mutex_unlock(&e->lock);
 	if (r < 0) {
 		pd_error_set(err, r, "cannot load boxes: %s", strerror(-r));
 		goto fail;
 	}
-	pd_mutex_lock(&e->lock);
 	r = eng_net_reconcile(e, err);
-	pd_mutex_unlock(&e->lock);
-	if (r >= 0)
-		r = eng_net_dns_start(e, err);
 	if (r < 0)
 		goto fail;
 	eng_gc(e, /* at_start= */ true);
 	/* After the boxes: deleted boxes no longer hold their volumes. */
-	pd_mutex_lock(&e->lock);
 	r = eng_volumes_load(e, err);
-	pd_mutex_unlock(&e->lock);
+	if (r < 0)
+		goto fail;
+	r = eng_net_dns_start(e, err);
 	if (r < 0)
 		goto fail;
 	*ret = e;
@@ -1125,6 +1158,7 @@ struct engine *engine_free(struct engine *e)
 	pd_mutex_destroy(&e->lock);
 	pd_mutex_destroy(&e->wake_lock);
 	pthread_cond_destroy(&e->timer_cond);
+	pthread_cond_destroy(&e->du_cond);
 	free(e);
 	return NULL;
 }

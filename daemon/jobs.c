@@ -163,7 +163,8 @@ static int create_locked(struct engine *e, struct box *b, const char *name, stru
 	if (r < 0 || (r = add_job(e, j)) < 0) {
 		if (row.id)
 			store_job_delete(e->store, row.id, NULL);
-		rm_rf(dir);
+		/* Made empty just above (engine lock held: no rm_rf). */
+		(void)rmdir(dir);
 		free(j);
 		return err && err->code ? r : pd_error_set(err, r, "out of memory");
 	}

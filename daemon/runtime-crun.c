@@ -20,6 +20,7 @@
 #include <sys/syscall.h>
 #include <sys/wait.h>
 
+#include "lock.h"
 #include "runtime.h"
 #include "util.h"
 
@@ -147,6 +148,7 @@ static int crun(struct runtime *rt, const char *const *args, char **ret_out, cha
 	pid_t pid;
 	int status;
 
+	lock_assert_no_slow("crun");
 	snprintf(rootopt, sizeof rootopt, "--root=%s", rt->root);
 	argv[n++] = rt->crun;
 	argv[n++] = rootopt;

@@ -73,6 +73,7 @@ static int copy_tree(const char *src, const char *dst, pd_error *err)
 	pid_t pid;
 	int status;
 
+	lock_assert_no_slow("cp -a");
 	pid = fork();
 	if (pid < 0)
 		return pd_error_set(err, -errno, "cannot fork: %s", strerror(errno));
@@ -663,8 +664,10 @@ static int restore_commit_tx(struct store *s, void *userdata)
 	return r;
 }
 
-/* Moves the upper aside (if still in place), makes a fresh one and records
- * the snapshot's stack. Engine lock held (or start-up). */
+/* Moves the upper aside to upper.old (if still in place), makes a fresh
+ * one and records the snapshot's stack. Engine lock held (or start-up).
+ * The caller removes upper.old after, without the lock (at start,
+ * reconcile does). */
 static int restore_finish(struct engine *e, const struct intent_row *in, struct box *b,
 			  pd_error *err)
 {
@@ -691,8 +694,6 @@ static int restore_finish(struct engine *e, const struct intent_row *in, struct 
 	if (r < 0)
 		return r;
 	b->row = row;
-	pd_fault("restore-committed");
-	(void)rm_rf(old);
 	return 0;
 }
 
@@ -737,12 +738,14 @@ int engine_box_restore(struct engine *e, const char *name, const char *snapshot_
 		b->busy = false;
 		r = pd_error_set(err, -ENOENT, "snapshot %s was deleted meanwhile", snapshot_id);
 	}
-	if (r < 0) {
-		pd_mutex_unlock(&e->lock);
+	pd_mutex_unlock(&e->lock);
+	if (r < 0)
 		return r;
-	}
+	/* b is busy: its directories are ours. A leftover of an earlier
+	 * restore goes before this one moves the upper there. */
 	eng_box_path(e, b, "upper.old", old, sizeof old);
 	(void)rm_rf(old);
+	pd_mutex_lock(&e->lock);
 	snprintf(in.kind, sizeof in.kind, "restore");
 	in.box_id = b->row.id;
 	snprintf(in.target, sizeof in.target, "%s", snapshot_id);
@@ -765,8 +768,11 @@ int engine_box_restore(struct engine *e, const char *name, const char *snapshot_
 	pd_mutex_lock(&e->lock);
 	r = restore_finish(e, &in, b, err);
 	pd_mutex_unlock(&e->lock);
-	if (r >= 0)
+	if (r >= 0) {
+		pd_fault("restore-committed");
+		(void)rm_rf(old);
 		r = eng_mount_root(e, b, err);
+	}
 out:
 	pd_mutex_lock(&e->lock);
 	b->busy = false;
@@ -886,8 +892,10 @@ int engine_snapshot_size(struct engine *e, const char *id, uint64_t *ret)
 		return r;
 	if (size < 0) {
 		/* Measured once, outside the lock: a frozen layer never changes. */
+		uint64_t bytes = 0;
 		layer_path(e, s.ids[0], NULL, path, sizeof path);
-		size = (int64_t)eng_du(path);
+		(void)du_tree(path, &bytes);
+		size = (int64_t)bytes;
 		pd_mutex_lock(&e->lock);
 		(void)store_layer_set_size(e->store, s.ids[0], size);
 		pd_mutex_unlock(&e->lock);
@@ -1199,6 +1207,27 @@ static int ref_intent(const struct intent_row *in, void *userdata)
 	return in->layer ? ids_add(userdata, in->layer) : 0;
 }
 
+/* At start (nothing else runs): half copies and half removals from before
+ * a crash, L<ID>.tmp and L<ID>.del. */
+static void remove_leftovers(struct engine *e)
+{
+	DIR *d = opendir(e->layers_dir);
+	struct dirent *de;
+	char path[4096];
+
+	while (d && (de = readdir(d))) {
+		size_t len = strlen(de->d_name);
+		if (de->d_name[0] == 'L' && len > 4 &&
+		    (strcmp(de->d_name + len - 4, ".tmp") == 0 ||
+		     strcmp(de->d_name + len - 4, ".del") == 0)) {
+			snprintf(path, sizeof path, "%s/%s", e->layers_dir, de->d_name);
+			(void)rm_rf(path);
+		}
+	}
+	if (d)
+		closedir(d);
+}
+
 void eng_gc(struct engine *e, bool at_start)
 {
 	struct ids present = {0}, refs = {0};
@@ -1210,6 +1239,8 @@ void eng_gc(struct engine *e, bool at_start)
 	DIR *d;
 	int r;
 
+	if (at_start)
+		remove_leftovers(e);
 	pd_mutex_lock(&e->lock);
 	r = store_box_foreach(e->store, ref_box, &refs);
 	if (r >= 0)
@@ -1224,16 +1255,8 @@ void eng_gc(struct engine *e, bool at_start)
 	d = r >= 0 ? opendir(e->layers_dir) : NULL;
 	while (d && r >= 0 && (de = readdir(d))) {
 		int64_t id;
-		size_t len = strlen(de->d_name);
 		if (layer_dir_id(de->d_name, &id) >= 0)
 			r = ids_add(&present, id);
-		else if (at_start && de->d_name[0] == 'L' && len > 4 &&
-			 (strcmp(de->d_name + len - 4, ".tmp") == 0 ||
-			  strcmp(de->d_name + len - 4, ".del") == 0)) {
-			/* A half copy or half removal from before a crash. */
-			snprintf(path, sizeof path, "%s/%s", e->layers_dir, de->d_name);
-			(void)rm_rf(path);
-		}
 	}
 	if (d)
 		closedir(d);

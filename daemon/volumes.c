@@ -14,16 +14,12 @@
 #include "tarsafe.h"
 #include "volumes.h"
 
-#define SIZE_CACHE_USEC (5ULL * 1000 * 1000)
-#define DU_DEPTH_MAX 256
-
 struct volume {
 	struct volume_row row;
 	bool deleting;	/* rmdir in progress: hidden */
 	bool importing; /* an import holds it */
 	unsigned exports;
-	uint64_t size;
-	unsigned long long size_checked_usec;
+	struct du_cache du; /* its data */
 	char error[PD_ERROR_MAX + 64];
 };
 
@@ -298,7 +294,10 @@ int engine_volume_create(struct engine *e, const char *name, pd_error *err)
 			pd_error_set(err, r, "out of memory");
 	}
 	if (r < 0) {
+		/* Its "creating" row keeps the name meanwhile. */
+		pd_mutex_unlock(&e->lock);
 		remove_volume_files(e, name);
+		pd_mutex_lock(&e->lock);
 		(void)store_volume_delete(e->store, v->row.id, NULL);
 		goto fail;
 	}
@@ -421,77 +420,29 @@ int engine_volume_data(struct engine *e, const char *name, char *buf, size_t buf
 	return v ? 0 : -ENOENT;
 }
 
-/* Bytes allocated under dirfd (closed), not following symlinks nor
- * crossing into other filesystems. */
-static uint64_t du_at(int dirfd, dev_t dev, unsigned depth)
+static struct du_cache *volume_disk(struct engine *e, int64_t id)
 {
-	uint64_t total = 0;
-	DIR *d = fdopendir(dirfd);
-	struct dirent *de;
+	struct volume *v = find_volume_id(e, id);
 
-	if (!d) {
-		close(dirfd);
-		return 0;
-	}
-	while ((de = readdir(d))) {
-		struct stat st;
-		if (strcmp(de->d_name, ".") == 0 || strcmp(de->d_name, "..") == 0)
-			continue;
-		if (fstatat(dirfd, de->d_name, &st, AT_SYMLINK_NOFOLLOW) < 0 || st.st_dev != dev)
-			continue;
-		total += (uint64_t)st.st_blocks * 512;
-		if (S_ISDIR(st.st_mode) && depth < DU_DEPTH_MAX) {
-			int fd = openat(dirfd, de->d_name,
-					O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-			if (fd >= 0)
-				total += du_at(fd, dev, depth + 1);
-		}
-	}
-	closedir(d);
-	return total;
+	return v && !v->deleting ? &v->du : NULL;
 }
 
 int engine_volume_size(struct engine *e, const char *name, uint64_t *ret)
 {
-	unsigned long long now = now_usec();
 	char path[4096];
 	struct volume *v;
-	struct stat st;
-	uint64_t size;
-	int fd;
-
-	pd_mutex_lock(&e->lock);
-	v = find_live(e, name);
-	if (v && v->size_checked_usec && now - v->size_checked_usec < SIZE_CACHE_USEC) {
-		*ret = v->size;
-		pd_mutex_unlock(&e->lock);
-		return 0;
-	}
-	if (v)
-		volume_path(e, name, "data", path, sizeof path);
-	pd_mutex_unlock(&e->lock);
-	if (!v)
-		return -ENOENT;
-
-	/* Walked without the lock: a big volume must not stall the engine. */
-	fd = open(path, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-	if (fd < 0)
-		return -errno;
-	if (fstat(fd, &st) < 0) {
-		close(fd);
-		return -errno;
-	}
-	size = du_at(fd, st.st_dev, 0);
+	int r = -ENOENT;
 
 	pd_mutex_lock(&e->lock);
 	v = find_live(e, name);
 	if (v) {
-		v->size = size;
-		v->size_checked_usec = now;
+		volume_path(e, name, "data", path, sizeof path);
+		/* Walked without the lock: a big volume must not stall the
+		 * engine. */
+		r = eng_du_cached(e, volume_disk, v->row.id, path, /* flags= */ 0, ret);
 	}
 	pd_mutex_unlock(&e->lock);
-	*ret = size;
-	return 0;
+	return r;
 }
 
 int engine_volume_boxes(struct engine *e, const char *name, char ***ret, size_t *ret_n)

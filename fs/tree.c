@@ -384,6 +384,11 @@ static json_t *usage_json(const struct box_usage *u)
 			 "disk_bytes", (json_int_t)u->disk_bytes);
 }
 
+/* Set while tree_getattr() renders a value for its size only: the size of
+ * `usage` and `info` then comes from the box's last disk walk, never from
+ * a new one (engine.h: a lookup must not walk a box's files). */
+static __thread bool sizing;
+
 static int render_info(struct tree *t, const struct box_view *v, struct buf *out)
 {
 	const struct box_type *type = config_find_type(engine_config(t->engine), v->type);
@@ -392,7 +397,7 @@ static int render_info(struct tree *t, const struct box_view *v, struct buf *out
 	json_t *j, *limits;
 	char *s;
 
-	(void)engine_box_usage(t->engine, v->name, &u);
+	(void)engine_box_usage(t->engine, v->name, sizing ? ENGINE_USAGE_NO_WALK : 0, &u);
 	format_rfc3339(v->created, created, sizeof created);
 	limits = json_object();
 	if (type) {
@@ -460,7 +465,7 @@ static int render_box_file(struct tree *t, int64_t id, unsigned file, struct buf
 		format_rfc3339(v.created, ts, sizeof ts);
 		return buf_printf(out, "%s\n", ts);
 	case BF_USAGE:
-		r = engine_box_usage(t->engine, v.name, &u);
+		r = engine_box_usage(t->engine, v.name, sizing ? ENGINE_USAGE_NO_WALK : 0, &u);
 		if (r < 0)
 			return r;
 		return buf_printf(out,
@@ -892,8 +897,11 @@ int tree_getattr(struct tree *t, uint64_t ino, struct tree_attr *ret)
 		*ret = mkattr(ino, mode, r == 0 ? (uint64_t)st.st_size : 0, mtime);
 		return 0;
 	}
-	/* The real size of the value, so tools that trust st_size read it all. */
+	/* The real size of the value, so tools that trust st_size read it
+	 * all (a disk usage in it as last measured: see sizing). */
+	sizing = true;
 	r = render(t, ino, &b);
+	sizing = false;
 	free(b.data);
 	if (r < 0)
 		return r;

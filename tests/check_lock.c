@@ -6,10 +6,15 @@
 #include <signal.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include "autoconfig.h"
+#ifdef PD_LOCK_CHECK
+/* The library (rm_rf, du_tree) was built with the check too. */
+#define LIBRARY_CHECKED 1
+#endif
 /* This file's wrappers always check, whatever the build. */
 #ifndef PD_LOCK_CHECK
 #define PD_LOCK_CHECK 1
@@ -17,6 +22,7 @@
 
 #include "check-tap.h"
 #include "lock.h"
+#include "util.h"
 
 static struct pd_mutex engine, wake, leaf, leaf2, outer;
 
@@ -167,6 +173,34 @@ START_TEST(test_slow_under_engine_aborts)
 }
 END_TEST
 
+START_TEST(test_rm_rf_under_engine_aborts)
+{
+#ifdef LIBRARY_CHECKED
+	char dir[] = "/tmp/check_lock.XXXXXX";
+
+	ck_assert_ptr_nonnull(mkdtemp(dir));
+	pd_mutex_lock(&engine);
+	(void)rm_rf(dir); /* aborts before it removes anything */
+	rmdir(dir);
+#else
+	raise(SIGABRT); /* the library is built without the check */
+#endif
+}
+END_TEST
+
+START_TEST(test_du_under_engine_aborts)
+{
+#ifdef LIBRARY_CHECKED
+	uint64_t n;
+
+	pd_mutex_lock(&engine);
+	(void)du_tree("/tmp", &n);
+#else
+	raise(SIGABRT);
+#endif
+}
+END_TEST
+
 /* The message names both locks and their ranks. */
 START_TEST(test_message)
 {
@@ -220,6 +254,8 @@ static Suite *lock_suite(void)
 	tcase_add_test_raise_signal(tc, test_release_unheld_aborts, SIGABRT);
 	tcase_add_test_raise_signal(tc, test_assert_held_aborts, SIGABRT);
 	tcase_add_test_raise_signal(tc, test_slow_under_engine_aborts, SIGABRT);
+	tcase_add_test_raise_signal(tc, test_rm_rf_under_engine_aborts, SIGABRT);
+	tcase_add_test_raise_signal(tc, test_du_under_engine_aborts, SIGABRT);
 	suite_add_tcase(s, tc);
 	return s;
 }
