@@ -299,6 +299,17 @@ static struct du_cache *box_disk(struct engine *e, int64_t id)
 
 /* --- lifecycle --------------------------------------------------------------- */
 
+/* b's error: "TIME FILE: reason (ERRNO)". Engine lock held (or start-up);
+ * the caller records the row. */
+static void set_error(struct box *b, const char *file, const pd_error *err)
+{
+	char ts[32];
+
+	format_rfc3339(time(NULL), ts, sizeof ts);
+	snprintf(b->row.error, sizeof b->row.error, "%s %s: %s (%s)", ts, file, err->msg,
+		 errno_name(-err->code));
+}
+
 static void view_of(const struct box *b, struct box_view *v)
 {
 	*v = (struct box_view){
@@ -850,14 +861,11 @@ void engine_box_record_error(struct engine *e, const char *name, const char *fil
 			     const pd_error *err)
 {
 	struct box *b;
-	char ts[32];
 
-	format_rfc3339(time(NULL), ts, sizeof ts);
 	pd_mutex_lock(&e->lock);
 	b = eng_find_box(e, name);
 	if (b && !b->deleting) {
-		snprintf(b->row.error, sizeof b->row.error, "%s %s: %s (%s)", ts, file, err->msg,
-			 errno_name(-err->code));
+		set_error(b, file, err);
 		/* Keep the marker of an action in flight. */
 		(void)store_box_update(e->store, &b->row, NULL);
 	}
@@ -959,8 +967,15 @@ static int reconcile(const struct box_row *row, void *userdata)
 	b->row = *row;
 
 	if (strcmp(row->state, "creating") == 0 || strcmp(row->state, "deleting") == 0) {
-		/* Roll back a half-made box; finish a half-deleted one. */
-		(void)runtime_stop(e->rt, row->name, 0, NULL);
+		/* Roll back a half-made box; finish a half-deleted one. Not
+		 * while crun cannot say whether its container runs: the row
+		 * and the files stay, hidden, for the next start. */
+		if (runtime_stop(e->rt, row->name, 0, &err) < 0) {
+			log_error("box %s: %s interrupted by a crash, not finished: %s", row->name,
+				  row->state[0] == 'c' ? "creation" : "deletion", err.msg);
+			free(b);
+			return 0;
+		}
 		remove_box_files(e, b);
 		store_box_delete(e->store, row->id, NULL);
 		log_info("box %s: %s interrupted by a crash: %s", row->name,
@@ -970,8 +985,20 @@ static int reconcile(const struct box_row *row, void *userdata)
 		return 0;
 	}
 
-	if (runtime_status(e->rt, row->name, &st, &pid) < 0)
-		st = RUNTIME_ABSENT;
+	if (runtime_status(e->rt, row->name, &st, &pid, &err) < 0) {
+		/* crun failed otherwise than "no such container": what runs is
+		 * unknown, so the recorded state stands (a box caught mid-start
+		 * or mid-stop counts as running: its container may be there),
+		 * and the reason goes to its error file. A stop or a delete
+		 * fails the same way until crun answers again. */
+		enum box_state recorded = box_state_from_string(row->state);
+		b->state =
+		    recorded == BOX_CREATED || recorded == BOX_STOPPED ? recorded : BOX_RUNNING;
+		log_warn("box %s: state unknown, stays %s: %s", row->name,
+			 box_state_to_string(b->state), err.msg);
+		set_error(b, "state", &err);
+		goto loaded;
+	}
 	if (st == RUNTIME_PAUSED) {
 		/* Paused for a snapshot when the daemon died: never leave a
 		 * box frozen. */
@@ -991,10 +1018,11 @@ static int reconcile(const struct box_row *row, void *userdata)
 		b->state = BOX_RUNNING;
 		b->pid = pid;
 	} else {
-		if (st == RUNTIME_STOPPED)
-			(void)runtime_stop(e->rt, row->name, 0, NULL);
+		if (st == RUNTIME_STOPPED && runtime_stop(e->rt, row->name, 0, &err) < 0)
+			log_warn("box %s: %s", row->name, err.msg);
 		b->state = b->row.last_started ? BOX_STOPPED : BOX_CREATED;
 	}
+loaded:
 	if (eng_mount_root(e, b, &err) < 0)
 		log_warn("box %s: %s", row->name, err.msg);
 	eng_net_load_policy(e, b);
@@ -1009,7 +1037,7 @@ static int reconcile(const struct box_row *row, void *userdata)
 		(void)eng_save_box(e, b, NULL, NULL);
 		if (b->state == BOX_STOPPED && strcmp(row->state, "running") == 0)
 			eng_emit(e, b, "stopped (its container ended while paddockd was down)");
-	} else if (b->state == BOX_RUNNING)
+	} else if (b->state == BOX_RUNNING && pid)
 		log_info("box %s: adopted running container (pid %d)", row->name, (int)pid);
 	return 0;
 }

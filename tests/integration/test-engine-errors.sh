@@ -2,8 +2,26 @@
 # The engine when things fail under it, each written as what an attacker or
 # a broken host does:
 #  - a fork whose new box's directory cannot be made fails with its reason
-#    and removes nothing (its rollback once removed an unset path).
+#    and removes nothing (its rollback once removed an unset path);
+#  - crun failing otherwise than "no such container" is not "box gone": the
+#    box's state stays, the failure is reported (a fake crun, through the
+#    `crun` config key, fails `state` while a flag file exists).
 . "$(dirname "$0")/lib.sh"
+pd_setup || exit 1
+FLAG=$PD_TMP/crun-broken
+cat >"$PD_TMP/crun" <<SH
+#!/bin/sh
+# crun, but "crun state" fails with another error while the flag exists.
+for a; do
+	if [ "\$a" = state ] && [ -e '$FLAG' ]; then
+		echo "cannot read the cgroup: Resource temporarily unavailable" >&2
+		exit 1
+	fi
+done
+exec $(command -v crun) "\$@"
+SH
+chmod 755 "$PD_TMP/crun"
+sed -i "s|^\[paddock\]$|[paddock]\ncrun = $PD_TMP/crun|" "$PD_TMP/paddock.ini"
 pd_start
 
 B=$M/boxes
@@ -50,5 +68,27 @@ ok "no intent and no half-made box row left" same "$(db "SELECT (SELECT count(*)
 ok "the source box is free again: a fork works now" bash -c "echo copy >'$B/src/fork' && same \"\$(cat '$B/copy/root/f3')\" three"
 rmdir "$B/copy" "$B/good1" "$B/good2" "$B/good3"
 
-rmdir "$B/src"
+# --- crun failing otherwise than "not found" ------------------------------------
+mkdir "$B/run"
+echo running >"$B/run/state"
+touch "$FLAG"
+ok "stop while crun state fails: EIO" write_expect EIO "$B/run/state" stopped
+ok "...the box stays running" same "$(cat "$B/run/state")" running
+ok "...its error says why" grep -q "cannot query container run: cannot read the cgroup" "$B/run/error"
+ok "...and its container runs on" bash -c "pd_crun state run | grep -q '\"running\"'"
+ok "rmdir while crun state fails: EIO, the box stays" bash -c "! rmdir '$B/run' 2>/dev/null && [ -d '$B/run' ] && same \$(cat '$B/run/state') running"
+pd_stop
+pd_start
+ok "a restart while crun fails keeps the box running" same "$(cat "$B/run/state")" running
+ok "...with the reason in its error" grep -q "state: cannot query container run: cannot read the cgroup" "$B/run/error"
+ok "...and no stop event made up" bash -c "! snap '$B/run/events' | grep -q 'container ended'"
+rm -f "$FLAG"
+ok "once crun answers, the stop works" bash -c "echo stopped >'$B/run/state' && same \$(cat '$B/run/state') stopped && ! pd_crun state run >/dev/null 2>&1"
+ok "a box whose container is really gone is stopped at restart" bash -c "
+	echo running >'$B/run/state' && pd_crun kill run KILL && sleep 0.5 && pd_crun delete --force run"
+pd_stop
+pd_start
+ok "...(state stopped)" same "$(cat "$B/run/state")" stopped
+
+rmdir "$B/src" "$B/run"
 pd_done
