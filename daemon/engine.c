@@ -299,15 +299,28 @@ static struct du_cache *box_disk(struct engine *e, int64_t id)
 
 /* --- lifecycle --------------------------------------------------------------- */
 
-/* b's error: "TIME FILE: reason (ERRNO)". Engine lock held (or start-up);
- * the caller records the row. */
-static void set_error(struct box *b, const char *file, const pd_error *err)
+void eng_format_error(const char *file, const pd_error *err, char *buf, size_t bufsz)
 {
-	char ts[32];
+	char ts[32], msg[PD_ERROR_MAX], line[PD_ERROR_MAX + 256];
+	const char *code = errno_name(-err->code);
+	size_t fixed, room;
 
 	format_rfc3339(time(NULL), ts, sizeof ts);
-	snprintf(b->row.error, sizeof b->row.error, "%s %s: %s (%s)", ts, file, err->msg,
-		 errno_name(-err->code));
+	/* The reason gets what the rest leaves, so "(ERRNO)" always shows. */
+	fixed = strlen(ts) + strlen(file) + strlen(code) + 7;
+	room = bufsz > fixed + 1 ? bufsz - fixed : 1;
+	text_sanitize(err->msg, strnlen(err->msg, sizeof err->msg), msg,
+		      room < sizeof msg ? room : sizeof msg);
+	snprintf(line, sizeof line, "%s %s: %s (%s)", ts, file, msg, code);
+	text_sanitize(line, strlen(line), buf, bufsz);
+}
+
+/* b's error: "TIME FILE: reason (ERRNO)", made fit for any reader (a box
+ * or a client may have written the bytes the reason echoes). Engine lock
+ * held (or start-up); the caller records the row. */
+static void set_error(struct box *b, const char *file, const pd_error *err)
+{
+	eng_format_error(file, err, b->row.error, sizeof b->row.error);
 }
 
 static void view_of(const struct box *b, struct box_view *v)
@@ -322,7 +335,8 @@ static void view_of(const struct box *b, struct box_view *v)
 	snprintf(v->name, sizeof v->name, "%s", b->row.name);
 	snprintf(v->type, sizeof v->type, "%s", b->row.type);
 	snprintf(v->image, sizeof v->image, "%s", b->row.image);
-	snprintf(v->error, sizeof v->error, "%s", b->row.error);
+	/* Sanitized when recorded; again here for rows older than that. */
+	text_sanitize(b->row.error, strlen(b->row.error), v->error, sizeof v->error);
 }
 
 int engine_box_names(struct engine *e, char ***ret, size_t *ret_n)

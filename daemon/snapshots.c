@@ -97,6 +97,27 @@ static int copy_tree(const char *src, const char *dst, pd_error *err)
 	return 0;
 }
 
+/* A client's label as stored: valid UTF-8 without control characters
+ * (text_sanitize(): such bytes become "\xHH"), at most
+ * ENGINE_SNAPSHOT_LABEL_MAX bytes once so written. */
+static int label_clean(const char *label, char ret[static ENGINE_SNAPSHOT_LABEL_MAX + 1],
+		       pd_error *err)
+{
+	char wide[4 * ENGINE_SNAPSHOT_LABEL_MAX + 2];
+	size_t len = strlen(label), n = 0;
+
+	if (len <= ENGINE_SNAPSHOT_LABEL_MAX)
+		n = text_sanitize(label, len, wide, sizeof wide);
+	if (len <= ENGINE_SNAPSHOT_LABEL_MAX && n <= ENGINE_SNAPSHOT_LABEL_MAX) {
+		memcpy(ret, wide, n + 1);
+		return 0;
+	}
+	return pd_error_set(err, -EINVAL,
+			    "a label has at most %d bytes (a control character or a byte that "
+			    "is not UTF-8 counts 4: it is kept as \\xHH)",
+			    ENGINE_SNAPSHOT_LABEL_MAX);
+}
+
 /* --- committing a take ------------------------------------------------------ */
 
 struct take_commit {
@@ -573,17 +594,17 @@ static int claim_for(struct engine *e, const char *name, struct box **ret, bool 
 	return 0;
 }
 
-int engine_box_snapshot(struct engine *e, const char *name, const char *label, char *ret_id,
+int engine_box_snapshot(struct engine *e, const char *name, const char *label_in, char *ret_id,
 			size_t ret_idsz, pd_error *err)
 {
-	char id[NAME_MAX_LEN + 1] = "";
+	char id[NAME_MAX_LEN + 1] = "", label[ENGINE_SNAPSHOT_LABEL_MAX + 1];
 	struct box *b;
 	bool running;
 	int r;
 
-	if (strlen(label) > ENGINE_SNAPSHOT_LABEL_MAX)
-		return pd_error_set(err, -EINVAL, "a label has at most %d bytes",
-				    ENGINE_SNAPSHOT_LABEL_MAX);
+	r = label_clean(label_in, label, err);
+	if (r < 0)
+		return r;
 	pd_mutex_lock(&e->lock);
 	r = claim_for(e, name, &b, &running, err);
 	pd_mutex_unlock(&e->lock);
@@ -795,9 +816,10 @@ static void view_of(const struct snapshot_row *row, struct snapshot_view *v)
 	    (struct snapshot_view){.seq = row->seq, .box_id = row->box_id, .created = row->created};
 	snprintf(v->id, sizeof v->id, "%s", row->id);
 	snprintf(v->box, sizeof v->box, "%s", row->box);
-	snprintf(v->label, sizeof v->label, "%s", row->label);
 	snprintf(v->image, sizeof v->image, "%s", row->image);
-	snprintf(v->error, sizeof v->error, "%s", row->error);
+	/* Sanitized when recorded; again here for rows older than that. */
+	text_sanitize(row->label, strlen(row->label), v->label, sizeof v->label);
+	text_sanitize(row->error, strlen(row->error), v->error, sizeof v->error);
 }
 
 struct names {
@@ -1044,14 +1066,15 @@ int engine_snapshot_export(struct engine *e, const char *id, struct export_strea
 	return export_stream_start(&src, ret, err);
 }
 
-int engine_snapshot_set_label(struct engine *e, const char *id, const char *label, pd_error *err)
+int engine_snapshot_set_label(struct engine *e, const char *id, const char *label_in, pd_error *err)
 {
+	char label[ENGINE_SNAPSHOT_LABEL_MAX + 1];
 	struct snapshot_row row;
 	int r;
 
-	if (strlen(label) > ENGINE_SNAPSHOT_LABEL_MAX)
-		return pd_error_set(err, -EINVAL, "a label has at most %d bytes",
-				    ENGINE_SNAPSHOT_LABEL_MAX);
+	r = label_clean(label_in, label, err);
+	if (r < 0)
+		return r;
 	pd_mutex_lock(&e->lock);
 	r = store_snapshot_get(e->store, id, &row);
 	if (r < 0)
@@ -1068,13 +1091,10 @@ void engine_snapshot_record_error(struct engine *e, const char *id, const char *
 				  const pd_error *err)
 {
 	struct snapshot_row row;
-	char ts[32];
 
-	format_rfc3339(time(NULL), ts, sizeof ts);
 	pd_mutex_lock(&e->lock);
 	if (store_snapshot_get(e->store, id, &row) >= 0) {
-		snprintf(row.error, sizeof row.error, "%s %s: %s (%s)", ts, file, err->msg,
-			 errno_name(-err->code));
+		eng_format_error(file, err, row.error, sizeof row.error);
 		(void)store_snapshot_update(e->store, &row, NULL);
 	}
 	pd_mutex_unlock(&e->lock);

@@ -395,14 +395,11 @@ void engine_volume_record_error(struct engine *e, const char *name, const char *
 				const pd_error *err)
 {
 	struct volume *v;
-	char ts[32];
 
-	format_rfc3339(time(NULL), ts, sizeof ts);
 	pd_mutex_lock(&e->lock);
 	v = find_live(e, name);
 	if (v)
-		snprintf(v->error, sizeof v->error, "%s %s: %s (%s)", ts, file, err->msg,
-			 errno_name(-err->code));
+		eng_format_error(file, err, v->error, sizeof v->error);
 	pd_mutex_unlock(&e->lock);
 }
 

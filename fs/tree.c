@@ -384,6 +384,25 @@ static json_t *usage_json(const struct box_usage *u)
 			 "disk_bytes", (json_int_t)u->disk_bytes);
 }
 
+/* A JSON string of text from anywhere (a box, a client, an old row):
+ * jansson takes only valid UTF-8, so anything else is escaped first
+ * (text_sanitize()) rather than failing the whole rendering. */
+static json_t *json_text(const char *s)
+{
+	size_t len = strlen(s);
+	json_t *j;
+
+	if (utf8_valid(s, len))
+		return json_stringn(s, len);
+	char *clean = malloc(4 * len + 1);
+	if (!clean)
+		return NULL;
+	text_sanitize(s, len, clean, 4 * len + 1);
+	j = json_string(clean);
+	free(clean);
+	return j;
+}
+
 /* Set while tree_getattr() renders a value for its size only: the size of
  * `usage` and `info` then comes from the box's last disk walk, never from
  * a new one (engine.h: a lookup must not walk a box's files). */
@@ -408,9 +427,10 @@ static int render_info(struct tree *t, const struct box_view *v, struct buf *out
 		json_object_set_new(limits, "pids", json_integer((json_int_t)type->pids));
 		json_object_set_new(limits, "disk", json_integer((json_int_t)type->disk));
 	}
-	j = json_pack("{s:s, s:s, s:s, s:s, s:s, s:o, s:o, s:s}", "name", v->name, "state",
+	j = json_pack("{s:s, s:s, s:s, s:s, s:s, s:o, s:o, s:o}", "name", v->name, "state",
 		      box_state_to_string(v->state), "type", v->type, "image", v->image, "created",
-		      created, "usage", usage_json(&u), "limits", limits, "error", v->error);
+		      created, "usage", usage_json(&u), "limits", limits, "error",
+		      json_text(v->error));
 	if (!j)
 		return -ENOMEM;
 	{
@@ -432,7 +452,7 @@ static int render_info(struct tree *t, const struct box_view *v, struct buf *out
 		(void)engine_box_ip(t->engine, v->name, ip, sizeof ip);
 		json_object_set_new(j, "ip", json_string(ip));
 		if (engine_box_policy(t->engine, v->name, &policy) >= 0)
-			json_object_set_new(j, "policy", json_string(policy));
+			json_object_set_new(j, "policy", json_text(policy));
 		free(policy);
 	}
 	s = json_dumps(j, JSON_COMPACT);

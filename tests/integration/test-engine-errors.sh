@@ -5,7 +5,9 @@
 #    and removes nothing (its rollback once removed an unset path);
 #  - crun failing otherwise than "no such container" is not "box gone": the
 #    box's state stays, the failure is reported (a fake crun, through the
-#    `crun` config key, fails `state` while a flag file exists).
+#    `crun` config key, fails `state` while a flag file exists);
+#  - bytes a client writes (ESC, bytes that are not UTF-8) come back in
+#    `error`, `info` and labels as valid UTF-8 without control characters.
 . "$(dirname "$0")/lib.sh"
 pd_setup || exit 1
 FLAG=$PD_TMP/crun-broken
@@ -90,5 +92,39 @@ pd_stop
 pd_start
 ok "...(state stopped)" same "$(cat "$B/run/state")" stopped
 
-rmdir "$B/src" "$B/run"
+# --- error texts and labels are valid UTF-8 ------------------------------------
+# clean FILE: valid UTF-8, no control byte but a final newline.
+clean() {
+	python3 - "$1" <<'PY'
+import sys
+b = open(sys.argv[1], "rb").read()
+t = b.decode("utf-8")  # raises on invalid UTF-8
+body = t[:-1] if t.endswith("\n") else t
+bad = [c for c in body if ord(c) < 0x20 or 0x7f <= ord(c) <= 0x9f]
+sys.exit(1 if bad else 0)
+PY
+}
+info_ok() {
+	python3 - "$1" <<'PY'
+import json, sys
+j = json.loads(open(sys.argv[1], "rb").read())  # bytes: must be UTF-8 JSON
+e = j["error"]
+sys.exit(1 if any(ord(c) < 0x20 or 0x7f <= ord(c) <= 0x9f for c in e) else 0)
+PY
+}
+export -f clean info_ok
+mkdir "$B/u"
+# A value echoed in the reason: ESC [31m, a C1 control, bytes not UTF-8.
+ok "a hostile type value: EINVAL" write_expect EINVAL "$B/u/type" "hex:$(printf 'x\033[31m\302\233\377\376' | xxd -p)"
+ok "error is valid UTF-8 without control bytes" clean "$B/u/error"
+ok "...and shows the bytes escaped" grep -qF 'x\x1b[31m\xc2\x9b\xff\xfe' "$B/u/error"
+ok "info parses as JSON, its error clean" bash -c "cat '$B/u/info' >'$PD_TMP/info' && info_ok '$PD_TMP/info'"
+ok "a hostile policy line: EINVAL" write_expect EINVAL "$B/u/policy" "hex:$(printf 'allow \033]0;pwned\007\377\n' | xxd -p)"
+ok "error and info stay clean, the line shown escaped" bash -c "clean '$B/u/error' && grep -qF 'pwned\x07\xff' '$B/u/error' && cat '$B/u/info' >'$PD_TMP/info' && info_ok '$PD_TMP/info'"
+echo "snap" >"$B/u/snapshot"
+S=$(ls "$B/u/snapshots" | tail -1)
+ok "a hostile label is stored escaped" bash -c "printf 'l\033[2J\377\n' >'$M/snapshots/$S/label' && clean '$M/snapshots/$S/label' && grep -qF 'l\x1b[2J\xff' '$M/snapshots/$S/label'"
+ok "a label is at most 255 bytes as stored: EINVAL" write_expect EINVAL "$M/snapshots/$S/label" "hex:$(head -c 100 /dev/zero | tr '\0' '\377' | xxd -p -c 1000)"
+ok "...and the snapshot's error is clean" clean "$M/snapshots/$S/error"
+rmdir "$B/u" "$B/src" "$B/run"
 pd_done
