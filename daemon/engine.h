@@ -3,9 +3,13 @@
  * caller besides the daemon's main and the tests.
  *
  * Locking: one engine mutex guards the box table and the store. Slow work
- * (starting or stopping a container, deleting files) runs outside it while
- * the box is marked busy; any other action on a busy box fails with -EBUSY.
- * Every function here may be called from any thread.
+ * (starting or stopping a container, deleting or copying files, crun) runs
+ * outside it while the box is marked busy; any other action on a busy box
+ * fails with -EBUSY. Disk walks (engine_box_usage(), volume sizes) run
+ * outside it too, one at a time per box, without making the box busy.
+ * daemon/lock.h has the order of every lock in the daemon and the debug
+ * check of it. Every function here may be called from any thread, with
+ * no lock of the caller's held but the FUSE adapter's park_lock.
  *
  * Crash safety: every multi-step action records its intent in the store
  * first ("creating", "starting", "stopping", "deleting") and engine_new()
