@@ -278,13 +278,13 @@ static enum dns_verdict hook_decide(void *opaque, uint32_t src, const char *name
 	enum dns_verdict v = DNS_REFUSE;
 	struct box *b;
 
-	pthread_mutex_lock(&e->lock);
+	pd_mutex_lock(&e->lock);
 	b = box_by_addr(e, src);
 	if (b && b->policy.mode == POLICY_ALLOW_ALL)
 		v = DNS_FORWARD;
 	else if (b && b->policy.mode == POLICY_ALLOWLIST && policy_allows_name(&b->policy, name))
 		v = DNS_FORWARD_RECORD;
-	pthread_mutex_unlock(&e->lock);
+	pd_mutex_unlock(&e->lock);
 	return v;
 }
 
@@ -307,7 +307,7 @@ static int hook_record(void *opaque, uint32_t src, const char *name, const struc
 
 	if (!el || !refresh)
 		return -ENOMEM;
-	pthread_mutex_lock(&e->lock);
+	pd_mutex_lock(&e->lock);
 	b = box_by_addr(e, src);
 	if (b && b->policy.mode == POLICY_ALLOW_ALL)
 		r = 0;
@@ -316,15 +316,15 @@ static int hook_record(void *opaque, uint32_t src, const char *name, const struc
 		id = b->row.id;
 		gen = b->names_gen;
 	}
-	pthread_mutex_unlock(&e->lock);
+	pd_mutex_unlock(&e->lock);
 	if (r < 0 || k == 0)
 		goto out;
 	r = set_add(e->cfg->nft_table, id, el, k, refresh, &err);
-	pthread_mutex_lock(&e->lock);
+	pd_mutex_lock(&e->lock);
 	b = eng_find_box_id(e, id);
 	if (b && b->names_gen != gen && b->row.net_addr && names_sync(e, b, NULL) < 0)
 		log_warn("box %s: cannot set its looked-up addresses again", b->row.name);
-	pthread_mutex_unlock(&e->lock);
+	pd_mutex_unlock(&e->lock);
 out:
 	if (r < 0 && r != -EACCES)
 		log_warn("cannot allow the addresses of %s: %s", name, err.msg);

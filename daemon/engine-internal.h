@@ -9,6 +9,7 @@
 #include "dns.h"
 #include "engine.h"
 #include "jobs.h"
+#include "lock.h"
 #include "policy.h"
 #include "runtime.h"
 
@@ -20,14 +21,21 @@ struct net_name {
 	char *name;
 };
 
+/* The last disk walk of a box's files or a volume's, shared by every
+ * reader (eng_du_cached()). Engine lock held for every field. */
+struct du_cache {
+	uint64_t bytes;
+	unsigned long long checked_usec; /* when the last walk began; 0: never */
+	bool walking;			 /* a walk runs, outside the lock */
+};
+
 struct box {
 	struct box_row row; /* what the store holds */
 	enum box_state state;
 	pid_t pid;
-	bool busy;     /* a slow action runs outside the lock */
-	bool deleting; /* rmdir in progress */
-	uint64_t disk_bytes;
-	unsigned long long disk_checked_usec;
+	bool busy;	      /* a slow action runs outside the lock */
+	bool deleting;	      /* rmdir in progress */
+	struct du_cache disk; /* its upper (its own changes) */
 	struct policy policy; /* network policy in force (engine-net.c) */
 	/* Addresses the box's allowed lookups returned (engine-dns.c). */
 	struct net_name *names;
@@ -41,7 +49,9 @@ struct engine {
 	struct store *store;
 	struct auth *auth; /* its own lock and database connection */
 	struct runtime *rt;
-	pthread_mutex_t lock;
+	/* The engine lock (lock.h has the order of every lock). Never held
+	 * across slow work: see struct box's busy and du_cache's walking. */
+	struct pd_mutex lock;
 	struct box **boxes;
 	size_t n_boxes;
 	char *images_dir;
@@ -51,9 +61,10 @@ struct engine {
 	char *roots_dir;   /* RUN/roots: the boxes' root mounts (eng_box_root) */
 	char *events_path;
 	int events_fd; /* global log, O_APPEND */
-	/* Wake listeners (the FUSE adapter, the HTTP adapter). wake_lock is
-	 * a leaf lock: held while calling them, never with e->lock. */
-	pthread_mutex_t wake_lock;
+	/* Wake listeners (the FUSE adapter, the HTTP adapter), called one
+	 * after another under wake_lock, which nests inside e->lock (lock.h):
+	 * a listener must not take e->lock. */
+	struct pd_mutex wake_lock;
 	struct {
 		engine_wake_fn fn;
 		void *data;
@@ -81,6 +92,7 @@ struct engine {
 	bool timer_started;
 	bool stopping;
 	pthread_cond_t timer_cond; /* signalled when a deadline changes */
+	pthread_cond_t du_cond;	   /* broadcast when a disk walk ends */
 };
 
 /* Shared with jobs.c. Engine lock held for all but eng_wake(). */
@@ -92,6 +104,11 @@ struct box *eng_find_box_id(struct engine *e, int64_t id);
 void eng_emit(struct engine *e, struct box *b, const char *fmt, ...) _printf_(3, 4);
 void eng_wake(struct engine *e, uint64_t key);
 int eng_save_box(struct engine *e, struct box *b, const char *marker, pd_error *err);
+/* An `error` line, "TIME FILE: reason (ERRNO)", in buf: valid UTF-8
+ * without control characters whatever bytes the reason echoes (a box's or
+ * a client's: text_sanitize()), cut to fit at a character boundary, the
+ * errno name always kept. */
+void eng_format_error(const char *file, const pd_error *err, char *buf, size_t bufsz);
 /* The box table and filesystems (engine.c). Engine lock held for
  * eng_claim() and eng_add_box(); the mount helpers need no lock but the
  * box must be busy (claimed) or not yet shared. */
@@ -110,7 +127,20 @@ int eng_lowerdir(const struct engine *e, const char *stack, const char *image, c
 int eng_mount_root(struct engine *e, struct box *b, pd_error *err);
 void eng_umount_root(struct engine *e, struct box *b);
 int eng_umount_root_strict(struct engine *e, struct box *b);
-uint64_t eng_du(const char *path);
+
+/* Disk walks. A walk's result is reused for ENG_DU_CACHE_USEC; one walk at
+ * a time per box or volume, outside the engine lock. A reader that comes
+ * while a walk runs gets the last result at once (it may be up to the
+ * walk's duration plus ENG_DU_CACHE_USEC old), or, when there is none yet,
+ * waits for that walk (the lock released meanwhile). find() looks the
+ * cache up again by id once the lock was dropped (the object may be gone:
+ * -ENOENT). Engine lock held on entry and on return; *c must be find(e,
+ * id). A walk that fails counts as 0 bytes (a box's upper that is not
+ * there holds nothing). flags: ENGINE_USAGE_NO_WALK (engine.h). */
+#define ENG_DU_CACHE_USEC (5ULL * 1000 * 1000)
+typedef struct du_cache *(*eng_du_find_fn)(struct engine *e, int64_t id);
+int eng_du_cached(struct engine *e, eng_du_find_fn find, int64_t id, const char *path,
+		  unsigned flags, uint64_t *ret);
 
 /* snapshots.c. eng_freeze_after_stop(): b is busy, its container gone; no
  * lock held. Failure leaves the box's changes in its upper (logged). */

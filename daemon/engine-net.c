@@ -286,7 +286,7 @@ int eng_net_box_up(struct engine *e, struct box *b, char *ret_ns, size_t ns_sz, 
 	eng_net_ifname(e, b, ifname, sizeof ifname);
 	if (strlen(ifname) > 15)
 		return pd_error_set(err, -ENOSPC, "interface name %s is too long", ifname);
-	pthread_mutex_lock(&e->lock);
+	pd_mutex_lock(&e->lock);
 	for (uint32_t h = 2; h < size - 1 && !addr; h++) {
 		bool used = false;
 		for (size_t i = 0; i < e->n_boxes && !used; i++)
@@ -296,7 +296,7 @@ int eng_net_box_up(struct engine *e, struct box *b, char *ret_ns, size_t ns_sz, 
 	}
 	if (addr)
 		b->row.net_addr = addr;
-	pthread_mutex_unlock(&e->lock);
+	pd_mutex_unlock(&e->lock);
 	if (!addr)
 		return pd_error_set(err, -ENOSPC, "no free address left in the box subnet");
 
@@ -306,7 +306,7 @@ int eng_net_box_up(struct engine *e, struct box *b, char *ret_ns, size_t ns_sz, 
 	if (r >= 0)
 		r = netlink_box_link(e->cfg->bridge, ifname, ret_ns, addr, e->cfg->subnet_prefix,
 				     gateway_of(e->cfg), err);
-	pthread_mutex_lock(&e->lock);
+	pd_mutex_lock(&e->lock);
 	if (r >= 0) {
 		r = box_rules_add(e, b, err);
 		added = r >= 0;
@@ -317,7 +317,7 @@ int eng_net_box_up(struct engine *e, struct box *b, char *ret_ns, size_t ns_sz, 
 		box_rules_drop(e, b);
 	if (r < 0)
 		b->row.net_addr = 0;
-	pthread_mutex_unlock(&e->lock);
+	pd_mutex_unlock(&e->lock);
 	if (r < 0) {
 		(void)netlink_link_delete(ifname);
 		(void)netlink_netns_remove(ret_ns);
@@ -336,7 +336,7 @@ void eng_net_box_down(struct engine *e, struct box *b)
 	netns_path(e, b->row.name, ns, sizeof ns);
 	/* Rules first: nothing leads to the box's chain once its port is
 	 * gone, and its address may go to the next box. */
-	pthread_mutex_lock(&e->lock);
+	pd_mutex_lock(&e->lock);
 	eng_dns_forget(b);
 	if (b->row.net_addr) {
 		uint32_t addr = (uint32_t)b->row.net_addr;
@@ -345,7 +345,7 @@ void eng_net_box_down(struct engine *e, struct box *b)
 		forget_flows(addr);
 		(void)eng_save_box(e, b, NULL, NULL);
 	}
-	pthread_mutex_unlock(&e->lock);
+	pd_mutex_unlock(&e->lock);
 	(void)netlink_link_delete(ifname);
 	(void)netlink_netns_remove(ns);
 }
@@ -369,10 +369,10 @@ int engine_box_policy(struct engine *e, const char *name, char **ret)
 	struct box *b;
 	int r;
 
-	pthread_mutex_lock(&e->lock);
+	pd_mutex_lock(&e->lock);
 	b = eng_find_box(e, name);
 	r = b && !b->deleting ? policy_format(&b->policy, ret) : -ENOENT;
-	pthread_mutex_unlock(&e->lock);
+	pd_mutex_unlock(&e->lock);
 	return r < 0 ? r : 0;
 }
 
@@ -381,14 +381,14 @@ int engine_box_ip(struct engine *e, const char *name, char *buf, size_t bufsz)
 	struct box *b;
 	uint32_t a;
 
-	pthread_mutex_lock(&e->lock);
+	pd_mutex_lock(&e->lock);
 	b = eng_find_box(e, name);
 	if (!b || b->deleting) {
-		pthread_mutex_unlock(&e->lock);
+		pd_mutex_unlock(&e->lock);
 		return -ENOENT;
 	}
 	a = (uint32_t)b->row.net_addr;
-	pthread_mutex_unlock(&e->lock);
+	pd_mutex_unlock(&e->lock);
 	if (!a)
 		buf[0] = '\0';
 	else
@@ -428,7 +428,7 @@ int engine_box_set_policy(struct engine *e, const char *name, const char *text, 
 		policy_release(&p);
 		return pd_error_set(err, r, "out of memory");
 	}
-	pthread_mutex_lock(&e->lock);
+	pd_mutex_lock(&e->lock);
 	b = eng_find_box(e, name);
 	if (!b || b->deleting) {
 		r = pd_error_set(err, -ENOENT, "no box named %s", name);
@@ -455,7 +455,7 @@ int engine_box_set_policy(struct engine *e, const char *name, const char *text, 
 	p = (struct policy){0};
 	eng_emit(e, b, "policy %.*s", (int)strcspn(canon, "\n"), canon);
 out:
-	pthread_mutex_unlock(&e->lock);
+	pd_mutex_unlock(&e->lock);
 	policy_release(&p);
 	return r < 0 ? r : 0;
 }

@@ -1,7 +1,7 @@
 /* engine.c - boxes: create, start, stop, change, delete, reconcile. */
+#include <assert.h>
 #include <dirent.h>
 #include <fcntl.h>
-#include <ftw.h>
 #include <stdarg.h>
 #include <string.h>
 #include <sys/mount.h>
@@ -12,7 +12,6 @@
 #include "log.h"
 #include "volumes.h"
 
-#define DISK_USAGE_CACHE_USEC (5ULL * 1000 * 1000)
 #define EVENT_LINE_MAX 1024
 
 /* --- paths --------------------------------------------------------------- */
@@ -87,11 +86,11 @@ int eng_save_box(struct engine *e, struct box *b, const char *marker, pd_error *
 
 void eng_wake(struct engine *e, uint64_t key)
 {
-	pthread_mutex_lock(&e->wake_lock);
+	pd_mutex_lock(&e->wake_lock);
 	for (size_t i = 0; i < ENGINE_WAKE_MAX; i++)
 		if (e->wake[i].fn)
 			e->wake[i].fn(e->wake[i].data, key);
-	pthread_mutex_unlock(&e->wake_lock);
+	pd_mutex_unlock(&e->wake_lock);
 }
 
 /* Appends one line to the box's stream and the global one. Engine lock
@@ -314,42 +313,90 @@ static int remove_box_files(struct engine *e, struct box *b)
 	return rm_rf(p);
 }
 
-static uint64_t du_total;
-static int du_visit(const char *path, const struct stat *st, int flag, struct FTW *ftw)
+int eng_du_cached(struct engine *e, eng_du_find_fn find, int64_t id, const char *path,
+		  unsigned flags, uint64_t *ret)
 {
-	(void)path, (void)flag, (void)ftw;
-	du_total += (uint64_t)st->st_blocks * 512;
+	struct du_cache *c = find(e, id);
+	unsigned long long start = now_usec();
+	uint64_t bytes = 0;
+
+	lock_assert_held(&e->lock);
+	assert(c);
+	if ((flags & ENGINE_USAGE_NO_WALK) ||
+	    (c->checked_usec && start - c->checked_usec < ENG_DU_CACHE_USEC)) {
+		*ret = c->bytes;
+		return 0;
+	}
+	/* One walk at a time: the others take its last result, or wait for
+	 * its first. */
+	while (c->walking) {
+		if (c->checked_usec) {
+			*ret = c->bytes;
+			return 0;
+		}
+		pd_cond_wait(&e->du_cond, &e->lock);
+		c = find(e, id);
+		if (!c)
+			return -ENOENT;
+	}
+	if (c->checked_usec && now_usec() - c->checked_usec < ENG_DU_CACHE_USEC) {
+		*ret = c->bytes;
+		return 0;
+	}
+	c->walking = true;
+	start = now_usec();
+	pd_mutex_unlock(&e->lock);
+
+	pd_hold("disk-walk");
+	if (du_tree(path, &bytes) < 0)
+		bytes = 0;
+
+	pd_mutex_lock(&e->lock);
+	c = find(e, id);
+	if (c) {
+		c->walking = false;
+		c->bytes = bytes;
+		c->checked_usec = start;
+	}
+	pthread_cond_broadcast(&e->du_cond);
+	if (!c)
+		return -ENOENT;
+	*ret = bytes;
 	return 0;
 }
 
-uint64_t eng_du(const char *path)
+static struct du_cache *box_disk(struct engine *e, int64_t id)
 {
-	static pthread_mutex_t du_lock = PTHREAD_MUTEX_INITIALIZER;
-	uint64_t total;
+	struct box *b = eng_find_box_id(e, id);
 
-	pthread_mutex_lock(&du_lock);
-	du_total = 0;
-	(void)nftw(path, du_visit, 16, FTW_PHYS | FTW_MOUNT);
-	total = du_total;
-	pthread_mutex_unlock(&du_lock);
-	return total;
-}
-
-/* Bytes the box's own layer holds, recomputed at most every few seconds. */
-static uint64_t disk_usage(struct engine *e, struct box *b)
-{
-	unsigned long long now = now_usec();
-	char upper[4096];
-
-	if (b->disk_checked_usec && now - b->disk_checked_usec < DISK_USAGE_CACHE_USEC)
-		return b->disk_bytes;
-	eng_box_path(e, b, "upper", upper, sizeof upper);
-	b->disk_bytes = eng_du(upper);
-	b->disk_checked_usec = now;
-	return b->disk_bytes;
+	return b && !b->deleting ? &b->disk : NULL;
 }
 
 /* --- lifecycle --------------------------------------------------------------- */
+
+void eng_format_error(const char *file, const pd_error *err, char *buf, size_t bufsz)
+{
+	char ts[32], msg[PD_ERROR_MAX], line[PD_ERROR_MAX + 256];
+	const char *code = errno_name(-err->code);
+	size_t fixed, room;
+
+	format_rfc3339(time(NULL), ts, sizeof ts);
+	/* The reason gets what the rest leaves, so "(ERRNO)" always shows. */
+	fixed = strlen(ts) + strlen(file) + strlen(code) + 7;
+	room = bufsz > fixed + 1 ? bufsz - fixed : 1;
+	text_sanitize(err->msg, strnlen(err->msg, sizeof err->msg), msg,
+		      room < sizeof msg ? room : sizeof msg);
+	snprintf(line, sizeof line, "%s %s: %s (%s)", ts, file, msg, code);
+	text_sanitize(line, strlen(line), buf, bufsz);
+}
+
+/* b's error: "TIME FILE: reason (ERRNO)", made fit for any reader (a box
+ * or a client may have written the bytes the reason echoes). Engine lock
+ * held (or start-up); the caller records the row. */
+static void set_error(struct box *b, const char *file, const pd_error *err)
+{
+	eng_format_error(file, err, b->row.error, sizeof b->row.error);
+}
 
 static void view_of(const struct box *b, struct box_view *v)
 {
@@ -363,7 +410,8 @@ static void view_of(const struct box *b, struct box_view *v)
 	snprintf(v->name, sizeof v->name, "%s", b->row.name);
 	snprintf(v->type, sizeof v->type, "%s", b->row.type);
 	snprintf(v->image, sizeof v->image, "%s", b->row.image);
-	snprintf(v->error, sizeof v->error, "%s", b->row.error);
+	/* Sanitized when recorded; again here for rows older than that. */
+	text_sanitize(b->row.error, strlen(b->row.error), v->error, sizeof v->error);
 }
 
 int engine_box_names(struct engine *e, char ***ret, size_t *ret_n)
@@ -371,7 +419,7 @@ int engine_box_names(struct engine *e, char ***ret, size_t *ret_n)
 	char **names;
 	size_t n = 0;
 
-	pthread_mutex_lock(&e->lock);
+	pd_mutex_lock(&e->lock);
 	names = calloc(e->n_boxes ? e->n_boxes : 1, sizeof *names);
 	if (!names)
 		goto oom;
@@ -382,12 +430,12 @@ int engine_box_names(struct engine *e, char ***ret, size_t *ret_n)
 			goto oom;
 		n++;
 	}
-	pthread_mutex_unlock(&e->lock);
+	pd_mutex_unlock(&e->lock);
 	*ret = names;
 	*ret_n = n;
 	return 0;
 oom:
-	pthread_mutex_unlock(&e->lock);
+	pd_mutex_unlock(&e->lock);
 	image_list_free(names, n);
 	return -ENOMEM;
 }
@@ -396,11 +444,11 @@ int engine_box_get(struct engine *e, const char *name, struct box_view *ret)
 {
 	struct box *b;
 
-	pthread_mutex_lock(&e->lock);
+	pd_mutex_lock(&e->lock);
 	b = eng_find_box(e, name);
 	if (b && !b->deleting)
 		view_of(b, ret);
-	pthread_mutex_unlock(&e->lock);
+	pd_mutex_unlock(&e->lock);
 	return b && !b->deleting ? 0 : -ENOENT;
 }
 
@@ -408,11 +456,11 @@ int engine_box_get_by_id(struct engine *e, int64_t id, struct box_view *ret)
 {
 	struct box *b;
 
-	pthread_mutex_lock(&e->lock);
+	pd_mutex_lock(&e->lock);
 	b = eng_find_box_id(e, id);
 	if (b && !b->deleting)
 		view_of(b, ret);
-	pthread_mutex_unlock(&e->lock);
+	pd_mutex_unlock(&e->lock);
 	return b && !b->deleting ? 0 : -ENOENT;
 }
 
@@ -446,7 +494,7 @@ int engine_box_create(struct engine *e, const char *name, pd_error *err)
 	b->row.expires = cfg->default_ttl >= 0 ? b->row.created + cfg->default_ttl : 0;
 	b->state = BOX_CREATED;
 
-	pthread_mutex_lock(&e->lock);
+	pd_mutex_lock(&e->lock);
 	if (eng_find_box(e, name)) {
 		r = pd_error_set(err, -EEXIST, "box %s already exists", name);
 		goto fail;
@@ -462,27 +510,30 @@ int engine_box_create(struct engine *e, const char *name, pd_error *err)
 	if (r >= 0)
 		r = eng_save_box(e, b, NULL, err);
 	if (r < 0) {
+		/* Its "creating" row keeps the name meanwhile. */
+		pd_mutex_unlock(&e->lock);
 		remove_box_files(e, b);
+		pd_mutex_lock(&e->lock);
 		store_box_delete(e->store, b->row.id, NULL);
 		goto fail;
 	}
 	r = eng_add_box(e, b);
 	if (r < 0) {
 		/* Recorded and on disk: the next start picks it up. */
-		pthread_mutex_unlock(&e->lock);
+		pd_mutex_unlock(&e->lock);
 		free(b);
 		return pd_error_set(err, r, "out of memory");
 	}
 	eng_emit(e, b, "created");
 	if (b->row.expires)
 		pthread_cond_signal(&e->timer_cond);
-	pthread_mutex_unlock(&e->lock);
+	pd_mutex_unlock(&e->lock);
 	if (e->box_hook)
 		e->box_hook(e->box_hook_data, ENGINE_BOX_CREATED, name);
 	log_debug("box %s created", name);
 	return 0;
 fail:
-	pthread_mutex_unlock(&e->lock);
+	pd_mutex_unlock(&e->lock);
 	free(b);
 	return r;
 }
@@ -516,11 +567,11 @@ static int eng_box_start(struct engine *e, struct box *b, pd_error *err)
 	if (!type)
 		return pd_error_set(err, -EINVAL, "type %s is not defined in the configuration",
 				    b->row.type);
-	pthread_mutex_lock(&e->lock);
+	pd_mutex_lock(&e->lock);
 	r = eng_mount_root(e, b, err);
 	if (r >= 0)
 		r = eng_volume_mounts(e, b, &mounts, &n_mounts, err);
-	pthread_mutex_unlock(&e->lock);
+	pd_mutex_unlock(&e->lock);
 	if (r < 0)
 		return r;
 	eng_box_path(e, b, "bundle", bundle, sizeof bundle);
@@ -558,7 +609,7 @@ int engine_box_set_state(struct engine *e, const char *name, const char *value, 
 	struct box *b;
 	int r;
 
-	pthread_mutex_lock(&e->lock);
+	pd_mutex_lock(&e->lock);
 	r = eng_claim(e, name, &b, err);
 	if (r < 0)
 		goto out;
@@ -584,7 +635,7 @@ int engine_box_set_state(struct engine *e, const char *name, const char *value, 
 		b->busy = false;
 		goto out;
 	}
-	pthread_mutex_unlock(&e->lock);
+	pd_mutex_unlock(&e->lock);
 
 	if (action == BOX_ACTION_START)
 		r = eng_box_start(e, b, err);
@@ -597,7 +648,7 @@ int engine_box_set_state(struct engine *e, const char *name, const char *value, 
 			eng_freeze_after_stop(e, b);
 	}
 
-	pthread_mutex_lock(&e->lock);
+	pd_mutex_lock(&e->lock);
 	b->busy = false;
 	b->state = box_state_finish(prior, action, r >= 0);
 	if (r >= 0 && action == BOX_ACTION_START)
@@ -610,7 +661,7 @@ int engine_box_set_state(struct engine *e, const char *name, const char *value, 
 	log_debug("box %s: %s %s", name, action == BOX_ACTION_START ? "start" : "stop",
 		  r >= 0 ? "done" : err->msg);
 out:
-	pthread_mutex_unlock(&e->lock);
+	pd_mutex_unlock(&e->lock);
 	return r < 0 ? r : 0;
 }
 
@@ -621,7 +672,7 @@ int engine_box_set_type(struct engine *e, const char *name, const char *value, p
 	char old[NAME_MAX_LEN + 1];
 	int r;
 
-	pthread_mutex_lock(&e->lock);
+	pd_mutex_lock(&e->lock);
 	r = eng_claim(e, name, &b, err);
 	if (r < 0)
 		goto out;
@@ -634,9 +685,9 @@ int engine_box_set_type(struct engine *e, const char *name, const char *value, p
 		goto out;
 	if (b->state == BOX_RUNNING) {
 		b->busy = true;
-		pthread_mutex_unlock(&e->lock);
+		pd_mutex_unlock(&e->lock);
 		r = runtime_update(e->rt, b->row.name, type, err);
-		pthread_mutex_lock(&e->lock);
+		pd_mutex_lock(&e->lock);
 		b->busy = false;
 		if (r < 0)
 			goto out;
@@ -650,7 +701,7 @@ int engine_box_set_type(struct engine *e, const char *name, const char *value, p
 	}
 	eng_emit(e, b, "type %s", value);
 out:
-	pthread_mutex_unlock(&e->lock);
+	pd_mutex_unlock(&e->lock);
 	return r;
 }
 
@@ -661,7 +712,7 @@ int engine_box_set_image(struct engine *e, const char *name, const char *value, 
 	struct box *b;
 	int r;
 
-	pthread_mutex_lock(&e->lock);
+	pd_mutex_lock(&e->lock);
 	r = eng_claim(e, name, &b, err);
 	if (r < 0)
 		goto out;
@@ -695,7 +746,7 @@ int engine_box_set_image(struct engine *e, const char *name, const char *value, 
 	}
 	eng_emit(e, b, "image %s", value);
 out:
-	pthread_mutex_unlock(&e->lock);
+	pd_mutex_unlock(&e->lock);
 	return r;
 }
 
@@ -709,7 +760,7 @@ int engine_box_set_ttl(struct engine *e, const char *name, const char *value, pd
 	if (r < 0)
 		return pd_error_set(err, -EINVAL,
 				    "not a TTL: \"%s\" (seconds, with s/m/h/d, or none)", value);
-	pthread_mutex_lock(&e->lock);
+	pd_mutex_lock(&e->lock);
 	b = eng_find_box(e, name);
 	if (!b || b->deleting) {
 		r = pd_error_set(err, -ENOENT, "no box named %s", name);
@@ -728,7 +779,7 @@ int engine_box_set_ttl(struct engine *e, const char *name, const char *value, pd
 		eng_emit(e, b, "ttl %lld", (long long)secs);
 	pthread_cond_signal(&e->timer_cond);
 out:
-	pthread_mutex_unlock(&e->lock);
+	pd_mutex_unlock(&e->lock);
 	return r;
 }
 
@@ -736,11 +787,11 @@ int engine_box_root(struct engine *e, const char *name, char *buf, size_t bufsz)
 {
 	struct box *b;
 
-	pthread_mutex_lock(&e->lock);
+	pd_mutex_lock(&e->lock);
 	b = eng_find_box(e, name);
 	if (b && !b->deleting)
 		eng_box_root(e, b, buf, bufsz);
-	pthread_mutex_unlock(&e->lock);
+	pd_mutex_unlock(&e->lock);
 	return b && !b->deleting ? 0 : -ENOENT;
 }
 
@@ -788,14 +839,14 @@ static void *timer_main(void *userdata)
 {
 	struct engine *e = userdata;
 
-	pthread_mutex_lock(&e->lock);
+	pd_mutex_lock(&e->lock);
 	while (!e->stopping) {
 		char **stop;
 		size_t n;
 		time_t next = expire_due(e, &stop, &n);
 
 		if (n) {
-			pthread_mutex_unlock(&e->lock);
+			pd_mutex_unlock(&e->lock);
 			for (size_t i = 0; i < n; i++) {
 				pd_error err = {0};
 				if (engine_box_set_state(e, stop[i], "stopped", &err) < 0)
@@ -806,17 +857,17 @@ static void *timer_main(void *userdata)
 					log_info("box %s: TTL expired, stopped", stop[i]);
 			}
 			image_list_free(stop, n);
-			pthread_mutex_lock(&e->lock);
+			pd_mutex_lock(&e->lock);
 			continue;
 		}
 		free(stop);
 		if (next) {
 			struct timespec ts = {.tv_sec = next, .tv_nsec = 0};
-			pthread_cond_timedwait(&e->timer_cond, &e->lock, &ts);
+			pd_cond_timedwait(&e->timer_cond, &e->lock, &ts);
 		} else
-			pthread_cond_wait(&e->timer_cond, &e->lock);
+			pd_cond_wait(&e->timer_cond, &e->lock);
 	}
-	pthread_mutex_unlock(&e->lock);
+	pd_mutex_unlock(&e->lock);
 	return NULL;
 }
 
@@ -836,30 +887,30 @@ int engine_box_delete(struct engine *e, const char *name, pd_error *err)
 	int64_t id;
 	int r;
 
-	pthread_mutex_lock(&e->lock);
+	pd_mutex_lock(&e->lock);
 	r = eng_claim(e, name, &b, err);
 	if (r < 0) {
-		pthread_mutex_unlock(&e->lock);
+		pd_mutex_unlock(&e->lock);
 		return r;
 	}
 	b->busy = true;
 	r = eng_save_box(e, b, "deleting", err);
 	if (r < 0) {
 		b->busy = false;
-		pthread_mutex_unlock(&e->lock);
+		pd_mutex_unlock(&e->lock);
 		return r;
 	}
 	b->deleting = true;
-	pthread_mutex_unlock(&e->lock);
+	pd_mutex_unlock(&e->lock);
 
 	/* From here the deletion is recorded: a crash is finished at start. */
 	r = runtime_stop(e->rt, b->row.name, e->cfg->stop_grace, err);
 	if (r < 0) {
-		pthread_mutex_lock(&e->lock);
+		pd_mutex_lock(&e->lock);
 		b->busy = false;
 		b->deleting = false;
 		(void)eng_save_box(e, b, NULL, NULL);
-		pthread_mutex_unlock(&e->lock);
+		pd_mutex_unlock(&e->lock);
 		return r;
 	}
 	eng_net_box_down(e, b);
@@ -867,7 +918,7 @@ int engine_box_delete(struct engine *e, const char *name, pd_error *err)
 	if (r < 0)
 		log_warn("box %s: cannot remove all files: %s", name, strerror(-r));
 
-	pthread_mutex_lock(&e->lock);
+	pd_mutex_lock(&e->lock);
 	id = b->row.id;
 	b->state = BOX_STOPPED;
 	(void)store_box_delete(e->store, id, NULL);
@@ -881,7 +932,7 @@ int engine_box_delete(struct engine *e, const char *name, pd_error *err)
 		(void)write_all(e->events_fd, line, (size_t)n);
 	}
 	remove_box(e, b);
-	pthread_mutex_unlock(&e->lock);
+	pd_mutex_unlock(&e->lock);
 	policy_release(&b->policy);
 	eng_dns_forget(b);
 	free(b);
@@ -899,36 +950,40 @@ void engine_box_record_error(struct engine *e, const char *name, const char *fil
 			     const pd_error *err)
 {
 	struct box *b;
-	char ts[32];
 
-	format_rfc3339(time(NULL), ts, sizeof ts);
-	pthread_mutex_lock(&e->lock);
+	pd_mutex_lock(&e->lock);
 	b = eng_find_box(e, name);
 	if (b && !b->deleting) {
-		snprintf(b->row.error, sizeof b->row.error, "%s %s: %s (%s)", ts, file, err->msg,
-			 errno_name(-err->code));
+		set_error(b, file, err);
 		/* Keep the marker of an action in flight. */
 		(void)store_box_update(e->store, &b->row, NULL);
 	}
-	pthread_mutex_unlock(&e->lock);
+	pd_mutex_unlock(&e->lock);
 }
 
-int engine_box_usage(struct engine *e, const char *name, struct box_usage *ret)
+int engine_box_usage(struct engine *e, const char *name, unsigned flags, struct box_usage *ret)
 {
 	struct cgroup_usage cg = {0};
 	struct box_usage u = {0};
 	struct box *b;
 	bool running;
+	int r;
 
-	pthread_mutex_lock(&e->lock);
+	pd_mutex_lock(&e->lock);
 	b = eng_find_box(e, name);
 	if (!b || b->deleting) {
-		pthread_mutex_unlock(&e->lock);
+		pd_mutex_unlock(&e->lock);
 		return -ENOENT;
 	}
 	running = b->state == BOX_RUNNING || b->state == BOX_STOPPING;
-	u.disk_bytes = disk_usage(e, b);
-	pthread_mutex_unlock(&e->lock);
+	{
+		char upper[4096];
+		eng_box_path(e, b, "upper", upper, sizeof upper);
+		r = eng_du_cached(e, box_disk, b->row.id, upper, flags, &u.disk_bytes);
+	}
+	pd_mutex_unlock(&e->lock);
+	if (r < 0)
+		return r;
 	if (running && runtime_usage(e->rt, name, &cg) >= 0) {
 		u.cpu_usec = cg.cpu_usec;
 		u.memory_bytes = cg.memory_bytes;
@@ -957,17 +1012,17 @@ int engine_events_open(struct engine *e, uint64_t key)
 		fd = open(e->events_path, O_RDONLY | O_CLOEXEC);
 		return fd < 0 ? -errno : fd;
 	}
-	pthread_mutex_lock(&e->lock);
+	pd_mutex_lock(&e->lock);
 	struct box *b = eng_find_box_id(e, (int64_t)key);
 	if (!b || b->deleting) {
-		pthread_mutex_unlock(&e->lock);
+		pd_mutex_unlock(&e->lock);
 		return -ENOENT;
 	}
 	eng_box_path(e, b, "events", path, sizeof path);
 	fd = open(path, O_RDONLY | O_CREAT | O_CLOEXEC, 0644);
 	if (fd < 0)
 		fd = -errno;
-	pthread_mutex_unlock(&e->lock);
+	pd_mutex_unlock(&e->lock);
 	return fd;
 }
 
@@ -977,10 +1032,10 @@ bool engine_events_live(struct engine *e, uint64_t key)
 
 	if (key == 0)
 		return true;
-	pthread_mutex_lock(&e->lock);
+	pd_mutex_lock(&e->lock);
 	struct box *b = eng_find_box_id(e, (int64_t)key);
 	live = b && !b->deleting;
-	pthread_mutex_unlock(&e->lock);
+	pd_mutex_unlock(&e->lock);
 	return live;
 }
 
@@ -1023,8 +1078,15 @@ static int reconcile(const struct box_row *row, void *userdata)
 	b->row = *row;
 
 	if (strcmp(row->state, "creating") == 0 || strcmp(row->state, "deleting") == 0) {
-		/* Roll back a half-made box; finish a half-deleted one. */
-		(void)runtime_stop(e->rt, row->name, 0, NULL);
+		/* Roll back a half-made box; finish a half-deleted one. Not
+		 * while crun cannot say whether its container runs: the row
+		 * and the files stay, hidden, for the next start. */
+		if (runtime_stop(e->rt, row->name, 0, &err) < 0) {
+			log_error("box %s: %s interrupted by a crash, not finished: %s", row->name,
+				  row->state[0] == 'c' ? "creation" : "deletion", err.msg);
+			free(b);
+			return 0;
+		}
 		remove_box_files(e, b);
 		store_box_delete(e->store, row->id, NULL);
 		log_info("box %s: %s interrupted by a crash: %s", row->name,
@@ -1034,8 +1096,20 @@ static int reconcile(const struct box_row *row, void *userdata)
 		return 0;
 	}
 
-	if (runtime_status(e->rt, row->name, &st, &pid) < 0)
-		st = RUNTIME_ABSENT;
+	if (runtime_status(e->rt, row->name, &st, &pid, &err) < 0) {
+		/* crun failed otherwise than "no such container": what runs is
+		 * unknown, so the recorded state stands (a box caught mid-start
+		 * or mid-stop counts as running: its container may be there),
+		 * and the reason goes to its error file. A stop or a delete
+		 * fails the same way until crun answers again. */
+		enum box_state recorded = box_state_from_string(row->state);
+		b->state =
+		    recorded == BOX_CREATED || recorded == BOX_STOPPED ? recorded : BOX_RUNNING;
+		log_warn("box %s: state unknown, stays %s: %s", row->name,
+			 box_state_to_string(b->state), err.msg);
+		set_error(b, "state", &err);
+		goto loaded;
+	}
 	if (st == RUNTIME_PAUSED) {
 		/* Paused for a snapshot when the daemon died: never leave a
 		 * box frozen. */
@@ -1055,10 +1129,11 @@ static int reconcile(const struct box_row *row, void *userdata)
 		b->state = BOX_RUNNING;
 		b->pid = pid;
 	} else {
-		if (st == RUNTIME_STOPPED)
-			(void)runtime_stop(e->rt, row->name, 0, NULL);
+		if (st == RUNTIME_STOPPED && runtime_stop(e->rt, row->name, 0, &err) < 0)
+			log_warn("box %s: %s", row->name, err.msg);
 		b->state = b->row.last_started ? BOX_STOPPED : BOX_CREATED;
 	}
+loaded:
 	if (eng_mount_root(e, b, &err) < 0)
 		log_warn("box %s: %s", row->name, err.msg);
 	eng_net_load_policy(e, b);
@@ -1073,7 +1148,7 @@ static int reconcile(const struct box_row *row, void *userdata)
 		(void)eng_save_box(e, b, NULL, NULL);
 		if (b->state == BOX_STOPPED && strcmp(row->state, "running") == 0)
 			eng_emit(e, b, "stopped (its container ended while paddockd was down)");
-	} else if (b->state == BOX_RUNNING)
+	} else if (b->state == BOX_RUNNING && pid)
 		log_info("box %s: adopted running container (pid %d)", row->name, (int)pid);
 	return 0;
 }
@@ -1088,9 +1163,10 @@ int engine_new(const struct pd_config *cfg, const char *init_path, struct engine
 	e = calloc(1, sizeof *e);
 	if (!e)
 		return pd_error_set(err, -ENOMEM, "out of memory");
-	pthread_mutex_init(&e->lock, NULL);
-	pthread_mutex_init(&e->wake_lock, NULL);
+	pd_mutex_init(&e->lock, LOCK_RANK_ENGINE, LOCK_NO_SLOW, "engine lock");
+	pd_mutex_init(&e->wake_lock, LOCK_RANK_ENGINE_WAKE, 0, "engine wake_lock");
 	pthread_cond_init(&e->timer_cond, NULL);
+	pthread_cond_init(&e->du_cond, NULL);
 	e->cfg = cfg;
 	e->events_fd = -1;
 	e->inotify_fd = -1;
@@ -1153,8 +1229,11 @@ int engine_new(const struct pd_config *cfg, const char *init_path, struct engine
 	r = eng_net_init(e, err);
 	if (r < 0)
 		goto fail;
-	pthread_mutex_lock(&e->lock);
-	/* Half-done layer actions first: they decide each box's stack. */
+	/* Start-up runs without the engine lock: the engine is not shared
+	 * yet and runs no thread of its own until the boxes' resolver starts,
+	 * last. So the slow work of recovery (crun, removing leftovers) may
+	 * run here, which the lock forbids (lock.h). Half-done layer actions
+	 * first: they decide each box's stack. */
 	r = eng_intents_recover(e);
 	if (r >= 0)
 		r = store_box_foreach(e->store, reconcile, e);
@@ -1162,23 +1241,19 @@ int engine_new(const struct pd_config *cfg, const char *init_path, struct engine
 		clear_stray_views(e);
 	if (r >= 0)
 		r = jobs_load(e);
-	pthread_mutex_unlock(&e->lock);
 	if (r < 0) {
 		pd_error_set(err, r, "cannot load boxes: %s", strerror(-r));
 		goto fail;
 	}
-	pthread_mutex_lock(&e->lock);
 	r = eng_net_reconcile(e, err);
-	pthread_mutex_unlock(&e->lock);
-	if (r >= 0)
-		r = eng_net_dns_start(e, err);
 	if (r < 0)
 		goto fail;
 	eng_gc(e, /* at_start= */ true);
 	/* After the boxes: deleted boxes no longer hold their volumes. */
-	pthread_mutex_lock(&e->lock);
 	r = eng_volumes_load(e, err);
-	pthread_mutex_unlock(&e->lock);
+	if (r < 0)
+		goto fail;
+	r = eng_net_dns_start(e, err);
 	if (r < 0)
 		goto fail;
 	*ret = e;
@@ -1193,10 +1268,10 @@ struct engine *engine_free(struct engine *e)
 	if (!e)
 		return NULL;
 	if (e->timer_started) {
-		pthread_mutex_lock(&e->lock);
+		pd_mutex_lock(&e->lock);
 		e->stopping = true;
 		pthread_cond_signal(&e->timer_cond);
-		pthread_mutex_unlock(&e->lock);
+		pd_mutex_unlock(&e->lock);
 		pthread_join(e->timer, NULL);
 	}
 	eng_dns_stop(e);
@@ -1225,26 +1300,27 @@ struct engine *engine_free(struct engine *e)
 	free(e->snapmnt_dir);
 	free(e->roots_dir);
 	free(e->events_path);
-	pthread_mutex_destroy(&e->lock);
-	pthread_mutex_destroy(&e->wake_lock);
+	pd_mutex_destroy(&e->lock);
+	pd_mutex_destroy(&e->wake_lock);
 	pthread_cond_destroy(&e->timer_cond);
+	pthread_cond_destroy(&e->du_cond);
 	free(e);
 	return NULL;
 }
 
 void engine_set_wake(struct engine *e, engine_wake_fn fn, void *userdata)
 {
-	pthread_mutex_lock(&e->wake_lock);
+	pd_mutex_lock(&e->wake_lock);
 	e->wake[0].fn = fn;
 	e->wake[0].data = userdata;
-	pthread_mutex_unlock(&e->wake_lock);
+	pd_mutex_unlock(&e->wake_lock);
 }
 
 int engine_add_wake(struct engine *e, engine_wake_fn fn, void *userdata)
 {
 	int r = -ENOSPC;
 
-	pthread_mutex_lock(&e->wake_lock);
+	pd_mutex_lock(&e->wake_lock);
 	for (size_t i = 1; i < ENGINE_WAKE_MAX; i++)
 		if (!e->wake[i].fn) {
 			e->wake[i].fn = fn;
@@ -1252,17 +1328,17 @@ int engine_add_wake(struct engine *e, engine_wake_fn fn, void *userdata)
 			r = 0;
 			break;
 		}
-	pthread_mutex_unlock(&e->wake_lock);
+	pd_mutex_unlock(&e->wake_lock);
 	return r;
 }
 
 void engine_remove_wake(struct engine *e, engine_wake_fn fn, void *userdata)
 {
-	pthread_mutex_lock(&e->wake_lock);
+	pd_mutex_lock(&e->wake_lock);
 	for (size_t i = 1; i < ENGINE_WAKE_MAX; i++)
 		if (e->wake[i].fn == fn && e->wake[i].data == userdata)
 			e->wake[i].fn = NULL;
-	pthread_mutex_unlock(&e->wake_lock);
+	pd_mutex_unlock(&e->wake_lock);
 }
 
 void engine_set_box_hook(struct engine *e, engine_box_fn fn, void *userdata)

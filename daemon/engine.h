@@ -3,9 +3,13 @@
  * caller besides the daemon's main and the tests.
  *
  * Locking: one engine mutex guards the box table and the store. Slow work
- * (starting or stopping a container, deleting files) runs outside it while
- * the box is marked busy; any other action on a busy box fails with -EBUSY.
- * Every function here may be called from any thread.
+ * (starting or stopping a container, deleting or copying files, crun) runs
+ * outside it while the box is marked busy; any other action on a busy box
+ * fails with -EBUSY. Disk walks (engine_box_usage(), volume sizes) run
+ * outside it too, one at a time per box, without making the box busy.
+ * daemon/lock.h has the order of every lock in the daemon and the debug
+ * check of it. Every function here may be called from any thread, with
+ * no lock of the caller's held but the FUSE adapter's park_lock.
  *
  * Crash safety: every multi-step action records its intent in the store
  * first ("creating", "starting", "stopping", "deleting") and engine_new()
@@ -133,7 +137,17 @@ int engine_box_root(struct engine *e, const char *name, char *buf, size_t bufsz)
 void engine_box_record_error(struct engine *e, const char *name, const char *file,
 			     const pd_error *err);
 
-int engine_box_usage(struct engine *e, const char *name, struct box_usage *ret);
+/* CPU, memory and pids from the box's cgroup while it runs, and the bytes
+ * its own files hold (its upper). The bytes come from a walk of its files
+ * that runs outside the engine lock, one at a time per box, and is reused
+ * for a few seconds: a reader that comes while a walk runs gets the last
+ * result at once, or waits for that walk when there is none yet (see
+ * eng_du_cached()). With ENGINE_USAGE_NO_WALK the bytes are the last result
+ * (0 before the first walk) and nothing is walked: for the size of the
+ * `usage` and `info` files in a lookup, which the kernel serialises with
+ * every other lookup in the box's directory. */
+#define ENGINE_USAGE_NO_WALK 1u
+int engine_box_usage(struct engine *e, const char *name, unsigned flags, struct box_usage *ret);
 int engine_box_limits(struct engine *e, const char *name, struct cgroup_limits *ret);
 
 /* Event streams. key 0 is the global stream, otherwise a box id. Opens the

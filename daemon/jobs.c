@@ -163,7 +163,8 @@ static int create_locked(struct engine *e, struct box *b, const char *name, stru
 	if (r < 0 || (r = add_job(e, j)) < 0) {
 		if (row.id)
 			store_job_delete(e->store, row.id, NULL);
-		rm_rf(dir);
+		/* Made empty just above (engine lock held: no rm_rf). */
+		(void)rmdir(dir);
 		free(j);
 		return err && err->code ? r : pd_error_set(err, r, "out of memory");
 	}
@@ -178,11 +179,11 @@ int engine_job_create(struct engine *e, const char *box, const char *name, pd_er
 	struct box *b;
 	int r = -ENOENT;
 
-	pthread_mutex_lock(&e->lock);
+	pd_mutex_lock(&e->lock);
 	b = live_box(e, box, err);
 	if (b)
 		r = create_locked(e, b, name, &j, err);
-	pthread_mutex_unlock(&e->lock);
+	pd_mutex_unlock(&e->lock);
 	return r;
 }
 
@@ -193,7 +194,7 @@ int engine_job_delete(struct engine *e, const char *box, const char *name, pd_er
 	struct box *b;
 	int r = 0;
 
-	pthread_mutex_lock(&e->lock);
+	pd_mutex_lock(&e->lock);
 	b = live_box(e, box, err);
 	if (!b) {
 		r = -ENOENT;
@@ -217,11 +218,11 @@ int engine_job_delete(struct engine *e, const char *box, const char *name, pd_er
 	eng_wake(e, JOB_WAKE_KEY(j->id));
 	job_close_stdin(j);
 	free(j);
-	pthread_mutex_unlock(&e->lock);
+	pd_mutex_unlock(&e->lock);
 	(void)rm_rf(dir);
 	return 0;
 out:
-	pthread_mutex_unlock(&e->lock);
+	pd_mutex_unlock(&e->lock);
 	return r;
 }
 
@@ -232,7 +233,7 @@ int engine_job_names(struct engine *e, const char *box, char ***ret, size_t *ret
 	struct box *b;
 	int r = 0;
 
-	pthread_mutex_lock(&e->lock);
+	pd_mutex_lock(&e->lock);
 	b = live_box(e, box, NULL);
 	if (!b) {
 		r = -ENOENT;
@@ -252,7 +253,7 @@ int engine_job_names(struct engine *e, const char *box, char ***ret, size_t *ret
 			n++;
 		}
 out:
-	pthread_mutex_unlock(&e->lock);
+	pd_mutex_unlock(&e->lock);
 	if (r < 0) {
 		image_list_free(names, n);
 		return r;
@@ -267,13 +268,13 @@ int engine_job_get(struct engine *e, const char *box, const char *name, struct j
 	struct box *b;
 	struct job *j = NULL;
 
-	pthread_mutex_lock(&e->lock);
+	pd_mutex_lock(&e->lock);
 	b = live_box(e, box, NULL);
 	if (b)
 		j = find_job(e, b->row.id, name);
 	if (j)
 		view_of_job(j, ret);
-	pthread_mutex_unlock(&e->lock);
+	pd_mutex_unlock(&e->lock);
 	return j ? 0 : -ENOENT;
 }
 
@@ -281,11 +282,11 @@ int engine_job_get_by_id(struct engine *e, int64_t id, struct job_view *ret)
 {
 	struct job *j;
 
-	pthread_mutex_lock(&e->lock);
+	pd_mutex_lock(&e->lock);
 	j = find_job_id(e, id);
 	if (j)
 		view_of_job(j, ret);
-	pthread_mutex_unlock(&e->lock);
+	pd_mutex_unlock(&e->lock);
 	return j ? 0 : -ENOENT;
 }
 
@@ -294,7 +295,7 @@ int engine_job_last(struct engine *e, const char *box, char *ret_name, size_t na
 	struct box *b;
 	int r = -ENOENT;
 
-	pthread_mutex_lock(&e->lock);
+	pd_mutex_lock(&e->lock);
 	b = live_box(e, box, NULL);
 	for (size_t i = e->n_jobs; b && i > 0; i--)
 		if (e->jobs[i - 1]->box_id == b->row.id) {
@@ -302,7 +303,7 @@ int engine_job_last(struct engine *e, const char *box, char *ret_name, size_t na
 			r = 0;
 			break;
 		}
-	pthread_mutex_unlock(&e->lock);
+	pd_mutex_unlock(&e->lock);
 	return r;
 }
 
@@ -339,13 +340,13 @@ int engine_job_read(struct engine *e, int64_t id, const char *file, char **ret, 
 	enum job_state st;
 	int r;
 
-	pthread_mutex_lock(&e->lock);
+	pd_mutex_lock(&e->lock);
 	r = locate(e, id, &j, &b);
 	if (r >= 0) {
 		job_dir(e, b, j, file, path, sizeof path);
 		st = j->state;
 	}
-	pthread_mutex_unlock(&e->lock);
+	pd_mutex_unlock(&e->lock);
 	if (r < 0)
 		return r;
 	r = read_file_at(AT_FDCWD, path, JOB_ENV_MAX + JOB_CMD_MAX, ret, ret_len);
@@ -373,11 +374,11 @@ int engine_job_open_stream(struct engine *e, int64_t id, enum job_stream s)
 	struct box *b;
 	int r, fd;
 
-	pthread_mutex_lock(&e->lock);
+	pd_mutex_lock(&e->lock);
 	r = locate(e, id, &j, &b);
 	if (r >= 0)
 		job_dir(e, b, j, names[s], path, sizeof path);
-	pthread_mutex_unlock(&e->lock);
+	pd_mutex_unlock(&e->lock);
 	if (r < 0)
 		return r;
 	/* Created empty if the job has not written yet, so readers can
@@ -450,7 +451,7 @@ int engine_job_set(struct engine *e, int64_t id, const char *file, const char *d
 		data = value;
 		len = strlen(value);
 	}
-	pthread_mutex_lock(&e->lock);
+	pd_mutex_lock(&e->lock);
 	r = locate(e, id, &j, &b);
 	if (r < 0)
 		pd_error_set(err, r, "no such job");
@@ -462,7 +463,7 @@ int engine_job_set(struct engine *e, int64_t id, const char *file, const char *d
 		if (r < 0)
 			pd_error_set(err, r, "cannot write %s: %s", file, strerror(-r));
 	}
-	pthread_mutex_unlock(&e->lock);
+	pd_mutex_unlock(&e->lock);
 	return r;
 }
 
@@ -625,14 +626,14 @@ static int start_locked_out(struct engine *e, int64_t id, const char *data, size
 	if (!cmd)
 		return pd_error_set(err, -ENOMEM, "out of memory");
 
-	pthread_mutex_lock(&e->lock);
+	pd_mutex_lock(&e->lock);
 	r = locate(e, id, &j, &b);
 	if (r < 0) {
-		pthread_mutex_unlock(&e->lock);
+		pd_mutex_unlock(&e->lock);
 		return pd_error_set(err, r, "no such job");
 	}
 	if (j->state != JOB_CREATED) {
-		pthread_mutex_unlock(&e->lock);
+		pd_mutex_unlock(&e->lock);
 		return pd_error_set(err, -EBUSY, "job %s has already started", j->name);
 	}
 	snprintf(boxname, sizeof boxname, "%s", b->row.name);
@@ -640,10 +641,10 @@ static int start_locked_out(struct engine *e, int64_t id, const char *data, size
 	if (!start_box && b->state != BOX_RUNNING) {
 		r = pd_error_set(err, -EBUSY, "box %s is %s; write running to its state first",
 				 boxname, box_state_to_string(b->state));
-		pthread_mutex_unlock(&e->lock);
+		pd_mutex_unlock(&e->lock);
 		return r;
 	}
-	pthread_mutex_unlock(&e->lock);
+	pd_mutex_unlock(&e->lock);
 
 	/* The first job of a created box starts it. */
 	if (start_box) {
@@ -653,7 +654,7 @@ static int start_locked_out(struct engine *e, int64_t id, const char *data, size
 	}
 
 	struct start_info si;
-	pthread_mutex_lock(&e->lock);
+	pd_mutex_lock(&e->lock);
 	r = locate(e, id, &j, &b);
 	if (r >= 0 && (j->state != JOB_CREATED || b->state != BOX_RUNNING))
 		r = pd_error_set(err, -EBUSY, "job or box changed meanwhile; try again");
@@ -667,7 +668,7 @@ static int start_locked_out(struct engine *e, int64_t id, const char *data, size
 		snprintf(si.box, sizeof si.box, "%s", b->row.name);
 		snprintf(si.image, sizeof si.image, "%s", b->row.image);
 	}
-	pthread_mutex_unlock(&e->lock);
+	pd_mutex_unlock(&e->lock);
 	if (r < 0)
 		return r;
 
@@ -679,7 +680,7 @@ static int start_locked_out(struct engine *e, int64_t id, const char *data, size
 		if (mkfifo(fifo, 0600) < 0 && errno != EEXIST)
 			log_debug("cannot create %s: %s", fifo, strerror(errno));
 		int hold = open(fifo, O_RDWR | O_NONBLOCK | O_CLOEXEC | O_NOCTTY);
-		pthread_mutex_lock(&e->lock);
+		pd_mutex_lock(&e->lock);
 		if (locate(e, id, &j, &b) >= 0) {
 			job_close_stdin(j);
 			j->stdin_fd = hold;
@@ -689,12 +690,12 @@ static int start_locked_out(struct engine *e, int64_t id, const char *data, size
 							  IN_MODIFY | IN_MOVED_TO | IN_CLOSE_WRITE);
 			(void)store_job_set_state(e->store, j->id, "running", NULL);
 		}
-		pthread_mutex_unlock(&e->lock);
+		pd_mutex_unlock(&e->lock);
 		if (hold >= 0)
 			close(hold);
 		r = spawn_supervisor(e, si.dir, err);
 	}
-	pthread_mutex_lock(&e->lock);
+	pd_mutex_lock(&e->lock);
 	if (locate(e, id, &j, &b) >= 0) {
 		if (r < 0) {
 			/* Nothing runs: a job whose spec could not be written can be
@@ -706,7 +707,7 @@ static int start_locked_out(struct engine *e, int64_t id, const char *data, size
 		} else
 			eng_emit(e, b, "job %s started", j->name);
 	}
-	pthread_mutex_unlock(&e->lock);
+	pd_mutex_unlock(&e->lock);
 	return r;
 }
 
@@ -720,7 +721,7 @@ int engine_job_new(struct engine *e, const char *box, const char *cmd, char *ret
 	int64_t id = 0;
 	int r = -ENOENT;
 
-	pthread_mutex_lock(&e->lock);
+	pd_mutex_lock(&e->lock);
 	b = live_box(e, box, err);
 	if (b) {
 		for (size_t i = 0; i < e->n_jobs; i++)
@@ -735,7 +736,7 @@ int engine_job_new(struct engine *e, const char *box, const char *cmd, char *ret
 		if (r >= 0)
 			id = j->id;
 	}
-	pthread_mutex_unlock(&e->lock);
+	pd_mutex_unlock(&e->lock);
 	if (r < 0)
 		return r;
 	r = start_locked_out(e, id, cmd, strlen(cmd), err);
@@ -770,7 +771,7 @@ int engine_job_stdin(struct engine *e, int64_t id, const char *data, size_t len,
 	ssize_t n;
 	int r;
 
-	pthread_mutex_lock(&e->lock);
+	pd_mutex_lock(&e->lock);
 	r = locate(e, id, &j, &b);
 	if (r >= 0 && j->state != JOB_RUNNING)
 		r = -EPIPE;
@@ -780,7 +781,7 @@ int engine_job_stdin(struct engine *e, int64_t id, const char *data, size_t len,
 		if (j->stdin_fd >= 0)
 			fd = fcntl(j->stdin_fd, F_DUPFD_CLOEXEC, 3);
 	}
-	pthread_mutex_unlock(&e->lock);
+	pd_mutex_unlock(&e->lock);
 	if (r == -EPIPE)
 		return pd_error_set(err, -EPIPE, "the job is not running");
 	if (r < 0)
@@ -894,7 +895,7 @@ static void *inotify_main(void *userdata)
 				continue;
 			return NULL;
 		}
-		pthread_mutex_lock(&e->lock);
+		pd_mutex_lock(&e->lock);
 		for (char *q = buf; q < buf + n;) {
 			struct inotify_event *ev = (struct inotify_event *)q;
 			for (size_t i = 0; i < e->n_jobs; i++) {
@@ -908,7 +909,7 @@ static void *inotify_main(void *userdata)
 			}
 			q += sizeof *ev + ev->len;
 		}
-		pthread_mutex_unlock(&e->lock);
+		pd_mutex_unlock(&e->lock);
 	}
 }
 
@@ -951,7 +952,7 @@ int jobs_start(struct engine *e)
 	e->inotify_stop = eventfd(0, EFD_CLOEXEC);
 	if (e->inotify_stop < 0)
 		return -errno;
-	pthread_mutex_lock(&e->lock);
+	pd_mutex_lock(&e->lock);
 	for (size_t i = 0; i < e->n_jobs; i++) {
 		struct job *j = e->jobs[i];
 		struct box *b = eng_find_box_id(e, j->box_id);
@@ -963,7 +964,7 @@ int jobs_start(struct engine *e)
 		/* It may have ended while the daemon was down. */
 		check_ended(e, j);
 	}
-	pthread_mutex_unlock(&e->lock);
+	pd_mutex_unlock(&e->lock);
 	r = pthread_create(&e->inotify_thread, NULL, inotify_main, e);
 	if (r != 0)
 		return -r;

@@ -20,6 +20,7 @@
 #include <sys/syscall.h>
 #include <sys/wait.h>
 
+#include "lock.h"
 #include "runtime.h"
 #include "util.h"
 
@@ -147,6 +148,7 @@ static int crun(struct runtime *rt, const char *const *args, char **ret_out, cha
 	pid_t pid;
 	int status;
 
+	lock_assert_no_slow("crun");
 	snprintf(rootopt, sizeof rootopt, "--root=%s", rt->root);
 	argv[n++] = rt->crun;
 	argv[n++] = rootopt;
@@ -436,8 +438,23 @@ int runtime_start(struct runtime *rt, const struct box_spec *spec, pid_t *ret_pi
 	return 0;
 }
 
+/* Whether crun's failure text says the container is not there: "container
+ * `ID` does not exist", or (crun 1.8) "error opening file `ROOT/ID/status`:
+ * No such file or directory". */
+static bool crun_says_absent(const struct runtime *rt, const char *id, const char *text)
+{
+	char status[4200];
+
+	if (!text)
+		return false;
+	if (strstr(text, "does not exist"))
+		return true;
+	snprintf(status, sizeof status, "%s/%s/status`", rt->root, id);
+	return strstr(text, status) && strstr(text, "No such file or directory");
+}
+
 int runtime_status(struct runtime *rt, const char *id, enum runtime_status *ret_status,
-		   pid_t *ret_pid)
+		   pid_t *ret_pid, pd_error *err)
 {
 	_cleanup_free_ char *out = NULL, *errtext = NULL;
 	json_t *j;
@@ -445,19 +462,35 @@ int runtime_status(struct runtime *rt, const char *id, enum runtime_status *ret_
 	json_int_t pid = 0;
 	int r;
 
-	r = crun(rt, (const char *const[]){"state", id, NULL}, &out, &errtext);
-	if (r < 0)
-		return r;
-	if (r != 0) {
-		/* crun says "container `x` does not exist" (or cannot find it). */
+	/* crun keeps a directory per container under its root: without it
+	 * there is no container, and no need to ask. */
+	if (!container_known(rt, id)) {
 		*ret_status = RUNTIME_ABSENT;
 		*ret_pid = 0;
 		return 0;
 	}
+	r = crun(rt, (const char *const[]){"state", id, NULL}, &out, &errtext);
+	if (r < 0)
+		return pd_error_set(err, r, "cannot run crun: %s", strerror(-r));
+	if (r != 0) {
+		/* Gone meanwhile, or crun says so: absent. Anything else
+		 * (crun cannot read its state, the cgroup, ...) is not an
+		 * answer. */
+		if (!container_known(rt, id) || crun_says_absent(rt, id, errtext)) {
+			*ret_status = RUNTIME_ABSENT;
+			*ret_pid = 0;
+			return 0;
+		}
+		return pd_error_set(err, -EIO, "cannot query container %s: %s", id,
+				    crun_reason(errtext));
+	}
 	j = json_loads(out ? out : "", 0, NULL);
 	if (!j || json_unpack(j, "{s:s, s?I}", "status", &status, "pid", &pid) < 0) {
 		json_decref(j);
-		return -EIO;
+		return pd_error_set(err, -EIO,
+				    "cannot query container %s: crun's answer is "
+				    "not its state",
+				    id);
 	}
 	*ret_status = strcmp(status, "running") == 0  ? RUNTIME_RUNNING
 		      : strcmp(status, "paused") == 0 ? RUNTIME_PAUSED
@@ -497,9 +530,9 @@ int runtime_stop(struct runtime *rt, const char *id, unsigned grace_sec, pd_erro
 	pid_t pid;
 	int r;
 
-	r = runtime_status(rt, id, &st, &pid);
+	r = runtime_status(rt, id, &st, &pid, err);
 	if (r < 0)
-		return pd_error_set(err, r, "cannot query container: %s", strerror(-r));
+		return r;
 	if (st == RUNTIME_ABSENT)
 		return 0;
 	if (st == RUNTIME_PAUSED) {
@@ -530,9 +563,9 @@ int runtime_resume(struct runtime *rt, const char *id, pd_error *err)
 	pid_t pid;
 	int r;
 
-	r = runtime_status(rt, id, &st, &pid);
+	r = runtime_status(rt, id, &st, &pid, err);
 	if (r < 0)
-		return pd_error_set(err, r, "cannot query container: %s", strerror(-r));
+		return r;
 	if (st != RUNTIME_PAUSED)
 		return 0;
 	return crun_do(rt, (const char *const[]){"resume", id, NULL}, "resume the box", err);

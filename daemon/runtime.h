@@ -32,7 +32,7 @@ struct box_spec {
 	const struct box_type *type;
 	const struct box_mount *mounts; /* n_mounts extra bind mounts, in order */
 	size_t n_mounts;
-	const char *netns; /* a network namespace bound on a file, or NULL: a new one */
+	const char *netns;	 /* a network namespace bound on a file, or NULL: a new one */
 	const char *resolv_conf; /* bound read-only on /etc/resolv.conf, or NULL */
 };
 
@@ -63,13 +63,17 @@ void runtime_cgroup_path(const struct runtime *rt, const char *id, char *buf, si
  * (no container, no cgroup). */
 int runtime_start(struct runtime *rt, const struct box_spec *spec, pid_t *ret_pid, pd_error *err);
 
-/* Asks the runtime about a container. */
+/* Asks the runtime about a container. RUNTIME_ABSENT only when the runtime
+ * does not know the container (crun: no state directory, or crun says it
+ * does not exist); any other failure of the runtime is -errno with the
+ * runtime's reason in err, and says nothing about the container. */
 int runtime_status(struct runtime *rt, const char *id, enum runtime_status *ret_status,
-		   pid_t *ret_pid);
+		   pid_t *ret_pid, pd_error *err);
 
 /* Stops a container: SIGTERM to PID 1, SIGKILL to every process after
  * grace_sec, then deletes the container and its cgroup. A container that is
- * already gone is success. */
+ * already gone is success; a runtime that fails otherwise (its status
+ * unknown, its delete refused) is a failure with the reason in err. */
 int runtime_stop(struct runtime *rt, const char *id, unsigned grace_sec, pd_error *err);
 
 /* Freezes every process of a running container (cgroup freezer), and

@@ -73,6 +73,7 @@ static int copy_tree(const char *src, const char *dst, pd_error *err)
 	pid_t pid;
 	int status;
 
+	lock_assert_no_slow("cp -a");
 	pid = fork();
 	if (pid < 0)
 		return pd_error_set(err, -errno, "cannot fork: %s", strerror(errno));
@@ -94,6 +95,27 @@ static int copy_tree(const char *src, const char *dst, pd_error *err)
 				    WIFEXITED(status) ? WEXITSTATUS(status)
 						      : 128 + WTERMSIG(status));
 	return 0;
+}
+
+/* A client's label as stored: valid UTF-8 without control characters
+ * (text_sanitize(): such bytes become "\xHH"), at most
+ * ENGINE_SNAPSHOT_LABEL_MAX bytes once so written. */
+static int label_clean(const char *label, char ret[static ENGINE_SNAPSHOT_LABEL_MAX + 1],
+		       pd_error *err)
+{
+	char wide[4 * ENGINE_SNAPSHOT_LABEL_MAX + 2];
+	size_t len = strlen(label), n = 0;
+
+	if (len <= ENGINE_SNAPSHOT_LABEL_MAX)
+		n = text_sanitize(label, len, wide, sizeof wide);
+	if (len <= ENGINE_SNAPSHOT_LABEL_MAX && n <= ENGINE_SNAPSHOT_LABEL_MAX) {
+		memcpy(ret, wide, n + 1);
+		return 0;
+	}
+	return pd_error_set(err, -EINVAL,
+			    "a label has at most %d bytes (a control character or a byte that "
+			    "is not UTF-8 counts 4: it is kept as \\xHH)",
+			    ENGINE_SNAPSHOT_LABEL_MAX);
 }
 
 /* --- committing a take ------------------------------------------------------ */
@@ -264,10 +286,10 @@ static int merge_stack(struct engine *e, struct box_row *const *rows, size_t n_r
 
 	snprintf(in.kind, sizeof in.kind, "merge");
 	in.box_id = rows[0]->id;
-	pthread_mutex_lock(&e->lock);
+	pd_mutex_lock(&e->lock);
 	r = store_transaction(e->store, take_begin_tx, &(struct take_begin){.in = &in, .err = err},
 			      err);
-	pthread_mutex_unlock(&e->lock);
+	pd_mutex_unlock(&e->lock);
 	if (r < 0)
 		return r;
 	layer_path(e, in.layer, NULL, layer, sizeof layer);
@@ -298,7 +320,7 @@ static int merge_stack(struct engine *e, struct box_row *const *rows, size_t n_r
 
 	for (size_t i = 0; i < n_rows; i++)
 		copies[i] = *rows[i];
-	pthread_mutex_lock(&e->lock);
+	pd_mutex_lock(&e->lock);
 	r = store_transaction(
 	    e->store, merge_commit_tx,
 	    &(struct merge_commit){
@@ -307,7 +329,7 @@ static int merge_stack(struct engine *e, struct box_row *const *rows, size_t n_r
 	if (r >= 0)
 		for (size_t i = 0; i < n_rows; i++)
 			snprintf(rows[i]->layers, sizeof rows[i]->layers, "%s", copies[i].layers);
-	pthread_mutex_unlock(&e->lock);
+	pd_mutex_unlock(&e->lock);
 	if (r < 0)
 		goto rollback;
 	pd_fault("merge-committed");
@@ -320,9 +342,9 @@ static int merge_stack(struct engine *e, struct box_row *const *rows, size_t n_r
 rollback:
 	for (size_t i = 0; i < count; i++)
 		free(paths[i]);
-	pthread_mutex_lock(&e->lock);
+	pd_mutex_lock(&e->lock);
 	(void)store_transaction(e->store, take_rollback_tx, &(struct rollback){.in = &in}, NULL);
-	pthread_mutex_unlock(&e->lock);
+	pd_mutex_unlock(&e->lock);
 	(void)rm_rf(tmp);
 	(void)rm_rf(layer);
 	return r;
@@ -384,9 +406,9 @@ static int take(struct engine *e, struct box *b, const char *kind, const char *l
 		nb->state = BOX_CREATED;
 	}
 
-	pthread_mutex_lock(&e->lock);
+	pd_mutex_lock(&e->lock);
 	if (layer_stack_parse(b->row.layers, &stack) < 0 || stack.n >= LAYER_STACK_DEPTH_MAX) {
-		pthread_mutex_unlock(&e->lock);
+		pd_mutex_unlock(&e->lock);
 		free(nb);
 		return pd_error_set(err, -ENOSPC,
 				    "box %s has %d layers, the most a stack may have (merging "
@@ -394,7 +416,7 @@ static int take(struct engine *e, struct box *b, const char *kind, const char *l
 				    b->row.name, LAYER_STACK_DEPTH_MAX);
 	}
 	if (new_name && eng_find_box(e, new_name)) {
-		pthread_mutex_unlock(&e->lock);
+		pd_mutex_unlock(&e->lock);
 		free(nb);
 		return pd_error_set(err, -EEXIST, "box %s already exists", new_name);
 	}
@@ -407,24 +429,25 @@ static int take(struct engine *e, struct box *b, const char *kind, const char *l
 	r = store_transaction(
 	    e->store, take_begin_tx,
 	    &(struct take_begin){.in = &in, .new_box = nb ? &nb->row : NULL, .err = err}, err);
-	pthread_mutex_unlock(&e->lock);
+	pd_mutex_unlock(&e->lock);
 	if (r < 0) {
 		free(nb);
 		return r;
 	}
+	/* Before the first goto rollback, which needs them. */
+	layer_path(e, in.layer, NULL, layer, sizeof layer);
+	layer_path(e, in.layer, ".tmp", tmp, sizeof tmp);
 	/* The new box's directories before anything is committed: a crash
 	 * leaves either no box or a whole one. */
 	if (nb && (r = eng_make_box_dirs(e, nb, err)) < 0)
 		goto rollback;
 	pd_fault("freeze-recorded");
-	layer_path(e, in.layer, NULL, layer, sizeof layer);
-	layer_path(e, in.layer, ".tmp", tmp, sizeof tmp);
 
 	if (!in.copy && eng_umount_root_strict(e, b) < 0) {
 		/* Something on the host holds root/: copy instead of move. */
-		pthread_mutex_lock(&e->lock);
+		pd_mutex_lock(&e->lock);
 		r = store_intent_set_copy(e->store, in.id, true, err);
-		pthread_mutex_unlock(&e->lock);
+		pd_mutex_unlock(&e->lock);
 		if (r < 0)
 			goto rollback;
 		in.copy = true;
@@ -438,9 +461,18 @@ static int take(struct engine *e, struct box *b, const char *kind, const char *l
 		pd_fault("freeze-renamed");
 		r = make_upper(upper);
 		if (r < 0) {
-			/* Undo the move: the intent is still open. */
-			(void)rename(layer, upper);
 			pd_error_set(err, r, "cannot make a new upper: %s", strerror(-r));
+			/* Undo the move: the intent is still open. */
+			if (rename(layer, upper) < 0) {
+				/* The changes are in the layer and the intent
+				 * says so: the next start commits the
+				 * snapshot. Nothing here may remove either. */
+				log_error("box %s: its changes are in layer %lld until the "
+					  "next start: %s",
+					  b->row.name, (long long)in.layer, strerror(errno));
+				free(nb);
+				return r;
+			}
 			goto rollback;
 		}
 		pd_fault("freeze-upper");
@@ -476,9 +508,9 @@ static int take(struct engine *e, struct box *b, const char *kind, const char *l
 		pd_fault("copy-renamed");
 	}
 
-	pthread_mutex_lock(&e->lock);
+	pd_mutex_lock(&e->lock);
 	r = take_commit(e, &in, &b->row, nb ? &nb->row : NULL, ret_id, ret_idsz, err);
-	pthread_mutex_unlock(&e->lock);
+	pd_mutex_unlock(&e->lock);
 	if (r < 0) {
 		/* On disk and in the intent: the next start finishes it. */
 		log_error("box %s: cannot record a snapshot (finished at next start): %s",
@@ -506,10 +538,11 @@ static int take(struct engine *e, struct box *b, const char *kind, const char *l
 	return 0;
 
 rollback:
-	pthread_mutex_lock(&e->lock);
+	/* No layer is on disk here: a copy is removed where it failed and a
+	 * moved upper was moved back. */
+	pd_mutex_lock(&e->lock);
 	(void)store_transaction(e->store, take_rollback_tx, &(struct rollback){.in = &in}, NULL);
-	pthread_mutex_unlock(&e->lock);
-	(void)rm_rf(layer);
+	pd_mutex_unlock(&e->lock);
 	if (!running)
 		(void)eng_mount_root(e, b, NULL);
 	if (nb && nb->row.id) {
@@ -533,14 +566,14 @@ void eng_freeze_after_stop(struct engine *e, struct box *b)
 		 sizeof id, &err) < 0) {
 		log_warn("box %s: stopped, but its changes stay unsnapshotted: %s", b->row.name,
 			 err.msg);
-		pthread_mutex_lock(&e->lock);
+		pd_mutex_lock(&e->lock);
 		eng_emit(e, b, "snapshot failed: %s", err.msg);
-		pthread_mutex_unlock(&e->lock);
+		pd_mutex_unlock(&e->lock);
 		return;
 	}
-	pthread_mutex_lock(&e->lock);
+	pd_mutex_lock(&e->lock);
 	eng_emit(e, b, "snapshot %s", id);
-	pthread_mutex_unlock(&e->lock);
+	pd_mutex_unlock(&e->lock);
 }
 
 /* Claims box name for a layer action: busy, not mid-transition. */
@@ -561,28 +594,28 @@ static int claim_for(struct engine *e, const char *name, struct box **ret, bool 
 	return 0;
 }
 
-int engine_box_snapshot(struct engine *e, const char *name, const char *label, char *ret_id,
+int engine_box_snapshot(struct engine *e, const char *name, const char *label_in, char *ret_id,
 			size_t ret_idsz, pd_error *err)
 {
-	char id[NAME_MAX_LEN + 1] = "";
+	char id[NAME_MAX_LEN + 1] = "", label[ENGINE_SNAPSHOT_LABEL_MAX + 1];
 	struct box *b;
 	bool running;
 	int r;
 
-	if (strlen(label) > ENGINE_SNAPSHOT_LABEL_MAX)
-		return pd_error_set(err, -EINVAL, "a label has at most %d bytes",
-				    ENGINE_SNAPSHOT_LABEL_MAX);
-	pthread_mutex_lock(&e->lock);
+	r = label_clean(label_in, label, err);
+	if (r < 0)
+		return r;
+	pd_mutex_lock(&e->lock);
 	r = claim_for(e, name, &b, &running, err);
-	pthread_mutex_unlock(&e->lock);
+	pd_mutex_unlock(&e->lock);
 	if (r < 0)
 		return r;
 	r = take(e, b, "snapshot", label, running, NULL, NULL, id, sizeof id, err);
-	pthread_mutex_lock(&e->lock);
+	pd_mutex_lock(&e->lock);
 	b->busy = false;
 	if (r >= 0)
 		eng_emit(e, b, "snapshot %s", id);
-	pthread_mutex_unlock(&e->lock);
+	pd_mutex_unlock(&e->lock);
 	if (r >= 0 && ret_id)
 		snprintf(ret_id, ret_idsz, "%s", id);
 	return r < 0 ? r : 0;
@@ -599,18 +632,18 @@ int engine_box_fork(struct engine *e, const char *name, const char *new_name, pd
 		return pd_error_set(err, -EINVAL,
 				    "invalid box name \"%s\": use [a-z0-9][a-z0-9._-]{0,62}",
 				    new_name);
-	pthread_mutex_lock(&e->lock);
+	pd_mutex_lock(&e->lock);
 	if (eng_find_box(e, new_name)) {
-		pthread_mutex_unlock(&e->lock);
+		pd_mutex_unlock(&e->lock);
 		return pd_error_set(err, -EEXIST, "box %s already exists", new_name);
 	}
 	r = claim_for(e, name, &b, &running, err);
-	pthread_mutex_unlock(&e->lock);
+	pd_mutex_unlock(&e->lock);
 	if (r < 0)
 		return r;
 	snprintf(label, sizeof label, "fork %s", new_name);
 	r = take(e, b, "fork", label, running, new_name, &nb, id, sizeof id, err);
-	pthread_mutex_lock(&e->lock);
+	pd_mutex_lock(&e->lock);
 	b->busy = false;
 	if (r >= 0) {
 		eng_emit(e, b, "snapshot %s", id);
@@ -624,7 +657,7 @@ int engine_box_fork(struct engine *e, const char *name, const char *new_name, pd
 				pthread_cond_signal(&e->timer_cond);
 		}
 	}
-	pthread_mutex_unlock(&e->lock);
+	pd_mutex_unlock(&e->lock);
 	if (r >= 0 && e->box_hook)
 		e->box_hook(e->box_hook_data, ENGINE_BOX_CREATED, new_name);
 	return r < 0 ? r : 0;
@@ -652,8 +685,10 @@ static int restore_commit_tx(struct store *s, void *userdata)
 	return r;
 }
 
-/* Moves the upper aside (if still in place), makes a fresh one and records
- * the snapshot's stack. Engine lock held (or start-up). */
+/* Moves the upper aside to upper.old (if still in place), makes a fresh
+ * one and records the snapshot's stack. Engine lock held (or start-up).
+ * The caller removes upper.old after, without the lock (at start,
+ * reconcile does). */
 static int restore_finish(struct engine *e, const struct intent_row *in, struct box *b,
 			  pd_error *err)
 {
@@ -680,8 +715,6 @@ static int restore_finish(struct engine *e, const struct intent_row *in, struct 
 	if (r < 0)
 		return r;
 	b->row = row;
-	pd_fault("restore-committed");
-	(void)rm_rf(old);
 	return 0;
 }
 
@@ -697,11 +730,11 @@ int engine_box_restore(struct engine *e, const char *name, const char *snapshot_
 
 	if (!name_valid(snapshot_id))
 		return pd_error_set(err, -EINVAL, "invalid snapshot id \"%s\"", snapshot_id);
-	pthread_mutex_lock(&e->lock);
+	pd_mutex_lock(&e->lock);
 	r = store_snapshot_get(e->store, snapshot_id, &snap);
 	b = eng_find_box(e, name);
 	running = b && b->state == BOX_RUNNING;
-	pthread_mutex_unlock(&e->lock);
+	pd_mutex_unlock(&e->lock);
 	if (!b)
 		return pd_error_set(err, -ENOENT, "no box named %s", name);
 	if (r < 0)
@@ -716,7 +749,7 @@ int engine_box_restore(struct engine *e, const char *name, const char *snapshot_
 			return r;
 	}
 
-	pthread_mutex_lock(&e->lock);
+	pd_mutex_lock(&e->lock);
 	r = claim_for(e, name, &b, &(bool){false}, err);
 	if (r >= 0 && b->state == BOX_RUNNING) {
 		b->busy = false;
@@ -726,17 +759,19 @@ int engine_box_restore(struct engine *e, const char *name, const char *snapshot_
 		b->busy = false;
 		r = pd_error_set(err, -ENOENT, "snapshot %s was deleted meanwhile", snapshot_id);
 	}
-	if (r < 0) {
-		pthread_mutex_unlock(&e->lock);
+	pd_mutex_unlock(&e->lock);
+	if (r < 0)
 		return r;
-	}
+	/* b is busy: its directories are ours. A leftover of an earlier
+	 * restore goes before this one moves the upper there. */
 	eng_box_path(e, b, "upper.old", old, sizeof old);
 	(void)rm_rf(old);
+	pd_mutex_lock(&e->lock);
 	snprintf(in.kind, sizeof in.kind, "restore");
 	in.box_id = b->row.id;
 	snprintf(in.target, sizeof in.target, "%s", snapshot_id);
 	r = store_intent_insert(e->store, &in, err);
-	pthread_mutex_unlock(&e->lock);
+	pd_mutex_unlock(&e->lock);
 	if (r < 0)
 		goto out;
 	pd_fault("restore-recorded");
@@ -745,23 +780,26 @@ int engine_box_restore(struct engine *e, const char *name, const char *snapshot_
 		r = pd_error_set(err, -EBUSY,
 				 "its root/ is in use on the host (a working directory or an open "
 				 "file); close it and try again");
-		pthread_mutex_lock(&e->lock);
+		pd_mutex_lock(&e->lock);
 		(void)store_intent_delete(e->store, in.id, NULL);
-		pthread_mutex_unlock(&e->lock);
+		pd_mutex_unlock(&e->lock);
 		(void)eng_mount_root(e, b, NULL);
 		goto out;
 	}
-	pthread_mutex_lock(&e->lock);
+	pd_mutex_lock(&e->lock);
 	r = restore_finish(e, &in, b, err);
-	pthread_mutex_unlock(&e->lock);
-	if (r >= 0)
+	pd_mutex_unlock(&e->lock);
+	if (r >= 0) {
+		pd_fault("restore-committed");
+		(void)rm_rf(old);
 		r = eng_mount_root(e, b, err);
+	}
 out:
-	pthread_mutex_lock(&e->lock);
+	pd_mutex_lock(&e->lock);
 	b->busy = false;
 	if (r >= 0)
 		eng_emit(e, b, "restored %s", snapshot_id);
-	pthread_mutex_unlock(&e->lock);
+	pd_mutex_unlock(&e->lock);
 	if (r < 0)
 		return r;
 	eng_gc(e, false);
@@ -778,9 +816,10 @@ static void view_of(const struct snapshot_row *row, struct snapshot_view *v)
 	    (struct snapshot_view){.seq = row->seq, .box_id = row->box_id, .created = row->created};
 	snprintf(v->id, sizeof v->id, "%s", row->id);
 	snprintf(v->box, sizeof v->box, "%s", row->box);
-	snprintf(v->label, sizeof v->label, "%s", row->label);
 	snprintf(v->image, sizeof v->image, "%s", row->image);
-	snprintf(v->error, sizeof v->error, "%s", row->error);
+	/* Sanitized when recorded; again here for rows older than that. */
+	text_sanitize(row->label, strlen(row->label), v->label, sizeof v->label);
+	text_sanitize(row->error, strlen(row->error), v->error, sizeof v->error);
 }
 
 struct names {
@@ -808,7 +847,7 @@ int engine_snapshot_names(struct engine *e, const char *box_name, char ***ret, s
 	int64_t box_id = 0;
 	int r = 0;
 
-	pthread_mutex_lock(&e->lock);
+	pd_mutex_lock(&e->lock);
 	if (box_name) {
 		struct box *b = eng_find_box(e, box_name);
 		if (!b || b->deleting)
@@ -818,7 +857,7 @@ int engine_snapshot_names(struct engine *e, const char *box_name, char ***ret, s
 	}
 	if (r >= 0)
 		r = store_snapshot_foreach(e->store, box_id, add_name, &ns);
-	pthread_mutex_unlock(&e->lock);
+	pd_mutex_unlock(&e->lock);
 	if (r < 0) {
 		image_list_free(ns.v, ns.n);
 		return r;
@@ -835,9 +874,9 @@ int engine_snapshot_get(struct engine *e, const char *id, struct snapshot_view *
 
 	if (!name_valid(id))
 		return -ENOENT;
-	pthread_mutex_lock(&e->lock);
+	pd_mutex_lock(&e->lock);
 	r = store_snapshot_get(e->store, id, &row);
-	pthread_mutex_unlock(&e->lock);
+	pd_mutex_unlock(&e->lock);
 	if (r >= 0)
 		view_of(&row, ret);
 	return r;
@@ -848,9 +887,9 @@ int engine_snapshot_get_by_seq(struct engine *e, int64_t seq, struct snapshot_vi
 	struct snapshot_row row;
 	int r;
 
-	pthread_mutex_lock(&e->lock);
+	pd_mutex_lock(&e->lock);
 	r = store_snapshot_get_seq(e->store, seq, &row);
-	pthread_mutex_unlock(&e->lock);
+	pd_mutex_unlock(&e->lock);
 	if (r >= 0)
 		view_of(&row, ret);
 	return r;
@@ -864,22 +903,24 @@ int engine_snapshot_size(struct engine *e, const char *id, uint64_t *ret)
 	int64_t size = -1;
 	int r;
 
-	pthread_mutex_lock(&e->lock);
+	pd_mutex_lock(&e->lock);
 	r = store_snapshot_get(e->store, id, &row);
 	if (r >= 0 && (layer_stack_parse(row.layers, &s) < 0 || s.n == 0))
 		r = -EIO;
 	if (r >= 0)
 		r = store_layer_get_size(e->store, s.ids[0], &size);
-	pthread_mutex_unlock(&e->lock);
+	pd_mutex_unlock(&e->lock);
 	if (r < 0)
 		return r;
 	if (size < 0) {
 		/* Measured once, outside the lock: a frozen layer never changes. */
+		uint64_t bytes = 0;
 		layer_path(e, s.ids[0], NULL, path, sizeof path);
-		size = (int64_t)eng_du(path);
-		pthread_mutex_lock(&e->lock);
+		(void)du_tree(path, &bytes);
+		size = (int64_t)bytes;
+		pd_mutex_lock(&e->lock);
 		(void)store_layer_set_size(e->store, s.ids[0], size);
-		pthread_mutex_unlock(&e->lock);
+		pd_mutex_unlock(&e->lock);
 	}
 	*ret = (uint64_t)size;
 	return 0;
@@ -892,7 +933,7 @@ int engine_snapshot_root(struct engine *e, const char *id, char *buf, size_t buf
 	char path[4096];
 	int r;
 
-	pthread_mutex_lock(&e->lock);
+	pd_mutex_lock(&e->lock);
 	r = store_snapshot_get(e->store, id, &row);
 	if (r < 0)
 		goto out;
@@ -914,7 +955,7 @@ int engine_snapshot_root(struct engine *e, const char *id, char *buf, size_t buf
 	if ((size_t)snprintf(buf, bufsz, "%s", path) >= bufsz)
 		r = -ENAMETOOLONG;
 out:
-	pthread_mutex_unlock(&e->lock);
+	pd_mutex_unlock(&e->lock);
 	return r;
 }
 
@@ -946,14 +987,14 @@ static void snap_export_release(void *userdata)
 	struct snap_hold *h = userdata;
 	struct engine *e = h->e;
 
-	pthread_mutex_lock(&e->lock);
+	pd_mutex_lock(&e->lock);
 	for (size_t i = 0; i < e->n_snap_exports; i++)
 		if (strcmp(e->snap_exports[i], h->id) == 0) {
 			free(e->snap_exports[i]);
 			e->snap_exports[i] = e->snap_exports[--e->n_snap_exports];
 			break;
 		}
-	pthread_mutex_unlock(&e->lock);
+	pd_mutex_unlock(&e->lock);
 	free(h);
 }
 
@@ -982,12 +1023,11 @@ int engine_snapshot_export(struct engine *e, const char *id, struct export_strea
 	snprintf(h->id, sizeof h->id, "%s", id);
 
 	/* Marked before the root is opened: from here on rmdir waits. */
-	pthread_mutex_lock(&e->lock);
+	pd_mutex_lock(&e->lock);
 	r = store_snapshot_get(e->store, id, &row);
 	if (r < 0)
 		r = pd_error_set(err, -ENOENT, "no snapshot %s", id);
-	nv = r < 0 ? NULL
-		   : reallocarray(e->snap_exports, e->n_snap_exports + 1, sizeof *nv);
+	nv = r < 0 ? NULL : reallocarray(e->snap_exports, e->n_snap_exports + 1, sizeof *nv);
 	if (r >= 0 && nv) {
 		e->snap_exports = nv;
 		nv[e->n_snap_exports] = strdup(id);
@@ -998,7 +1038,7 @@ int engine_snapshot_export(struct engine *e, const char *id, struct export_strea
 	}
 	if (r >= 0 && !nv)
 		r = pd_error_set(err, -ENOMEM, "out of memory");
-	pthread_mutex_unlock(&e->lock);
+	pd_mutex_unlock(&e->lock);
 	if (r < 0) {
 		free(h);
 		return r;
@@ -1026,15 +1066,16 @@ int engine_snapshot_export(struct engine *e, const char *id, struct export_strea
 	return export_stream_start(&src, ret, err);
 }
 
-int engine_snapshot_set_label(struct engine *e, const char *id, const char *label, pd_error *err)
+int engine_snapshot_set_label(struct engine *e, const char *id, const char *label_in, pd_error *err)
 {
+	char label[ENGINE_SNAPSHOT_LABEL_MAX + 1];
 	struct snapshot_row row;
 	int r;
 
-	if (strlen(label) > ENGINE_SNAPSHOT_LABEL_MAX)
-		return pd_error_set(err, -EINVAL, "a label has at most %d bytes",
-				    ENGINE_SNAPSHOT_LABEL_MAX);
-	pthread_mutex_lock(&e->lock);
+	r = label_clean(label_in, label, err);
+	if (r < 0)
+		return r;
+	pd_mutex_lock(&e->lock);
 	r = store_snapshot_get(e->store, id, &row);
 	if (r < 0)
 		r = pd_error_set(err, -ENOENT, "no snapshot %s", id);
@@ -1042,7 +1083,7 @@ int engine_snapshot_set_label(struct engine *e, const char *id, const char *labe
 		snprintf(row.label, sizeof row.label, "%s", label);
 		r = store_snapshot_update(e->store, &row, err);
 	}
-	pthread_mutex_unlock(&e->lock);
+	pd_mutex_unlock(&e->lock);
 	return r;
 }
 
@@ -1050,16 +1091,13 @@ void engine_snapshot_record_error(struct engine *e, const char *id, const char *
 				  const pd_error *err)
 {
 	struct snapshot_row row;
-	char ts[32];
 
-	format_rfc3339(time(NULL), ts, sizeof ts);
-	pthread_mutex_lock(&e->lock);
+	pd_mutex_lock(&e->lock);
 	if (store_snapshot_get(e->store, id, &row) >= 0) {
-		snprintf(row.error, sizeof row.error, "%s %s: %s (%s)", ts, file, err->msg,
-			 errno_name(-err->code));
+		eng_format_error(file, err, row.error, sizeof row.error);
 		(void)store_snapshot_update(e->store, &row, NULL);
 	}
-	pthread_mutex_unlock(&e->lock);
+	pd_mutex_unlock(&e->lock);
 }
 
 struct restore_ref {
@@ -1094,7 +1132,7 @@ int engine_snapshot_delete(struct engine *e, const char *id, pd_error *err)
 	struct restore_ref ref = {.id = id};
 	int r;
 
-	pthread_mutex_lock(&e->lock);
+	pd_mutex_lock(&e->lock);
 	r = name_valid(id) ? store_snapshot_get(e->store, id, &row) : -ENOENT;
 	if (r < 0) {
 		r = pd_error_set(err, -ENOENT, "no snapshot %s", id);
@@ -1133,7 +1171,7 @@ int engine_snapshot_delete(struct engine *e, const char *id, pd_error *err)
 	pd_fault("snapdel-deleted");
 	umount_snapshot(e, id);
 out:
-	pthread_mutex_unlock(&e->lock);
+	pd_mutex_unlock(&e->lock);
 	if (r >= 0) {
 		log_debug("snapshot %s deleted", id);
 		eng_gc(e, false);
@@ -1189,6 +1227,27 @@ static int ref_intent(const struct intent_row *in, void *userdata)
 	return in->layer ? ids_add(userdata, in->layer) : 0;
 }
 
+/* At start (nothing else runs): half copies and half removals from before
+ * a crash, L<ID>.tmp and L<ID>.del. */
+static void remove_leftovers(struct engine *e)
+{
+	DIR *d = opendir(e->layers_dir);
+	struct dirent *de;
+	char path[4096];
+
+	while (d && (de = readdir(d))) {
+		size_t len = strlen(de->d_name);
+		if (de->d_name[0] == 'L' && len > 4 &&
+		    (strcmp(de->d_name + len - 4, ".tmp") == 0 ||
+		     strcmp(de->d_name + len - 4, ".del") == 0)) {
+			snprintf(path, sizeof path, "%s/%s", e->layers_dir, de->d_name);
+			(void)rm_rf(path);
+		}
+	}
+	if (d)
+		closedir(d);
+}
+
 void eng_gc(struct engine *e, bool at_start)
 {
 	struct ids present = {0}, refs = {0};
@@ -1200,7 +1259,9 @@ void eng_gc(struct engine *e, bool at_start)
 	DIR *d;
 	int r;
 
-	pthread_mutex_lock(&e->lock);
+	if (at_start)
+		remove_leftovers(e);
+	pd_mutex_lock(&e->lock);
 	r = store_box_foreach(e->store, ref_box, &refs);
 	if (r >= 0)
 		r = store_snapshot_foreach(e->store, 0, ref_snapshot, &refs);
@@ -1214,16 +1275,8 @@ void eng_gc(struct engine *e, bool at_start)
 	d = r >= 0 ? opendir(e->layers_dir) : NULL;
 	while (d && r >= 0 && (de = readdir(d))) {
 		int64_t id;
-		size_t len = strlen(de->d_name);
 		if (layer_dir_id(de->d_name, &id) >= 0)
 			r = ids_add(&present, id);
-		else if (at_start && de->d_name[0] == 'L' && len > 4 &&
-			 (strcmp(de->d_name + len - 4, ".tmp") == 0 ||
-			  strcmp(de->d_name + len - 4, ".del") == 0)) {
-			/* A half copy or half removal from before a crash. */
-			snprintf(path, sizeof path, "%s/%s", e->layers_dir, de->d_name);
-			(void)rm_rf(path);
-		}
 	}
 	if (d)
 		closedir(d);
@@ -1236,7 +1289,7 @@ void eng_gc(struct engine *e, bool at_start)
 			continue;
 		(void)store_layer_delete(e->store, garbage[i]);
 	}
-	pthread_mutex_unlock(&e->lock);
+	pd_mutex_unlock(&e->lock);
 	if (n_garbage)
 		pd_fault("gc-renamed");
 	for (size_t i = 0; i < n_garbage; i++) {

@@ -11,6 +11,7 @@
 #include <sys/sysmacros.h>
 #include <time.h>
 
+#include "lock.h"
 #include "util.h"
 
 struct errno_entry {
@@ -356,6 +357,7 @@ int rm_rf(const char *path_in)
 	size_t len;
 	int fd, r;
 
+	lock_assert_no_slow("rm_rf");
 	if (!path_in || !*path_in)
 		return -EINVAL;
 	if (strspn(path_in, "/") == strlen(path_in))
@@ -392,6 +394,56 @@ int rm_rf(const char *path_in)
 	return r;
 }
 
+/* Adds the blocks of everything inside the directory open at fd (consumed)
+ * to *total, staying on device dev. */
+static void du_children(int fd, dev_t dev, unsigned depth, uint64_t *total)
+{
+	DIR *d = fdopendir(fd);
+	struct dirent *de;
+
+	if (!d) {
+		close(fd);
+		return;
+	}
+	while ((de = readdir(d))) {
+		struct stat st;
+		if (strcmp(de->d_name, ".") == 0 || strcmp(de->d_name, "..") == 0)
+			continue;
+		if (fstatat(dirfd(d), de->d_name, &st, AT_SYMLINK_NOFOLLOW | AT_NO_AUTOMOUNT) < 0 ||
+		    st.st_dev != dev)
+			continue;
+		*total += (uint64_t)st.st_blocks * 512;
+		if (S_ISDIR(st.st_mode) && depth < DU_DEPTH_MAX) {
+			int cfd =
+			    openat(dirfd(d), de->d_name,
+				   O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC | O_NOCTTY);
+			if (cfd >= 0)
+				du_children(cfd, dev, depth + 1, total);
+		}
+	}
+	closedir(d);
+}
+
+int du_tree(const char *path, uint64_t *ret)
+{
+	struct stat st;
+	uint64_t total = 0;
+	int fd;
+
+	lock_assert_no_slow("a disk walk");
+	fd = open(path, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC | O_NOCTTY);
+	if (fd < 0)
+		return -errno;
+	if (fstat(fd, &st) < 0) {
+		int r = -errno;
+		close(fd);
+		return r;
+	}
+	du_children(fd, st.st_dev, 0, &total);
+	*ret = total;
+	return 0;
+}
+
 unsigned long long now_usec(void)
 {
 	struct timespec ts;
@@ -416,6 +468,30 @@ int write_file_replace(const char *path, const void *buf, size_t len)
 	if (r < 0)
 		unlink(tmp);
 	return r;
+}
+
+void pd_hold(const char *step)
+{
+	const char *want = getenv("PADDOCK_HOLD");
+	const char *colon = want ? strchr(want, ':') : NULL;
+	size_t n = strlen(step);
+	char arm[PATH_MAX], held[PATH_MAX];
+	int fd;
+
+	if (!colon || (size_t)(colon - want) != n || strncmp(want, step, n) != 0)
+		return;
+	lock_assert_no_slow("a hold point");
+	snprintf(arm, sizeof arm, "%s/arm", colon + 1);
+	snprintf(held, sizeof held, "%s/held", colon + 1);
+	/* One thread per arming: the one whose unlink succeeds. */
+	if (unlink(arm) < 0)
+		return;
+	fd = open(held, O_WRONLY | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0600);
+	if (fd < 0)
+		return;
+	close(fd);
+	while (access(held, F_OK) == 0)
+		nanosleep(&(struct timespec){.tv_nsec = 10 * 1000 * 1000}, NULL);
 }
 
 void pd_fault(const char *step)

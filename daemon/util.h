@@ -8,6 +8,7 @@
 
 #include <errno.h>
 #include <stdbool.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <unistd.h>
@@ -84,6 +85,17 @@ int mkdir_p(const char *path, mode_t mode);
  * other mounts. A missing path is success. Returns 0 or -errno. */
 int rm_rf(const char *path);
 
+/* Bytes allocated to what lies inside the directory at path (the
+ * st_blocks of every entry below it), staying on its filesystem and
+ * following no symlink. Each step is relative to an open directory, so a
+ * tree that changes during the walk (a running box's files) cannot lead it
+ * elsewhere; what changes meanwhile may be counted or not. Directories
+ * more than DU_DEPTH_MAX levels down are counted, not entered. A slow call
+ * (lock.h: never under the engine lock). Returns 0, or -errno when path
+ * cannot be opened as a directory. */
+#define DU_DEPTH_MAX 256
+int du_tree(const char *path, uint64_t *ret);
+
 /* Monotonic clock in microseconds. */
 unsigned long long now_usec(void);
 
@@ -111,3 +123,12 @@ unsigned long long now_usec(void);
  *   volume-create-row, volume-create-dir, volume-delete-mark,
  *   volume-delete-files, volume-delete-rows */
 void pd_fault(const char *step);
+
+/* Hold points, for the tests that prove what goes on while slow work
+ * runs. With PADDOCK_HOLD set to "STEP:DIR", the first thread to reach
+ * STEP after the test created DIR/arm removes it, creates DIR/held and
+ * waits there until the test removes DIR/held; other threads pass. Without
+ * the variable it does nothing. A slow call (lock.h). The steps:
+ *   disk-walk   a box's disk usage or a volume's size is about to be
+ *               walked (engine.c), the engine lock not held */
+void pd_hold(const char *step);

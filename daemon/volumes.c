@@ -14,16 +14,12 @@
 #include "tarsafe.h"
 #include "volumes.h"
 
-#define SIZE_CACHE_USEC (5ULL * 1000 * 1000)
-#define DU_DEPTH_MAX 256
-
 struct volume {
 	struct volume_row row;
 	bool deleting;	/* rmdir in progress: hidden */
 	bool importing; /* an import holds it */
 	unsigned exports;
-	uint64_t size;
-	unsigned long long size_checked_usec;
+	struct du_cache du; /* its data */
 	char error[PD_ERROR_MAX + 64];
 };
 
@@ -205,7 +201,7 @@ int engine_volume_names(struct engine *e, char ***ret, size_t *ret_n)
 	char **names;
 	size_t n = 0;
 
-	pthread_mutex_lock(&e->lock);
+	pd_mutex_lock(&e->lock);
 	names = calloc(e->volumes->n ? e->volumes->n : 1, sizeof *names);
 	for (size_t i = 0; names && i < e->volumes->n; i++) {
 		if (e->volumes->v[i]->deleting)
@@ -216,7 +212,7 @@ int engine_volume_names(struct engine *e, char ***ret, size_t *ret_n)
 		} else
 			n++;
 	}
-	pthread_mutex_unlock(&e->lock);
+	pd_mutex_unlock(&e->lock);
 	if (!names)
 		return -ENOMEM;
 	*ret = names;
@@ -228,11 +224,11 @@ int engine_volume_get(struct engine *e, const char *name, struct volume_view *re
 {
 	struct volume *v;
 
-	pthread_mutex_lock(&e->lock);
+	pd_mutex_lock(&e->lock);
 	v = find_live(e, name);
 	if (v)
 		view_of(v, ret);
-	pthread_mutex_unlock(&e->lock);
+	pd_mutex_unlock(&e->lock);
 	return v ? 0 : -ENOENT;
 }
 
@@ -240,11 +236,11 @@ int engine_volume_get_by_id(struct engine *e, int64_t id, struct volume_view *re
 {
 	struct volume *v;
 
-	pthread_mutex_lock(&e->lock);
+	pd_mutex_lock(&e->lock);
 	v = find_volume_id(e, id);
 	if (v && !v->deleting)
 		view_of(v, ret);
-	pthread_mutex_unlock(&e->lock);
+	pd_mutex_unlock(&e->lock);
 	return v && !v->deleting ? 0 : -ENOENT;
 }
 
@@ -296,7 +292,7 @@ int engine_volume_create(struct engine *e, const char *name, pd_error *err)
 	snprintf(v->row.state, sizeof v->row.state, "creating");
 	v->row.created = time(NULL);
 
-	pthread_mutex_lock(&e->lock);
+	pd_mutex_lock(&e->lock);
 	if (find_volume(e, name)) {
 		r = pd_error_set(err, -EEXIST, "volume %s already exists", name);
 		goto fail;
@@ -319,17 +315,20 @@ int engine_volume_create(struct engine *e, const char *name, pd_error *err)
 			pd_error_set(err, r, "out of memory");
 	}
 	if (r < 0) {
+		/* Its "creating" row keeps the name meanwhile. */
+		pd_mutex_unlock(&e->lock);
 		remove_volume_files(e, name);
+		pd_mutex_lock(&e->lock);
 		(void)store_volume_delete(e->store, v->row.id, NULL);
 		goto fail;
 	}
 	emit_volume(e, name, "created");
-	pthread_mutex_unlock(&e->lock);
+	pd_mutex_unlock(&e->lock);
 	eng_wake(e, 0);
 	log_debug("volume %s created", name);
 	return 0;
 fail:
-	pthread_mutex_unlock(&e->lock);
+	pd_mutex_unlock(&e->lock);
 	free(v);
 	return r;
 }
@@ -357,7 +356,7 @@ int engine_volume_delete(struct engine *e, const char *name, pd_error *err)
 	size_t n = 0;
 	int r;
 
-	pthread_mutex_lock(&e->lock);
+	pd_mutex_lock(&e->lock);
 	v = find_live(e, name);
 	if (!v) {
 		r = pd_error_set(err, -ENOENT, "no volume named %s", name);
@@ -385,13 +384,13 @@ int engine_volume_delete(struct engine *e, const char *name, pd_error *err)
 		goto out;
 	pd_fault("volume-delete-mark");
 	v->deleting = true;
-	pthread_mutex_unlock(&e->lock);
+	pd_mutex_unlock(&e->lock);
 
 	/* Recorded: a crash from here on is finished at the next start. */
 	remove_volume_files(e, name);
 	pd_fault("volume-delete-files");
 
-	pthread_mutex_lock(&e->lock);
+	pd_mutex_lock(&e->lock);
 	r = store_volume_delete(e->store, v->row.id, err);
 	if (r < 0) {
 		/* Files gone but the row stays "deleting": the next start
@@ -404,12 +403,12 @@ int engine_volume_delete(struct engine *e, const char *name, pd_error *err)
 	}
 	pd_fault("volume-delete-rows");
 	emit_volume(e, name, "deleted");
-	pthread_mutex_unlock(&e->lock);
+	pd_mutex_unlock(&e->lock);
 	eng_wake(e, 0);
 	log_debug("volume %s deleted", name);
 	return 0;
 out:
-	pthread_mutex_unlock(&e->lock);
+	pd_mutex_unlock(&e->lock);
 	return r;
 }
 
@@ -417,15 +416,12 @@ void engine_volume_record_error(struct engine *e, const char *name, const char *
 				const pd_error *err)
 {
 	struct volume *v;
-	char ts[32];
 
-	format_rfc3339(time(NULL), ts, sizeof ts);
-	pthread_mutex_lock(&e->lock);
+	pd_mutex_lock(&e->lock);
 	v = find_live(e, name);
 	if (v)
-		snprintf(v->error, sizeof v->error, "%s %s: %s (%s)", ts, file, err->msg,
-			 errno_name(-err->code));
-	pthread_mutex_unlock(&e->lock);
+		eng_format_error(file, err, v->error, sizeof v->error);
+	pd_mutex_unlock(&e->lock);
 }
 
 /* --- data, size, boxes -------------------------------------------------------- */
@@ -434,85 +430,37 @@ int engine_volume_data(struct engine *e, const char *name, char *buf, size_t buf
 {
 	struct volume *v;
 
-	pthread_mutex_lock(&e->lock);
+	pd_mutex_lock(&e->lock);
 	v = find_live(e, name);
 	if (v)
 		view_path(e, name, buf, bufsz);
-	pthread_mutex_unlock(&e->lock);
+	pd_mutex_unlock(&e->lock);
 	return v ? 0 : -ENOENT;
 }
 
-/* Bytes allocated under dirfd (closed), not following symlinks nor
- * crossing into other filesystems. */
-static uint64_t du_at(int dirfd, dev_t dev, unsigned depth)
+static struct du_cache *volume_disk(struct engine *e, int64_t id)
 {
-	uint64_t total = 0;
-	DIR *d = fdopendir(dirfd);
-	struct dirent *de;
+	struct volume *v = find_volume_id(e, id);
 
-	if (!d) {
-		close(dirfd);
-		return 0;
-	}
-	while ((de = readdir(d))) {
-		struct stat st;
-		if (strcmp(de->d_name, ".") == 0 || strcmp(de->d_name, "..") == 0)
-			continue;
-		if (fstatat(dirfd, de->d_name, &st, AT_SYMLINK_NOFOLLOW) < 0 || st.st_dev != dev)
-			continue;
-		total += (uint64_t)st.st_blocks * 512;
-		if (S_ISDIR(st.st_mode) && depth < DU_DEPTH_MAX) {
-			int fd = openat(dirfd, de->d_name,
-					O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-			if (fd >= 0)
-				total += du_at(fd, dev, depth + 1);
-		}
-	}
-	closedir(d);
-	return total;
+	return v && !v->deleting ? &v->du : NULL;
 }
 
 int engine_volume_size(struct engine *e, const char *name, uint64_t *ret)
 {
-	unsigned long long now = now_usec();
 	char path[4096];
 	struct volume *v;
-	struct stat st;
-	uint64_t size;
-	int fd;
+	int r = -ENOENT;
 
-	pthread_mutex_lock(&e->lock);
-	v = find_live(e, name);
-	if (v && v->size_checked_usec && now - v->size_checked_usec < SIZE_CACHE_USEC) {
-		*ret = v->size;
-		pthread_mutex_unlock(&e->lock);
-		return 0;
-	}
-	if (v)
-		volume_path(e, name, "data", path, sizeof path);
-	pthread_mutex_unlock(&e->lock);
-	if (!v)
-		return -ENOENT;
-
-	/* Walked without the lock: a big volume must not stall the engine. */
-	fd = open(path, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-	if (fd < 0)
-		return -errno;
-	if (fstat(fd, &st) < 0) {
-		close(fd);
-		return -errno;
-	}
-	size = du_at(fd, st.st_dev, 0);
-
-	pthread_mutex_lock(&e->lock);
+	pd_mutex_lock(&e->lock);
 	v = find_live(e, name);
 	if (v) {
-		v->size = size;
-		v->size_checked_usec = now;
+		volume_path(e, name, "data", path, sizeof path);
+		/* Walked without the lock: a big volume must not stall the
+		 * engine. */
+		r = eng_du_cached(e, volume_disk, v->row.id, path, /* flags= */ 0, ret);
 	}
-	pthread_mutex_unlock(&e->lock);
-	*ret = size;
-	return 0;
+	pd_mutex_unlock(&e->lock);
+	return r;
 }
 
 int engine_volume_boxes(struct engine *e, const char *name, char ***ret, size_t *ret_n)
@@ -523,7 +471,7 @@ int engine_volume_boxes(struct engine *e, const char *name, char ***ret, size_t 
 	struct volume *v;
 	int r;
 
-	pthread_mutex_lock(&e->lock);
+	pd_mutex_lock(&e->lock);
 	v = find_live(e, name);
 	r = v ? store_volume_boxes(e->store, v->row.id, &ids, &n) : -ENOENT;
 	if (r >= 0 && !(names = calloc(n ? n : 1, sizeof *names)))
@@ -537,7 +485,7 @@ int engine_volume_boxes(struct engine *e, const char *name, char ***ret, size_t 
 		else
 			k++;
 	}
-	pthread_mutex_unlock(&e->lock);
+	pd_mutex_unlock(&e->lock);
 	if (r < 0) {
 		image_list_free(names, k);
 		return r;
@@ -590,10 +538,10 @@ int engine_box_volumes(struct engine *e, const char *box, char ***ret, size_t *r
 	struct box *b;
 	int r;
 
-	pthread_mutex_lock(&e->lock);
+	pd_mutex_lock(&e->lock);
 	b = find_box(e, box);
 	r = b ? box_volume_names(e, b, ret, ret_n) : -ENOENT;
-	pthread_mutex_unlock(&e->lock);
+	pd_mutex_unlock(&e->lock);
 	return r;
 }
 
@@ -646,7 +594,7 @@ int engine_box_set_volumes(struct engine *e, const char *box, const char *text, 
 		image_list_free(names, n);
 		return pd_error_set(err, -ENOMEM, "out of memory");
 	}
-	pthread_mutex_lock(&e->lock);
+	pd_mutex_lock(&e->lock);
 	b = find_box(e, box);
 	if (!b) {
 		r = pd_error_set(err, -ENOENT, "no box named %s", box);
@@ -686,7 +634,7 @@ int engine_box_set_volumes(struct engine *e, const char *box, const char *text, 
 			eng_emit(e, b, "volumes %s", n ? list : "none");
 	}
 out:
-	pthread_mutex_unlock(&e->lock);
+	pd_mutex_unlock(&e->lock);
 	image_list_free(names, n);
 	image_list_free(old, n_old);
 	return r;
@@ -701,7 +649,7 @@ bool engine_box_volumes_pending(struct engine *e, const char *box)
 	bool pending = false;
 	struct box *b;
 
-	pthread_mutex_lock(&e->lock);
+	pd_mutex_lock(&e->lock);
 	b = find_box(e, box);
 	if (b && (b->state == BOX_RUNNING || b->state == BOX_STARTING) &&
 	    box_volume_names(e, b, &names, &n) >= 0 && join_names(names, n, now, sizeof now) >= 0) {
@@ -711,7 +659,7 @@ bool engine_box_volumes_pending(struct engine *e, const char *box)
 		else
 			pending = strcmp(started, now) != 0;
 	}
-	pthread_mutex_unlock(&e->lock);
+	pd_mutex_unlock(&e->lock);
 	image_list_free(names, n);
 	return pending;
 }
@@ -862,9 +810,9 @@ static int open_dirs(struct engine *e, const char *name, int *ret_data, int *ret
 {
 	char path[4096];
 
-	pthread_mutex_lock(&e->lock);
+	pd_mutex_lock(&e->lock);
 	volume_path(e, name, "data", path, sizeof path);
-	pthread_mutex_unlock(&e->lock);
+	pd_mutex_unlock(&e->lock);
 	*ret_data = open(path, O_PATH | O_DIRECTORY | O_CLOEXEC);
 	if (*ret_data < 0)
 		return pd_error_set(err, -errno, "cannot open the data of volume %s: %s", name,
@@ -884,13 +832,13 @@ static void release_volume(struct engine *e, int64_t id, bool import)
 {
 	struct volume *v;
 
-	pthread_mutex_lock(&e->lock);
+	pd_mutex_lock(&e->lock);
 	v = find_volume_id(e, id);
 	if (v && import)
 		v->importing = false;
 	else if (v && v->exports)
 		v->exports--;
-	pthread_mutex_unlock(&e->lock);
+	pd_mutex_unlock(&e->lock);
 }
 
 struct volume_hold {
@@ -925,13 +873,13 @@ int volume_export_open(struct engine *e, const char *name, struct export_stream 
 	if (!h)
 		return pd_error_set(err, -ENOMEM, "out of memory");
 	h->e = e;
-	pthread_mutex_lock(&e->lock);
+	pd_mutex_lock(&e->lock);
 	v = claim_volume(e, name, err);
 	if (v) {
 		v->exports++;
 		h->id = v->row.id;
 	}
-	pthread_mutex_unlock(&e->lock);
+	pd_mutex_unlock(&e->lock);
 	if (!v) {
 		free(h);
 		return err->code;
@@ -999,7 +947,7 @@ int volume_import_begin(struct engine *e, const char *name, struct volume_import
 	imp->fd = imp->datafd = -1;
 	imp->max = e->cfg->push_max_bytes ? e->cfg->push_max_bytes : TAR_DEFAULT_MAX_BYTES;
 	snprintf(imp->name, sizeof imp->name, "%s", name);
-	pthread_mutex_lock(&e->lock);
+	pd_mutex_lock(&e->lock);
 	v = claim_volume(e, name, err);
 	if (v && v->exports) {
 		pd_error_set(err, -EBUSY, "volume %s is being exported", name);
@@ -1009,7 +957,7 @@ int volume_import_begin(struct engine *e, const char *name, struct volume_import
 		v->importing = true;
 		imp->volume_id = v->row.id;
 	}
-	pthread_mutex_unlock(&e->lock);
+	pd_mutex_unlock(&e->lock);
 	if (!v) {
 		free(imp);
 		return err->code;
@@ -1080,9 +1028,9 @@ int volume_import_finish(struct volume_import *imp, pd_error *err)
 		else
 			snprintf(what, sizeof what, "imported (%llu entries, no manifest)",
 				 (unsigned long long)res.entries);
-		pthread_mutex_lock(&imp->e->lock);
+		pd_mutex_lock(&imp->e->lock);
 		emit_volume(imp->e, imp->name, what);
-		pthread_mutex_unlock(&imp->e->lock);
+		pd_mutex_unlock(&imp->e->lock);
 		eng_wake(imp->e, 0);
 	}
 	export_verify_release(&verify);

@@ -406,6 +406,30 @@ static json_t *usage_json(const struct box_usage *u)
 			 "disk_bytes", (json_int_t)u->disk_bytes);
 }
 
+/* A JSON string of text from anywhere (a box, a client, an old row):
+ * jansson takes only valid UTF-8, so anything else is escaped first
+ * (text_sanitize()) rather than failing the whole rendering. */
+static json_t *json_text(const char *s)
+{
+	size_t len = strlen(s);
+	json_t *j;
+
+	if (utf8_valid(s, len))
+		return json_stringn(s, len);
+	char *clean = malloc(4 * len + 1);
+	if (!clean)
+		return NULL;
+	text_sanitize(s, len, clean, 4 * len + 1);
+	j = json_string(clean);
+	free(clean);
+	return j;
+}
+
+/* Set while tree_getattr() renders a value for its size only: the size of
+ * `usage` and `info` then comes from the box's last disk walk, never from
+ * a new one (engine.h: a lookup must not walk a box's files). */
+static __thread bool sizing;
+
 static int render_info(struct tree *t, const struct box_view *v, struct buf *out)
 {
 	const struct box_type *type = config_find_type(engine_config(t->engine), v->type);
@@ -414,7 +438,7 @@ static int render_info(struct tree *t, const struct box_view *v, struct buf *out
 	json_t *j, *limits;
 	char *s;
 
-	(void)engine_box_usage(t->engine, v->name, &u);
+	(void)engine_box_usage(t->engine, v->name, sizing ? ENGINE_USAGE_NO_WALK : 0, &u);
 	format_rfc3339(v->created, created, sizeof created);
 	limits = json_object();
 	if (type) {
@@ -425,9 +449,10 @@ static int render_info(struct tree *t, const struct box_view *v, struct buf *out
 		json_object_set_new(limits, "pids", json_integer((json_int_t)type->pids));
 		json_object_set_new(limits, "disk", json_integer((json_int_t)type->disk));
 	}
-	j = json_pack("{s:s, s:s, s:s, s:s, s:s, s:o, s:o, s:s}", "name", v->name, "state",
+	j = json_pack("{s:s, s:s, s:s, s:s, s:s, s:o, s:o, s:o}", "name", v->name, "state",
 		      box_state_to_string(v->state), "type", v->type, "image", v->image, "created",
-		      created, "usage", usage_json(&u), "limits", limits, "error", v->error);
+		      created, "usage", usage_json(&u), "limits", limits, "error",
+		      json_text(v->error));
 	if (!j)
 		return -ENOMEM;
 	{
@@ -449,7 +474,7 @@ static int render_info(struct tree *t, const struct box_view *v, struct buf *out
 		(void)engine_box_ip(t->engine, v->name, ip, sizeof ip);
 		json_object_set_new(j, "ip", json_string(ip));
 		if (engine_box_policy(t->engine, v->name, &policy) >= 0)
-			json_object_set_new(j, "policy", json_string(policy));
+			json_object_set_new(j, "policy", json_text(policy));
 		free(policy);
 	}
 	s = json_dumps(j, JSON_COMPACT);
@@ -482,7 +507,7 @@ static int render_box_file(struct tree *t, int64_t id, unsigned file, struct buf
 		format_rfc3339(v.created, ts, sizeof ts);
 		return buf_printf(out, "%s\n", ts);
 	case BF_USAGE:
-		r = engine_box_usage(t->engine, v.name, &u);
+		r = engine_box_usage(t->engine, v.name, sizing ? ENGINE_USAGE_NO_WALK : 0, &u);
 		if (r < 0)
 			return r;
 		return buf_printf(out,
@@ -914,8 +939,11 @@ int tree_getattr(struct tree *t, uint64_t ino, struct tree_attr *ret)
 		*ret = mkattr(ino, mode, r == 0 ? (uint64_t)st.st_size : 0, mtime);
 		return 0;
 	}
-	/* The real size of the value, so tools that trust st_size read it all. */
+	/* The real size of the value, so tools that trust st_size read it
+	 * all (a disk usage in it as last measured: see sizing). */
+	sizing = true;
 	r = render(t, ino, &b);
+	sizing = false;
 	free(b.data);
 	if (r < 0)
 		return r;

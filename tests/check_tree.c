@@ -11,6 +11,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <glob.h>
+#include <jansson.h>
 #include <limits.h>
 #include <pthread.h>
 #include <stdio.h>
@@ -27,6 +28,7 @@
 #include "fuse-adapter.h"
 #include "jobs.h"
 #include "tree.h"
+#include "volumes.h"
 
 #define TEMP_MAX_PER_DIR 32
 #define TEMP_DATA_MAX (64 * 1024)
@@ -1388,6 +1390,123 @@ START_TEST(test_write_image_invalid)
 }
 END_TEST
 
+/* What a client or a box wrote, echoed in an error or written as a label:
+ * stored valid UTF-8 without control characters, and `info` stays JSON. */
+static void assert_clean_text(const char *s)
+{
+	size_t len = strlen(s);
+
+	ck_assert_msg(utf8_valid(s, len), "not UTF-8: %s", s);
+	for (size_t i = 0; i < len; i++)
+		ck_assert_msg(((unsigned char)s[i] >= 0x20 && s[i] != 0x7f) ||
+				  (s[i] == '\n' && i == len - 1),
+			      "control byte 0x%02x at %zu", (unsigned char)s[i], i);
+	ck_assert_ptr_null(strstr(s, "\xc2\x9b")); /* C1 control, valid UTF-8 */
+}
+
+static const char hostile[] = "x\x1b[31m\xc2\x9b\xff\xfe";
+static const char hostile_shown[] = "x\\x1b[31m\\xc2\\x9b\\xff\\xfe";
+
+START_TEST(test_error_text_hostile)
+{
+	json_error_t je;
+	const char *error, *info;
+	json_t *j;
+
+	make_box("web");
+	ck_assert_int_eq(write_str("boxes/web/type", hostile), -EINVAL);
+	error = cat("boxes/web/error");
+	assert_clean_text(error);
+	assert_has(error, hostile_shown);
+	assert_has(error, "(EINVAL)");
+
+	info = cat("boxes/web/info");
+	j = json_loads(info, 0, &je);
+	ck_assert_msg(j != NULL, "info is not JSON (%s): %s", je.text, info);
+	const char *e = json_string_value(json_object_get(j, "error"));
+	ck_assert_ptr_nonnull(e);
+	assert_clean_text(e);
+	ck_assert_int_eq(strncmp(e, error, strlen(e)), 0);
+	json_decref(j);
+
+	/* A reason so long that escaping overflows the line keeps its end. */
+	char big[400];
+	memset(big, 0x1b, sizeof big - 1);
+	big[sizeof big - 1] = '\0';
+	ck_assert_int_eq(write_str("boxes/web/type", big), -EINVAL);
+	error = cat("boxes/web/error");
+	assert_clean_text(error);
+	assert_has(error, "(EINVAL)\n");
+}
+END_TEST
+
+START_TEST(test_error_text_old_row)
+{
+	struct store *s;
+	struct box_row row;
+	pd_error err = {0};
+	char db[512];
+	json_t *j;
+
+	make_box("web");
+	tr = tree_free(tr);
+	eng = engine_free(eng);
+	/* An error recorded raw, as before errors were sanitized. */
+	snprintf(db, sizeof db, "%s/paddock.db", cfg.data);
+	ck_assert_int_eq(store_open(db, &s, &err), 0);
+	ck_assert_int_eq(store_box_get(s, 1, &row), 0);
+	snprintf(row.error, sizeof row.error, "2026-01-01T00:00:00Z type: %s (EINVAL)", hostile);
+	ck_assert_int_eq(store_box_update(s, &row, &err), 0);
+	store_close(s);
+	ck_assert_int_eq(engine_new(&cfg, "/bin/true", &eng, &err), 0);
+	ck_assert_int_eq(tree_new(eng, &tr), 0);
+
+	assert_clean_text(cat("boxes/web/error"));
+	j = json_loads(cat("boxes/web/info"), 0, NULL);
+	ck_assert_ptr_nonnull(j);
+	assert_clean_text(json_string_value(json_object_get(j, "error")));
+	json_decref(j);
+}
+END_TEST
+
+START_TEST(test_label_hostile)
+{
+	char id[NAME_MAX_LEN + 1], path[128], label[ENGINE_SNAPSHOT_LABEL_MAX + 1];
+	struct snapshot_view sv;
+	struct volume_view vv;
+	pd_error err = {0};
+
+	make_box("web");
+	ck_assert_int_eq(engine_box_snapshot(eng, "web", hostile, id, sizeof id, &err), 0);
+	snprintf(path, sizeof path, "snapshots/%s/label", id);
+	assert_clean_text(cat(path));
+	assert_has(cat(path), hostile_shown);
+
+	ck_assert_int_eq(write_str(path, "again \x1b]0;title\x07"), 0);
+	assert_clean_text(cat(path));
+	assert_has(cat(path), "again \\x1b]0;title\\x07");
+
+	/* The limit counts the label as stored: 100 bytes that are not UTF-8
+	 * become 400. */
+	memset(label, 0xff, 100);
+	label[100] = '\0';
+	ck_assert_int_eq(engine_snapshot_set_label(eng, id, label, &err), -EINVAL);
+	assert_has(cat(path), "again");
+
+	/* A snapshot's and a volume's error. */
+	pd_error_set(&err, -EINVAL, "bad %s", hostile);
+	engine_snapshot_record_error(eng, id, "label", &err);
+	ck_assert_int_eq(engine_snapshot_get(eng, id, &sv), 0);
+	assert_clean_text(sv.error);
+	assert_has(sv.error, hostile_shown);
+	ck_assert_int_eq(tree_mkdir(tr, ino_of("volumes"), "vol", &(struct tree_attr){0}), 0);
+	engine_volume_record_error(eng, "vol", "import", &err);
+	ck_assert_int_eq(engine_volume_get(eng, "vol", &vv), 0);
+	assert_clean_text(vv.error);
+	assert_has(vv.error, hostile_shown);
+}
+END_TEST
+
 START_TEST(test_open_readonly_for_write)
 {
 	static const char *const ro[] = {"README",
@@ -1628,6 +1747,9 @@ static Suite *tree_suite(void)
 	tcase_add_test(tc, test_start_fails);
 	tcase_add_test(tc, test_write_type_invalid);
 	tcase_add_test(tc, test_write_image_invalid);
+	tcase_add_test(tc, test_error_text_hostile);
+	tcase_add_test(tc, test_error_text_old_row);
+	tcase_add_test(tc, test_label_hostile);
 	tcase_add_test(tc, test_open_readonly_for_write);
 	tcase_add_test(tc, test_temp_bad_rename);
 	tcase_add_test(tc, test_rename_box_file);

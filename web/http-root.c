@@ -119,7 +119,7 @@ static bool disk_room(struct req *r, uint64_t *ret_room, char *what, size_t what
 	struct box_usage use;
 	struct box_view v;
 
-	if (engine_box_get(e, r->box, &v) < 0 || engine_box_usage(e, r->box, &use) < 0)
+	if (engine_box_get(e, r->box, &v) < 0 || engine_box_usage(e, r->box, /* flags= */ 0, &use) < 0)
 		return false;
 	t = config_find_type(engine_config(e), v.type);
 	if (!t)

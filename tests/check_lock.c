@@ -1,0 +1,266 @@
+/* check_lock.c - the lock order check (lock.h): locks taken in rank order
+ * pass, an inversion, a lock taken twice, two locks of one rank and slow
+ * work under the engine lock abort with a message naming the locks. */
+#include <errno.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "autoconfig.h"
+#ifdef PD_LOCK_CHECK
+/* The library (rm_rf, du_tree) was built with the check too. */
+#define LIBRARY_CHECKED 1
+#endif
+/* This file's wrappers always check, whatever the build. */
+#ifndef PD_LOCK_CHECK
+#define PD_LOCK_CHECK 1
+#endif
+
+#include "check-tap.h"
+#include "lock.h"
+#include "util.h"
+
+static struct pd_mutex engine, wake, leaf, leaf2, outer;
+
+static void setup(void)
+{
+	pd_mutex_init(&outer, LOCK_RANK_FUSE_PARK, 0, "park");
+	pd_mutex_init(&engine, LOCK_RANK_ENGINE, LOCK_NO_SLOW, "engine");
+	pd_mutex_init(&wake, LOCK_RANK_ENGINE_WAKE, 0, "wake");
+	pd_mutex_init(&leaf, LOCK_RANK_LEAF, 0, "leaf one");
+	pd_mutex_init(&leaf2, LOCK_RANK_LEAF, 0, "leaf two");
+}
+
+/* --- core: the allowed orders --------------------------------------------- */
+
+START_TEST(test_in_order)
+{
+	pd_mutex_lock(&outer);
+	pd_mutex_lock(&engine);
+	pd_mutex_lock(&wake);
+	pd_mutex_lock(&leaf);
+	lock_assert_held(&engine);
+	lock_assert_held(&leaf);
+	/* Released in any order. */
+	pd_mutex_unlock(&engine);
+	pd_mutex_unlock(&leaf);
+	pd_mutex_unlock(&outer);
+	pd_mutex_unlock(&wake);
+	/* Everything released: any order again, one at a time. */
+	pd_mutex_lock(&leaf);
+	pd_mutex_unlock(&leaf);
+	pd_mutex_lock(&engine);
+	pd_mutex_unlock(&engine);
+}
+END_TEST
+
+START_TEST(test_skip_ranks)
+{
+	/* Ranks need not be consecutive: engine straight to a leaf. */
+	pd_mutex_lock(&engine);
+	pd_mutex_lock(&leaf);
+	pd_mutex_unlock(&leaf);
+	pd_mutex_lock(&leaf2);
+	pd_mutex_unlock(&leaf2);
+	pd_mutex_unlock(&engine);
+}
+END_TEST
+
+START_TEST(test_slow_allowed)
+{
+	/* Slow work under a lock without LOCK_NO_SLOW, and under none. */
+	lock_assert_no_slow("a walk");
+	pd_mutex_lock(&wake);
+	lock_assert_no_slow("a walk");
+	pd_mutex_unlock(&wake);
+	pd_mutex_lock(&engine);
+	pd_mutex_unlock(&engine);
+	lock_assert_no_slow("a walk");
+}
+END_TEST
+
+static void *hold_engine(void *arg)
+{
+	(void)arg;
+	pd_mutex_lock(&engine);
+	pd_mutex_lock(&leaf);
+	pd_mutex_unlock(&leaf);
+	pd_mutex_unlock(&engine);
+	return NULL;
+}
+
+START_TEST(test_per_thread)
+{
+	pthread_t t;
+
+	/* What one thread holds does not constrain another. */
+	pd_mutex_lock(&wake);
+	ck_assert_int_eq(pthread_create(&t, NULL, hold_engine, NULL), 0);
+	ck_assert_int_eq(pthread_join(t, NULL), 0);
+	pd_mutex_unlock(&wake);
+}
+END_TEST
+
+START_TEST(test_cond_wait)
+{
+	pthread_cond_t c = PTHREAD_COND_INITIALIZER;
+	struct timespec ts;
+
+	/* A wait releases and takes the lock back; it stays recorded. */
+	clock_gettime(CLOCK_REALTIME, &ts);
+	pd_mutex_lock(&engine);
+	ck_assert_int_eq(pd_cond_timedwait(&c, &engine, &ts), ETIMEDOUT);
+	lock_assert_held(&engine);
+	pd_mutex_lock(&wake);
+	pd_mutex_unlock(&wake);
+	pd_mutex_unlock(&engine);
+}
+END_TEST
+
+/* --- errors: each aborts (SIGABRT) ------------------------------------------ */
+
+START_TEST(test_inversion_aborts)
+{
+	pd_mutex_lock(&wake);
+	pd_mutex_lock(&engine); /* engine under wake: inverted */
+}
+END_TEST
+
+START_TEST(test_outer_under_engine_aborts)
+{
+	pd_mutex_lock(&engine);
+	pd_mutex_lock(&outer);
+}
+END_TEST
+
+START_TEST(test_same_rank_aborts)
+{
+	pd_mutex_lock(&leaf);
+	pd_mutex_lock(&leaf2);
+}
+END_TEST
+
+START_TEST(test_twice_aborts)
+{
+	/* Found before the second lock would deadlock. */
+	pd_mutex_lock(&engine);
+	pd_mutex_lock(&engine);
+}
+END_TEST
+
+START_TEST(test_release_unheld_aborts)
+{
+	pd_mutex_unlock(&leaf);
+}
+END_TEST
+
+START_TEST(test_assert_held_aborts)
+{
+	pd_mutex_lock(&wake);
+	lock_assert_held(&engine);
+}
+END_TEST
+
+START_TEST(test_slow_under_engine_aborts)
+{
+	pd_mutex_lock(&engine);
+	pd_mutex_lock(&leaf);
+	lock_assert_no_slow("a walk");
+}
+END_TEST
+
+START_TEST(test_rm_rf_under_engine_aborts)
+{
+#ifdef LIBRARY_CHECKED
+	char dir[] = "/tmp/check_lock.XXXXXX";
+
+	ck_assert_ptr_nonnull(mkdtemp(dir));
+	pd_mutex_lock(&engine);
+	(void)rm_rf(dir); /* aborts before it removes anything */
+	rmdir(dir);
+#else
+	raise(SIGABRT); /* the library is built without the check */
+#endif
+}
+END_TEST
+
+START_TEST(test_du_under_engine_aborts)
+{
+#ifdef LIBRARY_CHECKED
+	uint64_t n;
+
+	pd_mutex_lock(&engine);
+	(void)du_tree("/tmp", &n);
+#else
+	raise(SIGABRT);
+#endif
+}
+END_TEST
+
+/* The message names both locks and their ranks. */
+START_TEST(test_message)
+{
+	int p[2];
+	char buf[1024] = "";
+	ssize_t n, got = 0;
+	int status;
+	pid_t pid;
+
+	ck_assert_int_eq(pipe(p), 0);
+	pid = fork();
+	ck_assert_int_ge(pid, 0);
+	if (pid == 0) {
+		dup2(p[1], STDERR_FILENO);
+		pd_mutex_lock(&engine);
+		pd_mutex_lock(&wake);
+		pd_mutex_lock(&engine);
+		_exit(0);
+	}
+	close(p[1]);
+	while ((n = read(p[0], buf + got, sizeof buf - 1 - (size_t)got)) > 0)
+		got += n;
+	close(p[0]);
+	ck_assert_int_eq(waitpid(pid, &status, 0), pid);
+	ck_assert(WIFSIGNALED(status) && WTERMSIG(status) == SIGABRT);
+	ck_assert_ptr_nonnull(strstr(buf, "engine (rank 20) taken twice"));
+	ck_assert_ptr_nonnull(strstr(buf, "held, innermost last: engine (rank 20) wake (rank 30)"));
+}
+END_TEST
+
+static Suite *lock_suite(void)
+{
+	Suite *s = suite_create("lock");
+	TCase *tc = tcase_create("core");
+
+	tcase_add_checked_fixture(tc, setup, NULL);
+	tcase_add_test(tc, test_in_order);
+	tcase_add_test(tc, test_skip_ranks);
+	tcase_add_test(tc, test_slow_allowed);
+	tcase_add_test(tc, test_per_thread);
+	tcase_add_test(tc, test_cond_wait);
+	tcase_add_test(tc, test_message);
+	suite_add_tcase(s, tc);
+
+	tc = tcase_create("errors");
+	tcase_add_checked_fixture(tc, setup, NULL);
+	tcase_add_test_raise_signal(tc, test_inversion_aborts, SIGABRT);
+	tcase_add_test_raise_signal(tc, test_outer_under_engine_aborts, SIGABRT);
+	tcase_add_test_raise_signal(tc, test_same_rank_aborts, SIGABRT);
+	tcase_add_test_raise_signal(tc, test_twice_aborts, SIGABRT);
+	tcase_add_test_raise_signal(tc, test_release_unheld_aborts, SIGABRT);
+	tcase_add_test_raise_signal(tc, test_assert_held_aborts, SIGABRT);
+	tcase_add_test_raise_signal(tc, test_slow_under_engine_aborts, SIGABRT);
+	tcase_add_test_raise_signal(tc, test_rm_rf_under_engine_aborts, SIGABRT);
+	tcase_add_test_raise_signal(tc, test_du_under_engine_aborts, SIGABRT);
+	suite_add_tcase(s, tc);
+	return s;
+}
+
+int main(void)
+{
+	return check_tap_run(lock_suite());
+}

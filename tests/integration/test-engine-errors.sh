@@ -1,0 +1,130 @@
+#!/bin/bash
+# The engine when things fail under it, each written as what an attacker or
+# a broken host does:
+#  - a fork whose new box's directory cannot be made fails with its reason
+#    and removes nothing (its rollback once removed an unset path);
+#  - crun failing otherwise than "no such container" is not "box gone": the
+#    box's state stays, the failure is reported (a fake crun, through the
+#    `crun` config key, fails `state` while a flag file exists);
+#  - bytes a client writes (ESC, bytes that are not UTF-8) come back in
+#    `error`, `info` and labels as valid UTF-8 without control characters.
+. "$(dirname "$0")/lib.sh"
+pd_setup || exit 1
+FLAG=$PD_TMP/crun-broken
+cat >"$PD_TMP/crun" <<SH
+#!/bin/sh
+# crun, but "crun state" fails with another error while the flag exists.
+for a; do
+	if [ "\$a" = state ] && [ -e '$FLAG' ]; then
+		echo "cannot read the cgroup: Resource temporarily unavailable" >&2
+		exit 1
+	fi
+done
+exec $(command -v crun) "\$@"
+SH
+chmod 755 "$PD_TMP/crun"
+sed -i "s|^\[paddock\]$|[paddock]\ncrun = $PD_TMP/crun|" "$PD_TMP/paddock.ini"
+pd_start
+
+B=$M/boxes
+db() { sqlite3 "$D/paddock.db" "$1"; }
+# What is on disk under the data directory, but the database.
+listing() { (cd "$D" && find boxes layers images volumes -xdev -printf '%p %y %s\n' 2>/dev/null | sort); }
+export -f db listing
+export D
+
+# --- a fork that cannot make its box's directory ------------------------------
+mkdir "$B/src"
+echo one >"$B/src/root/f1"
+echo running >"$B/src/state"
+echo two >"$B/src/root/f2"
+echo stopped >"$B/src/state" # freezes f1, f2 into a layer
+echo three >"$B/src/root/f3"
+# Each failing fork comes right after a good one, as the unset path the
+# rollback once removed held what the last fork left on the stack: that
+# fork's new layer.
+failed=0 changed=0
+for i in 1 2 3; do
+	echo "good$i" >"$B/src/fork" || failed=1
+	next=$(($(db "SELECT seq FROM sqlite_sequence WHERE name = 'boxes'") + 1))
+	listing >"$PD_TMP/before"
+	# Box directories are DATA/boxes/ID: make that one impossible.
+	chattr +i "$D/boxes"
+	write_expect EPERM "$B/src/fork" "bad$i" || failed=1
+	chattr -i "$D/boxes"
+	grep -q "fork: cannot create .*/boxes/$next: " "$B/src/error" || failed=1
+	diff "$PD_TMP/before" <(listing) >&2 || changed=1
+done
+ok "forks when DATA/boxes/ID cannot be made fail: EPERM, reason in error" same $failed 0
+ok "...and remove or add nothing on disk" same $changed 0
+ok "no box bad*" bash -c "! ls '$B' | grep -q '^bad'"
+ok "the source box's and the good forks' files are intact" bash -c "
+	for b in src good1 good2 good3; do
+		same \"\$(cat '$B/'\$b/root/f1 '$B/'\$b/root/f2 '$B/'\$b/root/f3)\" \"\$(printf 'one\\ntwo\\nthree')\" || exit 1
+	done"
+ok "every recorded layer is on disk" bash -c "
+	for l in \$(db 'SELECT id FROM layers'); do [ -d '$D/layers/L'\$l ] || { diag \"L\$l is gone\"; exit 1; }; done"
+ok "every snapshot's root is readable" bash -c "
+	for s in \$(ls '$M/snapshots'); do cat '$M/snapshots/'\$s/root/f1 >/dev/null || exit 1; done"
+ok "no intent and no half-made box row left" same "$(db "SELECT (SELECT count(*) FROM intents) + (SELECT count(*) FROM boxes WHERE name LIKE 'bad%')")" 0
+ok "the source box is free again: a fork works now" bash -c "echo copy >'$B/src/fork' && same \"\$(cat '$B/copy/root/f3')\" three"
+rmdir "$B/copy" "$B/good1" "$B/good2" "$B/good3"
+
+# --- crun failing otherwise than "not found" ------------------------------------
+mkdir "$B/run"
+echo running >"$B/run/state"
+touch "$FLAG"
+ok "stop while crun state fails: EIO" write_expect EIO "$B/run/state" stopped
+ok "...the box stays running" same "$(cat "$B/run/state")" running
+ok "...its error says why" grep -q "cannot query container run: cannot read the cgroup" "$B/run/error"
+ok "...and its container runs on" bash -c "pd_crun state run | grep -q '\"running\"'"
+ok "rmdir while crun state fails: EIO, the box stays" bash -c "! rmdir '$B/run' 2>/dev/null && [ -d '$B/run' ] && same \$(cat '$B/run/state') running"
+pd_stop
+pd_start
+ok "a restart while crun fails keeps the box running" same "$(cat "$B/run/state")" running
+ok "...with the reason in its error" grep -q "state: cannot query container run: cannot read the cgroup" "$B/run/error"
+ok "...and no stop event made up" bash -c "! snap '$B/run/events' | grep -q 'container ended'"
+rm -f "$FLAG"
+ok "once crun answers, the stop works" bash -c "echo stopped >'$B/run/state' && same \$(cat '$B/run/state') stopped && ! pd_crun state run >/dev/null 2>&1"
+ok "a box whose container is really gone is stopped at restart" bash -c "
+	echo running >'$B/run/state' && pd_crun kill run KILL && sleep 0.5 && pd_crun delete --force run"
+pd_stop
+pd_start
+ok "...(state stopped)" same "$(cat "$B/run/state")" stopped
+
+# --- error texts and labels are valid UTF-8 ------------------------------------
+# clean FILE: valid UTF-8, no control byte but a final newline.
+clean() {
+	python3 - "$1" <<'PY'
+import sys
+b = open(sys.argv[1], "rb").read()
+t = b.decode("utf-8")  # raises on invalid UTF-8
+body = t[:-1] if t.endswith("\n") else t
+bad = [c for c in body if ord(c) < 0x20 or 0x7f <= ord(c) <= 0x9f]
+sys.exit(1 if bad else 0)
+PY
+}
+info_ok() {
+	python3 - "$1" <<'PY'
+import json, sys
+j = json.loads(open(sys.argv[1], "rb").read())  # bytes: must be UTF-8 JSON
+e = j["error"]
+sys.exit(1 if any(ord(c) < 0x20 or 0x7f <= ord(c) <= 0x9f for c in e) else 0)
+PY
+}
+export -f clean info_ok
+mkdir "$B/u"
+# A value echoed in the reason: ESC [31m, a C1 control, bytes not UTF-8.
+ok "a hostile type value: EINVAL" write_expect EINVAL "$B/u/type" "hex:$(printf 'x\033[31m\302\233\377\376' | xxd -p)"
+ok "error is valid UTF-8 without control bytes" clean "$B/u/error"
+ok "...and shows the bytes escaped" grep -qF 'x\x1b[31m\xc2\x9b\xff\xfe' "$B/u/error"
+ok "info parses as JSON, its error clean" bash -c "cat '$B/u/info' >'$PD_TMP/info' && info_ok '$PD_TMP/info'"
+ok "a hostile policy line: EINVAL" write_expect EINVAL "$B/u/policy" "hex:$(printf 'allow \033]0;pwned\007\377\n' | xxd -p)"
+ok "error and info stay clean, the line shown escaped" bash -c "clean '$B/u/error' && grep -qF 'pwned\x07\xff' '$B/u/error' && cat '$B/u/info' >'$PD_TMP/info' && info_ok '$PD_TMP/info'"
+echo "snap" >"$B/u/snapshot"
+S=$(ls "$B/u/snapshots" | tail -1)
+ok "a hostile label is stored escaped" bash -c "printf 'l\033[2J\377\n' >'$M/snapshots/$S/label' && clean '$M/snapshots/$S/label' && grep -qF 'l\x1b[2J\xff' '$M/snapshots/$S/label'"
+ok "a label is at most 255 bytes as stored: EINVAL" write_expect EINVAL "$M/snapshots/$S/label" "hex:$(head -c 100 /dev/zero | tr '\0' '\377' | xxd -p -c 1000)"
+ok "...and the snapshot's error is clean" clean "$M/snapshots/$S/error"
+rmdir "$B/u" "$B/src" "$B/run"
+pd_done
