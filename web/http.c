@@ -507,21 +507,21 @@ static void on_wake(void *userdata, uint64_t key)
 
 /* Replies of requests authenticated by a token, from the moment they are
  * queued until the request completes (park_lock): what a revocation ends.
- * Returns false when the token was revoked since the request's check (the
- * request must not be answered as authorized). */
-static bool active_add(struct http *h, struct req *r)
+ * -EACCES when the token was revoked since the request's check; -ENOMEM
+ * when the reply cannot be listed (a revocation would not reach it). */
+static int active_add(struct http *h, struct req *r)
 {
 	uint64_t gen;
 
 	if (!r->token_id[0])
-		return true;
+		return 0;
 	pthread_mutex_lock(&h->park_lock);
 	if (h->active_n == h->active_cap) {
 		size_t cap = h->active_cap ? h->active_cap * 2 : 64;
 		struct req **v = realloc(h->active, cap * sizeof(*v));
 		if (!v) {
 			pthread_mutex_unlock(&h->park_lock);
-			return false;
+			return -ENOMEM;
 		}
 		h->active = v;
 		h->active_cap = cap;
@@ -534,9 +534,9 @@ static bool active_add(struct http *h, struct req *r)
 	/* Listed before the generation was read: a revocation after this finds
 	 * the request; one before it shows in the generation. */
 	if (gen == r->auth_gen)
-		return true;
+		return 0;
 	struct auth_token t;
-	return auth_token_get(h->auth, r->token_id, &t) != -ENOENT;
+	return auth_token_get(h->auth, r->token_id, &t) == -ENOENT ? -EACCES : 0;
 }
 
 static void active_remove_locked(struct http *h, struct req *r)
@@ -1295,8 +1295,13 @@ static enum MHD_Result queue_reply(struct req *r)
 	 * its name goes out (a stream would otherwise start after the
 	 * revocation). An action's reply does: what it did is done (and the
 	 * request that revoked its own token hears that it worked). */
-	if (!active_add(r->h, r) && (r->method == M_GET || r->method == M_HEAD))
-		reply_unauthorized(r, "the token was revoked");
+	int k = active_add(r->h, r);
+	if (k < 0 && (r->method == M_GET || r->method == M_HEAD)) {
+		if (k == -EACCES)
+			reply_unauthorized(r, "the token was revoked");
+		else
+			req_reply_error(r, k, "out of memory");
+	}
 	ok = MHD_queue_response(r->conn, r->status, r->resp);
 	MHD_destroy_response(r->resp);
 	r->resp = NULL;
