@@ -1706,7 +1706,7 @@ static int listen_tcp(const char *spec, int *ret_fd, unsigned *ret_port, pd_erro
 	if (fd < 0)
 		return pd_error_set(err, -errno, "cannot create a socket: %m");
 	setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
-	if (bind(fd, (struct sockaddr *)&ss, sl) < 0 || listen(fd, 512) < 0) {
+	if (bind(fd, (struct sockaddr *)&ss, sl) < 0 || listen(fd, SOMAXCONN) < 0) {
 		int k = -errno;
 		close(fd);
 		errno = -k;
@@ -1747,7 +1747,7 @@ static int listen_unix(const char *path, const struct pd_access *access, int *re
 		return pd_error_set(err, k, "cannot bind %s: %m", path);
 	}
 	umask(old);
-	if (chown(path, 0, gid) < 0 || chmod(path, mode) < 0 || listen(fd, 512) < 0) {
+	if (chown(path, 0, gid) < 0 || chmod(path, mode) < 0 || listen(fd, SOMAXCONN) < 0) {
 		int k = -errno;
 		close(fd);
 		errno = -k;
