@@ -1,7 +1,9 @@
 /* auth.c - owner password, setup secret, tokens and the login rate limit. */
+#include <arpa/inet.h>
 #include <assert.h>
 #include <pthread.h>
 #include <sodium.h>
+#include <stdatomic.h>
 #include <string.h>
 
 #include "auth.h"
@@ -25,14 +27,34 @@ struct client {
 	bool busy;		  /* an attempt is being verified */
 };
 
+struct hook {
+	auth_revoke_fn fn;
+	void *userdata;
+};
+
 struct auth {
-	pthread_mutex_t lock; /* store and clients */
+	pthread_mutex_t lock; /* store, clients and the budget */
 	struct store *store;
 	unsigned long long opslimit;
 	size_t memlimit;
 	struct client *clients; /* unordered; busy entries are never evicted */
 	size_t n_clients, cap_clients;
+
+	/* The global budget (lock). A GCRA: tat is the theoretical arrival
+	 * time of the next unit; a verification may start when tat is at most
+	 * (burst - 1) intervals ahead of now. The queue is a ticket range:
+	 * [q_head, q_tail) are waiting, q_head is served next; a waiter whose
+	 * ticket falls below q_head without being served was pushed out. */
+	unsigned long long interval_us, tat;
+	unsigned burst, queue_max, verify_max;
 	unsigned verifying; /* passwords being checked right now */
+	unsigned long long q_head, q_tail;
+	pthread_cond_t cond; /* CLOCK_MONOTONIC; the queue and verifying changed */
+
+	pthread_mutex_t hooks_lock; /* hooks; taken without lock held */
+	struct hook hooks[AUTH_HOOKS_MAX];
+	size_t n_hooks;
+	_Atomic uint64_t revocations;
 };
 
 static pthread_once_t sodium_once = PTHREAD_ONCE_INIT;
@@ -55,8 +77,19 @@ int auth_new(const char *db_path, const struct auth_options *opts, struct auth *
 	if (!a)
 		return pd_error_set(err, -ENOMEM, "out of memory");
 	pthread_mutex_init(&a->lock, NULL);
+	pthread_mutex_init(&a->hooks_lock, NULL);
+	pthread_condattr_t ca;
+	pthread_condattr_init(&ca);
+	pthread_condattr_setclock(&ca, CLOCK_MONOTONIC); /* now_usec()'s clock */
+	pthread_cond_init(&a->cond, &ca);
+	pthread_condattr_destroy(&ca);
 	a->opslimit = opts && opts->opslimit ? opts->opslimit : crypto_pwhash_OPSLIMIT_INTERACTIVE;
 	a->memlimit = opts && opts->memlimit ? opts->memlimit : crypto_pwhash_MEMLIMIT_INTERACTIVE;
+	a->interval_us = 1000ULL * (opts && opts->budget_interval_ms ? opts->budget_interval_ms
+								     : AUTH_BUDGET_INTERVAL_MS);
+	a->burst = opts && opts->budget_burst ? opts->budget_burst : AUTH_BUDGET_BURST;
+	a->queue_max = opts && opts->queue_max ? opts->queue_max : AUTH_LOGIN_QUEUE_MAX;
+	a->verify_max = opts && opts->verify_max ? opts->verify_max : AUTH_VERIFY_MAX;
 	r = store_open(db_path, &a->store, err);
 	if (r < 0) {
 		auth_free(a);
@@ -72,6 +105,8 @@ struct auth *auth_free(struct auth *a)
 		return NULL;
 	store_close(a->store);
 	free(a->clients);
+	pthread_cond_destroy(&a->cond);
+	pthread_mutex_destroy(&a->hooks_lock);
 	pthread_mutex_destroy(&a->lock);
 	free(a);
 	return NULL;
@@ -231,7 +266,7 @@ static struct client *add_client(struct auth *a, const char *addr, unsigned long
 			if (!a->clients[i].busy && (!c || a->clients[i].seen < c->seen))
 				c = &a->clients[i];
 	if (!c)
-		return NULL; /* cannot happen: AUTH_VERIFY_MAX < AUTH_CLIENTS_MAX */
+		return NULL; /* every entry busy: as many logins in progress at once */
 	memset(c, 0, sizeof *c);
 	snprintf(c->addr, sizeof c->addr, "%s", addr);
 	c->seen = now;
@@ -290,11 +325,109 @@ static unsigned retry_seconds(unsigned long long until, unsigned long long now)
 	return s ? (unsigned)s : 1;
 }
 
+void auth_client_key(const char *client, char *out, size_t size)
+{
+	struct in6_addr a6;
+	struct in_addr a4;
+	char buf[INET6_ADDRSTRLEN];
+
+	if (!size)
+		return;
+	if (inet_pton(AF_INET, client, &a4) == 1) {
+		inet_ntop(AF_INET, &a4, out, (socklen_t)size);
+		return;
+	}
+	if (inet_pton(AF_INET6, client, &a6) != 1) {
+		snprintf(out, size, "%s", client);
+		return;
+	}
+	if (IN6_IS_ADDR_V4MAPPED(&a6)) {
+		inet_ntop(AF_INET, a6.s6_addr + 12, out, (socklen_t)size);
+		return;
+	}
+	/* One household, one VM, one attacker: a /64 is what one party gets. */
+	memset(a6.s6_addr + 8, 0, 8);
+	inet_ntop(AF_INET6, &a6, buf, sizeof buf);
+	snprintf(out, size, "%s/64", buf);
+}
+
+/* Microseconds until the budget has a unit for a verification (0: now). */
+static unsigned long long budget_wait_us(const struct auth *a, unsigned long long now)
+{
+	unsigned long long ahead = (a->burst - 1) * a->interval_us;
+
+	return a->tat > now + ahead ? a->tat - now - ahead : 0;
+}
+
+static void budget_take(struct auth *a, unsigned long long now)
+{
+	a->tat = (a->tat > now ? a->tat : now) + a->interval_us;
+}
+
+static void cond_wait_us(struct auth *a, unsigned long long us)
+{
+	struct timespec ts;
+	unsigned long long ns;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	ns = (unsigned long long)ts.tv_nsec + us * 1000ULL;
+	ts.tv_sec += (time_t)(ns / 1000000000ULL);
+	ts.tv_nsec = (long)(ns % 1000000000ULL);
+	pthread_cond_timedwait(&a->cond, &a->lock, &ts);
+}
+
+/* Waits (lock held, released while asleep) for a verification slot and a
+ * budget unit, first come first served. -EAGAIN when a newer login pushed
+ * this one out of the full queue, or the queue was cancelled. */
+static int budget_acquire(struct auth *a)
+{
+	unsigned long long ticket;
+
+	if (a->q_tail - a->q_head >= a->queue_max) {
+		a->q_head++; /* the oldest waiter gives its place to the newest */
+		pthread_cond_broadcast(&a->cond);
+	}
+	ticket = a->q_tail++;
+	for (;;) {
+		if (ticket < a->q_head)
+			return -EAGAIN;
+		if (ticket == a->q_head && a->verifying < a->verify_max) {
+			unsigned long long now = now_usec(), wait = budget_wait_us(a, now);
+			if (!wait) {
+				budget_take(a, now);
+				a->q_head++;
+				a->verifying++;
+				pthread_cond_broadcast(&a->cond);
+				return 0;
+			}
+			cond_wait_us(a, wait);
+		} else
+			pthread_cond_wait(&a->cond, &a->lock);
+	}
+}
+
+void auth_cancel_waiting(struct auth *a)
+{
+	pthread_mutex_lock(&a->lock);
+	a->q_head = a->q_tail;
+	pthread_cond_broadcast(&a->cond);
+	pthread_mutex_unlock(&a->lock);
+}
+
+/* Seconds a refused login is told to wait for the queue to have room. */
+static unsigned queue_retry_seconds(const struct auth *a)
+{
+	unsigned long long s = (a->queue_max * a->interval_us + 999999) / 1000000;
+
+	return s ? (unsigned)s : 1;
+}
+
 int auth_login(struct auth *a, const char *client, const char *password, const char *label,
 	       char *ret_token, size_t token_size, char *ret_id, size_t id_size,
 	       unsigned *ret_retry_after, pd_error *err)
 {
 	char pwhash[STORE_PWHASH_MAX], token[AUTH_TOKEN_LEN + 1], id[AUTH_ID_LEN + 1];
+	char key[AUTH_CLIENT_MAX + 1];
 	unsigned long long now;
 	struct owner_row o;
 	struct client *c;
@@ -312,20 +445,20 @@ int auth_login(struct auth *a, const char *client, const char *password, const c
 	r = check_label(label, err);
 	if (r < 0)
 		return r;
+	auth_client_key(client, key, sizeof key);
 
 	pthread_mutex_lock(&a->lock);
 	now = now_usec();
-	c = find_client(a, client);
+	c = find_client(a, key);
 	if (c && (c->busy || now < c->until)) {
 		unsigned s = c->busy ? 1 : retry_seconds(c->until, now);
+		bool busy = c->busy;
 		pthread_mutex_unlock(&a->lock);
 		*ret_retry_after = s;
+		if (busy)
+			return pd_error_set(
+			    err, -EAGAIN, "a login from this address is in progress; retry in 1 s");
 		return pd_error_set(err, -EAGAIN, "too many failed logins; retry in %u s", s);
-	}
-	if (a->verifying >= AUTH_VERIFY_MAX) {
-		pthread_mutex_unlock(&a->lock);
-		*ret_retry_after = 1;
-		return pd_error_set(err, -EAGAIN, "too many logins at once; retry in 1 s");
 	}
 	r = store_owner_get(a->store, &o);
 	if (r < 0 || !o.pwhash[0]) {
@@ -335,26 +468,42 @@ int auth_login(struct auth *a, const char *client, const char *password, const c
 		return pd_error_set(err, -EACCES, "no owner password set; open the setup link");
 	}
 	if (!c)
-		c = add_client(a, client, now);
+		c = add_client(a, key, now);
 	if (!c) {
 		pthread_mutex_unlock(&a->lock);
 		return pd_error_set(err, -ENOMEM, "out of memory");
 	}
-	c->busy = true;
 	c->seen = now;
-	a->verifying++;
+	/* No password is outside these bounds, so such attempts fail without
+	 * the cost (and the budget) of a verification. */
+	len = password ? strlen(password) : 0;
+	if (len < AUTH_PASSWORD_MIN || len > AUTH_PASSWORD_MAX) {
+		c->failures++;
+		c->until = now + lockout_usec(c->failures);
+		pthread_mutex_unlock(&a->lock);
+		return pd_error_set(err, -EACCES, "wrong password");
+	}
+	c->busy = true;
+	r = budget_acquire(a);
+	c = find_client(a, key); /* busy: still there, maybe moved */
+	assert(c);
+	if (r < 0) {
+		unsigned s = queue_retry_seconds(a);
+		c->busy = false;
+		pthread_mutex_unlock(&a->lock);
+		*ret_retry_after = s;
+		return pd_error_set(err, -EAGAIN, "too many logins at once; retry in %u s", s);
+	}
 	memcpy(pwhash, o.pwhash, sizeof pwhash);
 	pthread_mutex_unlock(&a->lock);
 
-	/* The slow part, unlocked. No password is outside these bounds, so
-	 * such attempts fail without the cost of hashing. */
-	len = password ? strlen(password) : 0;
-	ok = len >= AUTH_PASSWORD_MIN && len <= AUTH_PASSWORD_MAX &&
-	     crypto_pwhash_str_verify(pwhash, password, len) == 0;
+	/* The slow part, unlocked. */
+	ok = crypto_pwhash_str_verify(pwhash, password, len) == 0;
 
 	pthread_mutex_lock(&a->lock);
 	a->verifying--;
-	c = find_client(a, client); /* busy: still there, maybe moved */
+	pthread_cond_broadcast(&a->cond);
+	c = find_client(a, key);
 	assert(c);
 	c->busy = false;
 	if (!ok) {
@@ -395,6 +544,11 @@ static bool token_id(const char *token, char id[AUTH_ID_LEN + 1])
 
 int auth_check_token(struct auth *a, const char *token)
 {
+	return auth_check_token_id(a, token, NULL);
+}
+
+int auth_check_token_id(struct auth *a, const char *token, char ret_id[AUTH_ID_LEN + 1])
+{
 	uint8_t hash[STORE_HASH_LEN];
 	char id[AUTH_ID_LEN + 1];
 	struct token_row row;
@@ -416,6 +570,8 @@ int auth_check_token(struct auth *a, const char *token)
 	pthread_mutex_unlock(&a->lock);
 	if (r == -ENOENT)
 		return -EACCES;
+	if (r >= 0 && ret_id)
+		memcpy(ret_id, id, sizeof id);
 	return r < 0 ? r : 0;
 }
 
@@ -496,5 +652,41 @@ int auth_token_revoke(struct auth *a, const char *id)
 	pthread_mutex_lock(&a->lock);
 	r = store_token_delete(a->store, id, NULL);
 	pthread_mutex_unlock(&a->lock);
-	return r < 0 ? r : 0;
+	if (r < 0)
+		return r;
+	atomic_fetch_add(&a->revocations, 1);
+	pthread_mutex_lock(&a->hooks_lock);
+	for (size_t i = 0; i < a->n_hooks; i++)
+		a->hooks[i].fn(a->hooks[i].userdata, id);
+	pthread_mutex_unlock(&a->hooks_lock);
+	return 0;
+}
+
+int auth_add_revoke_hook(struct auth *a, auth_revoke_fn fn, void *userdata)
+{
+	int r = -ENOSPC;
+
+	pthread_mutex_lock(&a->hooks_lock);
+	if (a->n_hooks < AUTH_HOOKS_MAX) {
+		a->hooks[a->n_hooks++] = (struct hook){fn, userdata};
+		r = 0;
+	}
+	pthread_mutex_unlock(&a->hooks_lock);
+	return r;
+}
+
+void auth_remove_revoke_hook(struct auth *a, auth_revoke_fn fn, void *userdata)
+{
+	pthread_mutex_lock(&a->hooks_lock);
+	for (size_t i = 0; i < a->n_hooks; i++)
+		if (a->hooks[i].fn == fn && a->hooks[i].userdata == userdata) {
+			a->hooks[i] = a->hooks[--a->n_hooks];
+			break;
+		}
+	pthread_mutex_unlock(&a->hooks_lock);
+}
+
+uint64_t auth_revocations(struct auth *a)
+{
+	return atomic_load(&a->revocations);
 }

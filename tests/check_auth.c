@@ -22,16 +22,28 @@ static char tmpdir[64];
 static char db_path[128];
 static struct auth *au;
 
+/* Minimum hashing cost, and a budget generous enough that only the tests
+ * of the budget meet it. */
 static const struct auth_options fast = {
     .opslimit = crypto_pwhash_OPSLIMIT_MIN,
     .memlimit = crypto_pwhash_MEMLIMIT_MIN,
+    .budget_interval_ms = 1,
+    .budget_burst = 1000,
 };
+
+static void open_auth_with(const struct auth_options *opts)
+{
+	pd_error err = {0};
+	int r;
+
+	au = auth_free(au);
+	r = auth_new(db_path, opts, &au, &err);
+	ck_assert_msg(r == 0, "auth_new: %d %s", r, err.msg);
+}
 
 static void open_auth(void)
 {
-	pd_error err = {0};
-	int r = auth_new(db_path, &fast, &au, &err);
-	ck_assert_msg(r == 0, "auth_new: %d %s", r, err.msg);
+	open_auth_with(&fast);
 }
 
 static void setup(void)
@@ -607,6 +619,275 @@ START_TEST(test_concurrent)
 }
 END_TEST
 
+/* ---- the global budget ---- */
+
+START_TEST(test_client_key)
+{
+	char k[AUTH_CLIENT_MAX + 1];
+
+	auth_client_key("192.0.2.7", k, sizeof(k));
+	ck_assert_str_eq(k, "192.0.2.7");
+	auth_client_key("2001:db8:1:2:aaaa:bbbb:cccc:dddd", k, sizeof(k));
+	ck_assert_str_eq(k, "2001:db8:1:2::/64");
+	auth_client_key("2001:DB8:1:2::1", k, sizeof(k));
+	ck_assert_str_eq(k, "2001:db8:1:2::/64");
+	auth_client_key("::ffff:198.51.100.3", k, sizeof(k));
+	ck_assert_str_eq(k, "198.51.100.3");
+	auth_client_key("::1", k, sizeof(k));
+	ck_assert_str_eq(k, "::/64");
+	auth_client_key("unix", k, sizeof(k));
+	ck_assert_str_eq(k, "unix");
+}
+END_TEST
+
+/* One party rotating through the addresses of its IPv6 /64 is one client. */
+START_TEST(test_ipv6_grouped)
+{
+	unsigned retry = 0;
+
+	set_owner(PASSWORD);
+	ck_assert_int_eq(login("2001:db8:1:2::1", "wrong one", NULL, NULL, NULL, &retry), -EACCES);
+	ck_assert_int_eq(login("2001:db8:1:2::99", PASSWORD, NULL, NULL, NULL, &retry), -EAGAIN);
+	ck_assert_int_eq(
+	    login("2001:db8:1:2:ffff:ffff:ffff:ffff", PASSWORD, NULL, NULL, NULL, &retry), -EAGAIN);
+	ck_assert_int_eq(login("2001:db8:1:3::1", PASSWORD, NULL, NULL, NULL, &retry), 0);
+	/* IPv4 stays per address. */
+	ck_assert_int_eq(login("10.0.0.1", "wrong one", NULL, NULL, NULL, &retry), -EACCES);
+	ck_assert_int_eq(login("10.0.0.2", PASSWORD, NULL, NULL, NULL, &retry), 0);
+}
+END_TEST
+
+/* An attacker with as many addresses as it likes, several threads at full
+ * speed, each attempt from a fresh address. */
+struct attacker {
+	volatile bool *stop;
+	int id;
+	int checked, refused, other;
+};
+
+static void *attack_run(void *arg)
+{
+	struct attacker *w = arg;
+	char client[32];
+
+	for (int i = 0; !*w->stop; i++) {
+		snprintf(client, sizeof(client), "10.%d.%d.%d", w->id, (i / 250) % 250,
+			 i % 250 + 1);
+		int r = login(client, "not the password", NULL, NULL, NULL, NULL);
+		if (r == -EACCES)
+			w->checked++;
+		else if (r == -EAGAIN)
+			w->refused++;
+		else
+			w->other++;
+	}
+	return NULL;
+}
+
+static const struct auth_options tight = {
+    .opslimit = crypto_pwhash_OPSLIMIT_MIN,
+    .memlimit = crypto_pwhash_MEMLIMIT_MIN,
+    .budget_interval_ms = 100,
+    .budget_burst = 3,
+    .queue_max = 4,
+    .verify_max = 2,
+};
+
+START_TEST(test_budget_bounds_rotation)
+{
+	struct attacker w[8] = {{0}};
+	pthread_t th[8];
+	volatile bool stop = false;
+	int checked = 0, refused = 0;
+	unsigned long long t0, t1, wait;
+
+	open_auth_with(&tight);
+	set_owner(PASSWORD);
+	t0 = now_usec();
+	for (int i = 0; i < 8; i++) {
+		w[i].stop = &stop;
+		w[i].id = i + 1;
+		ck_assert_int_eq(pthread_create(&th[i], NULL, attack_run, &w[i]), 0);
+	}
+	sleep_ms(2000);
+	stop = true;
+	for (int i = 0; i < 8; i++) {
+		ck_assert_int_eq(pthread_join(th[i], NULL), 0);
+		ck_assert_int_eq(w[i].other, 0);
+		checked += w[i].checked;
+		refused += w[i].refused;
+	}
+	t1 = now_usec();
+	/* At most the burst plus one check per 100 ms while it lasted. */
+	int most = 3 + (int)((t1 - t0) / 100000) + 1;
+	fprintf(stderr, "# %d passwords checked, %d refused in %.2f s (at most %d allowed)\n",
+		checked, refused, (double)(t1 - t0) / 1e6, most);
+	ck_assert_int_le(checked, most);
+	ck_assert_int_ge(checked, most / 2); /* the budget is used, not starved */
+	ck_assert_int_gt(refused, 0);	     /* the queue is bounded */
+
+	/* Right after the attack the owner, from a fresh address, gets in:
+	 * within the queue's worth of budget. */
+	t0 = now_usec();
+	ck_assert_int_eq(login("192.0.2.200", PASSWORD, NULL, NULL, NULL, NULL), 0);
+	wait = now_usec() - t0;
+	ck_assert_msg(wait < 4 * 100000 + 300000, "waited %llu us", wait);
+}
+END_TEST
+
+/* A login that finds the budget empty waits for its unit rather than being
+ * refused; a full queue gives the place of its oldest login to the newest. */
+struct waiter {
+	const char *client;
+	int r;
+	unsigned retry;
+	unsigned long long done;
+};
+
+static void *waiter_run(void *arg)
+{
+	struct waiter *w = arg;
+
+	w->r = login(w->client, PASSWORD, NULL, NULL, NULL, &w->retry);
+	w->done = now_usec();
+	return NULL;
+}
+
+static const struct auth_options slow = {
+    .opslimit = crypto_pwhash_OPSLIMIT_MIN,
+    .memlimit = crypto_pwhash_MEMLIMIT_MIN,
+    .budget_interval_ms = 400,
+    .budget_burst = 1,
+    .queue_max = 2,
+    .verify_max = 1,
+};
+
+START_TEST(test_queue_newest_wins)
+{
+	struct waiter w[3] = {{"10.9.0.1", 1, 0, 0}, {"10.9.0.2", 1, 0, 0}, {"10.9.0.3", 1, 0, 0}};
+	pthread_t th[3];
+	unsigned long long t0;
+
+	open_auth_with(&slow);
+	set_owner(PASSWORD);
+	t0 = now_usec();
+	ck_assert_int_eq(login("10.9.0.9", PASSWORD, NULL, NULL, NULL, NULL), 0); /* the burst */
+	for (int i = 0; i < 3; i++) {
+		ck_assert_int_eq(pthread_create(&th[i], NULL, waiter_run, &w[i]), 0);
+		sleep_ms(50);
+	}
+	for (int i = 0; i < 3; i++)
+		ck_assert_int_eq(pthread_join(th[i], NULL), 0);
+	/* The first was pushed out by the third, early, with a retry time. */
+	ck_assert_int_eq(w[0].r, -EAGAIN);
+	ck_assert_uint_ge(w[0].retry, 1);
+	ck_assert_uint_lt(w[0].done - t0, 300000);
+	/* The others waited for their units, in order, 400 ms apart. */
+	ck_assert_int_eq(w[1].r, 0);
+	ck_assert_int_eq(w[2].r, 0);
+	ck_assert_uint_ge(w[1].done - t0, 380000);
+	ck_assert_uint_ge(w[2].done - t0, 780000);
+	ck_assert_uint_gt(w[2].done, w[1].done);
+	ck_assert_uint_eq(token_count(), 3);
+}
+END_TEST
+
+START_TEST(test_cancel_waiting)
+{
+	struct waiter w = {"10.9.1.1", 1, 0, 0};
+	pthread_t th;
+	unsigned long long t0;
+
+	open_auth_with(&slow);
+	set_owner(PASSWORD);
+	ck_assert_int_eq(login("10.9.1.9", PASSWORD, NULL, NULL, NULL, NULL), 0);
+	t0 = now_usec();
+	ck_assert_int_eq(pthread_create(&th, NULL, waiter_run, &w), 0);
+	sleep_ms(100);
+	auth_cancel_waiting(au);
+	ck_assert_int_eq(pthread_join(th, NULL), 0);
+	ck_assert_int_eq(w.r, -EAGAIN);
+	ck_assert_uint_lt(w.done - t0, 300000);
+	/* Not a failure of that client: it may log in again at once. */
+	ck_assert_int_eq(login("10.9.1.1", PASSWORD, NULL, NULL, NULL, NULL), 0);
+}
+END_TEST
+
+/* Attempts that cannot be the password cost no verification: they do not
+ * use the budget the owner needs. */
+START_TEST(test_impossible_passwords_free)
+{
+	char client[32];
+	unsigned long long t0;
+
+	open_auth_with(&slow);
+	set_owner(PASSWORD);
+	for (int i = 0; i < 50; i++) {
+		snprintf(client, sizeof(client), "10.8.0.%d", i + 1);
+		ck_assert_int_eq(login(client, "short", NULL, NULL, NULL, NULL), -EACCES);
+	}
+	t0 = now_usec();
+	ck_assert_int_eq(login("10.8.1.1", PASSWORD, NULL, NULL, NULL, NULL), 0);
+	ck_assert_uint_lt(now_usec() - t0, 200000);
+}
+END_TEST
+
+/* ---- revocation hooks ---- */
+
+struct hook_log {
+	int calls;
+	char last[AUTH_ID_LEN + 1];
+};
+
+static void on_revoked(void *userdata, const char *id)
+{
+	struct hook_log *l = userdata;
+
+	l->calls++;
+	snprintf(l->last, sizeof(l->last), "%s", id);
+	/* The token is gone by the time hooks run. */
+	struct auth_token t;
+	ck_assert_int_eq(auth_token_get(au, id, &t), -ENOENT);
+}
+
+START_TEST(test_revoke_hooks)
+{
+	char token[AUTH_TOKEN_LEN + 1], id[AUTH_ID_LEN + 1], seen[AUTH_ID_LEN + 1];
+	struct hook_log a = {0}, b = {0};
+	uint64_t gen;
+
+	set_owner(PASSWORD);
+	ck_assert_int_eq(login("c", PASSWORD, NULL, token, id, NULL), 0);
+	ck_assert_int_eq(auth_check_token_id(au, token, seen), 0);
+	ck_assert_str_eq(seen, id);
+	ck_assert_int_eq(auth_add_revoke_hook(au, on_revoked, &a), 0);
+	ck_assert_int_eq(auth_add_revoke_hook(au, on_revoked, &b), 0);
+	gen = auth_revocations(au);
+	ck_assert_int_eq(auth_token_revoke(au, id), 0);
+	ck_assert_int_eq(a.calls, 1);
+	ck_assert_int_eq(b.calls, 1);
+	ck_assert_str_eq(a.last, id);
+	ck_assert_uint_eq(auth_revocations(au), gen + 1);
+	ck_assert_int_eq(auth_check_token_id(au, token, seen), -EACCES);
+
+	/* No such token: no call, no new generation. */
+	ck_assert_int_eq(auth_token_revoke(au, id), -ENOENT);
+	ck_assert_int_eq(a.calls, 1);
+	ck_assert_uint_eq(auth_revocations(au), gen + 1);
+
+	auth_remove_revoke_hook(au, on_revoked, &a);
+	ck_assert_int_eq(login("c", PASSWORD, NULL, NULL, id, NULL), 0);
+	ck_assert_int_eq(auth_token_revoke(au, id), 0);
+	ck_assert_int_eq(a.calls, 1);
+	ck_assert_int_eq(b.calls, 2);
+	auth_remove_revoke_hook(au, on_revoked, &b);
+
+	for (int i = 0; i < AUTH_HOOKS_MAX; i++)
+		ck_assert_int_eq(auth_add_revoke_hook(au, on_revoked, &a), 0);
+	ck_assert_int_eq(auth_add_revoke_hook(au, on_revoked, &a), -ENOSPC);
+}
+END_TEST
+
 /* ---- persistence ---- */
 
 START_TEST(test_persistence)
@@ -706,6 +987,13 @@ static Suite *auth_suite(void)
 	tcase_add_test(tc, test_rate_limit);
 	tcase_add_test(tc, test_rate_limit_doubles);
 	tcase_add_test(tc, test_rate_limit_evicts_oldest);
+	tcase_add_test(tc, test_client_key);
+	tcase_add_test(tc, test_ipv6_grouped);
+	tcase_add_test(tc, test_budget_bounds_rotation);
+	tcase_add_test(tc, test_queue_newest_wins);
+	tcase_add_test(tc, test_cancel_waiting);
+	tcase_add_test(tc, test_impossible_passwords_free);
+	tcase_add_test(tc, test_revoke_hooks);
 	suite_add_tcase(s, tc);
 
 	tc = tcase_create("errors");

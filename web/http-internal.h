@@ -9,6 +9,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "auth.h"
 #include "engine.h"
 #include "error.h"
 #include "tree.h"
@@ -17,8 +18,17 @@
 #define HTTP_WORKERS 8
 #define HTTP_PATH_MAX 4096
 
+/* Connections (web/README.md, "Limits"). */
+#define HTTP_CONNS_MAX 4096	/* per listener */
+#define HTTP_CONNS_PER_ADDR 128 /* per client address (IPv6: /64), not proxies */
+#define HTTP_HEAD_TIMEOUT_S 10	/* request line and headers, or keep-alive idle */
+#define HTTP_BODY_TIMEOUT_S 30	/* a whole small body (control writes, login) */
+#define HTTP_IDLE_TIMEOUT_S 30	/* no byte either way (big bodies, responses) */
+#define HTTP_LOGIN_BACKLOG 64	/* logins waiting for a login thread */
+
 struct http;
 struct req;
+struct conn;
 
 typedef void (*req_work_fn)(struct req *r);
 
@@ -39,7 +49,25 @@ enum req_method { M_GET, M_HEAD, M_PUT, M_POST, M_DELETE, M_OTHER };
 struct req {
 	struct http *h;
 	struct MHD_Connection *conn;
-	bool trusted; /* came in on the unix socket */
+	struct conn *c;			/* the connection's state (http.c) */
+	bool trusted;			/* came in on the unix socket from root or the group */
+	bool begun;			/* the access handler has seen it */
+	char token_id[AUTH_ID_LEN + 1]; /* the token that authenticated it, or "" */
+	uint64_t auth_gen;		/* auth_revocations() before the check */
+	size_t active_idx;		/* in the server's list of replies by token */
+	bool active;
+
+	/* the raw request, checked before routing */
+	const char *raw_uri; /* as received, up to the first NUL byte */
+	size_t raw_uri_len;
+	bool bad_bytes; /* a control byte in the decoded path or query */
+
+	/* login and setup: the client and the body's fields */
+	char client[AUTH_CLIENT_MAX + 1];
+	char *fields[2];
+	int fields_err;
+	bool form; /* the body was a form (setup answers HTML) */
+
 	enum req_method method;
 	enum req_route route;
 	char path[HTTP_PATH_MAX]; /* tree path, no leading or trailing '/' */
@@ -91,6 +119,10 @@ unsigned http_status_from_errno(int code);
 /* The JSON listing of the contract, {"path": "/PATH", "entries": arr};
  * takes arr's reference. */
 void req_reply_listing(struct req *r, json_t *arr);
+/* A JSON string of text from anywhere (a box, a client, a file name):
+ * invalid UTF-8 and control characters are written as \xHH (text_sanitize),
+ * so building a reply never fails on the bytes. NULL only without memory. */
+json_t *http_json_text(const char *s);
 
 /* Runs fn on a worker thread with the connection suspended; the
  * connection resumes and the reply is queued when fn returns. */

@@ -155,9 +155,10 @@ static void reply_listing(struct req *r, uint64_t ino)
 	for (size_t i = 0; arr && i < n; i++) {
 		char mode[8];
 		snprintf(mode, sizeof(mode), "%04o", ents[i].attr.mode & 07777);
-		json_array_append_new(arr, json_pack("{s:s, s:s, s:s, s:I}", "name", ents[i].name,
-						     "type", type_name(ents[i].attr.mode), "mode",
-						     mode, "size", (json_int_t)ents[i].attr.size));
+		json_array_append_new(arr, json_pack("{s:o, s:s, s:s, s:I}", "name",
+						     http_json_text(ents[i].name), "type",
+						     type_name(ents[i].attr.mode), "mode", mode,
+						     "size", (json_int_t)ents[i].attr.size));
 	}
 	req_reply_listing(r, arr);
 }
@@ -220,11 +221,13 @@ static void tree_get(struct req *r)
 			reply_tree_error(r, k, NULL);
 			return;
 		}
-		json_t *o = json_pack("{s:s}", "link", target);
+		json_t *o = json_pack("{s:o}", "link", http_json_text(target));
 		char *s = o ? json_dumps(o, JSON_COMPACT) : NULL;
 		json_decref(o);
 		if (s)
 			req_reply_json(r, 200, s);
+		else
+			req_reply_error(r, ENOMEM, "out of memory");
 		free(s);
 		return;
 	}
@@ -344,7 +347,7 @@ static void work_mkdir(struct req *r)
 		reply_tree_error(r, k, &m);
 		return;
 	}
-	json_t *o = json_pack("{s:s}", "created", r->path);
+	json_t *o = json_pack("{s:o}", "created", http_json_text(r->path));
 	char *s = o ? json_dumps(o, JSON_COMPACT) : NULL;
 	json_decref(o);
 	req_reply_json(r, 201, s ? s : "{}");

@@ -16,17 +16,59 @@
 #include <sys/un.h>
 #include <unistd.h>
 
+#include "access.h"
 #include "auth.h"
+#include "config.h"
 #include "http-internal.h"
 #include "http.h"
 #include "log.h"
 #include "panel-assets.h"
+#include "parse.h"
 #include "util.h"
+
+#define HEAD_SPAN_MAX (64 * 1024) /* no request head is longer (MHD's buffer) */
 
 struct listener {
 	struct http *h;
 	struct MHD_Daemon *d;
-	bool trusted;
+	bool local; /* the unix socket: peers judged by credentials, no token */
+};
+
+/* One connection (MHD's socket context), from accept to close. */
+struct conn {
+	struct listener *l;
+	int fd;
+	int family; /* the peer: AF_INET, AF_INET6 or AF_UNIX */
+	uint8_t addr[16];
+	char key[AUTH_CLIENT_MAX + 1]; /* auth_client_key() of the peer; "unix" */
+	bool proxy;		       /* a trusted proxy: not capped per address */
+	bool counted;		       /* in the per-address table */
+	int peer;		       /* unix: access_check_socket_peer(), 0 = allowed */
+	unsigned long long deadline;   /* now_usec() by which the connection must
+					* have sent what it owes (a head, a small
+					* body); 0 = none */
+	struct req *cur;	       /* the request whose head is being read */
+	struct conn *prev, *next;
+};
+
+struct addr_count {
+	char key[AUTH_CLIENT_MAX + 1];
+	unsigned n;
+};
+
+/* A pool of threads running requests' work while their connections are
+ * suspended. When the queue is full, a new request is refused, or (login)
+ * the oldest queued one is, so the newest gets in. */
+struct pool {
+	struct http *h;
+	pthread_mutex_t lock;
+	pthread_cond_t cond;
+	struct req **queue;
+	size_t n, cap;
+	bool stopping, drop_oldest;
+	void (*refuse)(struct req *r);
+	pthread_t *threads;
+	size_t n_threads;
 };
 
 struct http {
@@ -38,24 +80,26 @@ struct http {
 	char *socket_path;
 	unsigned port;
 
-	/* workers */
-	pthread_mutex_t work_lock;
-	pthread_cond_t work_cond;
-	struct req **queue;
-	size_t queue_n, queue_cap;
-	bool stopping;
-	pthread_t workers[HTTP_WORKERS];
-	size_t n_workers;
+	struct pool work, login;
 
-	/* parked streams */
+	/* parked streams, and replies by token (for revocation) */
 	pthread_mutex_t park_lock;
 	struct req **parked;
 	size_t parked_n, parked_cap;
+	struct req **active;
+	size_t active_n, active_cap;
 	uint64_t next_serial;
 	int epfd, stop_efd;
 	pthread_t hangup_thread;
 	bool hangup_started;
-	bool wake_added;
+	bool wake_added, hook_added;
+	bool stopping;
+
+	/* connections and their count per address */
+	pthread_mutex_t conn_lock;
+	struct conn *conns;
+	struct addr_count *addrs;
+	size_t addrs_n, addrs_cap;
 };
 
 struct tree *http_tree(struct http *h)
@@ -141,14 +185,27 @@ void req_reply_json(struct req *r, unsigned status, const char *json)
 	req_reply_text(r, status, "application/json", s, n + 1);
 }
 
+json_t *http_json_text(const char *s)
+{
+	size_t len = s ? strlen(s) : 0, size = len * 4 + 1; /* "\xHH" per byte at worst */
+	_cleanup_free_ char *clean = malloc(size);
+
+	if (!clean)
+		return NULL;
+	text_sanitize(s ? s : "", len, clean, size);
+	return json_string(clean);
+}
+
 void req_reply_error(struct req *r, int code, const char *msg)
 {
 	_cleanup_free_ char *s = NULL;
 	json_t *o;
 	int e = code < 0 ? -code : code;
 
-	o = json_pack("{s:s, s:s}", "error", msg && *msg ? msg : strerror(e), "errno",
-		      errno_name(e));
+	/* The text may hold a box's bytes or a client's path: never a reason
+	 * for the reply itself to fail. */
+	o = json_pack("{s:o, s:s}", "error", http_json_text(msg && *msg ? msg : strerror(e)),
+		      "errno", errno_name(e));
 	if (o) {
 		s = json_dumps(o, JSON_COMPACT);
 		json_decref(o);
@@ -165,7 +222,7 @@ void req_reply_listing(struct req *r, json_t *arr)
 	char *s;
 
 	snprintf(path, sizeof(path), "/%s", r->path);
-	o = json_pack("{s:s, s:o}", "path", path, "entries", arr);
+	o = json_pack("{s:o, s:o}", "path", http_json_text(path), "entries", arr);
 	s = o ? json_dumps(o, JSON_COMPACT) : NULL;
 	json_decref(o);
 	if (s)
@@ -185,27 +242,76 @@ static void reply_unauthorized(struct req *r, const char *msg)
 
 /* --- workers ------------------------------------------------------------- */
 
-static void *worker_main(void *arg)
+static void *pool_main(void *arg)
 {
-	struct http *h = arg;
+	struct pool *p = arg;
 
 	for (;;) {
 		struct req *r;
 
-		pthread_mutex_lock(&h->work_lock);
-		while (h->queue_n == 0 && !h->stopping)
-			pthread_cond_wait(&h->work_cond, &h->work_lock);
-		if (h->queue_n == 0) {
-			pthread_mutex_unlock(&h->work_lock);
+		pthread_mutex_lock(&p->lock);
+		while (p->n == 0 && !p->stopping)
+			pthread_cond_wait(&p->cond, &p->lock);
+		if (p->n == 0) {
+			pthread_mutex_unlock(&p->lock);
 			return NULL;
 		}
-		r = h->queue[0];
-		memmove(h->queue, h->queue + 1, --h->queue_n * sizeof(*h->queue));
-		pthread_mutex_unlock(&h->work_lock);
+		r = p->queue[0];
+		memmove(p->queue, p->queue + 1, --p->n * sizeof(*p->queue));
+		pthread_mutex_unlock(&p->lock);
 
 		r->work(r);
 		req_finish_async(r);
 	}
+}
+
+static int pool_start(struct http *h, struct pool *p, size_t threads, size_t cap, bool drop_oldest,
+		      void (*refuse)(struct req *r))
+{
+	p->h = h;
+	p->cap = cap;
+	p->drop_oldest = drop_oldest;
+	p->refuse = refuse;
+	p->queue = calloc(cap, sizeof(*p->queue));
+	p->threads = calloc(threads, sizeof(*p->threads));
+	if (!p->queue || !p->threads)
+		return -ENOMEM;
+	for (size_t i = 0; i < threads; i++) {
+		if (pthread_create(&p->threads[i], NULL, pool_main, p) != 0)
+			return -EAGAIN;
+		p->n_threads++;
+	}
+	return 0;
+}
+
+/* Lets the threads finish the queue and waits for them; logins asleep in
+ * auth's queue are woken (refused) so that none holds the stop. */
+static void pool_stop(struct pool *p, struct auth *cancel)
+{
+	pthread_mutex_lock(&p->lock);
+	p->stopping = true;
+	pthread_cond_broadcast(&p->cond);
+	pthread_mutex_unlock(&p->lock);
+	for (size_t i = 0; i < p->n_threads; i++) {
+		struct timespec ts;
+		for (;;) {
+			if (cancel)
+				auth_cancel_waiting(cancel);
+			clock_gettime(CLOCK_REALTIME, &ts);
+			ts.tv_nsec += 20 * 1000000L;
+			if (ts.tv_nsec >= 1000000000L) {
+				ts.tv_sec++;
+				ts.tv_nsec -= 1000000000L;
+			}
+			if (pthread_timedjoin_np(p->threads[i], NULL, &ts) != ETIMEDOUT)
+				break;
+		}
+	}
+	p->n_threads = 0;
+	free(p->threads);
+	free(p->queue);
+	p->threads = NULL;
+	p->queue = NULL;
 }
 
 void req_wait_async(struct req *r)
@@ -233,24 +339,43 @@ void req_finish_async(struct req *r)
 		MHD_resume_connection(r->conn);
 }
 
-void req_run_async(struct req *r, req_work_fn fn)
+static void pool_submit(struct pool *p, struct req *r, req_work_fn fn)
 {
-	struct http *h = r->h;
-	bool queued = false;
+	struct req *refused = NULL;
 
 	r->work = fn;
 	req_wait_async(r);
-	pthread_mutex_lock(&h->work_lock);
-	if (!h->stopping && h->queue_n < h->queue_cap) {
-		h->queue[h->queue_n++] = r;
-		queued = true;
-		pthread_cond_signal(&h->work_cond);
+	pthread_mutex_lock(&p->lock);
+	if (p->stopping || !p->cap)
+		refused = r;
+	else {
+		if (p->n == p->cap) {
+			if (p->drop_oldest) {
+				refused = p->queue[0];
+				memmove(p->queue, p->queue + 1, --p->n * sizeof(*p->queue));
+			} else
+				refused = r;
+		}
+		if (refused != r) {
+			p->queue[p->n++] = r;
+			pthread_cond_signal(&p->cond);
+		}
 	}
-	pthread_mutex_unlock(&h->work_lock);
-	if (!queued) {
-		req_reply_error(r, EAGAIN, "the server is busy or stopping; try again");
-		req_finish_async(r);
+	pthread_mutex_unlock(&p->lock);
+	if (refused) {
+		p->refuse(refused);
+		req_finish_async(refused);
 	}
+}
+
+static void refuse_busy(struct req *r)
+{
+	req_reply_error(r, EAGAIN, "the server is busy or stopping; try again");
+}
+
+void req_run_async(struct req *r, req_work_fn fn)
+{
+	pool_submit(&r->h->work, r, fn);
 }
 
 /* --- parked streams ------------------------------------------------------ */
@@ -267,9 +392,7 @@ static void park_remove_locked(struct http *h, struct req *r)
 
 static int conn_fd(struct req *r)
 {
-	const union MHD_ConnectionInfo *ci =
-	    MHD_get_connection_info(r->conn, MHD_CONNECTION_INFO_CONNECTION_FD);
-	return ci ? ci->connect_fd : -1;
+	return r->c ? r->c->fd : -1;
 }
 
 void http_park_arm(struct http *h, struct req *r, uint64_t key)
@@ -380,24 +503,296 @@ static void on_wake(void *userdata, uint64_t key)
 	park_wake(userdata, key, /* all= */ false, 0, /* hangup= */ false);
 }
 
+/* --- revocation ----------------------------------------------------------- */
+
+/* Replies of requests authenticated by a token, from the moment they are
+ * queued until the request completes (park_lock): what a revocation ends.
+ * -EACCES when the token was revoked since the request's check; -ENOMEM
+ * when the reply cannot be listed (a revocation would not reach it). */
+static int active_add(struct http *h, struct req *r)
+{
+	uint64_t gen;
+
+	if (!r->token_id[0])
+		return 0;
+	pthread_mutex_lock(&h->park_lock);
+	if (h->active_n == h->active_cap) {
+		size_t cap = h->active_cap ? h->active_cap * 2 : 64;
+		struct req **v = realloc(h->active, cap * sizeof(*v));
+		if (!v) {
+			pthread_mutex_unlock(&h->park_lock);
+			return -ENOMEM;
+		}
+		h->active = v;
+		h->active_cap = cap;
+	}
+	r->active_idx = h->active_n;
+	h->active[h->active_n++] = r;
+	r->active = true;
+	gen = auth_revocations(h->auth);
+	pthread_mutex_unlock(&h->park_lock);
+	/* Listed before the generation was read: a revocation after this finds
+	 * the request; one before it shows in the generation. */
+	if (gen == r->auth_gen)
+		return 0;
+	struct auth_token t;
+	return auth_token_get(h->auth, r->token_id, &t) == -ENOENT ? -EACCES : 0;
+}
+
+static void active_remove_locked(struct http *h, struct req *r)
+{
+	if (!r->active)
+		return;
+	h->active[r->active_idx] = h->active[--h->active_n];
+	h->active[r->active_idx]->active_idx = r->active_idx;
+	r->active = false;
+}
+
+/* Called by auth_token_revoke(), in the revoker's thread: every reply of
+ * the token is cut at once. Shutting the socket down reaches a flowing
+ * reply (MHD's next send or read fails and it closes the connection) as
+ * well as a parked one (its EPOLLRDHUP wakes the hangup thread, which
+ * resumes it into stream_reader's hangup). The socket stays open while the
+ * request is listed (it leaves the list in on_completed, before MHD closes
+ * the socket), so the descriptor cannot be another's. */
+static void on_revoke(void *userdata, const char *id)
+{
+	struct http *h = userdata;
+
+	pthread_mutex_lock(&h->park_lock);
+	for (size_t i = 0; i < h->active_n; i++) {
+		struct req *r = h->active[i];
+		if (strcmp(r->token_id, id) != 0)
+			continue;
+		r->hangup = true;
+		if (conn_fd(r) >= 0)
+			(void)shutdown(conn_fd(r), SHUT_RDWR);
+	}
+	pthread_mutex_unlock(&h->park_lock);
+}
+
+/* --- connections ------------------------------------------------------------ */
+
+static struct conn *conn_of(struct MHD_Connection *mc)
+{
+	const union MHD_ConnectionInfo *ci =
+	    MHD_get_connection_info(mc, MHD_CONNECTION_INFO_SOCKET_CONTEXT);
+	return ci ? ci->socket_context : NULL;
+}
+
+/* family/addr of a socket address (IPv4-mapped IPv6 as IPv4). */
+static bool sockaddr_split(const struct sockaddr *sa, int *family, uint8_t addr[16])
+{
+	memset(addr, 0, 16);
+	if (!sa)
+		return false;
+	if (sa->sa_family == AF_INET) {
+		*family = AF_INET;
+		memcpy(addr, &((const struct sockaddr_in *)(const void *)sa)->sin_addr, 4);
+		return true;
+	}
+	if (sa->sa_family == AF_INET6) {
+		const struct in6_addr *a6 =
+		    &((const struct sockaddr_in6 *)(const void *)sa)->sin6_addr;
+		if (IN6_IS_ADDR_V4MAPPED(a6)) {
+			*family = AF_INET;
+			memcpy(addr, a6->s6_addr + 12, 4);
+		} else {
+			*family = AF_INET6;
+			memcpy(addr, a6->s6_addr, 16);
+		}
+		return true;
+	}
+	*family = sa->sa_family;
+	return false;
+}
+
+static void addr_key(int family, const uint8_t addr[16], char *key, size_t size)
+{
+	char s[INET6_ADDRSTRLEN];
+
+	inet_ntop(family, addr, s, sizeof(s));
+	auth_client_key(s, key, size);
+}
+
+static bool trusted_proxy(const struct http *h, int family, const uint8_t addr[16])
+{
+	for (size_t i = 0; i < h->cfg->n_trusted_proxies; i++)
+		if (net_prefix_contains(&h->cfg->trusted_proxies[i], family, addr))
+			return true;
+	return false;
+}
+
+static struct addr_count *addr_find(struct http *h, const char *key)
+{
+	for (size_t i = 0; i < h->addrs_n; i++)
+		if (strcmp(h->addrs[i].key, key) == 0)
+			return &h->addrs[i];
+	return NULL;
+}
+
+/* MHD's accept policy: a client address already holding
+ * HTTP_CONNS_PER_ADDR connections gets no more (MHD closes the new one
+ * at once), so one address cannot take the connections everyone shares. A
+ * trusted proxy carries many clients: only the listener's limit applies. */
+static enum MHD_Result on_accept(void *cls, const struct sockaddr *sa, socklen_t len)
+{
+	struct listener *l = cls;
+	struct http *h = l->h;
+	char key[AUTH_CLIENT_MAX + 1];
+	uint8_t addr[16];
+	int family;
+	bool ok = true;
+
+	(void)len;
+	if (!sockaddr_split(sa, &family, addr) || trusted_proxy(h, family, addr))
+		return MHD_YES;
+	addr_key(family, addr, key, sizeof(key));
+	pthread_mutex_lock(&h->conn_lock);
+	struct addr_count *a = addr_find(h, key);
+	if (a && a->n >= HTTP_CONNS_PER_ADDR)
+		ok = false;
+	pthread_mutex_unlock(&h->conn_lock);
+	if (!ok)
+		log_debug("http: %s already has %d connections; refused another", key,
+			  HTTP_CONNS_PER_ADDR);
+	return ok ? MHD_YES : MHD_NO;
+}
+
+static unsigned long long deadline_in(unsigned seconds)
+{
+	return now_usec() + seconds * 1000000ULL;
+}
+
+static void conn_set_deadline(struct conn *c, unsigned long long deadline)
+{
+	struct http *h = c->l->h;
+
+	pthread_mutex_lock(&h->conn_lock);
+	c->deadline = deadline;
+	pthread_mutex_unlock(&h->conn_lock);
+}
+
+static void conn_started(struct listener *l, struct MHD_Connection *mc, void **socket_context)
+{
+	struct http *h = l->h;
+	const union MHD_ConnectionInfo *ci;
+	struct conn *c = calloc(1, sizeof(*c));
+
+	if (!c)
+		return; /* no context: its requests are refused */
+	c->l = l;
+	ci = MHD_get_connection_info(mc, MHD_CONNECTION_INFO_CONNECTION_FD);
+	c->fd = ci ? ci->connect_fd : -1;
+	ci = MHD_get_connection_info(mc, MHD_CONNECTION_INFO_CLIENT_ADDRESS);
+	if (l->local || !ci || !sockaddr_split(ci->client_addr, &c->family, c->addr)) {
+		c->family = AF_UNIX;
+		snprintf(c->key, sizeof(c->key), "unix");
+	} else {
+		addr_key(c->family, c->addr, c->key, sizeof(c->key));
+		c->proxy = trusted_proxy(h, c->family, c->addr);
+	}
+	if (l->local)
+		c->peer =
+		    c->fd < 0 ? -EBADF : access_check_socket_peer(engine_access(h->engine), c->fd);
+	c->deadline = deadline_in(HTTP_HEAD_TIMEOUT_S);
+
+	pthread_mutex_lock(&h->conn_lock);
+	if (c->family != AF_UNIX && !c->proxy) {
+		struct addr_count *a = addr_find(h, c->key);
+		if (!a && h->addrs_n == h->addrs_cap) {
+			size_t cap = h->addrs_cap ? h->addrs_cap * 2 : 64;
+			struct addr_count *v = realloc(h->addrs, cap * sizeof(*v));
+			if (v) {
+				h->addrs = v;
+				h->addrs_cap = cap;
+			}
+		}
+		if (!a && h->addrs_n < h->addrs_cap) {
+			a = &h->addrs[h->addrs_n++];
+			snprintf(a->key, sizeof(a->key), "%s", c->key);
+			a->n = 0;
+		}
+		if (a) {
+			a->n++;
+			c->counted = true;
+		}
+	}
+	c->next = h->conns;
+	if (h->conns)
+		h->conns->prev = c;
+	h->conns = c;
+	pthread_mutex_unlock(&h->conn_lock);
+	*socket_context = c;
+}
+
+static void conn_closed(struct http *h, struct conn *c)
+{
+	pthread_mutex_lock(&h->conn_lock);
+	if (c->counted) {
+		struct addr_count *a = addr_find(h, c->key);
+		if (a && --a->n == 0)
+			*a = h->addrs[--h->addrs_n];
+	}
+	if (c->prev)
+		c->prev->next = c->next;
+	else
+		h->conns = c->next;
+	if (c->next)
+		c->next->prev = c->prev;
+	pthread_mutex_unlock(&h->conn_lock);
+	free(c);
+}
+
+static void on_connection(void *cls, struct MHD_Connection *mc, void **socket_context,
+			  enum MHD_ConnectionNotificationCode code)
+{
+	struct listener *l = cls;
+
+	if (code == MHD_CONNECTION_NOTIFY_STARTED)
+		conn_started(l, mc, socket_context);
+	else if (code == MHD_CONNECTION_NOTIFY_CLOSED && *socket_context) {
+		conn_closed(l->h, *socket_context);
+		*socket_context = NULL;
+	}
+}
+
+/* Connections past their deadline (a head or a small body that does not
+ * come; slowloris) are shut down; MHD then closes them. Suspended
+ * connections (parked streams, work in progress) have no deadline. */
+static void sweep_deadlines(struct http *h)
+{
+	unsigned long long now = now_usec();
+
+	pthread_mutex_lock(&h->conn_lock);
+	for (struct conn *c = h->conns; c; c = c->next)
+		if (c->deadline && now > c->deadline && c->fd >= 0) {
+			c->deadline = 0;
+			(void)shutdown(c->fd, SHUT_RDWR);
+		}
+	pthread_mutex_unlock(&h->conn_lock);
+}
+
 /* A client that goes away while its stream is parked: resume it so MHD
- * notices and frees the connection. */
+ * notices and frees the connection. Also the deadline sweep, every second. */
 static void *hangup_main(void *arg)
 {
 	struct http *h = arg;
 	struct epoll_event ev[64];
+	unsigned long long swept = now_usec();
 
 	for (;;) {
-		int n = epoll_wait(h->epfd, ev, ELEMENTSOF(ev), -1);
-		if (n < 0) {
-			if (errno == EINTR)
-				continue;
+		int n = epoll_wait(h->epfd, ev, ELEMENTSOF(ev), 1000);
+		if (n < 0 && errno != EINTR)
 			return NULL;
-		}
 		for (int i = 0; i < n; i++) {
 			if (ev[i].data.u64 == 0)
 				return NULL; /* the stop eventfd */
 			park_wake(h, 0, false, ev[i].data.u64, /* hangup= */ true);
+		}
+		if (now_usec() - swept >= 1000000ULL) {
+			sweep_deadlines(h);
+			swept = now_usec();
 		}
 	}
 }
@@ -480,23 +875,110 @@ static const char *query(struct req *r, const char *key)
 	return MHD_lookup_connection_value(r->conn, MHD_GET_ARGUMENT_KIND, key);
 }
 
-static void client_address(struct req *r, char *buf, size_t size)
+/* One X-Forwarded-For entry: an address, maybe "[v6]:port" or
+ * "v4:port" as some proxies write it. */
+static bool forwarded_addr(const char *s, size_t n, int *family, uint8_t addr[16])
 {
-	const union MHD_ConnectionInfo *ci =
-	    MHD_get_connection_info(r->conn, MHD_CONNECTION_INFO_CLIENT_ADDRESS);
-	const struct sockaddr *sa = ci ? ci->client_addr : NULL;
+	char buf[INET6_ADDRSTRLEN + 8];
+	char *p;
 
-	snprintf(buf, size, "unknown");
-	if (!sa)
-		return;
-	if (sa->sa_family == AF_INET)
-		inet_ntop(AF_INET, &((const struct sockaddr_in *)(const void *)sa)->sin_addr, buf,
-			  (socklen_t)size);
-	else if (sa->sa_family == AF_INET6)
-		inet_ntop(AF_INET6, &((const struct sockaddr_in6 *)(const void *)sa)->sin6_addr,
-			  buf, (socklen_t)size);
-	else if (sa->sa_family == AF_UNIX)
-		snprintf(buf, size, "unix");
+	while (n && (*s == ' ' || *s == '\t'))
+		s++, n--;
+	while (n && (s[n - 1] == ' ' || s[n - 1] == '\t'))
+		n--;
+	if (!n || n >= sizeof(buf))
+		return false;
+	memcpy(buf, s, n);
+	buf[n] = '\0';
+	p = buf;
+	if (*p == '[') {
+		char *end = strchr(p, ']');
+		if (!end)
+			return false;
+		*end = '\0';
+		p++;
+	} else if ((p = strchr(buf, ':')) && !strchr(p + 1, ':'))
+		*p = '\0'; /* v4:port */
+	else
+		p = buf;
+	memset(addr, 0, 16);
+	if (inet_pton(AF_INET, p, addr) == 1) {
+		*family = AF_INET;
+		return true;
+	}
+	struct in6_addr a6;
+	if (inet_pton(AF_INET6, p, &a6) != 1)
+		return false;
+	struct sockaddr_in6 sa = {.sin6_family = AF_INET6, .sin6_addr = a6};
+	return sockaddr_split((const struct sockaddr *)&sa, family, addr);
+}
+
+struct xff {
+	const char *v[16]; /* the X-Forwarded-For headers, in order */
+	size_t len[16];
+	size_t n;
+	bool too_many;
+};
+
+static enum MHD_Result xff_header(void *cls, enum MHD_ValueKind kind, const char *key,
+				  size_t key_size, const char *value, size_t value_size)
+{
+	struct xff *x = cls;
+
+	(void)kind;
+	(void)key_size;
+	if (strcasecmp(key, "X-Forwarded-For") != 0)
+		return MHD_YES;
+	if (x->n == ELEMENTSOF(x->v)) {
+		x->too_many = true;
+		return MHD_NO;
+	}
+	x->v[x->n] = value;
+	x->len[x->n++] = value_size;
+	return MHD_YES;
+}
+
+/* The client a login counts for (r->client). From a trusted proxy, the
+ * rightmost X-Forwarded-For address that is not a trusted proxy itself (the
+ * one the outermost trusted proxy saw; what is left of it the client may
+ * have written); the proxy's own address without the header. From anyone
+ * else the header is ignored. -EINVAL when that entry is not an address. */
+static int login_client(struct req *r)
+{
+	struct conn *c = r->c;
+	struct xff x = {0};
+	int family = 0, last_family = 0;
+	uint8_t addr[16], last[16];
+
+	snprintf(r->client, sizeof(r->client), "%s", c->key);
+	if (!c->proxy)
+		return 0;
+	MHD_get_connection_values_n(r->conn, MHD_HEADER_KIND, xff_header, &x);
+	if (x.too_many)
+		return -EINVAL;
+	for (size_t i = x.n; i-- > 0;) {
+		size_t end = x.len[i];
+		for (;;) {
+			const char *v = x.v[i];
+			size_t start = end;
+			while (start > 0 && v[start - 1] != ',')
+				start--;
+			if (!forwarded_addr(v + start, end - start, &family, addr))
+				return -EINVAL;
+			if (!trusted_proxy(r->h, family, addr)) {
+				addr_key(family, addr, r->client, sizeof(r->client));
+				return 0;
+			}
+			last_family = family;
+			memcpy(last, addr, sizeof(last));
+			if (start == 0)
+				break;
+			end = start - 1;
+		}
+	}
+	if (last_family) /* every hop a trusted proxy: the first one */
+		addr_key(last_family, last, r->client, sizeof(r->client));
+	return 0;
 }
 
 static bool authorized(struct req *r)
@@ -511,7 +993,8 @@ static bool authorized(struct req *r)
 	a += 7;
 	while (*a == ' ')
 		a++;
-	return auth_check_token(r->h->auth, a) == 0;
+	r->auth_gen = auth_revocations(r->h->auth);
+	return auth_check_token_id(r->h->auth, a, r->token_id) == 0;
 }
 
 /* --- setup and login ----------------------------------------------------- */
@@ -554,81 +1037,112 @@ static void handle_setup_page(struct req *r)
 	req_reply_text(r, 200, "text/html; charset=utf-8", page, strlen(page));
 }
 
-/* Decodes one application/x-www-form-urlencoded value in place. */
-static void form_decode(char *s)
+/* True if s[0..n) has a control byte (0x00-0x1f, 0x7f); a tab passes when
+ * tab_ok (it is whitespace in header values). */
+static bool has_control(const char *s, size_t n, bool tab_ok)
 {
-	char *o = s;
-
-	for (; *s; s++) {
-		if (*s == '+')
-			*o++ = ' ';
-		else if (*s == '%' && s[1] && s[2]) {
-			char hex[3] = {s[1], s[2], 0};
-			char *end;
-			long v = strtol(hex, &end, 16);
-			if (*end || v == 0) {
-				*o++ = *s;
-				continue;
-			}
-			*o++ = (char)v;
-			s += 2;
-		} else
-			*o++ = *s;
+	for (size_t i = 0; i < n; i++) {
+		unsigned char b = (unsigned char)s[i];
+		if ((b < 0x20 && !(tab_ok && b == '\t')) || b == 0x7f)
+			return true;
 	}
-	*o = '\0';
+	return false;
 }
 
-/* Fields of a JSON object or a urlencoded form body. Values are copied into
- * out (NULL when absent). */
-static int body_fields(struct req *r, const char *const *keys, char **out, size_t n)
+/* The fields a route reads from its body. */
+static const char *const setup_keys[] = {"token", "password"};
+static const char *const login_keys[] = {"password", "label"};
+
+static const char *const *body_keys(const struct req *r)
+{
+	return r->route == ROUTE_SETUP ? setup_keys : login_keys;
+}
+
+static enum MHD_Result form_field(void *cls, enum MHD_ValueKind kind, const char *key,
+				  const char *filename, const char *content_type,
+				  const char *transfer_encoding, const char *data, uint64_t off,
+				  size_t size)
+{
+	struct req *r = cls;
+	const char *const *keys = body_keys(r);
+
+	(void)kind, (void)filename, (void)content_type, (void)transfer_encoding;
+	for (size_t i = 0; i < ELEMENTSOF(r->fields); i++) {
+		if (strcmp(key, keys[i]) != 0)
+			continue;
+		size_t have = r->fields[i] ? strlen(r->fields[i]) : 0;
+		if ((off == 0 && r->fields[i]) || off != have || has_control(data, size, false)) {
+			r->fields_err = -EINVAL; /* a repeated field, or a control byte */
+			return MHD_NO;
+		}
+		char *v = realloc(r->fields[i], have + size + 1);
+		if (!v) {
+			r->fields_err = -ENOMEM;
+			return MHD_NO;
+		}
+		memcpy(v + have, data, size);
+		v[have + size] = '\0';
+		r->fields[i] = v;
+	}
+	return MHD_YES;
+}
+
+/* Reads the fields of a login or setup body into r->fields (NULL when
+ * absent): a JSON object, or an application/x-www-form-urlencoded form,
+ * decoded by libmicrohttpd's post processor. A field holding a control
+ * character or given twice makes the body invalid (r->fields_err), as does
+ * a JSON \u0000 (jansson refuses it). Runs on the connection's thread. */
+static void parse_body_fields(struct req *r)
 {
 	const char *ct =
 	    MHD_lookup_connection_value(r->conn, MHD_HEADER_KIND, MHD_HTTP_HEADER_CONTENT_TYPE);
+	const char *const *keys = body_keys(r);
 
-	for (size_t i = 0; i < n; i++)
-		out[i] = NULL;
 	/* curl --data sends JSON as a form: the body's first byte decides. */
-	if (ct && strncmp(ct, "application/x-www-form-urlencoded", 33) == 0 &&
+	if (ct &&
+	    strncasecmp(ct, MHD_HTTP_POST_ENCODING_FORM_URLENCODED,
+			strlen(MHD_HTTP_POST_ENCODING_FORM_URLENCODED)) == 0 &&
 	    !(r->len && r->body[0] == '{')) {
-		_cleanup_free_ char *copy = strndup(r->body ? r->body : "", r->len);
-		char *save = NULL;
-
-		if (!copy)
-			return -ENOMEM;
-		for (char *kv = strtok_r(copy, "&", &save); kv; kv = strtok_r(NULL, "&", &save)) {
-			char *eq = strchr(kv, '=');
-			if (!eq)
-				continue;
-			*eq = '\0';
-			form_decode(kv);
-			form_decode(eq + 1);
-			for (size_t i = 0; i < n; i++)
-				if (strcmp(kv, keys[i]) == 0 && !out[i])
-					out[i] = strdup(eq + 1);
+		struct MHD_PostProcessor *pp =
+		    MHD_create_post_processor(r->conn, 1024, form_field, r);
+		r->form = true;
+		if (!pp) {
+			r->fields_err = -EINVAL;
+			return;
 		}
-		return 0;
+		if (r->len && MHD_post_process(pp, r->body, r->len) != MHD_YES && !r->fields_err)
+			r->fields_err = -EINVAL;
+		/* The last value is delivered when the processor ends. */
+		if (MHD_destroy_post_processor(pp) != MHD_YES && !r->fields_err)
+			r->fields_err = -EINVAL;
+		return;
 	}
 	json_error_t je;
-	json_t *o = json_loadb(r->body ? r->body : "", r->len, 0, &je);
+	json_t *o = json_loadb(r->body ? r->body : "", r->len, JSON_REJECT_DUPLICATES, &je);
 	if (!o || !json_is_object(o)) {
 		json_decref(o);
-		return -EINVAL;
+		r->fields_err = -EINVAL;
+		return;
 	}
-	for (size_t i = 0; i < n; i++) {
+	for (size_t i = 0; i < ELEMENTSOF(r->fields) && !r->fields_err; i++) {
 		json_t *v = json_object_get(o, keys[i]);
-		if (v && json_is_string(v))
-			out[i] = strdup(json_string_value(v));
+		if (!v || !json_is_string(v))
+			continue;
+		if (has_control(json_string_value(v), json_string_length(v), false))
+			r->fields_err = -EINVAL;
+		else if (!(r->fields[i] = strdup(json_string_value(v))))
+			r->fields_err = -ENOMEM;
 	}
 	json_decref(o);
-	return 0;
 }
 
-static void free_fields(char **f, size_t n)
+static void free_fields(struct req *r)
 {
-	for (size_t i = 0; i < n; i++) {
-		if (f[i])
-			explicit_bzero(f[i], strlen(f[i]));
-		free(f[i]);
+	for (size_t i = 0; i < ELEMENTSOF(r->fields); i++) {
+		if (r->fields[i])
+			explicit_bzero(r->fields[i], strlen(r->fields[i]));
+		free(r->fields[i]);
+		r->fields[i] = NULL;
 	}
 }
 
@@ -637,22 +1151,40 @@ static void setup_url_path(struct http *h, char *buf, size_t size)
 	snprintf(buf, size, "%s/setup-url", h->cfg->data);
 }
 
+static bool body_ok(struct req *r, const char *what)
+{
+	if (r->fields_err == -ENOMEM) {
+		req_reply_error(r, ENOMEM, "out of memory");
+		return false;
+	}
+	if (r->fields_err) {
+		char msg[160];
+		snprintf(msg, sizeof(msg),
+			 "bad request body: %s, each field once, without control characters", what);
+		req_reply_error(r, EINVAL, msg);
+		return false;
+	}
+	if (!r->fields[0] || (r->route == ROUTE_SETUP && !r->fields[1])) {
+		char msg[160];
+		snprintf(msg, sizeof(msg), "expected %s", what);
+		req_reply_error(r, EINVAL, msg);
+		return false;
+	}
+	return true;
+}
+
 static void work_setup(struct req *r)
 {
-	static const char *const keys[] = {"token", "password"};
-	char *f[2];
 	pd_error err = {0};
 	char path[PATH_MAX];
 	int k;
 
-	k = body_fields(r, keys, f, 2);
-	if (k < 0 || !f[0] || !f[1]) {
-		req_reply_error(r, EINVAL, "expected a token and a password");
-		free_fields(f, 2);
+	if (!body_ok(r, "a token and a password")) {
+		free_fields(r);
 		return;
 	}
-	k = auth_setup_finish(r->h->auth, f[0], f[1], &err);
-	free_fields(f, 2);
+	k = auth_setup_finish(r->h->auth, r->fields[0], r->fields[1], &err);
+	free_fields(r);
 	if (k < 0) {
 		req_reply_error(r, k, err.msg);
 		return;
@@ -660,10 +1192,7 @@ static void work_setup(struct req *r)
 	setup_url_path(r->h, path, sizeof(path));
 	(void)unlink(path);
 	log_info("owner password set through the setup link");
-	const char *ct =
-	    MHD_lookup_connection_value(r->conn, MHD_HEADER_KIND, MHD_HTTP_HEADER_CONTENT_TYPE);
-	if (ct && strncmp(ct, "application/x-www-form-urlencoded", 33) == 0 &&
-	    !(r->len && r->body[0] == '{')) {
+	if (r->form) {
 		static const char done[] =
 		    "<!doctype html><html><body><h1>Password set</h1>"
 		    "<p><a href=\"/\">Open the panel</a> and log in.</p></body></html>\n";
@@ -673,32 +1202,39 @@ static void work_setup(struct req *r)
 	req_reply_json(r, 200, "{\"ok\":true}");
 }
 
+static void reply_too_many(struct req *r, unsigned retry, const char *msg)
+{
+	char s[16];
+
+	req_reply_error(r, EAGAIN, msg);
+	r->status = 429;
+	snprintf(s, sizeof(s), "%u", retry ? retry : 1);
+	if (r->resp)
+		MHD_add_response_header(r->resp, MHD_HTTP_HEADER_RETRY_AFTER, s);
+}
+
+/* A login pushed out of the login threads' backlog by a newer one. */
+static void refuse_login(struct req *r)
+{
+	reply_too_many(r, 1, "too many logins at once; retry in 1 s");
+}
+
 static void work_login(struct req *r)
 {
-	static const char *const keys[] = {"password", "label"};
-	char *f[2];
-	char client[INET6_ADDRSTRLEN + 8], token[160], id[32];
+	char token[160], id[32];
 	unsigned retry = 0;
 	pd_error err = {0};
 	int k;
 
-	k = body_fields(r, keys, f, 2);
-	if (k < 0 || !f[0]) {
-		req_reply_error(r, EINVAL, "expected {\"password\": ...}");
-		free_fields(f, 2);
+	if (!body_ok(r, "{\"password\": ...}")) {
+		free_fields(r);
 		return;
 	}
-	client_address(r, client, sizeof(client));
-	k = auth_login(r->h->auth, client, f[0], f[1], token, sizeof(token), id, sizeof(id), &retry,
-		       &err);
-	free_fields(f, 2);
+	k = auth_login(r->h->auth, r->client, r->fields[0], r->fields[1], token, sizeof(token), id,
+		       sizeof(id), &retry, &err);
+	free_fields(r);
 	if (k == -EAGAIN) {
-		char s[16];
-		req_reply_error(r, k, err.msg);
-		r->status = 429;
-		snprintf(s, sizeof(s), "%u", retry ? retry : 1);
-		if (r->resp)
-			MHD_add_response_header(r->resp, MHD_HTTP_HEADER_RETRY_AFTER, s);
+		reply_too_many(r, retry, err.msg);
 		return;
 	}
 	if (k < 0) {
@@ -755,6 +1291,17 @@ static enum MHD_Result queue_reply(struct req *r)
 		if (!r->resp)
 			return MHD_NO;
 	}
+	/* The token was revoked after the request's check: nothing read in
+	 * its name goes out (a stream would otherwise start after the
+	 * revocation). An action's reply does: what it did is done (and the
+	 * request that revoked its own token hears that it worked). */
+	int k = active_add(r->h, r);
+	if (k < 0 && (r->method == M_GET || r->method == M_HEAD)) {
+		if (k == -EACCES)
+			reply_unauthorized(r, "the token was revoked");
+		else
+			req_reply_error(r, k, "out of memory");
+	}
 	ok = MHD_queue_response(r->conn, r->status, r->resp);
 	MHD_destroy_response(r->resp);
 	r->resp = NULL;
@@ -762,13 +1309,160 @@ static enum MHD_Result queue_reply(struct req *r)
 	return ok;
 }
 
-/* First call: route and authenticate. Returns false when a reply is
- * already set (an error). */
-static bool begin(struct req *r, const char *url)
+static struct req *req_new(struct http *h, struct MHD_Connection *mc, struct conn *c)
+{
+	struct req *r = calloc(1, sizeof(*r));
+
+	if (!r)
+		return NULL;
+	r->h = h;
+	r->conn = mc;
+	r->c = c;
+	r->rootfd = -1;
+	r->upload_fd = -1;
+	pthread_mutex_init(&r->lock, NULL);
+	pthread_mutex_lock(&h->park_lock);
+	r->serial = ++h->next_serial;
+	pthread_mutex_unlock(&h->park_lock);
+	return r;
+}
+
+/* MHD's URI log callback: called once the request line is read, with the
+ * URI as received (before any decoding, up to a NUL byte if there is one),
+ * before the path and query are decoded. The request starts here (the
+ * return value is its con_cls). */
+static void *on_uri(void *cls, const char *uri, struct MHD_Connection *mc)
+{
+	struct listener *l = cls;
+	struct conn *c = conn_of(mc);
+	struct req *r;
+
+	if (!c)
+		return NULL; /* no connection state: on_request refuses it */
+	r = req_new(l->h, mc, c);
+	if (!r)
+		return NULL;
+	r->raw_uri = uri;
+	r->raw_uri_len = strlen(uri);
+	r->trusted = l->local && c->peer == 0;
+	c->cur = r;
+	return r;
+}
+
+/* MHD's unescape callback, for the path and every query key and value:
+ * MHD's own percent-decoding, noting a decoded control byte (%00 ...) on
+ * the request, which is then refused, where MHD would pass the string on
+ * cut at a NUL. */
+static size_t on_unescape(void *cls, struct MHD_Connection *mc, char *s)
+{
+	struct conn *c = conn_of(mc);
+	size_t n = MHD_http_unescape(s);
+
+	(void)cls;
+	if (has_control(s, n, false) && c && c->cur)
+		c->cur->bad_bytes = true;
+	return n;
+}
+
+/* libmicrohttpd 0.9.75 reads the request head in place and hands out C
+ * strings: a raw NUL byte in the request line or in a header cuts it there
+ * without notice. Whether a byte was hidden that way shows in the layout of
+ * its buffer: the URI callback saw the URI up to its first NUL, yet the
+ * version string follows the whole URI; and the headers (key, value) follow
+ * each other with only separators between them: after a key, NUL (written
+ * over ':'), spaces and tabs; after a value (which keeps its trailing
+ * spaces), its line end alone (CR LF or LF, written over with NULs), and
+ * after the last, the empty line's too. A longer gap, or another byte in
+ * it, is what a NUL hid. Where the pointers do not lie in one buffer as
+ * expected (a later version, a folded header), nothing is concluded. */
+struct head_walk {
+	uintptr_t pos, end;
+	bool layout; /* still judging the gaps */
+	bool bad;
+};
+
+/* [from, to) is at most max bytes of NUL, CR, LF, or of NUL, ':', space
+ * and tab (key_gap). */
+static bool gap_ok(uintptr_t from, uintptr_t to, size_t max, bool key_gap)
+{
+	if (to - from > max)
+		return false;
+	for (const char *p = (const char *)from; (uintptr_t)p < to; p++)
+		if (*p && !strchr(key_gap ? ": \t" : "\r\n", *p))
+			return false;
+	return true;
+}
+
+static enum MHD_Result head_header(void *cls, enum MHD_ValueKind kind, const char *key,
+				   size_t key_size, const char *value, size_t value_size)
+{
+	struct head_walk *w = cls;
+	uintptr_t k = (uintptr_t)key, v = (uintptr_t)value;
+
+	(void)kind;
+	if (has_control(key, key_size, false) || (value && has_control(value, value_size, true))) {
+		w->bad = true;
+		return MHD_NO;
+	}
+	if (!w->layout)
+		return MHD_YES;
+	if (!value || k < w->pos || k + key_size > w->end || v < k + key_size ||
+	    v + value_size > w->end) {
+		w->layout = false;
+		return MHD_YES;
+	}
+	if (!gap_ok(w->pos, k, 2, false) || !gap_ok(k + key_size, v, HEAD_SPAN_MAX, true)) {
+		w->bad = true;
+		return MHD_NO;
+	}
+	w->pos = v + value_size;
+	return MHD_YES;
+}
+
+static bool head_clean(struct req *r, const char *method, const char *version)
+{
+	const union MHD_ConnectionInfo *ci =
+	    MHD_get_connection_info(r->conn, MHD_CONNECTION_INFO_REQUEST_HEADER_SIZE);
+	uintptr_t u = (uintptr_t)r->raw_uri, ver = (uintptr_t)version, m = (uintptr_t)method;
+	struct head_walk w = {0};
+
+	if (r->raw_uri && ver > u && ver - u <= HEAD_SPAN_MAX && ver - u != r->raw_uri_len + 1)
+		return false; /* a NUL in the request line */
+	w.layout = ci && m < ver && ver - m <= HEAD_SPAN_MAX && ci->header_size <= HEAD_SPAN_MAX;
+	if (w.layout) {
+		w.pos = ver + strlen(version);
+		w.end = m + ci->header_size;
+		w.layout = w.pos <= w.end;
+	}
+	MHD_get_connection_values_n(r->conn, MHD_HEADER_KIND, head_header, &w);
+	if (!w.bad && w.layout && !gap_ok(w.pos, w.end, 4, false))
+		w.bad = true;
+	return !w.bad;
+}
+
+/* First call: check the request, route and authenticate. Returns false
+ * when a reply is already set (an error). */
+static bool begin(struct req *r, const char *url, const char *method, const char *version)
 {
 	const char *v;
 	int k;
 
+	if (r->c->l->local && r->c->peer < 0) {
+		char msg[160];
+		snprintf(msg, sizeof(msg),
+			 "the local socket is for root and the members of group %s",
+			 engine_access(r->h->engine)->group);
+		req_reply_error(r, EACCES, msg);
+		return false;
+	}
+	if (r->bad_bytes) {
+		req_reply_error(r, EINVAL, "control character in the request's path or query");
+		return false;
+	}
+	if (!head_clean(r, method, version)) {
+		req_reply_error(r, EINVAL, "control character in the request line or a header");
+		return false;
+	}
 	if (r->method == M_OTHER) {
 		req_reply_error(r, EINVAL, "method not supported");
 		r->status = 405;
@@ -789,6 +1483,12 @@ static bool begin(struct req *r, const char *url)
 	}
 	if (r->method == M_POST && strcmp(url, "/v1/login") == 0) {
 		r->route = ROUTE_LOGIN;
+		if (login_client(r) < 0) {
+			req_reply_error(r, EINVAL,
+					"bad X-Forwarded-For from a trusted proxy: expected "
+					"addresses separated by commas");
+			return false;
+		}
 		return true;
 	}
 	if (!authorized(r)) {
@@ -846,10 +1546,12 @@ static void dispatch(struct req *r, const char *url)
 		handle_setup_page(r);
 		break;
 	case ROUTE_SETUP:
+		parse_body_fields(r);
 		req_run_async(r, work_setup);
 		break;
 	case ROUTE_LOGIN:
-		req_run_async(r, work_login);
+		parse_body_fields(r);
+		pool_submit(&r->h->login, r, work_login);
 		break;
 	case ROUTE_TREE:
 		http_tree_handle(r);
@@ -866,25 +1568,24 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const 
 				  const char *method, const char *version, const char *upload_data,
 				  size_t *upload_data_size, void **con_cls)
 {
-	struct listener *l = cls;
 	struct req *r = *con_cls;
 
-	if (!r) {
-		r = calloc(1, sizeof(*r));
-		if (!r)
-			return MHD_NO;
-		r->h = l->h;
-		r->conn = conn;
-		r->trusted = l->trusted;
+	(void)cls;
+	(void)conn;
+	if (!r)
+		return MHD_NO; /* out of memory when the request line came */
+	if (!r->begun) {
+		r->begun = true;
+		r->c->cur = NULL;
 		r->method = method_of(method);
-		r->rootfd = -1;
-		r->upload_fd = -1;
-		pthread_mutex_init(&r->lock, NULL);
-		pthread_mutex_lock(&l->h->park_lock);
-		r->serial = ++l->h->next_serial;
-		pthread_mutex_unlock(&l->h->park_lock);
-		*con_cls = r;
-		if (!begin(r, url))
+		bool ok = begin(r, url, method, version);
+		/* The head is in. A small body has its own deadline; a big one
+		 * (root/ uploads) only MHD's idle timeout. */
+		conn_set_deadline(r->c, ok && r->route != ROUTE_ROOT &&
+						(r->method == M_PUT || r->method == M_POST)
+					    ? deadline_in(HTTP_BODY_TIMEOUT_S)
+					    : 0);
+		if (!ok)
 			return queue_reply(r);
 		return MHD_YES;
 	}
@@ -904,6 +1605,7 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const 
 
 	if (!r->started) {
 		r->started = true;
+		conn_set_deadline(r->c, 0);
 		if (r->too_big) {
 			req_reply_error(r, EFBIG, "request body too large (64 KiB at most here)");
 			return queue_reply(r);
@@ -936,14 +1638,27 @@ static void on_completed(void *cls, struct MHD_Connection *conn, void **con_cls,
 {
 	struct req *r = *con_cls;
 
+	(void)cls;
+	(void)conn;
+	(void)toe;
 	if (!r)
 		return;
+	pthread_mutex_lock(&r->h->park_lock);
+	active_remove_locked(r->h, r);
+	pthread_mutex_unlock(&r->h->park_lock);
 	http_park_disarm(r->h, r);
 	http_root_release(r);
 	if (r->file)
 		tree_release(r->h->tree, r->file);
 	if (r->resp)
 		MHD_destroy_response(r->resp);
+	if (r->c) {
+		if (r->c->cur == r)
+			r->c->cur = NULL;
+		/* Kept alive: the next request's head is due. */
+		conn_set_deadline(r->c, deadline_in(HTTP_HEAD_TIMEOUT_S));
+	}
+	free_fields(r);
 	free(r->body);
 	pthread_mutex_destroy(&r->lock);
 	free(r);
@@ -991,7 +1706,7 @@ static int listen_tcp(const char *spec, int *ret_fd, unsigned *ret_port, pd_erro
 	if (fd < 0)
 		return pd_error_set(err, -errno, "cannot create a socket: %m");
 	setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
-	if (bind(fd, (struct sockaddr *)&ss, sl) < 0 || listen(fd, 512) < 0) {
+	if (bind(fd, (struct sockaddr *)&ss, sl) < 0 || listen(fd, SOMAXCONN) < 0) {
 		int k = -errno;
 		close(fd);
 		errno = -k;
@@ -1005,9 +1720,14 @@ static int listen_tcp(const char *spec, int *ret_fd, unsigned *ret_port, pd_erro
 	return 0;
 }
 
-static int listen_unix(const char *path, int *ret_fd, pd_error *err)
+/* The local socket: mode 0660, group the tree's group (root only, 0600,
+ * when there is none). The mode is a first gate; every connection's peer
+ * is judged again by its credentials (conn_started). */
+static int listen_unix(const char *path, const struct pd_access *access, int *ret_fd, pd_error *err)
 {
 	struct sockaddr_un a = {.sun_family = AF_UNIX};
+	gid_t gid = access_gid(access);
+	mode_t mode = gid ? 0660 : 0600;
 	int fd;
 	mode_t old;
 
@@ -1027,7 +1747,7 @@ static int listen_unix(const char *path, int *ret_fd, pd_error *err)
 		return pd_error_set(err, k, "cannot bind %s: %m", path);
 	}
 	umask(old);
-	if (chmod(path, 0600) < 0 || listen(fd, 512) < 0) {
+	if (chown(path, 0, gid) < 0 || chmod(path, mode) < 0 || listen(fd, SOMAXCONN) < 0) {
 		int k = -errno;
 		close(fd);
 		errno = -k;
@@ -1040,13 +1760,19 @@ static int listen_unix(const char *path, int *ret_fd, pd_error *err)
 static int start_daemon(struct http *h, struct listener *l, int fd, pd_error *err)
 {
 	l->h = h;
-	l->d = MHD_start_daemon(MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_EPOLL |
-				    MHD_ALLOW_SUSPEND_RESUME | MHD_USE_ERROR_LOG,
-				0, NULL, NULL, on_request, l, MHD_OPTION_LISTEN_SOCKET, fd,
-				MHD_OPTION_NOTIFY_COMPLETED, on_completed, l,
-				MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)600,
-				MHD_OPTION_CONNECTION_LIMIT, (unsigned)4096,
-				MHD_OPTION_EXTERNAL_LOGGER, log_mhd, NULL, MHD_OPTION_END);
+	/* Idle connections time out (MHD_OPTION_CONNECTION_TIMEOUT, counted
+	 * from the last byte either way); suspended ones (parked streams, work
+	 * in progress) never do. Heads and small bodies also have a deadline
+	 * (sweep_deadlines), and one address a connection cap (on_accept). */
+	l->d = MHD_start_daemon(
+	    MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_EPOLL | MHD_ALLOW_SUSPEND_RESUME |
+		MHD_USE_ERROR_LOG,
+	    0, on_accept, l, on_request, l, MHD_OPTION_LISTEN_SOCKET, fd,
+	    MHD_OPTION_NOTIFY_COMPLETED, on_completed, l, MHD_OPTION_NOTIFY_CONNECTION,
+	    on_connection, l, MHD_OPTION_URI_LOG_CALLBACK, on_uri, l, MHD_OPTION_UNESCAPE_CALLBACK,
+	    on_unescape, l, MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)HTTP_IDLE_TIMEOUT_S,
+	    MHD_OPTION_CONNECTION_LIMIT, (unsigned)HTTP_CONNS_MAX, MHD_OPTION_EXTERNAL_LOGGER,
+	    log_mhd, NULL, MHD_OPTION_END);
 	if (!l->d) {
 		close(fd);
 		return pd_error_set(err, -EIO, "cannot start the HTTP server");
@@ -1104,15 +1830,12 @@ int http_start(struct tree *t, struct engine *e, struct http **ret, pd_error *er
 	h->auth = engine_auth(e);
 	h->epfd = -1;
 	h->stop_efd = -1;
-	pthread_mutex_init(&h->work_lock, NULL);
-	pthread_cond_init(&h->work_cond, NULL);
+	pthread_mutex_init(&h->work.lock, NULL);
+	pthread_cond_init(&h->work.cond, NULL);
+	pthread_mutex_init(&h->login.lock, NULL);
+	pthread_cond_init(&h->login.cond, NULL);
 	pthread_mutex_init(&h->park_lock, NULL);
-	h->queue_cap = 4096;
-	h->queue = calloc(h->queue_cap, sizeof(*h->queue));
-	if (!h->queue) {
-		http_stop(h);
-		return pd_error_set(err, -ENOMEM, "out of memory");
-	}
+	pthread_mutex_init(&h->conn_lock, NULL);
 	h->epfd = epoll_create1(EPOLL_CLOEXEC);
 	h->stop_efd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
 	if (h->epfd < 0 || h->stop_efd < 0) {
@@ -1127,12 +1850,16 @@ int http_start(struct tree *t, struct engine *e, struct http **ret, pd_error *er
 		return pd_error_set(err, -EAGAIN, "cannot start a thread");
 	}
 	h->hangup_started = true;
-	for (size_t i = 0; i < HTTP_WORKERS; i++) {
-		if (pthread_create(&h->workers[i], NULL, worker_main, h) != 0) {
-			http_stop(h);
-			return pd_error_set(err, -EAGAIN, "cannot start a thread");
-		}
-		h->n_workers++;
+	/* Logins have threads of their own, as many as can be inside
+	 * auth_login() usefully at once, so that waiting for the login budget
+	 * never holds the workers of everything else. */
+	k = pool_start(h, &h->work, HTTP_WORKERS, 4096, false, refuse_busy);
+	if (k >= 0)
+		k = pool_start(h, &h->login, AUTH_LOGIN_CALLERS, HTTP_LOGIN_BACKLOG, true,
+			       refuse_login);
+	if (k < 0) {
+		http_stop(h);
+		return pd_error_set(err, k, "cannot start the HTTP threads: %s", strerror(-k));
 	}
 	k = engine_add_wake(e, on_wake, h);
 	if (k < 0) {
@@ -1140,6 +1867,12 @@ int http_start(struct tree *t, struct engine *e, struct http **ret, pd_error *er
 		return pd_error_set(err, k, "too many wake listeners");
 	}
 	h->wake_added = true;
+	k = auth_add_revoke_hook(h->auth, on_revoke, h);
+	if (k < 0) {
+		http_stop(h);
+		return pd_error_set(err, k, "too many revocation hooks");
+	}
+	h->hook_added = true;
 
 	if (strcmp(cfg->listen, "none") != 0) {
 		k = listen_tcp(cfg->listen, &fd, &h->port, err);
@@ -1156,8 +1889,8 @@ int http_start(struct tree *t, struct engine *e, struct http **ret, pd_error *er
 			*strrchr(dir, '/') = '\0';
 			(void)mkdir_p(dir, 0755);
 		}
-		h->unix_sock.trusted = true;
-		k = listen_unix(cfg->socket, &fd, err);
+		h->unix_sock.local = true;
+		k = listen_unix(cfg->socket, engine_access(e), &fd, err);
 		if (k >= 0)
 			k = start_daemon(h, &h->unix_sock, fd, err);
 		if (k < 0) {
@@ -1192,12 +1925,10 @@ struct http *http_stop(struct http *h)
 	park_wake(h, 0, /* all= */ true, 0, /* hangup= */ true);
 	if (h->wake_added)
 		engine_remove_wake(h->engine, on_wake, h);
-	pthread_mutex_lock(&h->work_lock);
-	h->stopping = true;
-	pthread_cond_broadcast(&h->work_cond);
-	pthread_mutex_unlock(&h->work_lock);
-	for (size_t i = 0; i < h->n_workers; i++)
-		pthread_join(h->workers[i], NULL);
+	if (h->hook_added)
+		auth_remove_revoke_hook(h->auth, on_revoke, h);
+	pool_stop(&h->login, h->auth);
+	pool_stop(&h->work, NULL);
 	if (h->tcp.d)
 		MHD_stop_daemon(h->tcp.d);
 	if (h->unix_sock.d)
@@ -1213,11 +1944,15 @@ struct http *http_stop(struct http *h)
 		close(h->epfd);
 	if (h->stop_efd >= 0)
 		close(h->stop_efd);
-	pthread_mutex_destroy(&h->work_lock);
-	pthread_cond_destroy(&h->work_cond);
+	pthread_mutex_destroy(&h->work.lock);
+	pthread_cond_destroy(&h->work.cond);
+	pthread_mutex_destroy(&h->login.lock);
+	pthread_cond_destroy(&h->login.cond);
 	pthread_mutex_destroy(&h->park_lock);
+	pthread_mutex_destroy(&h->conn_lock);
 	free(h->parked);
-	free(h->queue);
+	free(h->active);
+	free(h->addrs);
 	free(h->socket_path);
 	free(h);
 	return NULL;

@@ -10,8 +10,11 @@
  * so no thread is held by a waiting client.
  *
  * Authentication: TCP requests need a bearer token (daemon/auth.h), except
- * the panel's assets, the setup page and login; the unix socket is trusted
- * (its mode is 0600, root only).
+ * the panel's assets, the setup page and login; on the unix socket (0660
+ * root:GROUP) root and the group's members need none, and any other peer
+ * is refused (403) by its credentials. A revoked token's replies in flight
+ * are cut (auth's revocation hook). Limits (connections per address,
+ * deadlines, login budget) and what is refused: web/README.md.
  */
 #pragma once
 
