@@ -22,9 +22,13 @@
  *                         listeners run; taken under e->lock (an event
  *                         appended by eng_emit() wakes its readers) and
  *                         alone.
- *  LOCK_RANK_LISTENER     what a wake listener takes in its callback: the
- *                         FUSE adapter's wake_lock, the HTTP adapter's
- *                         park_lock. Nothing is taken under them.
+ *                         auth's hooks_lock (auth.c) has this rank too:
+ *                         held while the revocation listeners run, never
+ *                         with e->lock.
+ *  LOCK_RANK_LISTENER     what a wake or revocation listener takes in its
+ *                         callback: the FUSE adapter's wake_lock, the HTTP
+ *                         adapter's park_lock. Nothing is taken under
+ *                         them.
  *  LOCK_RANK_LEAF         held around a few lines that take no other lock:
  *                         the nftables context (net-nft.c, taken under
  *                         e->lock), auth's lock (auth.c: the tokens and
