@@ -35,13 +35,9 @@ ATTACK=${BENCH_ATTACK_SECONDS:-20}
 
 command -v python3 >/dev/null || bench_broken "python3 is not installed"
 command -v cc >/dev/null || skip_all "needs a C compiler (cc) for the bare verification"
-command -v unshare >/dev/null || skip_all "needs unshare"
-# The attack opens thousands of connections a second: in a network
-# namespace of its own (loopback only), so that no connection tracking of
-# the host's nftables rules drops them (test-http-attacks.sh says more).
-if [ -z "${BENCH_LOGIN_NETNS:-}" ]; then
-	BENCH_LOGIN_NETNS=1 exec unshare --net bash -c 'ip link set lo up && exec "$0" "$@"' "$0" "$@"
-fi
+# The attack opens thousands of connections a second (lib.sh says why that
+# needs a network namespace of its own).
+pd_own_netns "$0" "$@"
 bench_start
 pd_owner "bench-owner-password" || bench_broken "cannot set the owner's password and log in"
 HOSTPORT=${PD_URL#http://}

@@ -39,6 +39,18 @@ skip_all() {
 	exit 0
 }
 
+# pd_own_netns "$0" "$@": runs the calling script again (exec) in a network
+# namespace of its own with loopback up, unless it already runs in one.
+# For tests that open thousands of connections a second: in the host's
+# namespace they fill the kernel's connection tracking table whenever some
+# nftables rules track connections, and the kernel then drops new SYNs
+# ("nf_conntrack: table full"). The namespace is gone with its last process.
+pd_own_netns() {
+	[ -z "${PD_OWN_NETNS:-}" ] || return 0
+	command -v unshare >/dev/null || skip_all "needs unshare"
+	PD_OWN_NETNS=1 exec unshare --net bash -c 'ip link set lo up && exec "$0" "$@"' "$@"
+}
+
 require_root() {
 	[ "$(id -u)" = 0 ] || skip_all "needs root"
 	[ -c /dev/fuse ] || skip_all "needs /dev/fuse"

@@ -22,17 +22,10 @@
 ATTACK_SECONDS=${PD_ATTACK_SECONDS:-60}
 command -v setpriv >/dev/null || skip_all "needs setpriv"
 command -v python3 >/dev/null || skip_all "needs python3"
-command -v unshare >/dev/null || skip_all "needs unshare"
 
-# The login attack opens about 4,000 connections a second. In the host's
-# network namespace that fills the kernel's connection tracking table
-# whenever some nftables rules track connections (another daemon's, another
-# test's), and the kernel then drops new SYNs, the owner's too ("nf_conntrack:
-# table full"). So the whole test (daemon, clients) runs in a network
-# namespace of its own, loopback only, gone when its last process exits.
-if [ -z "${PD_ATTACKS_NETNS:-}" ]; then
-	PD_ATTACKS_NETNS=1 exec unshare --net bash -c 'ip link set lo up && exec "$0" "$@"' "$0" "$@"
-fi
+# The login attack opens about 4,000 connections a second: the whole test
+# (daemon, clients) runs in a network namespace of its own (pd_own_netns).
+pd_own_netns "$0" "$@"
 
 # A numeric group nobody has, for the local socket's access rule.
 GID=64123
