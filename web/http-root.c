@@ -39,6 +39,7 @@ struct root_upload {
 	struct tar_result tr;
 	int pipe_r;
 	struct tar_limits lim;
+	struct tar_extract_hooks hooks, inner; /* inner: a volume's export checks */
 	struct req *r;
 };
 
@@ -119,7 +120,8 @@ static bool disk_room(struct req *r, uint64_t *ret_room, char *what, size_t what
 	struct box_usage use;
 	struct box_view v;
 
-	if (engine_box_get(e, r->box, &v) < 0 || engine_box_usage(e, r->box, /* flags= */ 0, &use) < 0)
+	if (engine_box_get(e, r->box, &v) < 0 ||
+	    engine_box_usage(e, r->box, /* flags= */ 0, &use) < 0)
 		return false;
 	t = config_find_type(engine_config(e), v.type);
 	if (!t)
@@ -130,12 +132,32 @@ static bool disk_room(struct req *r, uint64_t *ret_room, char *what, size_t what
 	return true;
 }
 
+/* The extractor's hooks: a volume's export checks (inner), and last of
+ * all, once the whole archive is staged, the token's revocation: a push
+ * whose token was revoked while it came merges nothing. */
+static int push_special(void *userdata, const char *data, size_t len, pd_error *err)
+{
+	struct root_upload *u = userdata;
+
+	return u->inner.on_special(u->inner.userdata, data, len, err);
+}
+
+static int push_before_merge(void *userdata, int stagefd, pd_error *err)
+{
+	struct root_upload *u = userdata;
+	int k = u->inner.before_merge ? u->inner.before_merge(u->inner.userdata, stagefd, err) : 0;
+
+	if (k >= 0 && atomic_load(&u->r->revoked))
+		k = pd_error_set(err, -EACCES,
+				 "the token was revoked during the push; nothing was merged");
+	return k;
+}
+
 static void *extract_main(void *arg)
 {
 	struct root_upload *u = arg;
 
 	struct export_verify verify = {0};
-	struct tar_extract_hooks hooks;
 	char what[256] = "";
 
 	/* A box's disk limit is not enforced by the filesystem yet: what the
@@ -146,9 +168,15 @@ static void *extract_main(void *arg)
 	/* Into a volume, an archive made by export is checked against its
 	 * manifest (and the manifest is not extracted), as volumes/NAME/import
 	 * does; box roots take any tar as it is. */
-	export_verify_hooks(&verify, &hooks);
+	u->hooks = (struct tar_extract_hooks){.before_merge = push_before_merge, .userdata = u};
+	if (u->r->volume) {
+		export_verify_hooks(&verify, &u->inner);
+		u->hooks.special = u->inner.special;
+		u->hooks.special_max = u->inner.special_max;
+		u->hooks.on_special = push_special;
+	}
 	u->result = tarsafe_extract_ex(u->r->rootfd, u->r->rel[0] ? u->r->rel : ".", u->pipe_r,
-				       &u->lim, u->r->volume ? &hooks : NULL, &u->tr, &u->err);
+				       &u->lim, &u->hooks, &u->tr, &u->err);
 	if (u->result == -ENOSPC && what[0])
 		pd_error_prefix(&u->err, "push refused, the box is unchanged: %s", what);
 	export_verify_release(&verify);
@@ -515,6 +543,10 @@ void http_root_finish_push(struct req *r)
 
 	if (!u || u->op != OP_PUT_TAR || r->resp)
 		return;
+	if (u->result == -EACCES && atomic_load(&r->revoked)) {
+		req_reply_unauthorized(r, u->err.msg);
+		return;
+	}
 	if (u->result < 0) {
 		req_reply_error(r, u->result, u->err.msg);
 		return;

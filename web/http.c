@@ -232,7 +232,7 @@ void req_reply_listing(struct req *r, json_t *arr)
 	free(s);
 }
 
-static void reply_unauthorized(struct req *r, const char *msg)
+void req_reply_unauthorized(struct req *r, const char *msg)
 {
 	req_reply_error(r, EACCES, msg);
 	r->status = 401;
@@ -260,7 +260,12 @@ static void *pool_main(void *arg)
 		memmove(p->queue, p->queue + 1, --p->n * sizeof(*p->queue));
 		pthread_mutex_unlock(&p->lock);
 
-		r->work(r);
+		/* Queued before its token's revocation, run after it: it does
+		 * nothing. */
+		if (atomic_load(&r->revoked))
+			req_reply_unauthorized(r, "the token was revoked");
+		else
+			r->work(r);
 		req_finish_async(r);
 	}
 }
@@ -443,7 +448,7 @@ void http_park_suspend(struct http *h, struct req *r)
 	if (r->woken || h->stopping || !r->parked) {
 		resume = true;
 		if (h->stopping)
-			r->hangup = true;
+			atomic_store(&r->hangup, true);
 		if (r->parked)
 			park_remove_locked(h, r);
 	} else {
@@ -479,7 +484,7 @@ static void park_wake(struct http *h, uint64_t key, bool all, uint64_t serial, b
 				continue;
 			}
 			if (hangup)
-				r->hangup = true;
+				atomic_store(&r->hangup, true);
 			if (!r->suspended) {
 				r->woken = true;
 				i++;
@@ -505,10 +510,12 @@ static void on_wake(void *userdata, uint64_t key)
 
 /* --- revocation ----------------------------------------------------------- */
 
-/* Replies of requests authenticated by a token, from the moment they are
- * queued until the request completes (park_lock): what a revocation ends.
- * -EACCES when the token was revoked since the request's check; -ENOMEM
- * when the reply cannot be listed (a revocation would not reach it). */
+/* Requests authenticated by a token, from the moment the token is checked
+ * (begin()) until the request completes (park_lock): what a revocation
+ * reaches, whether the request still waits for its body, is queued for a
+ * worker, runs, or streams its reply. -EACCES when the token was revoked
+ * since the request's check; -ENOMEM when the request cannot be listed (a
+ * revocation would not reach it: it is refused). */
 static int active_add(struct http *h, struct req *r)
 {
 	uint64_t gen;
@@ -548,13 +555,18 @@ static void active_remove_locked(struct http *h, struct req *r)
 	r->active = false;
 }
 
-/* Called by auth_token_revoke(), in the revoker's thread: every reply of
- * the token is cut at once. Shutting the socket down reaches a flowing
- * reply (MHD's next send or read fails and it closes the connection) as
- * well as a parked one (its EPOLLRDHUP wakes the hangup thread, which
- * resumes it into stream_reader's hangup). The socket stays open while the
- * request is listed (it leaves the list in on_completed, before MHD closes
- * the socket), so the descriptor cannot be another's. */
+/* Called by auth_token_revoke(), in the revoker's thread: every request of
+ * the token is cut at once. It is marked revoked, so that it does nothing
+ * more: a body still coming is not taken (on_request closes the
+ * connection), a request not yet dispatched or still queued for a worker
+ * is refused, a tar push not yet merged merges nothing (http-root.c), a
+ * read replies 401 (queue_reply). Shutting the socket down reaches a
+ * flowing reply (MHD's next send or read fails and it closes the
+ * connection) as well as a parked one (its EPOLLRDHUP wakes the hangup
+ * thread, which resumes it into stream_reader's hangup), and makes the
+ * kernel refuse more of the body. The socket stays open while the request
+ * is listed (it leaves the list in on_completed, before MHD closes the
+ * socket), so the descriptor cannot be another's. */
 static void on_revoke(void *userdata, const char *id)
 {
 	struct http *h = userdata;
@@ -564,7 +576,8 @@ static void on_revoke(void *userdata, const char *id)
 		struct req *r = h->active[i];
 		if (strcmp(r->token_id, id) != 0)
 			continue;
-		r->hangup = true;
+		atomic_store(&r->revoked, true);
+		atomic_store(&r->hangup, true);
 		if (conn_fd(r) >= 0)
 			(void)shutdown(conn_fd(r), SHUT_RDWR);
 	}
@@ -1293,15 +1306,10 @@ static enum MHD_Result queue_reply(struct req *r)
 	}
 	/* The token was revoked after the request's check: nothing read in
 	 * its name goes out (a stream would otherwise start after the
-	 * revocation). An action's reply does: what it did is done (and the
-	 * request that revoked its own token hears that it worked). */
-	int k = active_add(r->h, r);
-	if (k < 0 && (r->method == M_GET || r->method == M_HEAD)) {
-		if (k == -EACCES)
-			reply_unauthorized(r, "the token was revoked");
-		else
-			req_reply_error(r, k, "out of memory");
-	}
+	 * revocation). An action's reply does: what it did was done before
+	 * (and the request that revoked its own token hears that it worked). */
+	if (atomic_load(&r->revoked) && (r->method == M_GET || r->method == M_HEAD))
+		req_reply_unauthorized(r, "the token was revoked");
 	ok = MHD_queue_response(r->conn, r->status, r->resp);
 	MHD_destroy_response(r->resp);
 	r->resp = NULL;
@@ -1492,7 +1500,17 @@ static bool begin(struct req *r, const char *url, const char *method, const char
 		return true;
 	}
 	if (!authorized(r)) {
-		reply_unauthorized(r, "missing or invalid token");
+		req_reply_unauthorized(r, "missing or invalid token");
+		return false;
+	}
+	/* Listed from now on, so that a revocation reaches it whatever it
+	 * is doing; a revocation since the check shows here. */
+	k = active_add(r->h, r);
+	if (k < 0) {
+		if (k == -EACCES)
+			req_reply_unauthorized(r, "the token was revoked");
+		else
+			req_reply_error(r, EAGAIN, "out of memory; try again");
 		return false;
 	}
 	if (strcmp(url, "/v1/tree") == 0)
@@ -1595,6 +1613,12 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const 
 		return MHD_YES;
 	}
 	if (*upload_data_size) {
+		/* Its token was revoked while the body came: nothing more of
+		 * it is taken; closing the connection ends the request (an
+		 * upload's temp file is removed, a push's extractor reads a cut
+		 * archive and merges nothing). */
+		if (atomic_load(&r->revoked))
+			return MHD_NO;
 		if (r->route == ROUTE_ROOT)
 			http_root_upload(r, upload_data, *upload_data_size);
 		else
@@ -1606,6 +1630,10 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const 
 	if (!r->started) {
 		r->started = true;
 		conn_set_deadline(r->c, 0);
+		if (atomic_load(&r->revoked)) {
+			req_reply_unauthorized(r, "the token was revoked");
+			return queue_reply(r);
+		}
 		if (r->too_big) {
 			req_reply_error(r, EFBIG, "request body too large (64 KiB at most here)");
 			return queue_reply(r);

@@ -9,7 +9,8 @@
 # - the local socket: 0660 root:GROUP, and its peers judged by their
 #   credentials (nobody is refused even through a socket made 0666);
 # - a revoked token's streams end within 1 s, through HTTP and through
-#   the mount;
+#   the mount, and its requests under way (a body still coming, a tar
+#   push) are cut without acting;
 # - logins: X-Forwarded-For believed only from a trusted proxy; an attack
 #   at full speed from rotating addresses is held to the global budget, and
 #   the owner logs in from a fresh address right after it;
@@ -51,20 +52,30 @@ tc() { # tc [CURL-ARGS...] PATH: raw path (no normalisation) with the token
 	curl -sS --path-as-is -H "Authorization: Bearer $PD_TOKEN" "${@:1:$#-1}" "$URL/v1/tree/$path"
 }
 
+# status(SOCKET), for the scripts below: the status code of the reply that
+# comes on it, or "closed" when the connection ends without one.
+cat >"$PD_TMP/rawhttp.py" <<'EOF'
+def status(s):
+    got = b""
+    try:
+        while b"\r\n" not in got:
+            b = s.recv(4096)
+            if not b:
+                break
+            got += b
+    except OSError:
+        pass
+    return got.split(b" ")[1].decode() if got.startswith(b"HTTP/") else "closed"
+EOF
 # raw BYTES-AS-PYTHON-LITERAL: sends the bytes (\r\n written out) on a new
 # connection, prints the status code (or "closed").
 cat >"$PD_TMP/raw.py" <<'EOF'
 import ast, os, socket, sys
+from rawhttp import status
 data = ast.literal_eval("b'" + sys.argv[1] + "'").replace(b"TOKEN", os.environ["PD_TOKEN"].encode())
 s = socket.create_connection((os.environ["HOST"], int(os.environ["PORT"])), timeout=10)
 s.sendall(data)
-got = b""
-while b"\r\n" not in got:
-    b = s.recv(4096)
-    if not b:
-        break
-    got += b
-print(got.split(b" ")[1].decode() if got.startswith(b"HTTP/") else "closed")
+print(status(s))
 EOF
 raw() {
 	python3 "$PD_TMP/raw.py" "$1"
@@ -262,6 +273,72 @@ ok "its stdout stream ends within 1 s" ends_within out3 "$t0" 1
 ok "its events stream ends within 1 s" ends_within ev3 "$t0" 1
 ok "the token is refused afterwards" same "$(code -H "Authorization: Bearer $tok3" "$URL/v1/tree/version")" 401
 kill "$(cat "$PD_TMP/own.pid")" 2>/dev/null
+
+# --- revocation stops requests already under way -----------------------------------
+# midway TOKEN ID METHOD PATH BODY-FILE SPLIT: sends the head and the
+# first SPLIT bytes of the body with TOKEN, revokes TOKEN's ID with the
+# owner's token (DELETE tokens/ID/), then sends the rest. Prints
+# "revoked=STATUS reply=STATUS" (reply "closed" when the connection ended
+# without one).
+cat >"$PD_TMP/midway.py" <<'EOF2'
+import http.client, os, socket, sys, time
+from rawhttp import status
+tok, tid, method, path, body, split = sys.argv[1], sys.argv[2], sys.argv[3], sys.argv[4], open(sys.argv[5], "rb").read(), int(sys.argv[6])
+s = socket.create_connection((os.environ["HOST"], int(os.environ["PORT"])), timeout=10)
+s.sendall(("%s /v1/tree/%s HTTP/1.1\r\nHost: h\r\nAuthorization: Bearer %s\r\n"
+           "Content-Length: %d\r\n\r\n" % (method, path, tok, len(body))).encode() + body[:split])
+time.sleep(0.5)
+c = http.client.HTTPConnection(os.environ["HOST"], int(os.environ["PORT"]), timeout=10)
+c.request("DELETE", "/v1/tree/tokens/%s/" % tid, headers={"Authorization": "Bearer " + os.environ["PD_TOKEN"]})
+revoked = c.getresponse().status
+time.sleep(0.3)
+try:
+    s.sendall(body[split:])
+except OSError:
+    pass
+print("revoked=%d reply=%s" % (revoked, status(s)))
+EOF2
+midway() {
+	python3 "$PD_TMP/midway.py" "$@"
+}
+cut_off() { # cut_off MIDWAY-OUTPUT: revoked, and the request got no success
+	diag "$1"
+	case $1 in
+	"revoked=204 reply=closed" | "revoked=204 reply=401") return 0 ;;
+	esac
+	return 1
+}
+export PD_TOKEN
+printf 77777 >"$PD_TMP/ttl.body"
+hc -o /dev/null -X PUT --data 600 boxes/x/ttl
+read -r id4 tok4 <<<"$(new_token midway-ttl)"
+ok "a PUT whose head came before its token's revocation does not act after it (was 204)" cut_off \
+	"$(midway "$tok4" "$id4" PUT boxes/x/ttl "$PD_TMP/ttl.body" 0)"
+ok "...ttl is not 77777" bash -c "t=\$(cat '$M/boxes/x/ttl'); [ \$t -le 600 ] && [ \$t -gt 500 ]"
+hc -o /dev/null -X PUT boxes/x/root/tmp/
+python3 - "$PD_TMP/push.tar" <<'EOF2'
+import io, sys, tarfile
+with tarfile.open(sys.argv[1], "w", format=tarfile.PAX_FORMAT) as t:
+    for i in range(8):
+        data = bytes([65 + i]) * 65536
+        info = tarfile.TarInfo("f%d" % i)
+        info.size = len(data)
+        t.addfile(info, io.BytesIO(data))
+EOF2
+read -r id5 tok5 <<<"$(new_token midway-push)"
+ok "a tar push trickling in across its token's revocation is cut (was 200)" cut_off \
+	"$(midway "$tok5" "$id5" PUT 'boxes/x/root/tmp/pushed/?format=tar' "$PD_TMP/push.tar" 200000)"
+ok "...and nothing of it is merged" bash -c "sleep 1
+	! hc -fsS -o /dev/null boxes/x/root/tmp/pushed/f0 2>/dev/null && ! hc -fsS -o /dev/null boxes/x/root/tmp/pushed/ 2>/dev/null"
+read -r id6 tok6 <<<"$(new_token midway-file)"
+ok "a file PUT under root/ trickling in across the revocation is cut" cut_off \
+	"$(midway "$tok6" "$id6" PUT boxes/x/root/tmp/trickled "$PD_TMP/push.tar" 200000)"
+ok "...and the file is not there" bash -c "sleep 1; ! hc -fsS -o /dev/null boxes/x/root/tmp/trickled 2>/dev/null"
+read -r id7 tok7 <<<"$(new_token not-revoked)"
+ok "the same push with a token that stays valid works" bash -c "
+	curl -fsS -X PUT -H 'Authorization: Bearer $tok7' --data-binary @'$PD_TMP/push.tar' \
+		'$URL/v1/tree/boxes/x/root/tmp/pushed3/?format=tar' >/dev/null &&
+	[ \"\$(hc -fsS boxes/x/root/tmp/pushed3/f7 | head -c 3)\" = HHH ]"
 
 # --- logins behind a proxy ---------------------------------------------------------
 login_from() { # login_from SRC PASSWORD [CURL-ARGS...]: the status
