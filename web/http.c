@@ -1373,20 +1373,35 @@ static size_t on_unescape(void *cls, struct MHD_Connection *mc, char *s)
 }
 
 /* libmicrohttpd 0.9.75 reads the request head in place and hands out C
- * strings: a raw NUL byte in the request line or in a header cuts it there
- * without notice. Whether a byte was hidden that way shows in the layout of
- * its buffer: the URI callback saw the URI up to its first NUL, yet the
- * version string follows the whole URI; and the headers (key, value) follow
- * each other with only separators between them: after a key, NUL (written
- * over ':'), spaces and tabs; after a value (which keeps its trailing
- * spaces), its line end alone (CR LF or LF, written over with NULs), and
- * after the last, the empty line's too. A longer gap, or another byte in
- * it, is what a NUL hid. Where the pointers do not lie in one buffer as
- * expected (a later version, a folded header), nothing is concluded. */
+ * strings: a raw NUL byte in the method, the URI or a header cuts it there
+ * without notice ("GET\0junk" is GET, "DELETE\0x" is DELETE). It has no
+ * option that refuses such bytes (MHD_OPTION_STRICT_FOR_CLIENT only
+ * refuses spaces in the URI and before a header's colon) and shows the raw
+ * head to no callback (the URI callback sees the URI up to its first NUL),
+ * so whether a byte was hidden is judged from where the strings lie in the
+ * buffer MHD read the head into, which it consumes line by line in place:
+ *
+ * - the method starts the head; MHD writes a NUL over the space after it
+ *   and skips more spaces: between the method and the URI lie that NUL and
+ *   spaces only;
+ * - the URI callback saw the URI up to its first NUL, and the version
+ *   follows the whole URI (after the NUL written over a space);
+ * - the headers (key, value) follow each other with separators only:
+ *   after a key, NUL (written over ':'), spaces and tabs; after a value
+ *   (which keeps its trailing spaces), its line end alone (CR LF or LF,
+ *   written over with NULs), and after the last, the empty line's too.
+ *
+ * Any other byte in those gaps, or a longer gap, is what a NUL hid: a
+ * control character (400). A head whose strings do not lie so cannot be
+ * judged, and is refused as well (400) rather than let through: a folded
+ * header (obs-fold, which MHD moves out of the buffer; RFC 7230 section
+ * 3.2.4 lets a server refuse it), or a libmicrohttpd that lays the head
+ * out otherwise (its tests fail then, not its users' requests). */
+enum head_verdict { HEAD_OK, HEAD_CONTROL, HEAD_LAYOUT };
+
 struct head_walk {
 	uintptr_t pos, end;
-	bool layout; /* still judging the gaps */
-	bool bad;
+	enum head_verdict verdict;
 };
 
 /* [from, to) is at most max bytes of NUL, CR, LF, or of NUL, ':', space
@@ -1409,43 +1424,49 @@ static enum MHD_Result head_header(void *cls, enum MHD_ValueKind kind, const cha
 
 	(void)kind;
 	if (has_control(key, key_size, false) || (value && has_control(value, value_size, true))) {
-		w->bad = true;
+		w->verdict = HEAD_CONTROL;
 		return MHD_NO;
 	}
-	if (!w->layout)
-		return MHD_YES;
 	if (!value || k < w->pos || k + key_size > w->end || v < k + key_size ||
 	    v + value_size > w->end) {
-		w->layout = false;
-		return MHD_YES;
+		w->verdict = HEAD_LAYOUT;
+		return MHD_NO;
 	}
 	if (!gap_ok(w->pos, k, 2, false) || !gap_ok(k + key_size, v, HEAD_SPAN_MAX, true)) {
-		w->bad = true;
+		w->verdict = HEAD_CONTROL;
 		return MHD_NO;
 	}
 	w->pos = v + value_size;
 	return MHD_YES;
 }
 
-static bool head_clean(struct req *r, const char *method, const char *version)
+static enum head_verdict head_judge(struct req *r, const char *method, const char *version)
 {
 	const union MHD_ConnectionInfo *ci =
 	    MHD_get_connection_info(r->conn, MHD_CONNECTION_INFO_REQUEST_HEADER_SIZE);
-	uintptr_t u = (uintptr_t)r->raw_uri, ver = (uintptr_t)version, m = (uintptr_t)method;
+	uintptr_t m = (uintptr_t)method, u = (uintptr_t)r->raw_uri, ver = (uintptr_t)version;
+	uintptr_t m_end = m + strlen(method);
 	struct head_walk w = {0};
 
-	if (r->raw_uri && ver > u && ver - u <= HEAD_SPAN_MAX && ver - u != r->raw_uri_len + 1)
-		return false; /* a NUL in the request line */
-	w.layout = ci && m < ver && ver - m <= HEAD_SPAN_MAX && ci->header_size <= HEAD_SPAN_MAX;
-	if (w.layout) {
-		w.pos = ver + strlen(version);
-		w.end = m + ci->header_size;
-		w.layout = w.pos <= w.end;
-	}
+	if (!ci || !r->raw_uri || !(m < u && u < ver) || ver - m > HEAD_SPAN_MAX ||
+	    ci->header_size > HEAD_SPAN_MAX)
+		return HEAD_LAYOUT;
+	/* The method's NUL is the one MHD wrote over the first space. */
+	if (m_end >= u)
+		return HEAD_LAYOUT;
+	for (const char *p = (const char *)m_end + 1; (uintptr_t)p < u; p++)
+		if (*p != ' ')
+			return HEAD_CONTROL;
+	if (ver - u != r->raw_uri_len + 1)
+		return HEAD_CONTROL; /* a NUL in the URI */
+	w.pos = ver + strlen(version);
+	w.end = m + ci->header_size;
+	if (w.pos > w.end)
+		return HEAD_LAYOUT;
 	MHD_get_connection_values_n(r->conn, MHD_HEADER_KIND, head_header, &w);
-	if (!w.bad && w.layout && !gap_ok(w.pos, w.end, 4, false))
-		w.bad = true;
-	return !w.bad;
+	if (w.verdict == HEAD_OK && !gap_ok(w.pos, w.end, 4, false))
+		return HEAD_CONTROL;
+	return w.verdict;
 }
 
 /* First call: check the request, route and authenticate. Returns false
@@ -1467,8 +1488,16 @@ static bool begin(struct req *r, const char *url, const char *method, const char
 		req_reply_error(r, EINVAL, "control character in the request's path or query");
 		return false;
 	}
-	if (!head_clean(r, method, version)) {
+	switch (head_judge(r, method, version)) {
+	case HEAD_OK:
+		break;
+	case HEAD_CONTROL:
 		req_reply_error(r, EINVAL, "control character in the request line or a header");
+		return false;
+	case HEAD_LAYOUT:
+		req_reply_error(r, EINVAL,
+				"request head not understood: a header folded over lines "
+				"(obs-fold) is not accepted");
 		return false;
 	}
 	if (r->method == M_OTHER) {

@@ -129,6 +129,19 @@ ok "a raw NUL in the last header: 400" same \
 ok "...and a DELETE carrying one deletes nothing" bash -c "
 	[ \"\$(python3 '$PD_TMP/raw.py' 'DELETE /v1/tree/boxes/x/exec/j1/ HTTP/1.1\r\nHost: h\x00\r\nAuthorization: Bearer TOKEN\r\n\r\n')\" = 400 ] &&
 	test -d '$M/boxes/x/exec/j1'"
+ok "a raw NUL in a header after a folded one (obs-fold): 400 (was 200)" same \
+	"$(raw 'GET /v1/tree/version HTTP/1.1\r\nX-A: a\r\n b\r\nAuthorization: Bearer TOKEN\x00junk\r\n\r\n')" 400
+ok "a folded header alone (obs-fold, RFC 7230 3.2.4): 400" same \
+	"$(raw 'GET /v1/tree/version HTTP/1.1\r\nX-A: a\r\n\tb\r\nAuthorization: Bearer TOKEN\r\n\r\n')" 400
+ok "a raw NUL in the method: 400 (was 200)" same \
+	"$(raw 'GET\x00junk /v1/tree/version HTTP/1.1\r\nHost: h\r\nAuthorization: Bearer TOKEN\r\n\r\n')" 400
+ok "...and a DELETE\\0x deletes nothing (acted as DELETE)" bash -c "
+	[ \"\$(python3 '$PD_TMP/raw.py' 'DELETE\x00x /v1/tree/boxes/x/exec/j1/ HTTP/1.1\r\nHost: h\r\nAuthorization: Bearer TOKEN\r\n\r\n')\" = 400 ] &&
+	test -d '$M/boxes/x/exec/j1'"
+ok "spaces between the method and the URI are still taken: 200" same \
+	"$(raw 'GET   /v1/tree/version HTTP/1.1\r\nHost: h\r\nAuthorization: Bearer TOKEN\r\n\r\n')" 200
+ok "a long head (45 headers, 18 KiB) is judged, not refused: 200" same \
+	"$(raw "GET /v1/tree/version HTTP/1.1\\r\\nHost: h\\r\\n$(for i in $(seq 45); do printf 'X-Pad-%d: %0400d\\r\\n' "$i" 0; done)Authorization: Bearer TOKEN\\r\\n\\r\\n")" 200
 ok "a control byte in a header value: 400" same \
 	"$(code -H "Authorization: Bearer $PD_TOKEN" -H $'X-Note: a\x01b' "$URL/v1/tree/version")" 400
 ok "an escape sequence in a header value: 400" same \
