@@ -1062,6 +1062,32 @@ static bool has_control(const char *s, size_t n, bool tab_ok)
 	return false;
 }
 
+static int hex_digit(char c)
+{
+	if (c >= '0' && c <= '9')
+		return c - '0';
+	c = (char)(c | 0x20);
+	return c >= 'a' && c <= 'f' ? c - 'a' + 10 : -1;
+}
+
+/* True if a form body (application/x-www-form-urlencoded) holds a control
+ * byte, raw or percent-encoded (%00-%1F, %7F, either case). Such a body is
+ * refused whole before the post processor reads it: it hands keys on as C
+ * strings, so "password%00junk=" would pass for "password=". */
+static bool form_has_control(const char *s, size_t n)
+{
+	if (has_control(s, n, false))
+		return true;
+	for (size_t i = 0; i + 2 < n; i++) {
+		if (s[i] != '%')
+			continue;
+		int hi = hex_digit(s[i + 1]), lo = hex_digit(s[i + 2]);
+		if (hi >= 0 && lo >= 0 && (hi < 2 || (hi == 7 && lo == 15)))
+			return true;
+	}
+	return false;
+}
+
 /* The fields a route reads from its body. */
 static const char *const setup_keys[] = {"token", "password"};
 static const char *const login_keys[] = {"password", "label"};
@@ -1104,7 +1130,8 @@ static enum MHD_Result form_field(void *cls, enum MHD_ValueKind kind, const char
  * absent): a JSON object, or an application/x-www-form-urlencoded form,
  * decoded by libmicrohttpd's post processor. A field holding a control
  * character or given twice makes the body invalid (r->fields_err), as does
- * a JSON \u0000 (jansson refuses it). Runs on the connection's thread. */
+ * a form holding one anywhere (form_has_control()) and a JSON \u0000
+ * (jansson refuses it, in keys too). Runs on the connection's thread. */
 static void parse_body_fields(struct req *r)
 {
 	const char *ct =
@@ -1116,9 +1143,13 @@ static void parse_body_fields(struct req *r)
 	    strncasecmp(ct, MHD_HTTP_POST_ENCODING_FORM_URLENCODED,
 			strlen(MHD_HTTP_POST_ENCODING_FORM_URLENCODED)) == 0 &&
 	    !(r->len && r->body[0] == '{')) {
+		r->form = true;
+		if (form_has_control(r->body, r->len)) {
+			r->fields_err = -EINVAL;
+			return;
+		}
 		struct MHD_PostProcessor *pp =
 		    MHD_create_post_processor(r->conn, 1024, form_field, r);
-		r->form = true;
 		if (!pp) {
 			r->fields_err = -EINVAL;
 			return;

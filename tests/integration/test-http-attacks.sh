@@ -164,6 +164,14 @@ ok "a JSON login with the password twice: 400" same \
 	"$(login_json '{"password":"wrong-password-0","password":"the-owner-password-1"}')" 400
 ok "a form login with %00 in the password: 400" same \
 	"$(code --data 'password=the-owner-password-1%00junk' "$URL/v1/login")" 400
+ok "a form login whose key is cut at %00 (password%00junk=): 400 (was 200)" same \
+	"$(code --data 'password%00junk=the-owner-password-1' "$URL/v1/login")" 400
+printf 'password\0junk=the-owner-password-1' >"$PD_TMP/nulkey.form"
+ok "...or at a raw NUL: 400" same "$(code --data-binary @"$PD_TMP/nulkey.form" "$URL/v1/login")" 400
+ok "...or a %1F, %7f in a key: 400" same \
+	"$(code --data 'password=the-owner-password-1&label%1F=a' "$URL/v1/login") $(code --data 'password=the-owner-password-1&x%7f=1' "$URL/v1/login")" "400 400"
+ok "a JSON login whose key holds \\u0000: 400" same \
+	"$(login_json '{"password\u0000junk":"the-owner-password-1"}')" 400
 ok "a form login with the password twice: 400" same \
 	"$(code --data 'password=x&password=the-owner-password-1' "$URL/v1/login")" 400
 ok "a form login, decoded by the post processor: 200" bash -c "
