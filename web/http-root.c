@@ -296,14 +296,46 @@ void http_root_release(struct req *r)
 
 /* --- reads --------------------------------------------------------------- */
 
+/* Appends one entry of a listing: an object to arr (the JSON form), or
+ * without arr a line to *text (the text form). false without memory. */
+static bool listing_add(json_t *arr, char **text, size_t *cap, size_t *len, const char *type,
+			const char *mode, long long size, const char *raw_name)
+{
+	/* A box names its files as it likes: every name is shown, in both
+	 * forms escaped alike (http_json_text()), so that none is left out,
+	 * none breaks a line and no two look the same. */
+	json_t *name = http_json_text(raw_name);
+
+	if (!name)
+		return false;
+	if (arr)
+		return json_array_append_new(arr, json_pack("{s:o, s:s, s:s, s:I}", "name", name,
+							    "type", type, "mode", mode, "size",
+							    (json_int_t)size)) == 0;
+	size_t need = json_string_length(name) + 48;
+	if (*len + need > *cap) {
+		char *nt = realloc(*text, (*cap + need) * 2);
+		if (!nt) {
+			json_decref(name);
+			return false;
+		}
+		*text = nt;
+		*cap = (*cap + need) * 2;
+	}
+	*len += (size_t)snprintf(*text + *len, *cap - *len, "%c %s %lld %s\n", type[0], mode, size,
+				 json_string_value(name));
+	json_decref(name);
+	return true;
+}
+
 static void reply_dir_listing(struct req *r, int fd)
 {
 	DIR *d = fdopendir(fd);
 	struct dirent *de;
-	json_t *arr = json_array();
+	bool as_text = r->format && strcmp(r->format, "text") == 0, ok;
+	json_t *arr = as_text ? NULL : json_array();
 	size_t cap = 4096, len = 0;
-	_cleanup_free_ char *text = malloc(cap);
-	bool as_text = r->format && strcmp(r->format, "text") == 0;
+	_cleanup_free_ char *text = as_text ? malloc(cap) : NULL;
 
 	if (!d) {
 		close(fd);
@@ -311,7 +343,8 @@ static void reply_dir_listing(struct req *r, int fd)
 		req_reply_error(r, errno, NULL);
 		return;
 	}
-	while (arr && text && (de = readdir(d))) {
+	ok = arr || text;
+	while (ok && (de = readdir(d))) {
 		struct stat st;
 		char mode[8];
 		if (strcmp(de->d_name, ".") == 0 || strcmp(de->d_name, "..") == 0)
@@ -322,29 +355,17 @@ static void reply_dir_listing(struct req *r, int fd)
 				   : S_ISLNK(st.st_mode) ? "link"
 							 : "file";
 		snprintf(mode, sizeof(mode), "%04o", st.st_mode & 07777);
-		if (as_text) {
-			size_t need = strlen(de->d_name) + 48;
-			if (len + need > cap) {
-				char *nt = realloc(text, (cap + need) * 2);
-				if (!nt)
-					break;
-				text = nt;
-				cap = (cap + need) * 2;
-			}
-			len += (size_t)snprintf(text + len, cap - len, "%c %s %lld %s\n", type[0],
-						mode, (long long)st.st_size, de->d_name);
-		} else
-			json_array_append_new(arr, json_pack("{s:s, s:s, s:s, s:I}", "name",
-							     de->d_name, "type", type, "mode", mode,
-							     "size", (json_int_t)st.st_size));
+		ok = listing_add(arr, &text, &cap, &len, type, mode, (long long)st.st_size,
+				 de->d_name);
 	}
 	closedir(d);
-	if (as_text) {
+	if (!ok) {
 		json_decref(arr);
-		req_reply_text(r, 200, "text/plain; charset=utf-8", text ? text : "", len);
-		return;
-	}
-	req_reply_listing(r, arr);
+		req_reply_error(r, ENOMEM, "out of memory");
+	} else if (as_text)
+		req_reply_text(r, 200, "text/plain; charset=utf-8", text, len);
+	else
+		req_reply_listing(r, arr);
 }
 
 struct tar_pull {

@@ -198,14 +198,20 @@ json_t *http_json_text(const char *s)
 
 void req_reply_error(struct req *r, int code, const char *msg)
 {
-	_cleanup_free_ char *s = NULL;
-	json_t *o;
+	const char *text = msg && *msg ? msg : strerror(code < 0 ? -code : code);
+	size_t len = strlen(text), size = len * 4 + 1;
+	_cleanup_free_ char *clean = malloc(size), *s = NULL;
+	json_t *o = NULL;
 	int e = code < 0 ? -code : code;
 
 	/* The text may hold a box's bytes or a client's path: never a reason
-	 * for the reply itself to fail. */
-	o = json_pack("{s:o, s:s}", "error", http_json_text(msg && *msg ? msg : strerror(e)),
-		      "errno", errno_name(e));
+	 * for the reply itself to fail. A message is for a person and may
+	 * quote a box's error, already made printable: text_printable() leaves
+	 * that as it is. */
+	if (clean) {
+		text_printable(text, len, clean, size);
+		o = json_pack("{s:s, s:s}", "error", clean, "errno", errno_name(e));
+	}
 	if (o) {
 		s = json_dumps(o, JSON_COMPACT);
 		json_decref(o);

@@ -3,8 +3,10 @@
 # HTTP with curl --path-as-is and python sockets; 127.0.0.0/8 is all
 # loopback, so every source address of it is a different client):
 #
-# - control bytes in the path (%00 ...), the query, headers (raw NUL
-#   bytes too) and bodies: 400, nothing changes;
+# - control bytes in the path (%00 ...), the query, the method, headers
+#   (raw NUL bytes too, folded headers refused) and bodies (form keys
+#   too): 400, nothing changes;
+# - root/ listings show every file name, escaped so no two look alike;
 # - text that is not UTF-8 in error replies: valid JSON, never 500;
 # - the local socket: 0660 root:GROUP, and its peers judged by their
 #   credentials (nobody is refused even through a socket made 0666);
@@ -425,16 +427,22 @@ ok "the owner's parked events stream survived the attack (longer than every time
 	wait_for 5 grep -q 'after' '$PD_TMP/keep.log'"
 
 # --- slowloris ---------------------------------------------------------------------------
-# siege SRC N SECONDS-TO-HOLD PROBES: opens N connections from SRC that
-# send half a request head and nothing more; meanwhile PROBES requests from
-# 127.0.0.3 (a fresh connection each) are timed. What the daemon holds is
-# counted on its side (its sockets whose peer is SRC: one still waiting in
-# the listen queue is not held), then again until it holds none or
-# SECONDS-TO-HOLD have passed.
+# siege SRC N SECONDS-TO-HOLD PROBES [PROBE-TIMEOUT]: opens N connections
+# from SRC that send half a request head and nothing more; meanwhile PROBES
+# requests from 127.0.0.3 (a fresh connection each, given PROBE-TIMEOUT
+# seconds, default 10) are timed. SRC is an address, or A.B.C.D+K for K
+# addresses from A.B.C.D on (the connections go round them). What the daemon
+# holds is counted on its side (its sockets whose peer is one of SRC: one
+# still waiting in the listen queue is not held) before the probes, then
+# again after them until it holds none or SECONDS-TO-HOLD have passed.
 cat >"$PD_TMP/siege.py" <<'EOF'
-import http.client, json, os, socket, subprocess, sys, time
+import http.client, ipaddress, json, os, socket, subprocess, sys, time
 host, port, pid = os.environ["HOST"], int(os.environ["PORT"]), os.environ["PD_PID"]
-src, n, hold, probes = sys.argv[1], int(sys.argv[2]), float(sys.argv[3]), int(sys.argv[4])
+spec, n, hold, probes = sys.argv[1], int(sys.argv[2]), float(sys.argv[3]), int(sys.argv[4])
+probe_timeout = float(sys.argv[5]) if len(sys.argv) > 5 else 10
+base, _, k = spec.partition("+")
+first = int(ipaddress.IPv4Address(base))
+srcs = [str(ipaddress.IPv4Address(first + i)) for i in range(int(k or 1))]
 def held():
     out = subprocess.run(["ss", "-Htnp", "state", "established", "( sport = :%d )" % port],
                          capture_output=True, text=True).stdout
