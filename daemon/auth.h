@@ -139,11 +139,10 @@ int auth_login(struct auth *a, const char *client, const char *password, const c
 void auth_cancel_waiting(struct auth *a);
 
 /* 0 if token is a valid, unrevoked token, else -EACCES (-EIO if the
- * database cannot be read). Records the use in last_used at most once per
+ * database cannot be read). On success copies the token's ID into ret_id
+ * (AUTH_ID_LEN + 1 bytes; may be NULL): the name its revocation will be
+ * announced by. Records the use in last_used at most once per
  * AUTH_TOUCH_INTERVAL. Fast: a lookup by ID, no password hashing. */
-int auth_check_token(struct auth *a, const char *token);
-/* The same, copying the token's ID into ret_id (AUTH_ID_LEN + 1 bytes) on
- * success: the name its revocation will be announced by. */
 int auth_check_token_id(struct auth *a, const char *token, char ret_id[AUTH_ID_LEN + 1]);
 
 struct auth_token {

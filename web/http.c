@@ -60,7 +60,6 @@ struct addr_count {
  * suspended. When the queue is full, a new request is refused, or (login)
  * the oldest queued one is, so the newest gets in. */
 struct pool {
-	struct http *h;
 	pthread_mutex_t lock;
 	pthread_cond_t cond;
 	struct req **queue;
@@ -217,8 +216,6 @@ void req_reply_error(struct req *r, int code, const char *msg)
 		json_decref(o);
 	}
 	req_reply_json(r, http_status_from_errno(e), s ? s : "{\"error\":\"out of memory\"}");
-	if (r->resp && e == EACCES && r->status == 401)
-		MHD_add_response_header(r->resp, MHD_HTTP_HEADER_WWW_AUTHENTICATE, "Bearer");
 }
 
 void req_reply_listing(struct req *r, json_t *arr)
@@ -276,10 +273,9 @@ static void *pool_main(void *arg)
 	}
 }
 
-static int pool_start(struct http *h, struct pool *p, size_t threads, size_t cap, bool drop_oldest,
+static int pool_start(struct pool *p, size_t threads, size_t cap, bool drop_oldest,
 		      void (*refuse)(struct req *r))
 {
-	p->h = h;
 	p->cap = cap;
 	p->drop_oldest = drop_oldest;
 	p->refuse = refuse;
@@ -1947,9 +1943,9 @@ int http_start(struct tree *t, struct engine *e, struct http **ret, pd_error *er
 	/* Logins have threads of their own, as many as can be inside
 	 * auth_login() usefully at once, so that waiting for the login budget
 	 * never holds the workers of everything else. */
-	k = pool_start(h, &h->work, HTTP_WORKERS, 4096, false, refuse_busy);
+	k = pool_start(&h->work, HTTP_WORKERS, 4096, false, refuse_busy);
 	if (k >= 0)
-		k = pool_start(h, &h->login, AUTH_LOGIN_CALLERS, HTTP_LOGIN_BACKLOG, true,
+		k = pool_start(&h->login, AUTH_LOGIN_CALLERS, HTTP_LOGIN_BACKLOG, true,
 			       refuse_login);
 	if (k < 0) {
 		http_stop(h);
