@@ -245,6 +245,10 @@ void req_reply_unauthorized(struct req *r, const char *msg)
 
 /* --- workers ------------------------------------------------------------- */
 
+/* The request whose work this worker thread runs, if any: a revocation it
+ * makes (DELETE tokens/ID of its own token) spares it (on_revoke). */
+static _Thread_local struct req *working;
+
 static void *pool_main(void *arg)
 {
 	struct pool *p = arg;
@@ -267,8 +271,11 @@ static void *pool_main(void *arg)
 		 * nothing. */
 		if (atomic_load(&r->revoked))
 			req_reply_unauthorized(r, "the token was revoked");
-		else
+		else {
+			working = r;
 			r->work(r);
+			working = NULL;
+		}
 		req_finish_async(r);
 	}
 }
@@ -566,9 +573,11 @@ static void active_remove_locked(struct http *h, struct req *r)
  * flowing reply (MHD's next send or read fails and it closes the
  * connection) as well as a parked one (its EPOLLRDHUP wakes the hangup
  * thread, which resumes it into stream_reader's hangup), and makes the
- * kernel refuse more of the body. The socket stays open while the request
- * is listed (it leaves the list in on_completed, before MHD closes the
- * socket), so the descriptor cannot be another's. */
+ * kernel refuse more of the body. The request making the revocation (its
+ * work runs in this thread) is spared: what it did is done, and it hears
+ * that it worked. The socket stays open while the request is listed (it
+ * leaves the list in on_completed, before MHD closes the socket), so the
+ * descriptor cannot be another's. */
 static void on_revoke(void *userdata, const char *id)
 {
 	struct http *h = userdata;
@@ -576,7 +585,7 @@ static void on_revoke(void *userdata, const char *id)
 	pthread_mutex_lock(&h->park_lock);
 	for (size_t i = 0; i < h->active_n; i++) {
 		struct req *r = h->active[i];
-		if (strcmp(r->token_id, id) != 0)
+		if (r == working || strcmp(r->token_id, id) != 0)
 			continue;
 		atomic_store(&r->revoked, true);
 		atomic_store(&r->hangup, true);

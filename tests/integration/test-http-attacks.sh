@@ -376,6 +376,9 @@ read -r id6 tok6 <<<"$(new_token midway-file)"
 ok "a file PUT under root/ trickling in across the revocation is cut" cut_off \
 	"$(midway "$tok6" "$id6" PUT boxes/x/root/tmp/trickled "$PD_TMP/push.tar" 200000)"
 ok "...and the file is not there" bash -c "sleep 1; ! hc -fsS -o /dev/null boxes/x/root/tmp/trickled 2>/dev/null"
+read -r id8 tok8 <<<"$(new_token self)"
+ok "a token revoking itself hears that it worked (204), then is refused" same \
+	"$(code -X DELETE -H "Authorization: Bearer $tok8" "$URL/v1/tree/tokens/$id8/") $(code -H "Authorization: Bearer $tok8" "$URL/v1/tree/version")" "204 401"
 read -r id7 tok7 <<<"$(new_token not-revoked)"
 ok "the same push with a token that stays valid works" bash -c "
 	curl -fsS -X PUT -H 'Authorization: Bearer $tok7' --data-binary @'$PD_TMP/push.tar' \
