@@ -542,11 +542,6 @@ static bool token_id(const char *token, char id[AUTH_ID_LEN + 1])
 	return true;
 }
 
-int auth_check_token(struct auth *a, const char *token)
-{
-	return auth_check_token_id(a, token, NULL);
-}
-
 int auth_check_token_id(struct auth *a, const char *token, char ret_id[AUTH_ID_LEN + 1])
 {
 	uint8_t hash[STORE_HASH_LEN];

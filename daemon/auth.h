@@ -25,10 +25,16 @@
  *   budget empty is not refused: it waits in a first-come queue for its unit.
  *   The queue holds AUTH_LOGIN_QUEUE_MAX logins; a new login arriving at a
  *   full queue takes the place of the oldest waiting one, which is refused
- *   (-EAGAIN). So once an attack stops, any login is served within
- *   AUTH_LOGIN_QUEUE_MAX budget units, whatever the attack left behind.
- *   At most AUTH_VERIFY_MAX passwords are checked at once (each check takes
- *   ~64 MiB and ~0.1 s at the production cost).
+ *   (-EAGAIN). At most AUTH_VERIFY_MAX passwords are checked at once (each
+ *   check takes ~64 MiB and ~0.1 s at the production cost).
+ *
+ * What that means for the owner: while a guessing attack from many
+ * addresses lasts, the owner's password logins wait in the queue or are
+ * refused (-EAGAIN) like the attacker's; tokens already issued and the
+ * local socket (no password) keep working. Once the attack stops, a login
+ * from a fresh address is served within seconds: within
+ * AUTH_LOGIN_QUEUE_MAX budget units (about 4 s), whatever the attack left
+ * behind.
  *
  * Revocation: auth_token_revoke() calls the revocation hooks (after the
  * token is gone), so that adapters end what the token has open (HTTP
@@ -139,11 +145,10 @@ int auth_login(struct auth *a, const char *client, const char *password, const c
 void auth_cancel_waiting(struct auth *a);
 
 /* 0 if token is a valid, unrevoked token, else -EACCES (-EIO if the
- * database cannot be read). Records the use in last_used at most once per
+ * database cannot be read). On success copies the token's ID into ret_id
+ * (AUTH_ID_LEN + 1 bytes; may be NULL): the name its revocation will be
+ * announced by. Records the use in last_used at most once per
  * AUTH_TOUCH_INTERVAL. Fast: a lookup by ID, no password hashing. */
-int auth_check_token(struct auth *a, const char *token);
-/* The same, copying the token's ID into ret_id (AUTH_ID_LEN + 1 bytes) on
- * success: the name its revocation will be announced by. */
 int auth_check_token_id(struct auth *a, const char *token, char ret_id[AUTH_ID_LEN + 1]);
 
 struct auth_token {

@@ -106,7 +106,7 @@ void eng_wake(struct engine *e, uint64_t key);
 int eng_save_box(struct engine *e, struct box *b, const char *marker, pd_error *err);
 /* An `error` line, "TIME FILE: reason (ERRNO)", in buf: valid UTF-8
  * without control characters whatever bytes the reason echoes (a box's or
- * a client's: text_sanitize()), cut to fit at a character boundary, the
+ * a client's: text_printable()), cut to fit at a character boundary, the
  * errno name always kept. */
 void eng_format_error(const char *file, const pd_error *err, char *buf, size_t bufsz);
 /* The box table and filesystems (engine.c). Engine lock held for

@@ -384,10 +384,10 @@ void eng_format_error(const char *file, const pd_error *err, char *buf, size_t b
 	/* The reason gets what the rest leaves, so "(ERRNO)" always shows. */
 	fixed = strlen(ts) + strlen(file) + strlen(code) + 7;
 	room = bufsz > fixed + 1 ? bufsz - fixed : 1;
-	text_sanitize(err->msg, strnlen(err->msg, sizeof err->msg), msg,
-		      room < sizeof msg ? room : sizeof msg);
+	text_printable(err->msg, strnlen(err->msg, sizeof err->msg), msg,
+		       room < sizeof msg ? room : sizeof msg);
 	snprintf(line, sizeof line, "%s %s: %s (%s)", ts, file, msg, code);
-	text_sanitize(line, strlen(line), buf, bufsz);
+	text_printable(line, strlen(line), buf, bufsz);
 }
 
 /* b's error: "TIME FILE: reason (ERRNO)", made fit for any reader (a box
@@ -411,7 +411,7 @@ static void view_of(const struct box *b, struct box_view *v)
 	snprintf(v->type, sizeof v->type, "%s", b->row.type);
 	snprintf(v->image, sizeof v->image, "%s", b->row.image);
 	/* Sanitized when recorded; again here for rows older than that. */
-	text_sanitize(b->row.error, strlen(b->row.error), v->error, sizeof v->error);
+	text_printable(b->row.error, strlen(b->row.error), v->error, sizeof v->error);
 }
 
 int engine_box_names(struct engine *e, char ***ret, size_t *ret_n)

@@ -27,7 +27,8 @@
  *                         with e->lock.
  *  LOCK_RANK_LISTENER     what a wake or revocation listener takes in its
  *                         callback: the FUSE adapter's wake_lock, the HTTP
- *                         adapter's park_lock. Nothing is taken under
+ *                         adapter's park_lock (its parked streams and its
+ *                         requests by token). Nothing is taken under
  *                         them.
  *  LOCK_RANK_LEAF         held around a few lines that take no other lock:
  *                         the nftables context (net-nft.c, taken under
@@ -36,8 +37,14 @@
  *                         e->lock), the DNS resolver's tcp_lock (dns.c), an
  *                         export stream's lock (export.c: its wake and
  *                         release callbacks run with it dropped), the
- *                         tree's lock (fs/tree.c: temp files), the HTTP
- *                         adapter's work_lock and request locks.
+ *                         tree's lock (fs/tree.c: temp files), and the
+ *                         HTTP adapter's (web/http.c): the queue locks of
+ *                         its two pools (workers, login threads), its
+ *                         conn_lock (the connections and their count per
+ *                         address: on_accept, conn_started, conn_closed,
+ *                         conn_set_deadline, sweep_deadlines) and its
+ *                         request locks. Its park_lock is a listener's
+ *                         (above) and is never held with these.
  *
  * The volumes have no lock of their own (e->lock guards their table), and
  * neither do boxes: an action marks its box busy under e->lock and works

@@ -312,7 +312,7 @@ bool utf8_valid(const char *s, size_t len)
 	return true;
 }
 
-size_t text_sanitize(const char *in, size_t len, char *out, size_t outsz)
+static size_t text_escape(const char *in, size_t len, char *out, size_t outsz, bool backslash)
 {
 	static const char hex[] = "0123456789abcdef";
 	const unsigned char *p = (const unsigned char *)in;
@@ -321,7 +321,8 @@ size_t text_sanitize(const char *in, size_t len, char *out, size_t outsz)
 	while (len) {
 		uint32_t cp = 0;
 		size_t n = utf8_char(p, len, &cp);
-		bool escape = n == 0 || cp < 0x20 || (cp >= 0x7f && cp <= 0x9f);
+		bool escape =
+		    n == 0 || cp < 0x20 || (cp >= 0x7f && cp <= 0x9f) || (backslash && cp == '\\');
 		size_t k = n ? n : 1;
 		size_t need = escape ? 4 * k : k;
 
@@ -341,4 +342,14 @@ size_t text_sanitize(const char *in, size_t len, char *out, size_t outsz)
 	}
 	out[o] = '\0';
 	return o;
+}
+
+size_t text_sanitize(const char *in, size_t len, char *out, size_t outsz)
+{
+	return text_escape(in, len, out, outsz, /* backslash= */ true);
+}
+
+size_t text_printable(const char *in, size_t len, char *out, size_t outsz)
+{
+	return text_escape(in, len, out, outsz, /* backslash= */ false);
 }

@@ -52,10 +52,22 @@ bool utf8_valid(const char *s, size_t len);
 
 /* Text any reader can take, whatever bytes it came from (a box, a client):
  * copies in[0..len) into out, keeping valid UTF-8 characters except the
- * control characters (U+0000-U+001F, U+007F-U+009F), which are written as
- * "\xHH" per byte, as is every byte that is not part of a valid UTF-8
- * character. So the result is valid UTF-8 without control characters (fit
- * for an `error` line and a JSON string). A character that does not fit
- * whole is left out with everything after it. out is always NUL-terminated
- * (outsz must be > 0). Returns the bytes written, without the NUL. */
+ * control characters (U+0000-U+001F, U+007F-U+009F) and the backslash,
+ * which are written as "\xHH" per byte ("\x5c" for the backslash), as is
+ * every byte that is not part of a valid UTF-8 character. So the result is
+ * valid UTF-8 without control characters (fit for a JSON string, a line of
+ * a listing), and different inputs give different results: a name made of
+ * the byte 0xff shows as \xff, one spelt with the four characters \xff as
+ * \x5cxff. For names and paths, which must not be confused; sanitize raw
+ * bytes once (text that went through it is changed again: \x5c becomes
+ * \x5cx5c). A character that does not fit whole is left out with everything
+ * after it. out is always NUL-terminated (outsz must be > 0). Returns the
+ * bytes written, without the NUL. */
 size_t text_sanitize(const char *in, size_t len, char *out, size_t outsz);
+
+/* text_sanitize() that lets the backslash through: for messages a person
+ * reads (an `error` line, a label, an HTTP error's text), which may quote
+ * text already made printable and must stay as they are then (text that
+ * went through it comes back unchanged). Two inputs may give the same
+ * text (the byte 0xff and the characters \xff): never for names. */
+size_t text_printable(const char *in, size_t len, char *out, size_t outsz);

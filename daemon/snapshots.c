@@ -98,7 +98,7 @@ static int copy_tree(const char *src, const char *dst, pd_error *err)
 }
 
 /* A client's label as stored: valid UTF-8 without control characters
- * (text_sanitize(): such bytes become "\xHH"), at most
+ * (text_printable(): such bytes become "\xHH"), at most
  * ENGINE_SNAPSHOT_LABEL_MAX bytes once so written. */
 static int label_clean(const char *label, char ret[static ENGINE_SNAPSHOT_LABEL_MAX + 1],
 		       pd_error *err)
@@ -107,7 +107,7 @@ static int label_clean(const char *label, char ret[static ENGINE_SNAPSHOT_LABEL_
 	size_t len = strlen(label), n = 0;
 
 	if (len <= ENGINE_SNAPSHOT_LABEL_MAX)
-		n = text_sanitize(label, len, wide, sizeof wide);
+		n = text_printable(label, len, wide, sizeof wide);
 	if (len <= ENGINE_SNAPSHOT_LABEL_MAX && n <= ENGINE_SNAPSHOT_LABEL_MAX) {
 		memcpy(ret, wide, n + 1);
 		return 0;
@@ -818,8 +818,8 @@ static void view_of(const struct snapshot_row *row, struct snapshot_view *v)
 	snprintf(v->box, sizeof v->box, "%s", row->box);
 	snprintf(v->image, sizeof v->image, "%s", row->image);
 	/* Sanitized when recorded; again here for rows older than that. */
-	text_sanitize(row->label, strlen(row->label), v->label, sizeof v->label);
-	text_sanitize(row->error, strlen(row->error), v->error, sizeof v->error);
+	text_printable(row->label, strlen(row->label), v->label, sizeof v->label);
+	text_printable(row->error, strlen(row->error), v->error, sizeof v->error);
 }
 
 struct names {

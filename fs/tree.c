@@ -408,7 +408,7 @@ static json_t *usage_json(const struct box_usage *u)
 
 /* A JSON string of text from anywhere (a box, a client, an old row):
  * jansson takes only valid UTF-8, so anything else is escaped first
- * (text_sanitize()) rather than failing the whole rendering. */
+ * (text_printable()) rather than failing the whole rendering. */
 static json_t *json_text(const char *s)
 {
 	size_t len = strlen(s);
@@ -419,7 +419,7 @@ static json_t *json_text(const char *s)
 	char *clean = malloc(4 * len + 1);
 	if (!clean)
 		return NULL;
-	text_sanitize(s, len, clean, 4 * len + 1);
+	text_printable(s, len, clean, 4 * len + 1);
 	j = json_string(clean);
 	free(clean);
 	return j;

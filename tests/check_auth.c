@@ -258,7 +258,7 @@ START_TEST(test_login_right_wrong)
 	ck_assert(b64url(token + 4 + AUTH_ID_LEN, AUTH_SECRET_LEN));
 	for (int i = 0; i < AUTH_ID_LEN; i++)
 		ck_assert((id[i] >= 'a' && id[i] <= 'z') || (id[i] >= '0' && id[i] <= '9'));
-	ck_assert_int_eq(auth_check_token(au, token), 0);
+	ck_assert_int_eq(auth_check_token_id(au, token, NULL), 0);
 
 	ck_assert_int_eq(auth_login(au, "10.0.0.2", "wrong password", NULL, token, sizeof(token),
 				    id, sizeof(id), &retry, &err),
@@ -270,8 +270,8 @@ START_TEST(test_login_right_wrong)
 	char other[AUTH_TOKEN_LEN + 1];
 	ck_assert_int_eq(login("10.0.0.1", PASSWORD, NULL, other, NULL, NULL), 0);
 	ck_assert_str_ne(other, token);
-	ck_assert_int_eq(auth_check_token(au, other), 0);
-	ck_assert_int_eq(auth_check_token(au, token), 0);
+	ck_assert_int_eq(auth_check_token_id(au, other, NULL), 0);
+	ck_assert_int_eq(auth_check_token_id(au, token, NULL), 0);
 }
 END_TEST
 
@@ -305,39 +305,39 @@ START_TEST(test_check_token_invalid)
 	set_owner(PASSWORD);
 	ck_assert_int_eq(login("c", PASSWORD, NULL, token, id, NULL), 0);
 
-	ck_assert_int_eq(auth_check_token(au, NULL), -EACCES);
-	ck_assert_int_eq(auth_check_token(au, ""), -EACCES);
-	ck_assert_int_eq(auth_check_token(au, "pd_"), -EACCES);
-	ck_assert_int_eq(auth_check_token(au, PASSWORD), -EACCES);
+	ck_assert_int_eq(auth_check_token_id(au, NULL, NULL), -EACCES);
+	ck_assert_int_eq(auth_check_token_id(au, "", NULL), -EACCES);
+	ck_assert_int_eq(auth_check_token_id(au, "pd_", NULL), -EACCES);
+	ck_assert_int_eq(auth_check_token_id(au, PASSWORD, NULL), -EACCES);
 
 	/* One character changed in the secret. */
 	memcpy(bad, token, sizeof(token));
 	bad[AUTH_TOKEN_LEN - 1] = bad[AUTH_TOKEN_LEN - 1] == 'A' ? 'B' : 'A';
-	ck_assert_int_eq(auth_check_token(au, bad), -EACCES);
+	ck_assert_int_eq(auth_check_token_id(au, bad, NULL), -EACCES);
 	/* The right secret under another (unknown) id. */
 	memcpy(bad, token, sizeof(token));
 	bad[3] = bad[3] == 'a' ? 'b' : 'a';
-	ck_assert_int_eq(auth_check_token(au, bad), -EACCES);
+	ck_assert_int_eq(auth_check_token_id(au, bad, NULL), -EACCES);
 	/* Upper case id, a missing separator, truncated, extended. */
 	memcpy(bad, token, sizeof(token));
 	bad[4] = 'A';
-	ck_assert_int_eq(auth_check_token(au, bad), -EACCES);
+	ck_assert_int_eq(auth_check_token_id(au, bad, NULL), -EACCES);
 	memcpy(bad, token, sizeof(token));
 	bad[3 + AUTH_ID_LEN] = '-';
-	ck_assert_int_eq(auth_check_token(au, bad), -EACCES);
+	ck_assert_int_eq(auth_check_token_id(au, bad, NULL), -EACCES);
 	memcpy(bad, token, sizeof(token));
 	bad[AUTH_TOKEN_LEN - 1] = '\0';
-	ck_assert_int_eq(auth_check_token(au, bad), -EACCES);
+	ck_assert_int_eq(auth_check_token_id(au, bad, NULL), -EACCES);
 	memcpy(bad, token, sizeof(token));
 	bad[AUTH_TOKEN_LEN] = 'x';
 	bad[AUTH_TOKEN_LEN + 1] = '\0';
-	ck_assert_int_eq(auth_check_token(au, bad), -EACCES);
+	ck_assert_int_eq(auth_check_token_id(au, bad, NULL), -EACCES);
 	/* Another prefix. */
 	memcpy(bad, token, sizeof(token));
 	bad[0] = 'x';
-	ck_assert_int_eq(auth_check_token(au, bad), -EACCES);
+	ck_assert_int_eq(auth_check_token_id(au, bad, NULL), -EACCES);
 
-	ck_assert_int_eq(auth_check_token(au, token), 0);
+	ck_assert_int_eq(auth_check_token_id(au, token, NULL), 0);
 }
 END_TEST
 
@@ -350,13 +350,13 @@ START_TEST(test_revoke)
 	ck_assert_int_eq(login("c", PASSWORD, NULL, token, id, NULL), 0);
 	ck_assert_int_eq(login("c", PASSWORD, NULL, keep, NULL, NULL), 0);
 	ck_assert_int_eq(auth_token_revoke(au, id), 0);
-	ck_assert_int_eq(auth_check_token(au, token), -EACCES);
+	ck_assert_int_eq(auth_check_token_id(au, token, NULL), -EACCES);
 	ck_assert_int_eq(auth_token_get(au, id, &t), -ENOENT);
 	ck_assert_int_eq(auth_token_revoke(au, id), -ENOENT);
 	ck_assert_int_eq(auth_token_revoke(au, "nosuchtoken0"), -ENOENT);
 	ck_assert_int_eq(auth_token_revoke(au, NULL), -ENOENT);
 	/* The other token is untouched. */
-	ck_assert_int_eq(auth_check_token(au, keep), 0);
+	ck_assert_int_eq(auth_check_token_id(au, keep, NULL), 0);
 	ck_assert_uint_eq(token_count(), 1);
 }
 END_TEST
@@ -399,7 +399,7 @@ START_TEST(test_list_get)
 	free(v);
 
 	/* A use shows in last_used. */
-	ck_assert_int_eq(auth_check_token(au, t1), 0);
+	ck_assert_int_eq(auth_check_token_id(au, t1, NULL), 0);
 	ck_assert_int_eq(auth_token_get(au, id1, &t), 0);
 	ck_assert_int_ge(t.last_used, before);
 	ck_assert_int_le(t.last_used, time(NULL));
@@ -436,7 +436,7 @@ START_TEST(test_last_used_throttled)
 	snprintf(sql, sizeof(sql), "UPDATE tokens SET last_used = %lld WHERE id = '%s'",
 		 (long long)(now - 30), id);
 	raw_exec(sql);
-	ck_assert_int_eq(auth_check_token(au, token), 0);
+	ck_assert_int_eq(auth_check_token_id(au, token, NULL), 0);
 	ck_assert_int_eq(auth_token_get(au, id, &t), 0);
 	ck_assert_int_eq(t.last_used, now - 30);
 
@@ -444,7 +444,7 @@ START_TEST(test_last_used_throttled)
 	snprintf(sql, sizeof(sql), "UPDATE tokens SET last_used = %lld WHERE id = '%s'",
 		 (long long)(now - 61), id);
 	raw_exec(sql);
-	ck_assert_int_eq(auth_check_token(au, token), 0);
+	ck_assert_int_eq(auth_check_token_id(au, token, NULL), 0);
 	ck_assert_int_eq(auth_token_get(au, id, &t), 0);
 	ck_assert_int_ge(t.last_used, now);
 }
@@ -588,7 +588,7 @@ static void *worker_run(void *arg)
 	for (int i = 0; i < 10; i++) {
 		int r = auth_login(au, client, PASSWORD, NULL, token, sizeof(token), id, sizeof(id),
 				   &retry, &err);
-		if (r == 0 && auth_check_token(au, token) == 0)
+		if (r == 0 && auth_check_token_id(au, token, NULL) == 0)
 			w->ok++;
 		else if (r == -EAGAIN)
 			w->refused++;
@@ -901,7 +901,7 @@ START_TEST(test_persistence)
 	open_auth();
 
 	ck_assert(auth_has_owner(au));
-	ck_assert_int_eq(auth_check_token(au, token), 0);
+	ck_assert_int_eq(auth_check_token_id(au, token, NULL), 0);
 	ck_assert_int_eq(auth_token_get(au, id, &t), 0);
 	ck_assert_str_eq(t.label, "desk");
 	ck_assert_int_eq(login("c", PASSWORD, NULL, NULL, NULL, NULL), 0);

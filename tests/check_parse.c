@@ -1,6 +1,7 @@
 /* check_parse.c - names, control-file writes, numbers, sizes, CPUs, TTLs. */
 #include <errno.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <string.h>
 
 #include "check-tap.h"
@@ -123,6 +124,73 @@ START_TEST(test_sanitize)
 	expect_sanitized("ab\x01", 3, 6, "ab");
 	expect_sanitized("ab\x01", 3, 7, "ab\\x01");
 	expect_sanitized("abc", 3, 1, "");
+	/* the backslash itself is escaped: no two inputs look alike */
+	expect_sanitized("a\\b", 3, 256, "a\\x5cb");
+	expect_sanitized("\xff", 1, 256, "\\xff");
+	expect_sanitized("\\xff", 4, 256, "\\x5cxff");
+	expect_sanitized("\\x5c", 4, 256, "\\x5cx5c");
+	expect_sanitized("ab\\", 3, 6, "ab");
+}
+END_TEST
+
+/* Undoes text_sanitize(): "\xHH" is the byte HH, anything else itself. */
+static size_t unsanitize(const char *s, char *out)
+{
+	size_t o = 0;
+
+	while (*s) {
+		unsigned v;
+		if (s[0] == '\\' && s[1] == 'x' && sscanf(s + 2, "%2x", &v) == 1) {
+			out[o++] = (char)v;
+			s += 4;
+		} else
+			out[o++] = *s++;
+	}
+	return o;
+}
+
+START_TEST(test_sanitize_injective)
+{
+	/* Every string of up to 3 bytes from an alphabet of the bytes that
+	 * matter (escape material, a control byte, bytes that are not UTF-8,
+	 * the halves of a UTF-8 character) is sanitized to text that gives it
+	 * back: no two inputs share their text. */
+	static const char alphabet[] = {'\\', 'x',    'f',    '5',    'c',
+					'\0', '\x01', '\xff', '\xc3', '\xa9'};
+	const size_t na = sizeof(alphabet);
+	char in[3], out[64], back[64];
+
+	for (size_t len = 0; len <= 3; len++) {
+		size_t total = 1;
+		for (size_t i = 0; i < len; i++)
+			total *= na;
+		for (size_t k = 0; k < total; k++) {
+			size_t x = k;
+			for (size_t i = 0; i < len; i++, x /= na)
+				in[i] = alphabet[x % na];
+			size_t n = text_sanitize(in, len, out, sizeof(out));
+			ck_assert(utf8_valid(out, n));
+			ck_assert_uint_eq(unsanitize(out, back), len);
+			ck_assert_mem_eq(back, in, len);
+		}
+	}
+}
+END_TEST
+
+START_TEST(test_printable)
+{
+	char out[256], again[256];
+	static const char hostile[] = "a\\b \\xff \xff\x1b[2J\xc2\x85";
+
+	/* text_sanitize() but the backslash passes */
+	size_t n = text_printable(hostile, sizeof(hostile) - 1, out, sizeof(out));
+	ck_assert_str_eq(out, "a\\b \\xff \\xff\\x1b[2J\\xc2\\x85");
+	ck_assert_uint_eq(n, strlen(out));
+	/* text already printable comes back unchanged */
+	ck_assert_uint_eq(text_printable(out, n, again, sizeof(again)), n);
+	ck_assert_str_eq(again, out);
+	ck_assert_uint_eq(text_printable("ab\x01", 3, out, 6), 2);
+	ck_assert_str_eq(out, "ab");
 }
 END_TEST
 
@@ -568,6 +636,8 @@ static Suite *parse_suite(void)
 	tcase_add_test(tc, test_value_refused);
 	tcase_add_test(tc, test_utf8);
 	tcase_add_test(tc, test_sanitize);
+	tcase_add_test(tc, test_sanitize_injective);
+	tcase_add_test(tc, test_printable);
 	tcase_add_test(tc, test_uint64_garbage);
 	tcase_add_test(tc, test_size_garbage);
 	tcase_add_test(tc, test_cpus_refused);

@@ -1083,7 +1083,7 @@ START_TEST(test_tokens)
 	ck_assert_str_eq(cat(path), "never\n");
 
 	/* A use shows up. */
-	ck_assert_int_eq(auth_check_token(engine_auth(eng), token), 0);
+	ck_assert_int_eq(auth_check_token_id(engine_auth(eng), token, NULL), 0);
 	ck_assert_uint_eq(strlen(cat(path)), 21);
 	ck_assert(cat(path)[20] == '\n');
 	ck_assert(strchr(cat(path), 'T') != NULL);
@@ -1100,7 +1100,7 @@ START_TEST(test_tokens)
 	uint64_t old = ino_of(path);
 	ck_assert_int_eq(tree_rmdir(tr, ino_of(path), "label"), -ENOTDIR);
 	ck_assert_int_eq(tree_rmdir(tr, tokens, id), 0);
-	ck_assert_int_eq(auth_check_token(engine_auth(eng), token), -EACCES);
+	ck_assert_int_eq(auth_check_token_id(engine_auth(eng), token, NULL), -EACCES);
 	ck_assert_int_eq(tree_lookup(tr, tokens, id, &a), -ENOENT);
 	ck_assert_int_eq(tree_getattr(tr, old, &a), -ENOENT);
 	ck_assert_int_eq(tree_rmdir(tr, tokens, id), -ENOENT);

@@ -6,6 +6,7 @@
 #include <jansson.h>
 #include <microhttpd.h>
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdbool.h>
 #include <stdint.h>
 
@@ -54,8 +55,11 @@ struct req {
 	bool begun;			/* the access handler has seen it */
 	char token_id[AUTH_ID_LEN + 1]; /* the token that authenticated it, or "" */
 	uint64_t auth_gen;		/* auth_revocations() before the check */
-	size_t active_idx;		/* in the server's list of replies by token */
-	bool active;
+	size_t active_idx;		/* in the server's list of requests by token */
+	bool active;			/* listed (park_lock) */
+	/* Its token was revoked since it was checked: it must not act, read
+	 * or reply any more (set under park_lock, read anywhere). */
+	atomic_bool revoked;
 
 	/* the raw request, checked before routing */
 	const char *raw_uri; /* as received, up to the first NUL byte */
@@ -95,7 +99,8 @@ struct req {
 	uint64_t serial;
 	uint64_t key;
 	uint64_t off;
-	bool parked, suspended, woken, hangup;
+	bool parked, suspended, woken; /* park_lock */
+	atomic_bool hangup;	       /* the stream must end: set under park_lock, read anywhere */
 
 	/* root/ uploads and downloads (http-root.c) */
 	int rootfd;
@@ -113,15 +118,19 @@ struct req {
 void req_reply_json(struct req *r, unsigned status, const char *json);
 void req_reply_text(struct req *r, unsigned status, const char *type, const char *data, size_t len);
 /* The error reply of the contract: status from the errno, JSON body with
- * the reason (err->msg, or strerror when empty). */
+ * the reason (err->msg, or strerror when empty; control characters and
+ * bytes that are not UTF-8 escaped, text_printable()). */
 void req_reply_error(struct req *r, int code, const char *msg);
+/* 401 with WWW-Authenticate: Bearer, for a token missing, wrong or revoked. */
+void req_reply_unauthorized(struct req *r, const char *msg);
 unsigned http_status_from_errno(int code);
 /* The JSON listing of the contract, {"path": "/PATH", "entries": arr};
  * takes arr's reference. */
 void req_reply_listing(struct req *r, json_t *arr);
-/* A JSON string of text from anywhere (a box, a client, a file name):
- * invalid UTF-8 and control characters are written as \xHH (text_sanitize),
- * so building a reply never fails on the bytes. NULL only without memory. */
+/* A JSON string of a name or path from anywhere (a box's file, a client's
+ * URL): invalid UTF-8, control characters and the backslash are written as
+ * \xHH (text_sanitize()), so building a reply never fails on the bytes and
+ * two different names never look alike. NULL only without memory. */
 json_t *http_json_text(const char *s);
 
 /* Runs fn on a worker thread with the connection suspended; the

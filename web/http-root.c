@@ -39,6 +39,7 @@ struct root_upload {
 	struct tar_result tr;
 	int pipe_r;
 	struct tar_limits lim;
+	struct tar_extract_hooks hooks, inner; /* inner: a volume's export checks */
 	struct req *r;
 };
 
@@ -119,7 +120,8 @@ static bool disk_room(struct req *r, uint64_t *ret_room, char *what, size_t what
 	struct box_usage use;
 	struct box_view v;
 
-	if (engine_box_get(e, r->box, &v) < 0 || engine_box_usage(e, r->box, /* flags= */ 0, &use) < 0)
+	if (engine_box_get(e, r->box, &v) < 0 ||
+	    engine_box_usage(e, r->box, /* flags= */ 0, &use) < 0)
 		return false;
 	t = config_find_type(engine_config(e), v.type);
 	if (!t)
@@ -130,12 +132,32 @@ static bool disk_room(struct req *r, uint64_t *ret_room, char *what, size_t what
 	return true;
 }
 
+/* The extractor's hooks: a volume's export checks (inner), and last of
+ * all, once the whole archive is staged, the token's revocation: a push
+ * whose token was revoked while it came merges nothing. */
+static int push_special(void *userdata, const char *data, size_t len, pd_error *err)
+{
+	struct root_upload *u = userdata;
+
+	return u->inner.on_special(u->inner.userdata, data, len, err);
+}
+
+static int push_before_merge(void *userdata, int stagefd, pd_error *err)
+{
+	struct root_upload *u = userdata;
+	int k = u->inner.before_merge ? u->inner.before_merge(u->inner.userdata, stagefd, err) : 0;
+
+	if (k >= 0 && atomic_load(&u->r->revoked))
+		k = pd_error_set(err, -EACCES,
+				 "the token was revoked during the push; nothing was merged");
+	return k;
+}
+
 static void *extract_main(void *arg)
 {
 	struct root_upload *u = arg;
 
 	struct export_verify verify = {0};
-	struct tar_extract_hooks hooks;
 	char what[256] = "";
 
 	/* A box's disk limit is not enforced by the filesystem yet: what the
@@ -146,9 +168,15 @@ static void *extract_main(void *arg)
 	/* Into a volume, an archive made by export is checked against its
 	 * manifest (and the manifest is not extracted), as volumes/NAME/import
 	 * does; box roots take any tar as it is. */
-	export_verify_hooks(&verify, &hooks);
+	u->hooks = (struct tar_extract_hooks){.before_merge = push_before_merge, .userdata = u};
+	if (u->r->volume) {
+		export_verify_hooks(&verify, &u->inner);
+		u->hooks.special = u->inner.special;
+		u->hooks.special_max = u->inner.special_max;
+		u->hooks.on_special = push_special;
+	}
 	u->result = tarsafe_extract_ex(u->r->rootfd, u->r->rel[0] ? u->r->rel : ".", u->pipe_r,
-				       &u->lim, u->r->volume ? &hooks : NULL, &u->tr, &u->err);
+				       &u->lim, &u->hooks, &u->tr, &u->err);
 	if (u->result == -ENOSPC && what[0])
 		pd_error_prefix(&u->err, "push refused, the box is unchanged: %s", what);
 	export_verify_release(&verify);
@@ -268,14 +296,46 @@ void http_root_release(struct req *r)
 
 /* --- reads --------------------------------------------------------------- */
 
+/* Appends one entry of a listing: an object to arr (the JSON form), or
+ * without arr a line to *text (the text form). false without memory. */
+static bool listing_add(json_t *arr, char **text, size_t *cap, size_t *len, const char *type,
+			const char *mode, long long size, const char *raw_name)
+{
+	/* A box names its files as it likes: every name is shown, in both
+	 * forms escaped alike (http_json_text()), so that none is left out,
+	 * none breaks a line and no two look the same. */
+	json_t *name = http_json_text(raw_name);
+
+	if (!name)
+		return false;
+	if (arr)
+		return json_array_append_new(arr, json_pack("{s:o, s:s, s:s, s:I}", "name", name,
+							    "type", type, "mode", mode, "size",
+							    (json_int_t)size)) == 0;
+	size_t need = json_string_length(name) + 48;
+	if (*len + need > *cap) {
+		char *nt = realloc(*text, (*cap + need) * 2);
+		if (!nt) {
+			json_decref(name);
+			return false;
+		}
+		*text = nt;
+		*cap = (*cap + need) * 2;
+	}
+	*len += (size_t)snprintf(*text + *len, *cap - *len, "%c %s %lld %s\n", type[0], mode, size,
+				 json_string_value(name));
+	json_decref(name);
+	return true;
+}
+
 static void reply_dir_listing(struct req *r, int fd)
 {
 	DIR *d = fdopendir(fd);
 	struct dirent *de;
-	json_t *arr = json_array();
+	bool as_text = r->format && strcmp(r->format, "text") == 0, ok;
+	json_t *arr = as_text ? NULL : json_array();
 	size_t cap = 4096, len = 0;
-	_cleanup_free_ char *text = malloc(cap);
-	bool as_text = r->format && strcmp(r->format, "text") == 0;
+	_cleanup_free_ char *text = as_text ? malloc(cap) : NULL;
 
 	if (!d) {
 		close(fd);
@@ -283,7 +343,8 @@ static void reply_dir_listing(struct req *r, int fd)
 		req_reply_error(r, errno, NULL);
 		return;
 	}
-	while (arr && text && (de = readdir(d))) {
+	ok = arr || text;
+	while (ok && (de = readdir(d))) {
 		struct stat st;
 		char mode[8];
 		if (strcmp(de->d_name, ".") == 0 || strcmp(de->d_name, "..") == 0)
@@ -294,29 +355,17 @@ static void reply_dir_listing(struct req *r, int fd)
 				   : S_ISLNK(st.st_mode) ? "link"
 							 : "file";
 		snprintf(mode, sizeof(mode), "%04o", st.st_mode & 07777);
-		if (as_text) {
-			size_t need = strlen(de->d_name) + 48;
-			if (len + need > cap) {
-				char *nt = realloc(text, (cap + need) * 2);
-				if (!nt)
-					break;
-				text = nt;
-				cap = (cap + need) * 2;
-			}
-			len += (size_t)snprintf(text + len, cap - len, "%c %s %lld %s\n", type[0],
-						mode, (long long)st.st_size, de->d_name);
-		} else
-			json_array_append_new(arr, json_pack("{s:s, s:s, s:s, s:I}", "name",
-							     de->d_name, "type", type, "mode", mode,
-							     "size", (json_int_t)st.st_size));
+		ok = listing_add(arr, &text, &cap, &len, type, mode, (long long)st.st_size,
+				 de->d_name);
 	}
 	closedir(d);
-	if (as_text) {
+	if (!ok) {
 		json_decref(arr);
-		req_reply_text(r, 200, "text/plain; charset=utf-8", text ? text : "", len);
-		return;
-	}
-	req_reply_listing(r, arr);
+		req_reply_error(r, ENOMEM, "out of memory");
+	} else if (as_text)
+		req_reply_text(r, 200, "text/plain; charset=utf-8", text, len);
+	else
+		req_reply_listing(r, arr);
 }
 
 struct tar_pull {
@@ -515,6 +564,10 @@ void http_root_finish_push(struct req *r)
 
 	if (!u || u->op != OP_PUT_TAR || r->resp)
 		return;
+	if (u->result == -EACCES && atomic_load(&r->revoked)) {
+		req_reply_unauthorized(r, u->err.msg);
+		return;
+	}
 	if (u->result < 0) {
 		req_reply_error(r, u->result, u->err.msg);
 		return;

@@ -168,7 +168,7 @@ static ssize_t stream_reader(void *cls, uint64_t pos, char *buf, size_t max)
 	struct req *r = cls;
 	struct tree *t = http_tree(r->h);
 
-	if (r->hangup)
+	if (atomic_load(&r->hangup))
 		return MHD_CONTENT_READER_END_WITH_ERROR;
 	http_park_arm(r->h, r, tree_file_wait_key(r->file));
 	size_t n = 0;

@@ -60,7 +60,6 @@ struct addr_count {
  * suspended. When the queue is full, a new request is refused, or (login)
  * the oldest queued one is, so the newest gets in. */
 struct pool {
-	struct http *h;
 	pthread_mutex_t lock;
 	pthread_cond_t cond;
 	struct req **queue;
@@ -198,21 +197,25 @@ json_t *http_json_text(const char *s)
 
 void req_reply_error(struct req *r, int code, const char *msg)
 {
-	_cleanup_free_ char *s = NULL;
-	json_t *o;
+	const char *text = msg && *msg ? msg : strerror(code < 0 ? -code : code);
+	size_t len = strlen(text), size = len * 4 + 1;
+	_cleanup_free_ char *clean = malloc(size), *s = NULL;
+	json_t *o = NULL;
 	int e = code < 0 ? -code : code;
 
 	/* The text may hold a box's bytes or a client's path: never a reason
-	 * for the reply itself to fail. */
-	o = json_pack("{s:o, s:s}", "error", http_json_text(msg && *msg ? msg : strerror(e)),
-		      "errno", errno_name(e));
+	 * for the reply itself to fail. A message is for a person and may
+	 * quote a box's error, already made printable: text_printable() leaves
+	 * that as it is. */
+	if (clean) {
+		text_printable(text, len, clean, size);
+		o = json_pack("{s:s, s:s}", "error", clean, "errno", errno_name(e));
+	}
 	if (o) {
 		s = json_dumps(o, JSON_COMPACT);
 		json_decref(o);
 	}
 	req_reply_json(r, http_status_from_errno(e), s ? s : "{\"error\":\"out of memory\"}");
-	if (r->resp && e == EACCES && r->status == 401)
-		MHD_add_response_header(r->resp, MHD_HTTP_HEADER_WWW_AUTHENTICATE, "Bearer");
 }
 
 void req_reply_listing(struct req *r, json_t *arr)
@@ -232,7 +235,7 @@ void req_reply_listing(struct req *r, json_t *arr)
 	free(s);
 }
 
-static void reply_unauthorized(struct req *r, const char *msg)
+void req_reply_unauthorized(struct req *r, const char *msg)
 {
 	req_reply_error(r, EACCES, msg);
 	r->status = 401;
@@ -241,6 +244,10 @@ static void reply_unauthorized(struct req *r, const char *msg)
 }
 
 /* --- workers ------------------------------------------------------------- */
+
+/* The request whose work this worker thread runs, if any: a revocation it
+ * makes (DELETE tokens/ID of its own token) spares it (on_revoke). */
+static _Thread_local struct req *working;
 
 static void *pool_main(void *arg)
 {
@@ -260,15 +267,22 @@ static void *pool_main(void *arg)
 		memmove(p->queue, p->queue + 1, --p->n * sizeof(*p->queue));
 		pthread_mutex_unlock(&p->lock);
 
-		r->work(r);
+		/* Queued before its token's revocation, run after it: it does
+		 * nothing. */
+		if (atomic_load(&r->revoked))
+			req_reply_unauthorized(r, "the token was revoked");
+		else {
+			working = r;
+			r->work(r);
+			working = NULL;
+		}
 		req_finish_async(r);
 	}
 }
 
-static int pool_start(struct http *h, struct pool *p, size_t threads, size_t cap, bool drop_oldest,
+static int pool_start(struct pool *p, size_t threads, size_t cap, bool drop_oldest,
 		      void (*refuse)(struct req *r))
 {
-	p->h = h;
 	p->cap = cap;
 	p->drop_oldest = drop_oldest;
 	p->refuse = refuse;
@@ -443,7 +457,7 @@ void http_park_suspend(struct http *h, struct req *r)
 	if (r->woken || h->stopping || !r->parked) {
 		resume = true;
 		if (h->stopping)
-			r->hangup = true;
+			atomic_store(&r->hangup, true);
 		if (r->parked)
 			park_remove_locked(h, r);
 	} else {
@@ -479,7 +493,7 @@ static void park_wake(struct http *h, uint64_t key, bool all, uint64_t serial, b
 				continue;
 			}
 			if (hangup)
-				r->hangup = true;
+				atomic_store(&r->hangup, true);
 			if (!r->suspended) {
 				r->woken = true;
 				i++;
@@ -505,10 +519,12 @@ static void on_wake(void *userdata, uint64_t key)
 
 /* --- revocation ----------------------------------------------------------- */
 
-/* Replies of requests authenticated by a token, from the moment they are
- * queued until the request completes (park_lock): what a revocation ends.
- * -EACCES when the token was revoked since the request's check; -ENOMEM
- * when the reply cannot be listed (a revocation would not reach it). */
+/* Requests authenticated by a token, from the moment the token is checked
+ * (begin()) until the request completes (park_lock): what a revocation
+ * reaches, whether the request still waits for its body, is queued for a
+ * worker, runs, or streams its reply. -EACCES when the token was revoked
+ * since the request's check; -ENOMEM when the request cannot be listed (a
+ * revocation would not reach it: it is refused). */
 static int active_add(struct http *h, struct req *r)
 {
 	uint64_t gen;
@@ -548,13 +564,20 @@ static void active_remove_locked(struct http *h, struct req *r)
 	r->active = false;
 }
 
-/* Called by auth_token_revoke(), in the revoker's thread: every reply of
- * the token is cut at once. Shutting the socket down reaches a flowing
- * reply (MHD's next send or read fails and it closes the connection) as
- * well as a parked one (its EPOLLRDHUP wakes the hangup thread, which
- * resumes it into stream_reader's hangup). The socket stays open while the
- * request is listed (it leaves the list in on_completed, before MHD closes
- * the socket), so the descriptor cannot be another's. */
+/* Called by auth_token_revoke(), in the revoker's thread: every request of
+ * the token is cut at once. It is marked revoked, so that it does nothing
+ * more: a body still coming is not taken (on_request closes the
+ * connection), a request not yet dispatched or still queued for a worker
+ * is refused, a tar push not yet merged merges nothing (http-root.c), a
+ * read replies 401 (queue_reply). Shutting the socket down reaches a
+ * flowing reply (MHD's next send or read fails and it closes the
+ * connection) as well as a parked one (its EPOLLRDHUP wakes the hangup
+ * thread, which resumes it into stream_reader's hangup), and makes the
+ * kernel refuse more of the body. The request making the revocation (its
+ * work runs in this thread) is spared: what it did is done, and it hears
+ * that it worked. The socket stays open while the request is listed (it
+ * leaves the list in on_completed, before MHD closes the socket), so the
+ * descriptor cannot be another's. */
 static void on_revoke(void *userdata, const char *id)
 {
 	struct http *h = userdata;
@@ -562,9 +585,10 @@ static void on_revoke(void *userdata, const char *id)
 	pthread_mutex_lock(&h->park_lock);
 	for (size_t i = 0; i < h->active_n; i++) {
 		struct req *r = h->active[i];
-		if (strcmp(r->token_id, id) != 0)
+		if (r == working || strcmp(r->token_id, id) != 0)
 			continue;
-		r->hangup = true;
+		atomic_store(&r->revoked, true);
+		atomic_store(&r->hangup, true);
 		if (conn_fd(r) >= 0)
 			(void)shutdown(conn_fd(r), SHUT_RDWR);
 	}
@@ -1049,6 +1073,32 @@ static bool has_control(const char *s, size_t n, bool tab_ok)
 	return false;
 }
 
+static int hex_digit(char c)
+{
+	if (c >= '0' && c <= '9')
+		return c - '0';
+	c = (char)(c | 0x20);
+	return c >= 'a' && c <= 'f' ? c - 'a' + 10 : -1;
+}
+
+/* True if a form body (application/x-www-form-urlencoded) holds a control
+ * byte, raw or percent-encoded (%00-%1F, %7F, either case). Such a body is
+ * refused whole before the post processor reads it: it hands keys on as C
+ * strings, so "password%00junk=" would pass for "password=". */
+static bool form_has_control(const char *s, size_t n)
+{
+	if (has_control(s, n, false))
+		return true;
+	for (size_t i = 0; i + 2 < n; i++) {
+		if (s[i] != '%')
+			continue;
+		int hi = hex_digit(s[i + 1]), lo = hex_digit(s[i + 2]);
+		if (hi >= 0 && lo >= 0 && (hi < 2 || (hi == 7 && lo == 15)))
+			return true;
+	}
+	return false;
+}
+
 /* The fields a route reads from its body. */
 static const char *const setup_keys[] = {"token", "password"};
 static const char *const login_keys[] = {"password", "label"};
@@ -1091,7 +1141,8 @@ static enum MHD_Result form_field(void *cls, enum MHD_ValueKind kind, const char
  * absent): a JSON object, or an application/x-www-form-urlencoded form,
  * decoded by libmicrohttpd's post processor. A field holding a control
  * character or given twice makes the body invalid (r->fields_err), as does
- * a JSON \u0000 (jansson refuses it). Runs on the connection's thread. */
+ * a form holding one anywhere (form_has_control()) and a JSON \u0000
+ * (jansson refuses it, in keys too). Runs on the connection's thread. */
 static void parse_body_fields(struct req *r)
 {
 	const char *ct =
@@ -1103,9 +1154,13 @@ static void parse_body_fields(struct req *r)
 	    strncasecmp(ct, MHD_HTTP_POST_ENCODING_FORM_URLENCODED,
 			strlen(MHD_HTTP_POST_ENCODING_FORM_URLENCODED)) == 0 &&
 	    !(r->len && r->body[0] == '{')) {
+		r->form = true;
+		if (form_has_control(r->body, r->len)) {
+			r->fields_err = -EINVAL;
+			return;
+		}
 		struct MHD_PostProcessor *pp =
 		    MHD_create_post_processor(r->conn, 1024, form_field, r);
-		r->form = true;
 		if (!pp) {
 			r->fields_err = -EINVAL;
 			return;
@@ -1293,15 +1348,10 @@ static enum MHD_Result queue_reply(struct req *r)
 	}
 	/* The token was revoked after the request's check: nothing read in
 	 * its name goes out (a stream would otherwise start after the
-	 * revocation). An action's reply does: what it did is done (and the
-	 * request that revoked its own token hears that it worked). */
-	int k = active_add(r->h, r);
-	if (k < 0 && (r->method == M_GET || r->method == M_HEAD)) {
-		if (k == -EACCES)
-			reply_unauthorized(r, "the token was revoked");
-		else
-			req_reply_error(r, k, "out of memory");
-	}
+	 * revocation). An action's reply does: what it did was done before
+	 * (and the request that revoked its own token hears that it worked). */
+	if (atomic_load(&r->revoked) && (r->method == M_GET || r->method == M_HEAD))
+		req_reply_unauthorized(r, "the token was revoked");
 	ok = MHD_queue_response(r->conn, r->status, r->resp);
 	MHD_destroy_response(r->resp);
 	r->resp = NULL;
@@ -1365,20 +1415,35 @@ static size_t on_unescape(void *cls, struct MHD_Connection *mc, char *s)
 }
 
 /* libmicrohttpd 0.9.75 reads the request head in place and hands out C
- * strings: a raw NUL byte in the request line or in a header cuts it there
- * without notice. Whether a byte was hidden that way shows in the layout of
- * its buffer: the URI callback saw the URI up to its first NUL, yet the
- * version string follows the whole URI; and the headers (key, value) follow
- * each other with only separators between them: after a key, NUL (written
- * over ':'), spaces and tabs; after a value (which keeps its trailing
- * spaces), its line end alone (CR LF or LF, written over with NULs), and
- * after the last, the empty line's too. A longer gap, or another byte in
- * it, is what a NUL hid. Where the pointers do not lie in one buffer as
- * expected (a later version, a folded header), nothing is concluded. */
+ * strings: a raw NUL byte in the method, the URI or a header cuts it there
+ * without notice ("GET\0junk" is GET, "DELETE\0x" is DELETE). It has no
+ * option that refuses such bytes (MHD_OPTION_STRICT_FOR_CLIENT only
+ * refuses spaces in the URI and before a header's colon) and shows the raw
+ * head to no callback (the URI callback sees the URI up to its first NUL),
+ * so whether a byte was hidden is judged from where the strings lie in the
+ * buffer MHD read the head into, which it consumes line by line in place:
+ *
+ * - the method starts the head; MHD writes a NUL over the space after it
+ *   and skips more spaces: between the method and the URI lie that NUL and
+ *   spaces only;
+ * - the URI callback saw the URI up to its first NUL, and the version
+ *   follows the whole URI (after the NUL written over a space);
+ * - the headers (key, value) follow each other with separators only:
+ *   after a key, NUL (written over ':'), spaces and tabs; after a value
+ *   (which keeps its trailing spaces), its line end alone (CR LF or LF,
+ *   written over with NULs), and after the last, the empty line's too.
+ *
+ * Any other byte in those gaps, or a longer gap, is what a NUL hid: a
+ * control character (400). A head whose strings do not lie so cannot be
+ * judged, and is refused as well (400) rather than let through: a folded
+ * header (obs-fold, which MHD moves out of the buffer; RFC 7230 section
+ * 3.2.4 lets a server refuse it), or a libmicrohttpd that lays the head
+ * out otherwise (its tests fail then, not its users' requests). */
+enum head_verdict { HEAD_OK, HEAD_CONTROL, HEAD_LAYOUT };
+
 struct head_walk {
 	uintptr_t pos, end;
-	bool layout; /* still judging the gaps */
-	bool bad;
+	enum head_verdict verdict;
 };
 
 /* [from, to) is at most max bytes of NUL, CR, LF, or of NUL, ':', space
@@ -1401,43 +1466,49 @@ static enum MHD_Result head_header(void *cls, enum MHD_ValueKind kind, const cha
 
 	(void)kind;
 	if (has_control(key, key_size, false) || (value && has_control(value, value_size, true))) {
-		w->bad = true;
+		w->verdict = HEAD_CONTROL;
 		return MHD_NO;
 	}
-	if (!w->layout)
-		return MHD_YES;
 	if (!value || k < w->pos || k + key_size > w->end || v < k + key_size ||
 	    v + value_size > w->end) {
-		w->layout = false;
-		return MHD_YES;
+		w->verdict = HEAD_LAYOUT;
+		return MHD_NO;
 	}
 	if (!gap_ok(w->pos, k, 2, false) || !gap_ok(k + key_size, v, HEAD_SPAN_MAX, true)) {
-		w->bad = true;
+		w->verdict = HEAD_CONTROL;
 		return MHD_NO;
 	}
 	w->pos = v + value_size;
 	return MHD_YES;
 }
 
-static bool head_clean(struct req *r, const char *method, const char *version)
+static enum head_verdict head_judge(struct req *r, const char *method, const char *version)
 {
 	const union MHD_ConnectionInfo *ci =
 	    MHD_get_connection_info(r->conn, MHD_CONNECTION_INFO_REQUEST_HEADER_SIZE);
-	uintptr_t u = (uintptr_t)r->raw_uri, ver = (uintptr_t)version, m = (uintptr_t)method;
+	uintptr_t m = (uintptr_t)method, u = (uintptr_t)r->raw_uri, ver = (uintptr_t)version;
+	uintptr_t m_end = m + strlen(method);
 	struct head_walk w = {0};
 
-	if (r->raw_uri && ver > u && ver - u <= HEAD_SPAN_MAX && ver - u != r->raw_uri_len + 1)
-		return false; /* a NUL in the request line */
-	w.layout = ci && m < ver && ver - m <= HEAD_SPAN_MAX && ci->header_size <= HEAD_SPAN_MAX;
-	if (w.layout) {
-		w.pos = ver + strlen(version);
-		w.end = m + ci->header_size;
-		w.layout = w.pos <= w.end;
-	}
+	if (!ci || !r->raw_uri || !(m < u && u < ver) || ver - m > HEAD_SPAN_MAX ||
+	    ci->header_size > HEAD_SPAN_MAX)
+		return HEAD_LAYOUT;
+	/* The method's NUL is the one MHD wrote over the first space. */
+	if (m_end >= u)
+		return HEAD_LAYOUT;
+	for (const char *p = (const char *)m_end + 1; (uintptr_t)p < u; p++)
+		if (*p != ' ')
+			return HEAD_CONTROL;
+	if (ver - u != r->raw_uri_len + 1)
+		return HEAD_CONTROL; /* a NUL in the URI */
+	w.pos = ver + strlen(version);
+	w.end = m + ci->header_size;
+	if (w.pos > w.end)
+		return HEAD_LAYOUT;
 	MHD_get_connection_values_n(r->conn, MHD_HEADER_KIND, head_header, &w);
-	if (!w.bad && w.layout && !gap_ok(w.pos, w.end, 4, false))
-		w.bad = true;
-	return !w.bad;
+	if (w.verdict == HEAD_OK && !gap_ok(w.pos, w.end, 4, false))
+		return HEAD_CONTROL;
+	return w.verdict;
 }
 
 /* First call: check the request, route and authenticate. Returns false
@@ -1459,8 +1530,16 @@ static bool begin(struct req *r, const char *url, const char *method, const char
 		req_reply_error(r, EINVAL, "control character in the request's path or query");
 		return false;
 	}
-	if (!head_clean(r, method, version)) {
+	switch (head_judge(r, method, version)) {
+	case HEAD_OK:
+		break;
+	case HEAD_CONTROL:
 		req_reply_error(r, EINVAL, "control character in the request line or a header");
+		return false;
+	case HEAD_LAYOUT:
+		req_reply_error(r, EINVAL,
+				"request head not understood: a header folded over lines "
+				"(obs-fold) is not accepted");
 		return false;
 	}
 	if (r->method == M_OTHER) {
@@ -1492,7 +1571,17 @@ static bool begin(struct req *r, const char *url, const char *method, const char
 		return true;
 	}
 	if (!authorized(r)) {
-		reply_unauthorized(r, "missing or invalid token");
+		req_reply_unauthorized(r, "missing or invalid token");
+		return false;
+	}
+	/* Listed from now on, so that a revocation reaches it whatever it
+	 * is doing; a revocation since the check shows here. */
+	k = active_add(r->h, r);
+	if (k < 0) {
+		if (k == -EACCES)
+			req_reply_unauthorized(r, "the token was revoked");
+		else
+			req_reply_error(r, EAGAIN, "out of memory; try again");
 		return false;
 	}
 	if (strcmp(url, "/v1/tree") == 0)
@@ -1595,6 +1684,12 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const 
 		return MHD_YES;
 	}
 	if (*upload_data_size) {
+		/* Its token was revoked while the body came: nothing more of
+		 * it is taken; closing the connection ends the request (an
+		 * upload's temp file is removed, a push's extractor reads a cut
+		 * archive and merges nothing). */
+		if (atomic_load(&r->revoked))
+			return MHD_NO;
 		if (r->route == ROUTE_ROOT)
 			http_root_upload(r, upload_data, *upload_data_size);
 		else
@@ -1606,6 +1701,10 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const 
 	if (!r->started) {
 		r->started = true;
 		conn_set_deadline(r->c, 0);
+		if (atomic_load(&r->revoked)) {
+			req_reply_unauthorized(r, "the token was revoked");
+			return queue_reply(r);
+		}
 		if (r->too_big) {
 			req_reply_error(r, EFBIG, "request body too large (64 KiB at most here)");
 			return queue_reply(r);
@@ -1853,9 +1952,9 @@ int http_start(struct tree *t, struct engine *e, struct http **ret, pd_error *er
 	/* Logins have threads of their own, as many as can be inside
 	 * auth_login() usefully at once, so that waiting for the login budget
 	 * never holds the workers of everything else. */
-	k = pool_start(h, &h->work, HTTP_WORKERS, 4096, false, refuse_busy);
+	k = pool_start(&h->work, HTTP_WORKERS, 4096, false, refuse_busy);
 	if (k >= 0)
-		k = pool_start(h, &h->login, AUTH_LOGIN_CALLERS, HTTP_LOGIN_BACKLOG, true,
+		k = pool_start(&h->login, AUTH_LOGIN_CALLERS, HTTP_LOGIN_BACKLOG, true,
 			       refuse_login);
 	if (k < 0) {
 		http_stop(h);
