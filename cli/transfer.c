@@ -201,7 +201,7 @@ static int walk(const char *src, struct archive *a, unsigned long long *total, b
 			}
 		}
 		if (archive_write_header(a, ent) != ARCHIVE_OK)
-			r = pd_error_set(err, -EIO, "%s: %s", e->fts_path, archive_error_string(a));
+			r = pd_error_set(err, -EIO, "%s: %s", e->fts_path, tarsafe_archive_why(a));
 		archive_entry_free(ent);
 		if (fd >= 0) {
 			static __thread char buf[COPY_BUF];
@@ -215,7 +215,7 @@ static int walk(const char *src, struct archive *a, unsigned long long *total, b
 				if (n <= 0)
 					break;
 				if (archive_write_data(a, buf, (size_t)n) < 0)
-					r = pd_error_set(err, -EIO, "%s", archive_error_string(a));
+					r = pd_error_set(err, -EIO, "%s", tarsafe_archive_why(a));
 			}
 			close(fd);
 		}
@@ -240,13 +240,13 @@ static void *push_thread(void *user)
 	archive_write_set_format_pax_restricted(a);
 	archive_write_set_bytes_in_last_block(a, 1);
 	if (archive_write_open_fd(a, p->fd) != ARCHIVE_OK) {
-		r = pd_error_set(&p->err, -EIO, "%s", archive_error_string(a));
+		r = pd_error_set(&p->err, -EIO, "%s", tarsafe_archive_why(a));
 		goto out;
 	}
 	for (size_t i = 0; r == 0 && i < p->n; i++)
 		r = walk(p->srcs[i], a, NULL, p->quiet, &p->err);
 	if (r == 0 && archive_write_close(a) != ARCHIVE_OK)
-		r = pd_error_set(&p->err, -EIO, "%s", archive_error_string(a));
+		r = pd_error_set(&p->err, -EIO, "%s", tarsafe_archive_why(a));
 out:
 	if (a)
 		archive_write_free(a);
@@ -460,7 +460,7 @@ int cli_pull_extract(int fd, int dirfd, const cli_pull_opts *opts, pd_error *err
 	/* No size or count limit: the box's disk bounds what it can send. */
 	lim.max_entries = UINT64_MAX;
 	lim.max_bytes = UINT64_MAX;
-	lim.flags = TAR_SKIP_REFUSED | (opts->owners ? TAR_KEEP_OWNERS : 0);
+	lim.flags = TAR_PULL_FLAGS | (opts->owners ? TAR_KEEP_OWNERS : 0);
 	r = tarsafe_extract_ex(dirfd, "", fd, &lim, &hooks, &res, err);
 	if (r < 0)
 		return r;
@@ -552,8 +552,13 @@ int cli_pull(cli_client *c, const char *box, const char *src, const char *dir,
 	close(fds[1]);
 	pthread_join(thread, NULL);
 	/* The server's reason first; the extractor's when the transfer was fine
-	 * or stopped because extraction failed. */
-	if (hr < 0 && !(x.r < 0 && hr == -EPIPE))
+	 * or stopped because extraction failed. A transfer that ended early
+	 * (the daemon could not finish the archive) left the archive without
+	 * its end, so nothing of it was written. */
+	if (hr < 0 && x.r < 0 && hr != -EPIPE)
+		r = pd_error_set(err, hr, "the transfer ended early (%s), %s is unchanged: %s",
+				 http_err.msg, dir, x.err.msg);
+	else if (hr < 0 && !(x.r < 0 && hr == -EPIPE))
 		r = pd_error_set(err, hr, "%s", http_err.msg);
 	else if (x.r < 0)
 		r = pd_error_set(err, x.r, "%s", x.err.msg);

@@ -27,6 +27,13 @@ struct du_cache {
 	uint64_t bytes;
 	unsigned long long checked_usec; /* when the last walk began; 0: never */
 	bool walking;			 /* a walk runs, outside the lock */
+	/* Tar pushes (engine_box_push_*()): how many run, what they count
+	 * as in use (measured when the first began, plus what finished ones
+	 * wrote), what they hold, when that run of pushes began, and when a
+	 * push last ended: a walk that began before then may miss its files. */
+	unsigned pushes;
+	uint64_t push_base, push_held;
+	unsigned long long push_since_usec, push_ended_usec;
 };
 
 struct box {
@@ -138,6 +145,9 @@ int eng_umount_root_strict(struct engine *e, struct box *b);
  * id). A walk that fails counts as 0 bytes (a box's upper that is not
  * there holds nothing). flags: ENGINE_USAGE_NO_WALK (engine.h). */
 #define ENG_DU_CACHE_USEC (5ULL * 1000 * 1000)
+/* eng_du_cached() flag: never a walk that began before a push ended (the
+ * reader waits for a running walk rather than take the last result). */
+#define ENG_DU_CURRENT (1u << 8)
 typedef struct du_cache *(*eng_du_find_fn)(struct engine *e, int64_t id);
 int eng_du_cached(struct engine *e, eng_du_find_fn find, int64_t id, const char *path,
 		  unsigned flags, uint64_t *ret);

@@ -313,6 +313,14 @@ static int remove_box_files(struct engine *e, struct box *b)
 	return rm_rf(p);
 }
 
+/* A walk's result still good at `now`: recent, and begun after the last
+ * push ended. */
+static bool du_fresh(const struct du_cache *c, unsigned long long now)
+{
+	return c->checked_usec && c->checked_usec > c->push_ended_usec &&
+	       now - c->checked_usec < ENG_DU_CACHE_USEC;
+}
+
 int eng_du_cached(struct engine *e, eng_du_find_fn find, int64_t id, const char *path,
 		  unsigned flags, uint64_t *ret)
 {
@@ -322,15 +330,14 @@ int eng_du_cached(struct engine *e, eng_du_find_fn find, int64_t id, const char 
 
 	lock_assert_held(&e->lock);
 	assert(c);
-	if ((flags & ENGINE_USAGE_NO_WALK) ||
-	    (c->checked_usec && start - c->checked_usec < ENG_DU_CACHE_USEC)) {
+	if ((flags & ENGINE_USAGE_NO_WALK) || du_fresh(c, start)) {
 		*ret = c->bytes;
 		return 0;
 	}
 	/* One walk at a time: the others take its last result, or wait for
-	 * its first. */
+	 * its first (or, ENG_DU_CURRENT, for it). */
 	while (c->walking) {
-		if (c->checked_usec) {
+		if (c->checked_usec && !(flags & ENG_DU_CURRENT)) {
 			*ret = c->bytes;
 			return 0;
 		}
@@ -339,7 +346,7 @@ int eng_du_cached(struct engine *e, eng_du_find_fn find, int64_t id, const char 
 		if (!c)
 			return -ENOENT;
 	}
-	if (c->checked_usec && now_usec() - c->checked_usec < ENG_DU_CACHE_USEC) {
+	if (du_fresh(c, now_usec())) {
 		*ret = c->bytes;
 		return 0;
 	}
@@ -991,6 +998,79 @@ int engine_box_usage(struct engine *e, const char *name, unsigned flags, struct 
 	}
 	*ret = u;
 	return 0;
+}
+
+int engine_box_push_begin(struct engine *e, int64_t id)
+{
+	struct box *b;
+	uint64_t bytes = 0;
+	int r = 0;
+
+	pd_mutex_lock(&e->lock);
+	b = eng_find_box_id(e, id);
+	if (b && !b->deleting && b->disk.pushes == 0) {
+		char upper[4096];
+		eng_box_path(e, b, "upper", upper, sizeof upper);
+		r = eng_du_cached(e, box_disk, id, upper, ENG_DU_CURRENT, &bytes);
+		b = eng_find_box_id(e, id); /* the lock was dropped */
+	}
+	if (!b || b->deleting) {
+		r = -ENOENT;
+	} else if (r == 0 && b->disk.pushes++ == 0) {
+		b->disk.push_base = bytes;
+		b->disk.push_held = 0;
+		b->disk.push_since_usec = now_usec();
+	}
+	pd_mutex_unlock(&e->lock);
+	return r;
+}
+
+int engine_box_push_reserve(struct engine *e, int64_t id, uint64_t limit, uint64_t bytes,
+			    uint64_t *ret_used)
+{
+	struct box *b;
+	int r = 0;
+
+	pd_mutex_lock(&e->lock);
+	b = eng_find_box_id(e, id);
+	if (!b || b->deleting || b->disk.pushes == 0) {
+		r = -ENOENT;
+	} else {
+		uint64_t used = b->disk.push_base + b->disk.push_held;
+		*ret_used = used;
+		if (bytes > limit || used > limit - bytes)
+			r = -ENOSPC;
+		else
+			b->disk.push_held += bytes;
+	}
+	pd_mutex_unlock(&e->lock);
+	return r;
+}
+
+void engine_box_push_end(struct engine *e, int64_t id, uint64_t held, int result)
+{
+	struct box *b;
+
+	pd_mutex_lock(&e->lock);
+	b = eng_find_box_id(e, id);
+	if (b && b->disk.pushes > 0) {
+		struct du_cache *c = &b->disk;
+
+		c->push_held -= held < c->push_held ? held : c->push_held;
+		c->push_base += held; /* one that failed may have merged some */
+		if (result != 0)
+			c->push_ended_usec = now_usec();
+		/* The last of a run of pushes: with no walk since it began, that
+		 * walk's figure plus what they wrote stands for the disk until
+		 * the next walk; else the next reader walks. */
+		if (--c->pushes == 0) {
+			if (!c->walking && c->checked_usec && c->checked_usec < c->push_since_usec)
+				c->bytes = c->push_base;
+			else
+				c->push_ended_usec = now_usec();
+		}
+	}
+	pd_mutex_unlock(&e->lock);
 }
 
 int engine_box_limits(struct engine *e, const char *name, struct cgroup_limits *ret)

@@ -150,6 +150,24 @@ void engine_box_record_error(struct engine *e, const char *name, const char *fil
 int engine_box_usage(struct engine *e, const char *name, unsigned flags, struct box_usage *ret);
 int engine_box_limits(struct engine *e, const char *name, struct cgroup_limits *ret);
 
+/* Room for tar pushes into box `id`'s own layer (its upper) under a disk
+ * limit, held while they run: neither a usage figure a few seconds old nor
+ * a push running beside another lets two pushes count the same room.
+ * engine_box_push_begin() starts a push: when no other push of the box
+ * runs, the box's use is measured (a walk, unless the last one began after
+ * the last push ended and is fresh) and kept while pushes run, plus what
+ * each finished one wrote; readers' walks meanwhile do not change it.
+ * engine_box_push_reserve() holds `bytes` more for a push if what is in use
+ * plus what every running push holds plus bytes stays within limit: 0, or
+ * -ENOSPC; *ret_used is what was in use or held before. engine_box_push_end()
+ * releases what the push held and counts it as written; when result < 0 the
+ * next push measures the box again. begin and reserve: -ENOENT when the box
+ * is gone (or no push was begun). */
+int engine_box_push_begin(struct engine *e, int64_t id);
+int engine_box_push_reserve(struct engine *e, int64_t id, uint64_t limit, uint64_t bytes,
+			    uint64_t *ret_used);
+void engine_box_push_end(struct engine *e, int64_t id, uint64_t held, int result);
+
 /* Event streams. key 0 is the global stream, otherwise a box id. Opens the
  * stream's log read-only (O_CLOEXEC): the caller reads it with pread() and
  * closes it. -ENOENT if there is no such box. */

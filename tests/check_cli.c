@@ -3,6 +3,7 @@
  * error bodies, `current`, and what pull writes from a hostile stream. */
 #include <archive.h>
 #include <archive_entry.h>
+#include <dirent.h>
 #include <fcntl.h>
 #include <stdarg.h>
 #include <string.h>
@@ -716,8 +717,8 @@ END_TEST
 
 /* ---- pull: a hostile stream, as a box (or a server) could craft it ---- */
 
-/* One entry: type 'f' file (data), 'l' symlink (data = target), 'c' char
- * device, 'p' FIFO, 'h' hard link (data = target). */
+/* One entry: type 'f' file (data), 'd' directory, 'l' symlink (data =
+ * target), 'c' char device, 'p' FIFO, 'h' hard link (data = target). */
 static void add(struct archive *a, const char *name, char type, const char *data, mode_t mode,
 		uid_t uid)
 {
@@ -732,6 +733,7 @@ static void add(struct archive *a, const char *name, char type, const char *data
 	archive_entry_set_filetype(e, type == 'l'   ? AE_IFLNK
 				      : type == 'c' ? AE_IFCHR
 				      : type == 'p' ? AE_IFIFO
+				      : type == 'd' ? AE_IFDIR
 						    : AE_IFREG);
 	if (type == 'l')
 		archive_entry_set_symlink(e, data);
@@ -852,6 +854,261 @@ START_TEST(pull_refuses_a_bad_name_whole)
 }
 END_TEST
 
+/* A stream of entries {name, type, data, mode} (uid 1234), from a memfd
+ * at its start; with `cut`, without its end-of-archive marker, as a daemon
+ * that stopped between two entries would leave it. */
+struct pent {
+	const char *name;
+	char type;
+	const char *data;
+	mode_t mode;
+};
+
+static int pull_stream(const struct pent *ents, size_t n, bool cut)
+{
+	struct archive *a = archive_write_new();
+	int fd = memfd_create("pull", MFD_CLOEXEC);
+	struct stat st;
+
+	ck_assert_int_ge(fd, 0);
+	ck_assert_int_eq(archive_write_set_format_pax_restricted(a), ARCHIVE_OK);
+	ck_assert_int_eq(archive_write_set_bytes_in_last_block(a, 1), ARCHIVE_OK);
+	ck_assert_int_eq(archive_write_open_fd(a, fd), ARCHIVE_OK);
+	for (size_t i = 0; i < n; i++)
+		add(a, ents[i].name, ents[i].type, ents[i].data ? ents[i].data : "", ents[i].mode,
+		    1234);
+	ck_assert_int_eq(archive_write_close(a), ARCHIVE_OK);
+	archive_write_free(a);
+	if (cut) {
+		ck_assert_int_eq(fstat(fd, &st), 0);
+		ck_assert_int_eq(ftruncate(fd, st.st_size - 1024), 0); /* the two zero blocks */
+	}
+	ck_assert_int_eq(lseek(fd, 0, SEEK_SET), 0);
+	return fd;
+}
+
+static int pull_into(const char *dir, const struct pent *ents, size_t n, bool owners, pd_error *err)
+{
+	cli_pull_opts opts = {.owners = owners};
+	int fd = pull_stream(ents, n, /* cut= */ false);
+	int dfd = open(dir, O_PATH | O_DIRECTORY | O_CLOEXEC);
+	int r;
+
+	ck_assert_int_ge(dfd, 0);
+	r = cli_pull_extract(fd, dfd, &opts, err);
+	close(fd);
+	close(dfd);
+	return r;
+}
+
+static int count_in(const char *dir)
+{
+	DIR *d = opendir(dir);
+	struct dirent *de;
+	int n = 0;
+
+	ck_assert_ptr_nonnull(d);
+	while ((de = readdir(d)))
+		if (strcmp(de->d_name, ".") != 0 && strcmp(de->d_name, "..") != 0)
+			n++;
+	closedir(d);
+	return n;
+}
+
+static const char *at_dir(const char *dir, const char *rel)
+{
+	static char bufs[4][512];
+	static unsigned next;
+	char *b = bufs[next++ % 4];
+
+	snprintf(b, sizeof(bufs[0]), "%s/%s", dir, rel);
+	return b;
+}
+
+/* Whether some symlink below DIR leads out of it when followed (from its
+ * real place, through the links on the way, as the kernel would). */
+static bool link_leads_out(const char *dir)
+{
+	char cmd[1024];
+
+	snprintf(cmd, sizeof(cmd),
+		 "find '%s' -type l | while read -r l; do r=$(realpath -m \"$l\"); "
+		 "case \"$r\" in '%s'/*) ;; *) echo \"# $l -> $r\" >&2; exit 1;; esac; done",
+		 dir, dir);
+	return system(cmd) != 0;
+}
+
+/* Pull 1 leaves d -> e and e/ (the box had them). Then the box makes d a
+ * real directory holding d/sub/L -> ../../../../../etc and adds
+ * e/sub -> a/b/c/d2: read through d -> e, L would sit five levels deep;
+ * merged through the link, it lands at e/sub/L and leads out. A pull never
+ * merges through a link in the target: the directory replaces it. */
+START_TEST(pull_never_merges_through_a_target_link)
+{
+	char base[] = "/tmp/check_cli_pull.XXXXXX", dir[128];
+	const struct pent first[] = {{"d", 'l', "e", 0777}, {"e", 'd', NULL, 0755}};
+	const struct pent second[] = {
+	    {"d", 'd', NULL, 0755},
+	    {"d/sub", 'd', NULL, 0755},
+	    {"d/sub/L", 'l', "../../../../../etc", 0777},
+	    {"e", 'd', NULL, 0755},
+	    {"e/sub", 'l', "a/b/c/d2", 0777},
+	};
+	pd_error err = {0};
+	struct stat st;
+	int r;
+
+	ck_assert_ptr_nonnull(mkdtemp(base));
+	snprintf(dir, sizeof(dir), "%s/deep/er/T", base);
+	ck_assert_int_eq(mkdir(at_dir(base, "deep"), 0755), 0);
+	ck_assert_int_eq(mkdir(at_dir(base, "deep/er"), 0755), 0);
+	ck_assert_int_eq(mkdir(dir, 0755), 0);
+	ck_assert_msg(pull_into(dir, first, ELEMENTSOF(first), false, &err) == 0, "%s", err.msg);
+	ck_assert_int_eq(lstat(at_dir(dir, "d"), &st), 0);
+	ck_assert(S_ISLNK(st.st_mode));
+
+	r = pull_into(dir, second, ELEMENTSOF(second), false, &err);
+	ck_assert_msg(r == -EPERM, "pull 2: %d %s", r, err.msg);
+	ck_assert_str_eq(err.msg, "1 entry was skipped (see above); the other 4 were copied");
+	ck_assert_msg(!link_leads_out(dir), "a link leads out of the target");
+	ck_assert_int_eq(lstat(at_dir(dir, "d"), &st), 0);
+	ck_assert(S_ISDIR(st.st_mode)); /* the box's directory, not its old link */
+	ck_assert_int_eq(lstat(at_dir(dir, "d/sub"), &st), 0);
+	ck_assert(S_ISDIR(st.st_mode));
+	ck_assert_int_lt(lstat(at_dir(dir, "d/sub/L"), &st), 0);
+	ck_assert_int_lt(lstat(at_dir(dir, "e/sub/L"), &st), 0);
+	ck_assert_int_eq(lstat(at_dir(dir, "e/sub"), &st), 0);
+	ck_assert(S_ISLNK(st.st_mode));
+	rm_rf(base);
+}
+END_TEST
+
+/* Pulling into /usr/local must not make /usr/local/bin world-writable or
+ * give it to the box's owner: directories that exist keep their mode and
+ * owner; new ones get the archive's mode. */
+START_TEST(pull_leaves_existing_directories_alone)
+{
+	char dir[] = "/tmp/check_cli_pull.XXXXXX";
+	const struct pent ents[] = {
+	    {"bin", 'd', NULL, 0777},
+	    {"bin/tool", 'f', "x", 0755},
+	    {"new", 'd', NULL, 0750},
+	};
+	bool root = geteuid() == 0;
+	pd_error err = {0};
+	struct stat st;
+
+	ck_assert_ptr_nonnull(mkdtemp(dir));
+	ck_assert_int_eq(mkdir(at_dir(dir, "bin"), 0755), 0);
+	ck_assert_int_eq(chmod(at_dir(dir, "bin"), 0755), 0);
+	ck_assert_msg(pull_into(dir, ents, ELEMENTSOF(ents), root, &err) == 0, "%s", err.msg);
+	ck_assert_int_eq(stat(at_dir(dir, "bin"), &st), 0);
+	ck_assert_int_eq(st.st_mode & 07777, 0755);
+	ck_assert_int_eq(st.st_uid, geteuid());
+	ck_assert_int_eq(stat(at_dir(dir, "bin/tool"), &st), 0);
+	if (root)
+		ck_assert_int_eq(st.st_uid, 1234); /* --owners: its own entries */
+	ck_assert_int_eq(stat(at_dir(dir, "new"), &st), 0);
+	ck_assert_int_eq(st.st_mode & 07777, 0750);
+	rm_rf(dir);
+}
+END_TEST
+
+/* A stream that ends between two entries, without the end-of-archive
+ * marker, is cut short (the daemon failed midway): refused, nothing
+ * written. */
+START_TEST(pull_refuses_a_stream_without_its_end)
+{
+	char dir[] = "/tmp/check_cli_pull.XXXXXX";
+	const struct pent ents[] = {{"a", 'f', "1", 0644}, {"b", 'd', NULL, 0755}};
+	cli_pull_opts opts = {0};
+	pd_error err = {0};
+	int fd, dfd, r;
+
+	ck_assert_ptr_nonnull(mkdtemp(dir));
+	dfd = open(dir, O_PATH | O_DIRECTORY | O_CLOEXEC);
+	fd = pull_stream(ents, ELEMENTSOF(ents), /* cut= */ true);
+	r = cli_pull_extract(fd, dfd, &opts, &err);
+	ck_assert_msg(r == -EINVAL, "%d %s", r, err.msg);
+	ck_assert_msg(strstr(err.msg, "no end-of-archive marker"), "%s", err.msg);
+	ck_assert_int_eq(count_in(dir), 0);
+	close(fd);
+	/* The same stream whole is fine. */
+	fd = pull_stream(ents, ELEMENTSOF(ents), /* cut= */ false);
+	ck_assert_msg(cli_pull_extract(fd, dfd, &opts, &err) == 0, "%s", err.msg);
+	ck_assert_int_eq(count_in(dir), 2);
+	close(fd);
+	close(dfd);
+	rm_rf(dir);
+}
+END_TEST
+
+/* Names deeper than the extractor takes are skipped and named, like other
+ * entries a pull does not write; the rest lands. */
+START_TEST(pull_skips_entries_too_deep)
+{
+	char dir[] = "/tmp/check_cli_pull.XXXXXX", *deep = malloc(2 * 300 + 8);
+	const struct pent *ents;
+	cli_pull_opts opts = {0};
+	pd_error err = {0};
+	struct stat st;
+	int fd, dfd, r;
+
+	ck_assert_ptr_nonnull(deep);
+	ck_assert_ptr_nonnull(mkdtemp(dir));
+	deep[0] = '\0';
+	for (int i = 0; i < 300; i++)
+		strcat(deep, "d/");
+	strcat(deep, "f");
+	ents = (const struct pent[]){{"ok", 'f', "fine", 0644}, {deep, 'f', "x", 0644}};
+	dfd = open(dir, O_PATH | O_DIRECTORY | O_CLOEXEC);
+	fd = pull_stream(ents, 2, /* cut= */ false);
+	r = cli_pull_extract(fd, dfd, &opts, &err);
+	ck_assert_msg(r == -EPERM, "%d %s", r, err.msg);
+	ck_assert_str_eq(err.msg, "1 entry was skipped (see above); the other 1 were copied");
+	ck_assert_int_eq(stat(at_dir(dir, "ok"), &st), 0);
+	ck_assert_int_lt(lstat(at_dir(dir, "d"), &st), 0);
+	close(fd);
+	close(dfd);
+	free(deep);
+	rm_rf(dir);
+}
+END_TEST
+
+/* libarchive has no text for some failures (a gzip stream cut in its
+ * trailer): the reason must still read as one. */
+START_TEST(pull_error_always_has_a_text)
+{
+	char dir[] = "/tmp/check_cli_pull.XXXXXX";
+	const struct pent ents[] = {{"a", 'f', "1", 0644}};
+	struct archive *a = archive_write_new();
+	int fd = memfd_create("gz", MFD_CLOEXEC), dfd;
+	cli_pull_opts opts = {0};
+	pd_error err = {0};
+	struct stat st;
+	int r;
+
+	ck_assert_ptr_nonnull(mkdtemp(dir));
+	ck_assert_int_eq(archive_write_set_format_pax_restricted(a), ARCHIVE_OK);
+	ck_assert_int_eq(archive_write_add_filter_gzip(a), ARCHIVE_OK);
+	ck_assert_int_eq(archive_write_open_fd(a, fd), ARCHIVE_OK);
+	add(a, ents[0].name, ents[0].type, ents[0].data, ents[0].mode, 0);
+	ck_assert_int_eq(archive_write_close(a), ARCHIVE_OK);
+	archive_write_free(a);
+	ck_assert_int_eq(fstat(fd, &st), 0);
+	ck_assert_int_eq(ftruncate(fd, st.st_size - 4), 0); /* into the gzip trailer */
+	ck_assert_int_eq(lseek(fd, 0, SEEK_SET), 0);
+	dfd = open(dir, O_PATH | O_DIRECTORY | O_CLOEXEC);
+	r = cli_pull_extract(fd, dfd, &opts, &err);
+	ck_assert_int_lt(r, 0);
+	ck_assert_msg(!strstr(err.msg, "(null)") && err.msg[0], "\"%s\"", err.msg);
+	fprintf(stderr, "# %s\n", err.msg);
+	close(fd);
+	close(dfd);
+	rm_rf(dir);
+}
+END_TEST
+
 static Suite *cli_suite(void)
 {
 	Suite *s = suite_create("cli");
@@ -883,6 +1140,11 @@ static Suite *cli_suite(void)
 	tc = tcase_create("pull");
 	tcase_add_test(tc, pull_writes_only_safe_entries);
 	tcase_add_test(tc, pull_refuses_a_bad_name_whole);
+	tcase_add_test(tc, pull_never_merges_through_a_target_link);
+	tcase_add_test(tc, pull_leaves_existing_directories_alone);
+	tcase_add_test(tc, pull_refuses_a_stream_without_its_end);
+	tcase_add_test(tc, pull_skips_entries_too_deep);
+	tcase_add_test(tc, pull_error_always_has_a_text);
 	suite_add_tcase(s, tc);
 	return s;
 }

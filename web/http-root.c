@@ -10,6 +10,7 @@
 #include <limits.h>
 #include <jansson.h>
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -20,6 +21,7 @@
 #include "export.h"
 #include "http-internal.h"
 #include "image.h"
+#include "log.h"
 #include "tarsafe.h"
 #include "util.h"
 #include "volumes.h"
@@ -27,6 +29,15 @@
 #define PIPE_SIZE (1 << 20)
 
 enum root_op { OP_NONE, OP_PUT_FILE, OP_PUT_TAR };
+
+struct disk_hold {
+	struct engine *e;
+	int64_t id;
+	char box[64];
+	char type[NAME_MAX_LEN + 1];
+	uint64_t limit;
+	uint64_t held;
+};
 
 struct root_upload {
 	enum root_op op;
@@ -40,6 +51,8 @@ struct root_upload {
 	int pipe_r;
 	struct tar_limits lim;
 	struct tar_extract_hooks hooks, inner; /* inner: a volume's export checks */
+	struct disk_hold hold; /* a box's disk room, when holding */
+	bool holding;
 	struct req *r;
 };
 
@@ -110,25 +123,25 @@ static int open_root(struct req *r, pd_error *err)
 	return 0;
 }
 
-/* The room a push into box r->box may take: its type's disk limit less
- * what the box's own layer holds now (the `usage` file's disk_bytes). No
- * limit (false) when the box or its type is gone. */
-static bool disk_room(struct req *r, uint64_t *ret_room, char *what, size_t whatsz)
+/* A push into a box holds room under its type's disk limit for every
+ * entry before the entry is written (engine_box_push_*()). */
+
+/* Starts holding room for a push into box r->box. False when there is
+ * nothing to hold (no limit: the box or its type is gone). */
+static bool disk_hold_begin(struct req *r, struct disk_hold *h)
 {
 	struct engine *e = http_engine(r->h);
 	const struct box_type *t;
-	struct box_usage use;
 	struct box_view v;
 
-	if (engine_box_get(e, r->box, &v) < 0 ||
-	    engine_box_usage(e, r->box, /* flags= */ 0, &use) < 0)
+	if (engine_box_get(e, r->box, &v) < 0)
 		return false;
 	t = config_find_type(engine_config(e), v.type);
-	if (!t)
+	if (!t || engine_box_push_begin(e, v.id) < 0)
 		return false;
-	*ret_room = t->disk > use.disk_bytes ? t->disk - use.disk_bytes : 0;
-	snprintf(what, whatsz, "box %s has a disk limit of %llu bytes (type %s), %llu used", r->box,
-		 (unsigned long long)t->disk, t->name, (unsigned long long)use.disk_bytes);
+	*h = (struct disk_hold){.e = e, .id = v.id, .limit = t->disk};
+	snprintf(h->box, sizeof(h->box), "%s", r->box);
+	snprintf(h->type, sizeof(h->type), "%s", t->name);
 	return true;
 }
 
@@ -153,32 +166,57 @@ static int push_before_merge(void *userdata, int stagefd, pd_error *err)
 	return k;
 }
 
+static int disk_reserve(void *userdata, uint64_t bytes, pd_error *err)
+{
+	struct disk_hold *h = userdata;
+	uint64_t used = 0;
+	int k = engine_box_push_reserve(h->e, h->id, h->limit, bytes, &used);
+
+	if (k == -ENOSPC)
+		return pd_error_set(err, k,
+				    "box %s has a disk limit of %llu bytes (type %s), %llu in use "
+				    "or held by pushes",
+				    h->box, (unsigned long long)h->limit, h->type,
+				    (unsigned long long)used);
+	if (k < 0)
+		return pd_error_set(err, k, "box %s is gone", h->box);
+	h->held += bytes;
+	return 0;
+}
+
+static int push_reserve(void *userdata, uint64_t bytes, pd_error *err)
+{
+	struct root_upload *u = userdata;
+
+	return disk_reserve(&u->hold, bytes, err);
+}
+
 static void *extract_main(void *arg)
 {
 	struct root_upload *u = arg;
-
 	struct export_verify verify = {0};
-	char what[256] = "";
-
-	/* A box's disk limit is not enforced by the filesystem yet: what the
-	 * archive expands to is checked against it before anything is
-	 * written. */
-	if (!u->r->volume)
-		u->lim.disk_limited = disk_room(u->r, &u->lim.disk_room, what, sizeof(what));
-	/* Into a volume, an archive made by export is checked against its
-	 * manifest (and the manifest is not extracted), as volumes/NAME/import
-	 * does; box roots take any tar as it is. */
 	u->hooks = (struct tar_extract_hooks){.before_merge = push_before_merge, .userdata = u};
 	if (u->r->volume) {
+		/* Into a volume, an archive made by export is checked against
+		 * its manifest (and the manifest is not extracted), as
+		 * volumes/NAME/import does; box roots take any tar as it is. */
 		export_verify_hooks(&verify, &u->inner);
 		u->hooks.special = u->inner.special;
 		u->hooks.special_max = u->inner.special_max;
 		u->hooks.on_special = push_special;
+	} else if ((u->holding = disk_hold_begin(u->r, &u->hold))) {
+		/* A box's disk limit is not enforced by the filesystem yet:
+		 * what the archive takes is held against it before each entry
+		 * is written. */
+		u->hooks.reserve = push_reserve;
 	}
 	u->result = tarsafe_extract_ex(u->r->rootfd, u->r->rel[0] ? u->r->rel : ".", u->pipe_r,
 				       &u->lim, &u->hooks, &u->tr, &u->err);
-	if (u->result == -ENOSPC && what[0])
-		pd_error_prefix(&u->err, "push refused, the box is unchanged: %s", what);
+	if (u->holding) {
+		engine_box_push_end(u->hold.e, u->hold.id, u->hold.held, u->result);
+		if (u->result == -ENOSPC)
+			pd_error_prefix(&u->err, "push refused, the box is unchanged");
+	}
 	export_verify_release(&verify);
 	close(u->pipe_r);
 	u->pipe_r = -1;
@@ -368,22 +406,107 @@ static void reply_dir_listing(struct req *r, int fd)
 		req_reply_listing(r, arr);
 }
 
+/* A pull: a thread writes the archive into a pipe, the response reads it.
+ * Whoever lets go of it last frees it. */
 struct tar_pull {
 	int rootfd;
+	char box[64];
 	char rel[HTTP_PATH_MAX];
-	int out;
+	int out;	   /* the pipe's write end, the thread's */
+	int in;		   /* its read end, the response's */
+	atomic_int result; /* the creator's: 1 while it runs */
+	atomic_int refs;
 };
+
+static void pull_unref(struct tar_pull *p)
+{
+	if (atomic_fetch_sub(&p->refs, 1) == 1)
+		free(p);
+}
 
 static void *pull_main(void *arg)
 {
 	struct tar_pull *p = arg;
 	pd_error err = {0};
+	int r = tarsafe_create(p->rootfd, p->rel[0] ? p->rel : ".", p->out, &err);
 
-	(void)tarsafe_create(p->rootfd, p->rel[0] ? p->rel : ".", p->out, &err);
-	close(p->out);
+	/* A cut archive has no end-of-archive marker; the response also ends
+	 * with an error, so a client never takes it for a whole one. */
+	if (r < 0 && r != -EPIPE)
+		log_warn("pull of box %s /%s cut short: %s", p->box, p->rel, err.msg);
+	atomic_store(&p->result, r);
+	close(p->out); /* after the result: the reader sees EOF once it is set */
 	close(p->rootfd);
-	free(p);
+	pull_unref(p);
 	return NULL;
+}
+
+static ssize_t pull_read(void *cls, uint64_t pos, char *buf, size_t max)
+{
+	struct tar_pull *p = cls;
+	ssize_t n;
+
+	(void)pos;
+	do
+		n = read(p->in, buf, max);
+	while (n < 0 && errno == EINTR);
+	if (n > 0)
+		return n;
+	if (n == 0 && atomic_load(&p->result) == 0)
+		return MHD_CONTENT_READER_END_OF_STREAM;
+	return MHD_CONTENT_READER_END_WITH_ERROR;
+}
+
+static void pull_free(void *cls)
+{
+	struct tar_pull *p = cls;
+
+	close(p->in); /* a creator still writing gets EPIPE */
+	pull_unref(p);
+}
+
+/* Streams r->rel as a tar archive (the body of a 200 response). */
+static void reply_tar(struct req *r)
+{
+	struct MHD_Response *resp;
+	struct tar_pull *p = calloc(1, sizeof(*p));
+	pthread_t th;
+	int fds[2];
+
+	if (!p || pipe2(fds, O_CLOEXEC) < 0) {
+		free(p);
+		req_reply_error(r, ENOMEM, "cannot create a pipe");
+		return;
+	}
+	(void)fcntl(fds[1], F_SETPIPE_SZ, PIPE_SIZE);
+	p->rootfd = fcntl(r->rootfd, F_DUPFD_CLOEXEC, 0);
+	snprintf(p->box, sizeof(p->box), "%s", r->box);
+	snprintf(p->rel, sizeof(p->rel), "%s", r->rel);
+	p->in = fds[0];
+	p->out = fds[1];
+	atomic_init(&p->result, 1);
+	atomic_init(&p->refs, 2);
+	resp =
+	    MHD_create_response_from_callback(MHD_SIZE_UNKNOWN, 64 * 1024, pull_read, p, pull_free);
+	if (!resp || p->rootfd < 0 || pthread_create(&th, NULL, pull_main, p) != 0) {
+		if (resp)
+			MHD_destroy_response(resp); /* pull_free: one reference */
+		else
+			close(fds[0]);
+		if (p->rootfd >= 0)
+			close(p->rootfd);
+		close(fds[1]);
+		if (!resp)
+			free(p);
+		else
+			pull_unref(p);
+		req_reply_error(r, EAGAIN, "cannot start a thread");
+		return;
+	}
+	pthread_detach(th);
+	MHD_add_response_header(resp, MHD_HTTP_HEADER_CONTENT_TYPE, "application/x-tar");
+	r->resp = resp;
+	r->status = 200;
 }
 
 static void root_get(struct req *r)
@@ -411,37 +534,8 @@ static void root_get(struct req *r)
 		return;
 	}
 	if (r->format && strcmp(r->format, "tar") == 0) {
-		int fds[2];
-		pthread_t th;
-		struct tar_pull *p = calloc(1, sizeof(*p));
 		close(fd);
-		if (!p || pipe2(fds, O_CLOEXEC) < 0) {
-			free(p);
-			req_reply_error(r, ENOMEM, "cannot create a pipe");
-			return;
-		}
-		(void)fcntl(fds[1], F_SETPIPE_SZ, PIPE_SIZE);
-		p->rootfd = fcntl(r->rootfd, F_DUPFD_CLOEXEC, 0);
-		snprintf(p->rel, sizeof(p->rel), "%s", r->rel);
-		p->out = fds[1];
-		if (p->rootfd < 0 || pthread_create(&th, NULL, pull_main, p) != 0) {
-			if (p->rootfd >= 0)
-				close(p->rootfd);
-			close(fds[0]);
-			close(fds[1]);
-			free(p);
-			req_reply_error(r, EAGAIN, "cannot start a thread");
-			return;
-		}
-		pthread_detach(th);
-		struct MHD_Response *resp = MHD_create_response_from_pipe(fds[0]);
-		if (!resp) {
-			close(fds[0]);
-			return;
-		}
-		MHD_add_response_header(resp, MHD_HTTP_HEADER_CONTENT_TYPE, "application/x-tar");
-		r->resp = resp;
-		r->status = 200;
+		reply_tar(r);
 		return;
 	}
 	if (S_ISDIR(st.st_mode)) {

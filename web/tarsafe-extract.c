@@ -1,6 +1,8 @@
 /* tarsafe-extract.c - tar push into a box's root: read the whole archive
- * into a staging directory, checking every entry, then merge it into the
- * target (see tarsafe_extract() in tarsafe.h). */
+ * into a staging directory, checking and charging every entry; find where
+ * its directories land (struct root); judge its symlinks against the tree
+ * the merge will make; then merge it into the target (see tarsafe_extract()
+ * in tarsafe.h). */
 #include <archive.h>
 #include <archive_entry.h>
 #include <dirent.h>
@@ -16,8 +18,14 @@
 #include "util.h"
 
 #define READ_BLOCK (64 * 1024)
-#define MAX_ENTRY_DEPTH 128
 #define REL_MAX (2 * PATH_MAX)
+/* What an entry is charged on a disk (see tarsafe_extract()). */
+#define DISK_BLOCK 4096ULL
+#define DISK_NAME_COST 64ULL
+/* Path lookups the link check may make for one archive: a base, and more
+ * for each link. Enough for any archive made by tar from a real tree. */
+#define LOOKUP_BUDGET_BASE 1000000ULL
+#define LOOKUPS_PER_LINK 64ULL
 
 /* An explicit directory entry's mtime, applied once all entries are in. */
 struct dirmeta {
@@ -33,6 +41,21 @@ struct staged_link {
 	bool removed; /* skipped by the final check */
 };
 
+/* Where staged directories land: DIR (the first), and every directory of
+ * the archive that merges through a symlink already in the target, which is
+ * kept (like tar's --keep-directory-symlink) and leads to a directory of
+ * the same filesystem inside the root. Found before any link is judged, and
+ * followed by the merge only if unchanged. */
+struct root {
+	char *stage;	 /* the staged directory, from the staging directory; "" for DIR */
+	char *real;	 /* where it lands, from the root, through no link; "" the root */
+	ino_t stage_ino; /* the staged directory */
+	dev_t link_dev;	 /* the symlink it merges through */
+	ino_t link_ino;
+	dev_t dev; /* the directory it lands in */
+	ino_t ino;
+};
+
 struct extract {
 	int rootfd;
 	int dirfd;   /* DIR */
@@ -44,6 +67,7 @@ struct extract {
 	uint64_t max_entries, max_bytes;
 	bool disk_limited;
 	uint64_t disk_room;
+	uint64_t disk_used; /* charged so far */
 	uid_t uid;
 	gid_t gid;
 	unsigned flags;
@@ -63,9 +87,16 @@ struct extract {
 	struct staged_link *links;
 	size_t n_links, cap_links;
 
+	struct root *roots; /* roots[0] is DIR */
+	size_t n_roots, cap_roots;
+	/* The roots sorted by real, by stage and by stage_ino. */
+	struct root **by_real, **by_stage, **by_ino;
+
 	const struct tar_extract_hooks *hooks;
 	pd_error *err;
-	char pname[128]; /* the current entry's name, printable */
+	char pname[128];	/* the current entry's name, printable */
+	uint64_t lookup_budget; /* for the link check's message */
+	uint64_t lookups;
 };
 
 /* The end of the archive at entry number `entry` (pname, printable), or,
@@ -103,23 +134,24 @@ static int entry_fail(struct extract *ex, int code, const char *fmt, ...)
 	return r;
 }
 
-static int refuse_at(struct extract *ex, uint64_t entry, const char *pname, const char *fmt, ...)
-    _printf_(4, 5);
+static int refuse_at(struct extract *ex, uint64_t entry, const char *pname, int code,
+		     const char *fmt, ...) _printf_(5, 6);
 
-/* An entry of a kind this extraction does not write: skipped and reported
- * under TAR_SKIP_REFUSED (returns 0), else the archive's end (-EPERM). */
-static int refuse_at(struct extract *ex, uint64_t entry, const char *pname, const char *fmt, ...)
+/* An entry this extraction does not write: skipped and reported under
+ * TAR_SKIP_REFUSED (returns 0), else the archive's end (code). */
+static int refuse_at(struct extract *ex, uint64_t entry, const char *pname, int code,
+		     const char *fmt, ...)
 {
 	va_list ap;
 	int r;
 
 	va_start(ap, fmt);
-	r = vreport(ex, entry, pname, -EPERM, /* skippable= */ true, fmt, ap);
+	r = vreport(ex, entry, pname, code, /* skippable= */ true, fmt, ap);
 	va_end(ap);
 	return r;
 }
 
-#define entry_refuse(ex, ...) refuse_at((ex), (ex)->entries, (ex)->pname, __VA_ARGS__)
+#define entry_refuse(ex, ...) refuse_at((ex), (ex)->entries, (ex)->pname, -EPERM, __VA_ARGS__)
 
 static const char *root_what(const struct extract *ex)
 {
@@ -135,6 +167,37 @@ static void entry_owner(const struct extract *ex, struct archive_entry *e, uid_t
 		*uid = (uid_t)archive_entry_uid(e);
 		*gid = (gid_t)archive_entry_gid(e);
 	}
+}
+
+/* Charges `bytes` on a disk for the current entry, before it is written:
+ * against the room left (lim->disk_room) and through the hooks' reserve(). */
+static int charge(struct extract *ex, uint64_t bytes)
+{
+	int r;
+
+	if (ex->disk_limited && bytes > ex->disk_room - ex->disk_used)
+		return entry_fail(ex, -ENOSPC,
+				  "takes %llu bytes on disk, %llu in all, over the %llu bytes left "
+				  "under the disk limit",
+				  (unsigned long long)bytes,
+				  (unsigned long long)(ex->disk_used + bytes),
+				  (unsigned long long)ex->disk_room);
+	if (ex->hooks && ex->hooks->reserve) {
+		r = ex->hooks->reserve(ex->hooks->userdata, bytes, ex->err);
+		if (r < 0)
+			return pd_error_prefix(ex->err, "entry %llu (%s): %llu bytes on disk",
+					       (unsigned long long)ex->entries, ex->pname,
+					       (unsigned long long)bytes);
+	}
+	ex->disk_used += bytes;
+	return 0;
+}
+
+static uint64_t round_block(uint64_t n)
+{
+	uint64_t r = (n + DISK_BLOCK - 1) / DISK_BLOCK * DISK_BLOCK;
+
+	return r < DISK_BLOCK ? DISK_BLOCK : r;
 }
 
 static int archive_code(struct archive *a)
@@ -168,8 +231,17 @@ static int stage_parent(struct extract *ex, const char *parent)
 
 	fd = tarsafe_openat2(ex->stagefd, parent, O_PATH | O_DIRECTORY, 0, TARSAFE_RESOLVE_STAGE);
 	if (fd == -ENOENT) {
+		unsigned created = 0;
+
 		r = tarsafe_mkdir_p_at(ex->stagefd, parent, 0755, ex->uid, ex->gid,
-				       TARSAFE_RESOLVE_STAGE, /* ret_created= */ NULL);
+				       TARSAFE_RESOLVE_STAGE, &created);
+		/* Directories the archive implies take room too (at most
+		 * TARSAFE_MAX_DEPTH, made just now in the staging area). */
+		if (r >= 0 && created > 0) {
+			r = charge(ex, created * DISK_BLOCK);
+			if (r < 0)
+				return r;
+		}
 		fd = r < 0 ? r
 			   : tarsafe_openat2(ex->stagefd, parent, O_PATH | O_DIRECTORY, 0,
 					     TARSAFE_RESOLVE_STAGE);
@@ -268,7 +340,7 @@ static int stage_file(struct extract *ex, struct archive *a, struct archive_entr
 		if (r == ARCHIVE_EOF)
 			break;
 		if (r < ARCHIVE_WARN)
-			return entry_fail(ex, archive_code(a), "%s", archive_error_string(a));
+			return entry_fail(ex, archive_code(a), "%s", tarsafe_archive_why(a));
 		if (off < 0 || (uint64_t)off > (uint64_t)size ||
 		    len > (uint64_t)size - (uint64_t)off)
 			return entry_fail(ex, -EINVAL, "data beyond the size in its header");
@@ -340,7 +412,7 @@ static bool is_stage_name(const struct extract *ex, const char *norm)
 	return strncmp(norm, ex->stagename, len) == 0 && (norm[len] == '/' || norm[len] == '\0');
 }
 
-/* ---- the tree as it will be once merged, for judging symlinks ---- */
+/* ---- looking at the staged tree and the target ---- */
 
 static enum tarsafe_node node_at(int pfd, const char *base, const struct stat *st, char *target,
 				 size_t size)
@@ -382,57 +454,408 @@ static int stat_below(int dirfd, const char *path, int *ret_pfd, const char **re
 	return 0;
 }
 
-/* An existing symlink at `path` (from the root) that the merge keeps and
- * merges a staged directory (staged) through: one that leads to another
- * directory inside the root (like tar's --keep-directory-symlink). Returns
- * an fd of that directory, or -1. */
-static int kept_dir_link(const struct extract *ex, const char *path, const struct stat *staged)
-{
-	struct stat st;
-	int fd = tarsafe_openat2(ex->rootfd, path, O_RDONLY | O_DIRECTORY, 0, TARSAFE_RESOLVE_ROOT);
+/* ---- where the archive's directories land (struct root) ---- */
 
-	if (fd < 0)
-		return -1;
-	if (fstat(fd, &st) < 0 || st.st_dev != staged->st_dev || st.st_ino == staged->st_ino ||
-	    st.st_ino == ex->stage_ino) {
-		close(fd);
-		return -1;
-	}
-	return fd;
+/* A directory's place from the root as the kernel resolved it (through
+ * the box's own links, held inside the root), read back from
+ * /proc/self/fd. */
+static int real_dir(int rootfd, int dirfd, char *buf, size_t size)
+{
+	char rpath[PATH_MAX], dpath[PATH_MAX], proc[64];
+	ssize_t rn, dn;
+
+	snprintf(proc, sizeof(proc), "/proc/self/fd/%d", rootfd);
+	rn = readlink(proc, rpath, sizeof(rpath) - 1);
+	snprintf(proc, sizeof(proc), "/proc/self/fd/%d", dirfd);
+	dn = readlink(proc, dpath, sizeof(dpath) - 1);
+	if (rn < 0 || dn < 0)
+		return -errno;
+	if (rn == 0 || dn == 0)
+		return -EIO;
+	if (rn == 1) /* the root is "/" */
+		rn = 0;
+	if (dn < rn || memcmp(dpath, rpath, (size_t)rn) != 0 || (dn > rn && dpath[rn] != '/'))
+		return -EIO; /* moved away meanwhile */
+	dpath[dn] = '\0';
+	if ((size_t)snprintf(buf, size, "%s", dpath + rn + (dn > rn)) >= size)
+		return -ENAMETOOLONG;
+	return 0;
 }
 
-/* What `path` (from the root) is in the tree the merge will leave: the
- * staged entry where there is one (a staged directory over an existing
- * link that the merge keeps is that link), else what is there now. */
-static enum tarsafe_node model_lookup(void *userdata, const char *path, char *target, size_t size)
+static int cmp_real(const void *a, const void *b)
 {
-	struct extract *ex = userdata;
-	size_t dlen = strlen(ex->dir_real);
-	const char *rel = NULL, *base;
+	return strcmp((*(struct root *const *)a)->real, (*(struct root *const *)b)->real);
+}
+
+static int cmp_stage(const void *a, const void *b)
+{
+	return strcmp((*(struct root *const *)a)->stage, (*(struct root *const *)b)->stage);
+}
+
+static int cmp_ino(const void *a, const void *b)
+{
+	ino_t x = (*(struct root *const *)a)->stage_ino, y = (*(struct root *const *)b)->stage_ino;
+
+	return x < y ? -1 : x > y;
+}
+
+static const char *root_key(const struct root *r, bool stage)
+{
+	return stage ? r->stage : r->real;
+}
+
+/* The first root (sorted by stage or real) whose key is not below
+ * key[0..len). */
+static size_t root_lower(struct root *const *sorted, size_t n, bool stage, const char *key,
+			 size_t len)
+{
+	size_t lo = 0, hi = n;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		const char *v = root_key(sorted[mid], stage);
+		int c = strncmp(v, key, len);
+
+		if (c == 0)
+			c = v[len] != '\0';
+		if (c < 0)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo;
+}
+
+static bool root_is(const struct root *r, bool stage, const char *key, size_t len)
+{
+	const char *v = root_key(r, stage);
+
+	return strncmp(v, key, len) == 0 && v[len] == '\0';
+}
+
+/* The root whose stage (or real) is the longest prefix of path at a
+ * component boundary; *ret_rest is the rest of path ("" for all of it).
+ * NULL when there is none (never for stage: DIR's is ""). */
+static struct root *root_deepest(const struct extract *ex, bool stage, const char *path,
+				 const char **ret_rest)
+{
+	struct root *const *sorted = stage ? ex->by_stage : ex->by_real;
+	size_t len = strlen(path);
+
+	for (;;) {
+		size_t i = root_lower(sorted, ex->n_roots, stage, path, len);
+
+		if (i < ex->n_roots && root_is(sorted[i], stage, path, len)) {
+			*ret_rest = path + len + (path[len] == '/');
+			return sorted[i];
+		}
+		if (len == 0)
+			return NULL;
+		while (len > 0 && path[len - 1] != '/')
+			len--;
+		if (len > 0)
+			len--;
+	}
+}
+
+/* The root kept for the staged directory `ino`, or NULL. */
+static struct root *root_by_ino(const struct extract *ex, ino_t ino)
+{
+	struct root key = {.stage_ino = ino}, *kp = &key, **r;
+
+	if (!ex->by_ino)
+		return NULL;
+	r = bsearch(&kp, ex->by_ino, ex->n_roots, sizeof(kp), cmp_ino);
+	return r ? *r : NULL;
+}
+
+static int add_root(struct extract *ex, const char *stage, const char *real, ino_t stage_ino,
+		    const struct stat *link, const struct stat *dir)
+{
+	struct root *r;
+
+	if (ex->n_roots == ex->cap_roots) {
+		size_t cap = ex->cap_roots ? ex->cap_roots * 2 : 8;
+		r = reallocarray(ex->roots, cap, sizeof(*r));
+		if (!r)
+			return pd_error_set(ex->err, -ENOMEM, "out of memory");
+		ex->roots = r;
+		ex->cap_roots = cap;
+	}
+	r = &ex->roots[ex->n_roots];
+	*r = (struct root){.stage = strdup(stage),
+			   .real = strdup(real),
+			   .stage_ino = stage_ino,
+			   .link_dev = link ? link->st_dev : 0,
+			   .link_ino = link ? link->st_ino : 0,
+			   .dev = dir->st_dev,
+			   .ino = dir->st_ino};
+	if (!r->stage || !r->real) {
+		free(r->stage);
+		free(r->real);
+		return pd_error_set(ex->err, -ENOMEM, "out of memory");
+	}
+	ex->n_roots++;
+	return 0;
+}
+
+static int plan_fail(struct extract *ex, int code, const char *stage, const char *what)
+{
+	char pbuf[128];
+
+	return pd_error_set(ex->err, code, "%s: %s",
+			    tarsafe_printable(stage[0] ? stage : ".", pbuf, sizeof(pbuf)), what);
+}
+
+/* Appends "/name" to buf (len used, REL_MAX bytes). */
+static int path_append(char *buf, size_t len, const char *name, size_t *ret_len)
+{
+	size_t nlen = strlen(name), n = len + (len > 0) + nlen;
+
+	if (n + 1 > REL_MAX)
+		return -ENAMETOOLONG;
+	if (len > 0)
+		buf[len] = '/';
+	memcpy(buf + len + (len > 0), name, nlen + 1);
+	*ret_len = n;
+	return 0;
+}
+
+static int plan_dir(struct extract *ex, int sfd, char *stage, size_t slen, int tfd, char *real,
+		    size_t rlen, unsigned depth);
+
+/* The staged directory csfd (at stage) meets the symlink `link` of the
+ * target (at real, from the root): a root when it leads to a directory of
+ * the same filesystem inside the root and outside the staging directory;
+ * otherwise the merge replaces the link. */
+static int plan_link(struct extract *ex, int csfd, const struct stat *sst, const struct stat *link,
+		     char *stage, size_t slen, const char *real, unsigned depth)
+{
+	_cleanup_free_ char *dest = malloc(REL_MAX);
+	_cleanup_close_ int dfd = -1;
+	size_t dlen = strlen(ex->dir_real), nlen = strlen(ex->stagename);
+	const char *in_dir;
+	struct stat st;
+	int r;
+
+	if (!dest)
+		return pd_error_set(ex->err, -ENOMEM, "out of memory");
+	dfd = tarsafe_openat2(ex->rootfd, real, O_RDONLY | O_DIRECTORY, 0, TARSAFE_RESOLVE_ROOT);
+	if (dfd < 0 || fstat(dfd, &st) < 0 || st.st_dev != ex->dev)
+		return 0;
+	r = real_dir(ex->rootfd, dfd, dest, REL_MAX);
+	if (r < 0)
+		return plan_fail(ex, r, stage, "cannot tell where the symlink there leads");
+	in_dir = dlen == 0						       ? dest
+		 : strncmp(dest, ex->dir_real, dlen) == 0 && dest[dlen] == '/' ? dest + dlen + 1
+									       : NULL;
+	if (in_dir && strncmp(in_dir, ex->stagename, nlen) == 0 &&
+	    (in_dir[nlen] == '\0' || in_dir[nlen] == '/'))
+		return 0; /* into the staging directory (a racing box) */
+	r = add_root(ex, stage, dest, sst->st_ino, link, &st);
+	if (r < 0)
+		return r;
+	return plan_dir(ex, csfd, stage, slen, dfd, dest, strlen(dest), depth + 1);
+}
+
+/*
+ * Finds the roots below the staged directory sfd (at `stage` from the
+ * staging directory, slen bytes used of REL_MAX) and the existing directory
+ * tfd it merges into (at `real` from the root, rlen used of REL_MAX): every
+ * staged directory that meets a symlink of the target, unless
+ * TAR_REPLACE_DIR_LINKS. Nothing is changed.
+ */
+static int plan_dir(struct extract *ex, int sfd, char *stage, size_t slen, int tfd, char *real,
+		    size_t rlen, unsigned depth)
+{
+	struct dirent *de;
+	DIR *d;
+	int r = 0;
+
+	if (depth > TARSAFE_MAX_DEPTH + 1)
+		return plan_fail(ex, -ELOOP, stage, "too many levels of directories");
+	d = tarsafe_opendir(sfd);
+	if (!d)
+		return plan_fail(ex, -errno, stage, strerror(errno));
+
+	while ((errno = 0, de = readdir(d))) {
+		_cleanup_close_ int csfd = -1, ctfd = -1;
+		const char *name = de->d_name;
+		struct stat sst, tst;
+		size_t sl, rl;
+
+		if ((de->d_type != DT_DIR && de->d_type != DT_UNKNOWN) || strcmp(name, ".") == 0 ||
+		    strcmp(name, "..") == 0)
+			continue;
+		if (fstatat(dirfd(d), name, &sst, AT_SYMLINK_NOFOLLOW) < 0) {
+			r = plan_fail(ex, -errno, stage, strerror(errno));
+			break;
+		}
+		if (!S_ISDIR(sst.st_mode))
+			continue;
+		if (fstatat(tfd, name, &tst, AT_SYMLINK_NOFOLLOW) < 0) {
+			if (errno == ENOENT)
+				continue;
+			r = plan_fail(ex, -errno, stage, strerror(errno));
+			break;
+		}
+		if (!S_ISDIR(tst.st_mode) && !S_ISLNK(tst.st_mode))
+			continue; /* a file: the directory replaces it */
+		if (S_ISLNK(tst.st_mode) && (ex->flags & TAR_REPLACE_DIR_LINKS))
+			continue;
+		if (path_append(stage, slen, name, &sl) < 0 ||
+		    path_append(real, rlen, name, &rl) < 0) {
+			stage[slen] = '\0';
+			r = plan_fail(ex, -ENAMETOOLONG, stage, "name too long");
+			break;
+		}
+		csfd = openat(dirfd(d), name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+		if (csfd < 0) {
+			r = plan_fail(ex, -errno, stage, strerror(errno));
+		} else if (S_ISLNK(tst.st_mode)) {
+			r = plan_link(ex, csfd, &sst, &tst, stage, sl, real, depth);
+		} else if (tst.st_dev == ex->dev) {
+			ctfd = openat(tfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+			if (ctfd >= 0)
+				r = plan_dir(ex, csfd, stage, sl, ctfd, real, rl, depth + 1);
+		}
+		stage[slen] = '\0';
+		real[rlen] = '\0';
+		if (r < 0)
+			break;
+	}
+	if (r == 0 && errno != 0)
+		r = plan_fail(ex, -errno, stage, strerror(errno));
+	closedir(d);
+	return r;
+}
+
+/* Whether entries staged below root a reach `rel` (from a->real): an
+ * entry staged there, or a non-directory on the way. */
+static bool root_reaches(const struct extract *ex, const struct root *a, const char *rel)
+{
+	char buf[PATH_MAX], sbuf[PATH_MAX];
+	size_t len = strlen(a->stage);
+	const char *p = rel;
+
+	if (!*rel || len >= sizeof(buf))
+		return true;
+	memcpy(buf, a->stage, len + 1);
+	for (size_t clen; (clen = tarsafe_next_component(&p)) > 0; p += clen) {
+		_cleanup_close_ int pfd = -1;
+		const char *base;
+		struct stat st;
+
+		if (len + 1 + clen + 1 > sizeof(buf))
+			return true;
+		if (len > 0)
+			buf[len++] = '/';
+		memcpy(buf + len, p, clen);
+		len += clen;
+		buf[len] = '\0';
+		if (stat_below(ex->stagefd, buf, &pfd, &base, sbuf, sizeof(sbuf), &st) < 0)
+			return false; /* nothing of the archive there */
+		if (!S_ISDIR(st.st_mode))
+			return true;
+	}
+	return true; /* staged down to rel itself */
+}
+
+static int root_conflict(struct extract *ex, const struct root *a, const struct root *b,
+			 const char *rel)
+{
+	char name[PATH_MAX], p1[128], p2[128], p3[128];
+
+	if (b == &ex->roots[0]) /* a's entries reach into DIR */
+		return pd_error_set(ex->err, -EPERM,
+				    "%s/ would merge through the symlink already there into /%s, "
+				    "where the archive also writes the target directory /%s",
+				    tarsafe_printable(a->stage, p1, sizeof(p1)),
+				    tarsafe_printable(a->real, p2, sizeof(p2)),
+				    tarsafe_printable(b->real, p3, sizeof(p3)));
+	snprintf(name, sizeof(name), "%s%s%s", a->stage, *a->stage && *rel ? "/" : "", rel);
+	return pd_error_set(
+	    ex->err, -EPERM,
+	    "%s/ would merge through the symlink already there into /%s, where the "
+	    "archive also writes %s",
+	    tarsafe_printable(b->stage, p1, sizeof(p1)), tarsafe_printable(b->real, p2, sizeof(p2)),
+	    name[0] ? tarsafe_printable(name, p3, sizeof(p3)) : "into the target directory itself");
+}
+
+/*
+ * Finds the roots and refuses an archive two of whose parts land in one
+ * directory: when a root b lands at or below a root a, a's own entries may
+ * not reach b's place (b->real less a->real). Then each directory of the
+ * tree once merged is written from one staged directory, and a staged
+ * path's place from the root is known before anything moves: the link
+ * check judges the tree the merge makes.
+ */
+static int plan(struct extract *ex)
+{
+	_cleanup_free_ char *stage = malloc(REL_MAX), *real = malloc(REL_MAX);
+	struct stat st;
+	int r;
+
+	if (!stage || !real)
+		return pd_error_set(ex->err, -ENOMEM, "out of memory");
+	if (fstat(ex->dirfd, &st) < 0)
+		return pd_error_set(ex->err, -errno, "%s", strerror(errno));
+	r = add_root(ex, "", ex->dir_real, ex->stage_ino, NULL, &st);
+	if (r < 0)
+		return r;
+	stage[0] = '\0';
+	snprintf(real, REL_MAX, "%s", ex->dir_real);
+	r = plan_dir(ex, ex->stagefd, stage, 0, ex->dirfd, real, strlen(real), 0);
+	if (r < 0)
+		return r;
+
+	ex->by_real = reallocarray(NULL, ex->n_roots, sizeof(struct root *));
+	ex->by_stage = reallocarray(NULL, ex->n_roots, sizeof(struct root *));
+	ex->by_ino = reallocarray(NULL, ex->n_roots, sizeof(struct root *));
+	if (!ex->by_real || !ex->by_stage || !ex->by_ino)
+		return pd_error_set(ex->err, -ENOMEM, "out of memory");
+	for (size_t i = 0; i < ex->n_roots; i++)
+		ex->by_real[i] = ex->by_stage[i] = ex->by_ino[i] = &ex->roots[i];
+	qsort(ex->by_real, ex->n_roots, sizeof(struct root *), cmp_real);
+	qsort(ex->by_stage, ex->n_roots, sizeof(struct root *), cmp_stage);
+	qsort(ex->by_ino, ex->n_roots, sizeof(struct root *), cmp_ino);
+
+	for (size_t i = 0; i < ex->n_roots; i++) {
+		const struct root *b = ex->by_real[i];
+		size_t len = strlen(b->real);
+
+		/* Every root at b's place or above it. */
+		for (size_t end = 0;;) {
+			const char *slash;
+
+			for (size_t j = root_lower(ex->by_real, ex->n_roots, false, b->real, end);
+			     j < ex->n_roots && root_is(ex->by_real[j], false, b->real, end); j++) {
+				const struct root *a = ex->by_real[j];
+				const char *rel = end == len ? "" : b->real + end + (end > 0);
+
+				if (a != b && root_reaches(ex, a, rel))
+					return root_conflict(ex, a, b, rel);
+			}
+			if (end == len)
+				break;
+			slash = strchr(b->real + end + (end > 0), '/');
+			end = slash ? (size_t)(slash - b->real) : len;
+		}
+	}
+	return 0;
+}
+
+/* ---- the tree as it will be once merged, for judging symlinks ---- */
+
+/* What `path` (from the root) is in the tree as it stands now. */
+static enum tarsafe_node existing_node(const struct extract *ex, const char *path, char *target,
+				       size_t size)
+{
 	char buf[PATH_MAX];
+	const char *base;
 	struct stat st;
 	int pfd = -1;
 
-	if (dlen == 0)
-		rel = path;
-	else if (strncmp(path, ex->dir_real, dlen) == 0 && path[dlen] == '/')
-		rel = path + dlen + 1;
-	if (rel && is_stage_name(ex, rel))
-		return TARSAFE_NODE_MISSING;
-	if (rel && stat_below(ex->stagefd, rel, &pfd, &base, buf, sizeof(buf), &st) == 0) {
-		_cleanup_close_ int spfd = pfd, lfd = -1;
-		struct stat lst;
-
-		if (!S_ISDIR(st.st_mode))
-			return node_at(spfd, base, &st, target, size);
-		pfd = -1;
-		if (stat_below(ex->rootfd, path, &pfd, &base, buf, sizeof(buf), &lst) == 0) {
-			_cleanup_close_ int dpfd = pfd;
-			if (S_ISLNK(lst.st_mode) && (lfd = kept_dir_link(ex, path, &st)) >= 0)
-				return node_at(dpfd, base, &lst, target, size);
-		}
-		return TARSAFE_NODE_DIR;
-	}
 	if (stat_below(ex->rootfd, path, &pfd, &base, buf, sizeof(buf), &st) < 0)
 		return TARSAFE_NODE_MISSING;
 	{
@@ -441,76 +864,110 @@ static enum tarsafe_node model_lookup(void *userdata, const char *path, char *ta
 	}
 }
 
-/* The real place of the last staged directory judge_link() resolved:
- * links side by side share it. */
-struct place_cache {
-	char parent[PATH_MAX]; /* from DIR; "" when empty */
-	char cur[PATH_MAX];
-	bool valid;
-};
+/* What `path` (from the root) is in the tree the merge will leave: under
+ * the deepest root that holds it, the staged entry where there is one (a
+ * staged directory that is itself a root leads to where it lands), else
+ * what is there now. */
+static enum tarsafe_node model_lookup(void *userdata, const char *path, char *target, size_t size)
+{
+	struct extract *ex = userdata;
+	char sp[PATH_MAX], buf[PATH_MAX];
+	const char *rest, *base;
+	struct root *r = root_deepest(ex, false, path, &rest), *k;
+	struct stat st;
+	int pfd = -1;
+
+	if (!r)
+		return existing_node(ex, path, target, size);
+	if (!*rest)
+		return TARSAFE_NODE_DIR;
+	if (r == &ex->roots[0] && is_stage_name(ex, rest))
+		return TARSAFE_NODE_MISSING;
+	if ((size_t)snprintf(sp, sizeof(sp), "%s%s%s", r->stage, *r->stage ? "/" : "", rest) >=
+	    sizeof(sp))
+		return TARSAFE_NODE_MISSING;
+	if (stat_below(ex->stagefd, sp, &pfd, &base, buf, sizeof(buf), &st) < 0)
+		return existing_node(ex, path, target, size);
+	{
+		_cleanup_close_ int spfd = pfd;
+
+		if (!S_ISDIR(st.st_mode))
+			return node_at(spfd, base, &st, target, size);
+	}
+	k = root_by_ino(ex, st.st_ino);
+	if (!k || k == r)
+		return TARSAFE_NODE_DIR;
+	snprintf(target, size, "%s", k->real);
+	return TARSAFE_NODE_REDIRECT;
+}
+
+/* Where the staged entry `stage` (from the staging directory) lands, from
+ * the root. */
+static int landing(const struct extract *ex, const char *stage, char *buf, size_t size)
+{
+	const char *rest;
+	const struct root *r = root_deepest(ex, true, stage, &rest);
+
+	if (!r || (size_t)snprintf(buf, size, "%s%s%s", r->real, *r->real && *rest ? "/" : "",
+				   rest) >= size)
+		return -ENAMETOOLONG;
+	return 0;
+}
 
 /*
- * Judges the staged symlink at `rel` (from DIR) against the tree as it
- * stands (stage and root): 0 when it stays inside the root or is no
- * longer a symlink, 1 when it was refused and removed (skipped), or
- * -errno. `entry` names it in messages.
+ * Judges the staged symlink l against the tree as it stands (stage and
+ * root): 0 when it stays inside the root or is no longer a symlink, 1 when
+ * it was refused and removed (skipped), or -errno.
  */
-static int judge_link(struct extract *ex, const char *rel, uint64_t entry, struct place_cache *pc)
+static int judge_link(struct extract *ex, const struct tarsafe_walk *w, const struct staged_link *l)
 {
-	struct tarsafe_walk w = {.lookup = model_lookup,
-				 .userdata = ex,
-				 .abs_in_root = ex->flags & TAR_ABS_LINKS_IN_ROOT};
-	char buf[PATH_MAX], target[PATH_MAX], cur[PATH_MAX], why[256], pname[128], tbuf[128];
+	char buf[PATH_MAX], name[PATH_MAX], target[PATH_MAX], cur[PATH_MAX], self[PATH_MAX];
+	char why[256], pname[128], tbuf[128];
 	_cleanup_close_ int pfd = -1;
-	const char *base, *parent;
+	const char *base, *parent, *lbase;
 	struct stat st;
 	ssize_t n;
 	int r;
 
-	tarsafe_printable(rel, pname, sizeof(pname));
-	r = stat_below(ex->stagefd, rel, &pfd, &base, buf, sizeof(buf), &st);
+	tarsafe_printable(l->rel, pname, sizeof(pname));
+	r = stat_below(ex->stagefd, l->rel, &pfd, &base, buf, sizeof(buf), &st);
 	if (r < 0 || !S_ISLNK(st.st_mode))
 		return 0; /* replaced by a later entry */
 	n = readlinkat(pfd, base, target, sizeof(target) - 1);
 	if (n < 0)
 		return pd_error_set(ex->err, -errno, "entry %llu (%s): %s",
-				    (unsigned long long)entry, pname, strerror(errno));
+				    (unsigned long long)l->entry, pname, strerror(errno));
 	target[n] = '\0';
 	tarsafe_printable(target, tbuf, sizeof(tbuf));
 
-	/* Where the link really lands: DIR's real place, then the staged
-	 * parents, which merge through directory links the box has. */
-	snprintf(buf, sizeof(buf), "%s", rel);
-	tarsafe_split(buf, &parent, &base);
-	if (pc->valid && strcmp(pc->parent, parent) == 0) {
-		memcpy(cur, pc->cur, strlen(pc->cur) + 1);
-		r = 0;
-	} else {
-		snprintf(cur, sizeof(cur), "%s", ex->dir_real);
-		r = tarsafe_walk_in_root(&w, cur, parent);
-		pc->valid = r == 0;
-		if (pc->valid) {
-			snprintf(pc->parent, sizeof(pc->parent), "%s", parent);
-			memcpy(pc->cur, cur, strlen(cur) + 1);
-		}
-	}
-	if (r == -ELOOP)
-		snprintf(why, sizeof(why), "its directory cannot be resolved");
-	else if (r < 0)
-		return pd_error_set(ex->err, r, "out of memory");
+	snprintf(name, sizeof(name), "%s", l->rel);
+	tarsafe_split(name, &parent, &lbase);
+	r = landing(ex, strcmp(parent, ".") == 0 ? "" : parent, cur, sizeof(cur));
+	if (r == 0 && (size_t)snprintf(self, sizeof(self), "%s%s%s", cur, *cur ? "/" : "", lbase) >=
+			  sizeof(self))
+		r = -ENAMETOOLONG;
+	if (r < 0)
+		snprintf(why, sizeof(why), "too long to resolve");
 	else
-		r = tarsafe_walk_link(&w, cur, target, why, sizeof(why));
+		r = tarsafe_walk_link(w, cur, target, why, sizeof(why));
 	if (r == -ENOMEM)
 		return pd_error_set(ex->err, r, "out of memory");
+	if (r == -E2BIG)
+		return pd_error_set(ex->err, r,
+				    "its symbolic links take more than %llu path lookups to judge "
+				    "(at entry %llu, %s): refused",
+				    (unsigned long long)ex->lookup_budget,
+				    (unsigned long long)l->entry, pname);
 	if (r == 0)
 		return 0;
-	r = refuse_at(ex, entry, pname, "symlink to %s leads outside %s: %s", tbuf, root_what(ex),
-		      why);
+	r = refuse_at(ex, l->entry, pname, -EPERM, "symlink to %s leads outside %s: %s", tbuf,
+		      root_what(ex), why);
 	if (r < 0)
 		return r;
 	if (unlinkat(pfd, base, 0) < 0 && errno != ENOENT)
 		return pd_error_set(ex->err, -errno, "entry %llu (%s): cannot remove: %s",
-				    (unsigned long long)entry, pname, strerror(errno));
+				    (unsigned long long)l->entry, pname, strerror(errno));
+	tarsafe_walk_cache_forget(w->cache, self);
 	return 1;
 }
 
@@ -539,36 +996,44 @@ static int note_link(struct extract *ex, const char *norm)
 #define JUDGE_ROUNDS 16
 
 /* Judges every staged symlink against the whole tree, in archive order
- * (the first one refused is the one named). */
+ * (the first one refused is the one named), with one cache and one budget
+ * of lookups for the whole archive. */
 static int judge_links(struct extract *ex)
 {
-	_cleanup_free_ struct place_cache *pc = malloc(sizeof(*pc));
+	uint64_t budget = LOOKUP_BUDGET_BASE + LOOKUPS_PER_LINK * ex->n_links;
+	struct tarsafe_walk w = {.lookup = model_lookup,
+				 .userdata = ex,
+				 .abs_in_root = ex->flags & TAR_ABS_LINKS_IN_ROOT,
+				 .cache = tarsafe_walk_cache_new(),
+				 .budget = &budget};
+	int r = 0;
 
-	if (!pc)
+	if (!w.cache)
 		return pd_error_set(ex->err, -ENOMEM, "out of memory");
+	ex->lookup_budget = budget;
 	for (unsigned round = 0; round < JUDGE_ROUNDS; round++) {
 		bool skipped = false;
 
-		pc->valid = false;
-		for (size_t i = 0; i < ex->n_links; i++) {
+		for (size_t i = 0; i < ex->n_links && r >= 0; i++) {
 			struct staged_link *l = &ex->links[i];
-			int r;
 
 			if (l->removed)
 				continue;
-			r = judge_link(ex, l->rel, l->entry, pc);
-			if (r < 0)
-				return r;
+			r = judge_link(ex, &w, l);
 			if (r > 0) {
 				l->removed = true;
 				skipped = true;
 			}
 		}
-		if (!skipped)
-			return 0;
+		if (r < 0 || !skipped)
+			break;
+		if (round + 1 == JUDGE_ROUNDS)
+			r = pd_error_set(ex->err, -EPERM,
+					 "too many symlinks depend on symlinks that were skipped");
 	}
-	return pd_error_set(ex->err, -EPERM,
-			    "too many symlinks depend on symlinks that were skipped");
+	tarsafe_walk_cache_free(w.cache);
+	ex->lookups = ex->lookup_budget - budget;
+	return r < 0 ? r : 0;
 }
 
 static int stage_symlink(struct extract *ex, struct archive_entry *e, int pfd, const char *base,
@@ -676,7 +1141,7 @@ static int take_special(struct extract *ex, struct archive *a, struct archive_en
 	for (;;) {
 		la_ssize_t n = archive_read_data(a, data + len, (size_t)size - len);
 		if (n < 0)
-			return entry_fail(ex, archive_code(a), "%s", archive_error_string(a));
+			return entry_fail(ex, archive_code(a), "%s", tarsafe_archive_why(a));
 		if (n == 0)
 			break;
 		len += (size_t)n;
@@ -697,7 +1162,7 @@ static int extract_entry(struct extract *ex, struct archive *a, struct archive_e
 	const char *parent, *base;
 	char norm[PATH_MAX], full[PATH_MAX];
 	mode_t type = archive_entry_filetype(e);
-	int depth, pfd;
+	int depth, pfd, r;
 
 	ex->entries++;
 	tarsafe_printable(name, ex->pname, sizeof(ex->pname));
@@ -717,9 +1182,9 @@ static int extract_entry(struct extract *ex, struct archive *a, struct archive_e
 		return entry_fail(ex, -EINVAL, "path leaves the target directory");
 	if (depth < 0)
 		return entry_fail(ex, depth, "name too long");
-	if (depth > MAX_ENTRY_DEPTH)
-		return entry_fail(ex, -ENAMETOOLONG, "more than %d levels of directories",
-				  MAX_ENTRY_DEPTH);
+	if (depth > TARSAFE_MAX_DEPTH)
+		return refuse_at(ex, ex->entries, ex->pname, -ENAMETOOLONG,
+				 "more than %d levels of directories", TARSAFE_MAX_DEPTH);
 
 	if (!link) {
 		switch (type) {
@@ -746,7 +1211,13 @@ static int extract_entry(struct extract *ex, struct archive *a, struct archive_e
 	if (is_stage_name(ex, norm))
 		return entry_fail(ex, -EINVAL, "name reserved for the staging directory");
 
-	if (!link && type == AE_IFREG) {
+	memcpy(full, norm, strlen(norm) + 1);
+	tarsafe_split(norm, &parent, &base);
+
+	/* What it takes on a disk, charged before anything is written. */
+	if (link) {
+		r = charge(ex, strlen(base) + DISK_NAME_COST);
+	} else if (type == AE_IFREG) {
 		int64_t size = archive_entry_size_is_set(e) ? archive_entry_size(e) : 0;
 		if (size < 0)
 			return entry_fail(ex, -EINVAL, "negative size");
@@ -754,18 +1225,17 @@ static int extract_entry(struct extract *ex, struct archive *a, struct archive_e
 			return entry_fail(ex, -EFBIG,
 					  "%lld bytes exceed the limit of %llu bytes in total",
 					  (long long)size, (unsigned long long)ex->max_bytes);
-		if (ex->disk_limited && (uint64_t)size > ex->disk_room - ex->bytes)
-			return entry_fail(ex, -ENOSPC,
-					  "%lld bytes would take the content to %llu bytes, "
-					  "over the %llu bytes left under the disk limit",
-					  (long long)size,
-					  (unsigned long long)(ex->bytes + (uint64_t)size),
-					  (unsigned long long)ex->disk_room);
+		r = charge(ex, round_block((uint64_t)size));
 		ex->bytes += (uint64_t)size;
+	} else if (type == AE_IFLNK) {
+		const char *target = archive_entry_symlink(e);
+		r = charge(ex, round_block(strlen(target ? target : "") + 1));
+	} else {
+		r = charge(ex, DISK_BLOCK);
 	}
+	if (r < 0)
+		return r;
 
-	memcpy(full, norm, strlen(norm) + 1);
-	tarsafe_split(norm, &parent, &base);
 	pfd = stage_parent(ex, parent);
 	if (pfd < 0)
 		return pfd;
@@ -820,6 +1290,27 @@ static bool dir_is_empty(int dfd, const char *name)
 	return empty;
 }
 
+/* An fd of the directory root k lands in, found by its place through real
+ * directories only: -ESTALE unless the symlink `link` met now and that
+ * directory are the ones found before the links were judged. */
+static int open_landing(const struct extract *ex, const struct root *k, const struct stat *link)
+{
+	struct stat st;
+	int fd;
+
+	if (link->st_dev != k->link_dev || link->st_ino != k->link_ino)
+		return -ESTALE;
+	fd = tarsafe_openat2(ex->rootfd, k->real[0] ? k->real : ".", O_RDONLY | O_DIRECTORY, 0,
+			     TARSAFE_RESOLVE_ROOT | RESOLVE_NO_SYMLINKS);
+	if (fd < 0)
+		return fd == -ENOENT || fd == -ELOOP || fd == -ENOTDIR ? -ESTALE : fd;
+	if (fstat(fd, &st) < 0 || st.st_dev != k->dev || st.st_ino != k->ino) {
+		close(fd);
+		return -ESTALE;
+	}
+	return fd;
+}
+
 static int merge_fail(struct extract *ex, int code, const char *rel, const char *what)
 {
 	char pbuf[128];
@@ -842,20 +1333,13 @@ static int merge_dir(struct extract *ex, int sfd, int tfd, char *rel, size_t rle
 {
 	struct dirent *de;
 	DIR *d;
-	int fd, r = 0;
+	int r = 0;
 
-	if (depth > MAX_ENTRY_DEPTH + 1)
+	if (depth > TARSAFE_MAX_DEPTH + 1)
 		return merge_fail(ex, -ELOOP, rel, "too many levels of directories");
-	fd = fcntl(sfd, F_DUPFD_CLOEXEC, 3);
-	if (fd < 0)
+	d = tarsafe_opendir(sfd); /* read again by the real pass */
+	if (!d)
 		return merge_fail(ex, -errno, rel, strerror(errno));
-	d = fdopendir(fd);
-	if (!d) {
-		r = -errno;
-		close(fd);
-		return merge_fail(ex, r, rel, strerror(-r));
-	}
-	rewinddir(d); /* the dup shares sfd's offset with the dry pass */
 
 	while ((errno = 0, de = readdir(d))) {
 		const char *name = de->d_name;
@@ -903,9 +1387,19 @@ static int merge_dir(struct extract *ex, int sfd, int tfd, char *rel, size_t rle
 					break;
 				}
 			} else if (texists && S_ISLNK(tst.st_mode)) {
-				/* Keep a symlink to a directory inside the root and
-				 * merge through it; else the directory replaces it. */
-				ctfd = kept_dir_link(ex, rel, &sst);
+				/* Merge through a symlink found a root before the
+				 * links were judged, if unchanged; else the
+				 * directory replaces it. */
+				const struct root *k = root_by_ino(ex, sst.st_ino);
+				if (k) {
+					ctfd = open_landing(ex, k, &tst);
+					if (ctfd < 0) {
+						r = merge_fail(ex, ctfd, rel,
+							       "the symlink there or the directory "
+							       "it leads to changed meanwhile");
+						break;
+					}
+				}
 			}
 			if (ctfd >= 0 || dry) {
 				r = merge_dir(ex, csfd, ctfd, rel, clen, dry, depth + 1);
@@ -922,7 +1416,9 @@ static int merge_dir(struct extract *ex, int sfd, int tfd, char *rel, size_t rle
 					}
 				}
 			} else if (ctfd >= 0) {
-				if (meta) {
+				/* An existing directory: TAR_KEEP_EXISTING_DIRS
+				 * leaves it as it is. */
+				if (meta && !(ex->flags & TAR_KEEP_EXISTING_DIRS)) {
 					struct timespec ts[2] = {{.tv_nsec = UTIME_OMIT},
 								 meta->mtime};
 					bool keep = ex->flags & TAR_KEEP_OWNERS;
@@ -1018,33 +1514,53 @@ static struct archive *reader_new(void)
 	}
 }
 
+/* Reads every entry. An archive must end with its end-of-archive marker
+ * (two zero blocks): libarchive takes a stream that stops between two
+ * entries (a creator that failed midway) for a whole archive. An empty
+ * stream is an empty archive. */
 static int read_archive(struct extract *ex, int in_fd)
 {
 	struct archive *a = reader_new();
 	struct archive_entry *e;
+	int64_t end = 0; /* where the last entry's data ended */
 	int r = 0;
 
 	if (!a)
 		return pd_error_set(ex->err, -ENOMEM, "cannot set up the tar reader");
 	if (archive_read_open_fd(a, in_fd, READ_BLOCK) != ARCHIVE_OK) {
 		r = pd_error_set(ex->err, archive_code(a), "not a tar archive: %s",
-				 archive_error_string(a));
+				 tarsafe_archive_why(a));
 		goto out;
 	}
 	for (;;) {
 		int ar = archive_read_next_header(a, &e);
-		if (ar == ARCHIVE_EOF)
+		if (ar == ARCHIVE_EOF) {
+			int64_t pos = archive_filter_bytes(a, 0);
+			if (pos > 0 && pos - end < 1024)
+				r = pd_error_set(ex->err, -EINVAL,
+						 "archive truncated after %llu entries: no "
+						 "end-of-archive marker",
+						 (unsigned long long)ex->entries);
 			break;
+		}
 		if (ar < ARCHIVE_WARN) {
 			r = pd_error_set(ex->err, archive_code(a), "%s after %llu entries: %s",
 					 ex->entries ? "archive truncated or corrupt"
 						     : "not a tar archive",
-					 (unsigned long long)ex->entries, archive_error_string(a));
+					 (unsigned long long)ex->entries, tarsafe_archive_why(a));
 			break;
 		}
 		r = extract_entry(ex, a, e);
 		if (r < 0)
 			break;
+		/* The rest of its data (a skipped entry) and its padding. */
+		if (archive_read_data_skip(a) < ARCHIVE_WARN) {
+			r = pd_error_set(ex->err, archive_code(a),
+					 "archive truncated or corrupt after %llu entries: %s",
+					 (unsigned long long)ex->entries, tarsafe_archive_why(a));
+			break;
+		}
+		end = archive_filter_bytes(a, 0);
 	}
 out:
 	archive_read_free(a);
@@ -1071,31 +1587,6 @@ static void remove_created(int rootfd, const char *dir, unsigned created)
 			continue; /* buf now holds the parent */
 		buf[0] = '\0';
 	}
-}
-
-/* DIR's place from the root as the kernel resolved it (through the box's
- * own links, held inside the root), read back from /proc/self/fd. */
-static int real_dir(int rootfd, int dirfd, char *buf, size_t size)
-{
-	char rpath[PATH_MAX], dpath[PATH_MAX], proc[64];
-	ssize_t rn, dn;
-
-	snprintf(proc, sizeof(proc), "/proc/self/fd/%d", rootfd);
-	rn = readlink(proc, rpath, sizeof(rpath) - 1);
-	snprintf(proc, sizeof(proc), "/proc/self/fd/%d", dirfd);
-	dn = readlink(proc, dpath, sizeof(dpath) - 1);
-	if (rn < 0 || dn < 0)
-		return -errno;
-	if (rn == 0 || dn == 0)
-		return -EIO;
-	if (rn == 1) /* the root is "/" */
-		rn = 0;
-	if (dn < rn || memcmp(dpath, rpath, (size_t)rn) != 0 || (dn > rn && dpath[rn] != '/'))
-		return -EIO; /* moved away meanwhile */
-	dpath[dn] = '\0';
-	if ((size_t)snprintf(buf, size, "%s", dpath + rn + (dn > rn)) >= size)
-		return -ENAMETOOLONG;
-	return 0;
 }
 
 int tarsafe_extract(int rootfd, const char *dir, int in_fd, const struct tar_limits *lim,
@@ -1182,6 +1673,8 @@ int tarsafe_extract_ex(int rootfd, const char *dir, int in_fd, const struct tar_
 	r = read_archive(&ex, in_fd);
 	drop_cache(&ex);
 	if (r == 0)
+		r = plan(&ex);
+	if (r == 0)
 		r = judge_links(&ex);
 	if (r == 0 && hooks && hooks->before_merge)
 		r = hooks->before_merge(hooks->userdata, ex.stagefd, err);
@@ -1204,8 +1697,19 @@ out:
 	for (size_t i = 0; i < ex.n_links; i++)
 		free(ex.links[i].rel);
 	free(ex.links);
+	for (size_t i = 0; i < ex.n_roots; i++) {
+		free(ex.roots[i].stage);
+		free(ex.roots[i].real);
+	}
+	free(ex.roots);
+	free(ex.by_real);
+	free(ex.by_stage);
+	free(ex.by_ino);
 	if (r == 0 && ret)
-		*ret = (struct tar_result){
-		    .entries = ex.entries, .bytes = ex.bytes, .skipped = ex.skipped};
+		*ret = (struct tar_result){.entries = ex.entries,
+					   .bytes = ex.bytes,
+					   .disk = ex.disk_used,
+					   .skipped = ex.skipped,
+					   .lookups = ex.lookups};
 	return r;
 }

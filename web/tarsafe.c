@@ -111,6 +111,16 @@ const char *tarsafe_printable(const char *name, char *buf, size_t size)
 	return buf;
 }
 
+const char *tarsafe_archive_why(struct archive *a)
+{
+	const char *s = archive_error_string(a);
+	int e = archive_errno(a);
+
+	if (s && *s)
+		return s;
+	return e > 0 ? strerror(e) : "the archive is damaged or cut short";
+}
+
 int tarsafe_own_fd(int fd, mode_t mode, uid_t uid, gid_t gid)
 {
 	if ((uid != (uid_t)-1 || gid != (gid_t)-1) && fchown(fd, uid, gid) < 0)
@@ -214,6 +224,24 @@ int tarsafe_mkdir_p(int rootfd, const char *path, mode_t mode, uid_t uid, gid_t 
 				  /* ret_created= */ NULL);
 }
 
+DIR *tarsafe_opendir(int fd)
+{
+	int dfd = fcntl(fd, F_DUPFD_CLOEXEC, 3);
+	DIR *d;
+
+	if (dfd < 0)
+		return NULL;
+	d = fdopendir(dfd);
+	if (!d) {
+		int e = errno;
+		close(dfd);
+		errno = e;
+		return NULL;
+	}
+	rewinddir(d);
+	return d;
+}
+
 static void keep_first(int *r, int e)
 {
 	if (*r == 0 && e < 0)
@@ -222,21 +250,15 @@ static void keep_first(int *r, int e)
 
 int tarsafe_rm_children(int fd, dev_t dev, unsigned depth)
 {
-	_cleanup_close_ int dfd = -1;
 	struct dirent *de;
 	DIR *d;
 	int r = 0;
 
-	if (depth >= TARSAFE_MAX_DEPTH)
+	if (depth > TARSAFE_MAX_DEPTH + 1)
 		return -ELOOP;
-	dfd = fcntl(fd, F_DUPFD_CLOEXEC, 3);
-	if (dfd < 0)
-		return -errno;
-	d = fdopendir(dfd);
+	d = tarsafe_opendir(fd);
 	if (!d)
 		return -errno;
-	dfd = -1;     /* owned by d */
-	rewinddir(d); /* the dup shares fd's offset */
 
 	while ((errno = 0, de = readdir(d))) {
 		struct stat st;
@@ -524,7 +546,7 @@ static int write_header(struct creator *c, struct archive_entry *entry, const ch
 	if (archive_write_header(c->a, entry) < ARCHIVE_WARN)
 		return pd_error_set(c->err, archive_code(c->a), "%s: %s",
 				    tarsafe_printable(name, pbuf, sizeof(pbuf)),
-				    archive_error_string(c->a));
+				    tarsafe_archive_why(c->a));
 	return 0;
 }
 
@@ -571,7 +593,7 @@ static int add_file(struct creator *c, int fd, const struct stat *st, const char
 		if (archive_write_data(c->a, c->buf, (size_t)n) < 0)
 			return pd_error_set(c->err, archive_code(c->a), "%s: %s",
 					    tarsafe_printable(name, pbuf, sizeof(pbuf)),
-					    archive_error_string(c->a));
+					    tarsafe_archive_why(c->a));
 		if (c->hooks && c->hooks->file_data)
 			c->hooks->file_data(c->hooks->userdata, c->buf, (size_t)n);
 		left -= n;
@@ -592,7 +614,7 @@ static int add_file(struct creator *c, int fd, const struct stat *st, const char
 	if (archive_write_finish_entry(c->a) < ARCHIVE_WARN)
 		return pd_error_set(c->err, archive_code(c->a), "%s: %s",
 				    tarsafe_printable(name, pbuf, sizeof(pbuf)),
-				    archive_error_string(c->a));
+				    tarsafe_archive_why(c->a));
 	return 0;
 }
 
@@ -644,7 +666,9 @@ static int add_child(struct creator *c, int dfd, const char *name, char *path, s
 		if (fstat(cfd, &st) < 0)
 			return pd_error_set(c->err, -errno, "%s: %s", path, strerror(errno));
 		r = add_simple(c, &st, path, /* symlink_target= */ NULL);
-		if (r < 0 || st.st_dev != dev)
+		/* Past TARSAFE_MAX_DEPTH the entry goes alone: a receiver
+		 * names it as left out. */
+		if (r < 0 || st.st_dev != dev || depth + 1 > TARSAFE_MAX_DEPTH)
 			return r;
 		path[plen + nlen] = '/';
 		path[plen + nlen + 1] = '\0';
@@ -687,22 +711,16 @@ static int add_child(struct creator *c, int dfd, const char *name, char *path, s
 
 static int add_tree(struct creator *c, int dfd, char *path, size_t plen, dev_t dev, unsigned depth)
 {
-	_cleanup_close_ int fd = -1;
 	struct dirent *de;
 	DIR *d;
 	int r = 0;
 
-	if (depth >= TARSAFE_MAX_DEPTH)
+	if (depth > TARSAFE_MAX_DEPTH)
 		return pd_error_set(c->err, -ELOOP, "%s: more than %d levels of directories", path,
 				    TARSAFE_MAX_DEPTH);
-	fd = fcntl(dfd, F_DUPFD_CLOEXEC, 3);
-	if (fd < 0)
-		return pd_error_set(c->err, -errno, "%s: %s", path, strerror(errno));
-	d = fdopendir(fd);
+	d = tarsafe_opendir(dfd);
 	if (!d)
 		return pd_error_set(c->err, -errno, "%s: %s", path, strerror(errno));
-	fd = -1;
-	rewinddir(d);
 	while ((errno = 0, de = readdir(d))) {
 		if (strcmp(de->d_name, ".") == 0 || strcmp(de->d_name, "..") == 0)
 			continue;
@@ -742,10 +760,10 @@ static int add_trailer(struct creator *c)
 	archive_entry_free(entry);
 	if (r == 0 && len > 0 && archive_write_data(c->a, data, len) != (la_ssize_t)len)
 		r = pd_error_set(c->err, archive_code(c->a), "%s: %s", name,
-				 archive_error_string(c->a));
+				 tarsafe_archive_why(c->a));
 	if (r == 0 && archive_write_finish_entry(c->a) < ARCHIVE_WARN)
 		r = pd_error_set(c->err, archive_code(c->a), "%s: %s", name,
-				 archive_error_string(c->a));
+				 tarsafe_archive_why(c->a));
 	return r;
 }
 
@@ -805,7 +823,7 @@ int tarsafe_create_ex(int rootfd, const char *path, int out_fd,
 	    archive_write_open2(c.a, &c, /* opener= */ NULL, creator_write, /* closer= */ NULL,
 				/* freer= */ NULL) != ARCHIVE_OK) {
 		r = pd_error_set(err, archive_code(c.a), "cannot start the tar stream: %s",
-				 archive_error_string(c.a));
+				 tarsafe_archive_why(c.a));
 		goto out;
 	}
 	if (dfd >= 0) {
@@ -818,7 +836,7 @@ int tarsafe_create_ex(int rootfd, const char *path, int out_fd,
 		r = add_trailer(&c);
 	if (r == 0 && archive_write_close(c.a) != ARCHIVE_OK)
 		r = pd_error_set(err, archive_code(c.a), "cannot finish the tar stream: %s",
-				 archive_error_string(c.a));
+				 tarsafe_archive_why(c.a));
 out:
 	if (r < 0 && c.a)
 		c.failed = true; /* no end-of-archive marker after an error */

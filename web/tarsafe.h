@@ -43,9 +43,10 @@ struct tar_limits {
 	uint64_t max_bytes;   /* sum of the regular files' sizes, default 8 GiB */
 	uid_t uid;
 	gid_t gid;
-	/* Room left under the target's disk limit: when disk_limited, content
-	 * that would take the sum of the regular files' sizes above disk_room
-	 * is -ENOSPC, checked from each header before its data is written. */
+	/* Room left under the target's disk limit: when disk_limited, entries
+	 * whose charge on a disk (see tarsafe_extract()) would take the total
+	 * above disk_room are -ENOSPC, checked from each header before its
+	 * data is written. */
 	bool disk_limited;
 	uint64_t disk_room;
 	unsigned flags; /* TAR_* below */
@@ -62,10 +63,20 @@ enum {
 	/* Owners are the archive's numeric uid/gid instead of lim->uid/gid. */
 	TAR_KEEP_OWNERS = 1u << 1,
 	/* An entry refused for its kind (device node, FIFO, socket, a hard
-	 * link to anything but an earlier entry) or a symlink leading outside
-	 * is skipped and reported to the hooks' on_skip() instead of failing
-	 * the whole archive; malformed archives and names still fail it. */
+	 * link to anything but an earlier entry), a name deeper than
+	 * TARSAFE_MAX_DEPTH or a symlink leading outside is skipped and
+	 * reported to the hooks' on_skip() instead of failing the whole
+	 * archive; malformed archives and names still fail it. */
 	TAR_SKIP_REFUSED = 1u << 2,
+	/* A directory of the archive replaces a symlink it meets in the target
+	 * (GNU tar's default) instead of merging through it: nothing is ever
+	 * written through a link of the target. */
+	TAR_REPLACE_DIR_LINKS = 1u << 3,
+	/* Directories that exist in the target keep their mode, owner and
+	 * time; the archive's apply only to directories it creates. */
+	TAR_KEEP_EXISTING_DIRS = 1u << 4,
+	/* What a pull onto the host uses: the target is the puller's own. */
+	TAR_PULL_FLAGS = TAR_SKIP_REFUSED | TAR_REPLACE_DIR_LINKS | TAR_KEEP_EXISTING_DIRS,
 };
 
 #define TAR_LIMITS_INIT                                                                            \
@@ -74,12 +85,15 @@ enum {
 		.disk_limited = false, .disk_room = 0, .flags = 0, .root_what = NULL               \
 	}
 
-/* What an extraction did: entries read (all types), content bytes, and
- * entries skipped (TAR_SKIP_REFUSED). */
+/* What an extraction did: entries read (all types), content bytes, what
+ * the entries were charged on a disk, entries skipped (TAR_SKIP_REFUSED),
+ * and path lookups the link check made (remembered ones too). */
 struct tar_result {
 	uint64_t entries;
 	uint64_t bytes;
+	uint64_t disk;
 	uint64_t skipped;
+	uint64_t lookups;
 };
 
 /*
@@ -91,20 +105,40 @@ struct tar_result {
  * Accepted entries: regular files, directories, symlinks and hard links.
  * Rejected, with a reason naming the entry, and the whole archive with
  * them: empty or absolute names, `..` components, names longer than
- * PATH_MAX or deeper than 128 components, entries whose path goes through
- * a symlink or file of the archive (-EINVAL); device nodes, FIFOs and
+ * PATH_MAX, entries whose path goes through a symlink or file of the
+ * archive, an archive without its end-of-archive marker (two zero blocks:
+ * it was cut short between two entries) (-EINVAL); device nodes, FIFOs and
  * sockets, hard links to anything but an earlier entry of the same archive,
- * symlinks that lead outside the root (see below) (-EPERM); more than
- * max_entries entries (-E2BIG); a total size above max_bytes (-EFBIG) or
- * above the disk room (-ENOSPC), checked from the header before any data
- * is read, so a sparse 1 TiB entry is refused at once. Hard links add no
- * size. With TAR_SKIP_REFUSED the -EPERM kinds are skipped instead. A `./`
- * entry (the directory itself) is counted and skipped. When a name appears
- * twice, the later entry wins.
+ * symlinks that lead outside the root (see below) (-EPERM); names deeper
+ * than TARSAFE_MAX_DEPTH (256) components (-ENAMETOOLONG); more than
+ * max_entries entries (-E2BIG); a total size above max_bytes (-EFBIG).
+ * With TAR_SKIP_REFUSED the -EPERM kinds and the names too deep are
+ * skipped instead. A `./` entry (the directory itself) is counted and
+ * skipped. When a name appears twice, the later entry wins.
+ *
+ * Disk: each entry is charged, from its header and before its data is
+ * read (a sparse 1 TiB entry is refused at once), what it may take on a
+ * disk: a file its size rounded up to 4 KiB blocks, at least one; a
+ * directory (also one the archive only implies) a block; a symlink its
+ * target rounded up to a block; a hard link its name plus 64 bytes. The
+ * total must fit in lim->disk_room (when disk_limited) and the hooks'
+ * reserve() must grant each charge, else -ENOSPC (or reserve()'s error).
+ * Existing entries an archive replaces are not credited.
+ *
+ * Where its directories land: a staged directory merges into the existing
+ * directory of the same name; over an existing symlink that leads to a
+ * directory of the same filesystem inside the root, it merges through it
+ * (like tar's --keep-directory-symlink), unless TAR_REPLACE_DIR_LINKS;
+ * over anything else it replaces it. These places are found before any
+ * link is judged, and an archive two parts of which would land in one
+ * directory (d/ through the link d -> e, and e/ itself; d -> . and any
+ * other entry) is refused (-EPERM): every directory of the merged tree
+ * then comes from one staged directory, and the merge follows only the
+ * links found then, unchanged (else it fails, -ESTALE).
  *
  * Symlinks are checked semantically, as a reader on the host that follows
- * them would resolve them: from the link's real place (DIR resolved inside
- * the root), through the links of the archive and those already under the
+ * them would resolve them: from the link's real place (where its directory
+ * lands), through the links of the archive and those already under the
  * root, as the tree will be once merged. A link is refused when that walk
  * takes `..` above the root, meets an absolute target (unless
  * TAR_ABS_LINKS_IN_ROOT, where it restarts at the root) or more than 40
@@ -114,19 +148,22 @@ struct tar_result {
  * The target's own shape is checked when the link is read; where it leads,
  * once the whole archive is staged (against the final tree, in archive
  * order, so the first link refused is the one named); a hard link to a
- * symlink is judged at its own place.
+ * symlink is judged at its own place. What each path is and where each
+ * link leads is worked out once per archive; the whole check may make at
+ * most 1,000,000 path lookups plus 64 per link of the archive, else the
+ * archive is refused (-E2BIG).
  *
  * Modes keep the permission bits and the sticky bit (setuid/setgid are
  * dropped); mtimes are kept; owners are lim->uid/gid, or the archive's
- * numeric ones with TAR_KEEP_OWNERS.
+ * numeric ones with TAR_KEEP_OWNERS. A directory entry's mode, owner and
+ * time apply to an existing directory it merges into, unless
+ * TAR_KEEP_EXISTING_DIRS.
  *
  * Atomicity: entries are written into a hidden staging directory inside
  * DIR (".paddock-push-XXXXXX", mode 0700) and merged into DIR only once
- * the whole archive was read and accepted: directories merge with existing
- * ones (an existing symlink to a directory inside the root is kept and
- * merged through, like tar's --keep-directory-symlink), files and symlinks
- * replace existing entries with rename(2). Before merging, a dry run checks
- * that no staged file would replace a non-empty directory (-EISDIR). On any
+ * the whole archive was read and accepted: files and symlinks replace
+ * existing entries with rename(2). Before merging, a dry run checks that
+ * no staged file would replace a non-empty directory (-EISDIR). On any
  * error (rejection, truncated or corrupt stream: -EINVAL; read error: its
  * errno) the staging directory is removed, and so are the directories this
  * call created for DIR: nothing is left behind. A failure of the merge
@@ -150,7 +187,11 @@ int tarsafe_extract(int rootfd, const char *dir, int in_fd, const struct tar_lim
  *   an fd of the staging directory (every entry in place, nothing merged
  *   yet). A negative return rejects the archive like any other error:
  *   the staging directory is removed, DIR is unchanged.
- * Both set err when they fail.
+ * - reserve() is asked for every entry's charge on a disk (see
+ *   tarsafe_extract()) before it is written; a negative return (-ENOSPC
+ *   with a reason) refuses the archive. What it granted is the caller's to
+ *   release (tar_result.disk on success).
+ * These set err when they fail.
  * - on_skip() is told of every entry skipped under TAR_SKIP_REFUSED: its
  *   name (printable) and why.
  */
@@ -159,6 +200,7 @@ struct tar_extract_hooks {
 	size_t special_max;
 	int (*on_special)(void *userdata, const char *data, size_t len, pd_error *err);
 	int (*before_merge)(void *userdata, int stagefd, pd_error *err);
+	int (*reserve)(void *userdata, uint64_t bytes, pd_error *err);
 	void (*on_skip)(void *userdata, const char *name, const char *why);
 	void *userdata;
 };
@@ -176,12 +218,13 @@ int tarsafe_extract_ex(int rootfd, const char *dir, int in_fd, const struct tar_
  * symlinks, never followed. Hard links within the tree are stored as hard
  * links. Device nodes, FIFOs and sockets are skipped (no entry at all), as
  * are the contents of a directory on another filesystem (its entry is
- * kept). A file that shrinks while it is read is padded with zeros, one that
- * grows is cut at the size it had when its header was written.
+ * kept). Entries 257 levels deep are written, but not what is below them:
+ * the extractor refuses (a pull skips and names) names deeper than 256. A
+ * file that shrinks while it is read is padded with zeros, one that grows
+ * is cut at the size it had when its header was written.
  * Returns 0, or -errno (-EPERM when PATH is neither a regular file nor a
- * directory, -ELOOP when deeper than 256 levels, the write error of
- * out_fd, e.g. -EPIPE); after an error the stream is incomplete and has no
- * end-of-archive marker.
+ * directory, the write error of out_fd, e.g. -EPIPE); after an error the
+ * stream is incomplete and has no end-of-archive marker.
  */
 int tarsafe_create(int rootfd, const char *path, int out_fd, pd_error *err);
 
@@ -267,3 +310,9 @@ int tarsafe_replace_begin(int rootfd, const char *path, mode_t mode, uid_t uid, 
 			  struct tarsafe_replace *ret, pd_error *err);
 int tarsafe_replace_commit(struct tarsafe_replace *r, pd_error *err);
 void tarsafe_replace_abort(struct tarsafe_replace *r);
+
+/* libarchive's reason for its last failure, never NULL: it has none for
+ * some (a gzip stream cut in its trailer), then its errno's text or a
+ * fixed one. For every message that quotes libarchive. */
+struct archive;
+const char *tarsafe_archive_why(struct archive *a);

@@ -30,7 +30,18 @@ With --transfer also:
                shadow (a hard link to /etc/shadow), rel -> ok
   links300     big (1 MiB) and 300 hard links to it, l000 ... l299
   big3m        one file of 3 MiB
+  half-a       a (1.5 MiB); half-b: b (1.5 MiB)
+  merge-1      e/ and d -> e; merge-2: e/sub -> a/b/c/d2 and
+               d/sub/L -> ../../../../../../etc/shadow (d/ lands in e/)
+  dirs-links   (gzip) 20,000 directories and 20,000 links with 4,000-byte
+               targets: no content, 158 MB on a disk
+  chain99k     (gzip) t/, a chain c01 -> c02 ... c39 -> t, and 99,000 links
+               x/NNNNN -> ../c01, each 39 links deep
+  deep-links   (gzip) 120 levels of d/ and 40,000 links, each to a new name
+               at the bottom: 4.8 million lookups to judge
+  cut-gzip     a gzip stream cut in its trailer
 """
+import gzip
 import io
 import os
 import sys
@@ -39,9 +50,16 @@ import tarfile
 h = sys.argv[1]
 
 
-def make(name, add):
-    with tarfile.open(os.path.join(h, name + ".tar"), "w", format=tarfile.PAX_FORMAT) as t:
+def make(name, add, mode="w"):
+    with tarfile.open(os.path.join(h, name + ".tar"), mode, format=tarfile.PAX_FORMAT) as t:
         add(t)
+
+
+def dir_(t, name):
+    i = tarfile.TarInfo(name)
+    i.type = tarfile.DIRTYPE
+    i.mode = 0o755
+    t.addfile(i)
 
 
 def file(t, name, data=b"x", mode=0o644, uid=0):
@@ -110,6 +128,37 @@ if "--transfer" in sys.argv[2:]:
     make("pull-mix", mix)
     make("links300", links300)
     make("big3m", lambda t: file(t, "big", os.urandom(3 << 20)))
+    make("half-a", lambda t: file(t, "a", os.urandom(3 << 19)))
+    make("half-b", lambda t: file(t, "b", os.urandom(3 << 19)))
+    make("merge-1", lambda t: (dir_(t, "e"), link(t, "d", "e", sym)))
+    make("merge-2", lambda t: (link(t, "e/sub", "a/b/c/d2", sym),
+                               link(t, "d/sub/L", "../../../../../../etc/shadow", sym)))
+
+    def dirs_links(t):
+        for n in range(20000):
+            dir_(t, "d%05d" % n)
+            link(t, "l%05d" % n, "t" * 4000, sym)
+
+    def chain99k(t):
+        dir_(t, "t")
+        for n in range(1, 40):
+            link(t, "c%02d" % n, "c%02d" % (n + 1) if n < 39 else "t", sym)
+        for n in range(99000):
+            link(t, "x/%05d" % n, "../c01", sym)
+
+    def deep_links(t):
+        deep = "d/" * 120
+        dir_(t, deep)
+        for n in range(40000):
+            link(t, "l%05d" % n, "%sx%05d" % (deep, n), sym)
+
+    make("dirs-links", dirs_links, "w:gz")
+    make("chain99k", chain99k, "w:gz")
+    make("deep-links", deep_links, "w:gz")
+    with open(os.path.join(h, "pull-mix.tar"), "rb") as f:
+        gz = gzip.compress(f.read())
+    with open(os.path.join(h, "cut-gzip.tar"), "wb") as f:
+        f.write(gz[:-4])
 
 if "--big" in sys.argv[2:]:
     i = tarfile.TarInfo("sparse")

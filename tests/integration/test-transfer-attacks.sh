@@ -9,7 +9,15 @@
 #   inside when read lexically, out when followed, also through links the
 #   box planted, and of a hard link that moves a symlink;
 # - the same archives imported through the real FUSE file and PUT data/;
-# - a push bigger than the box type's disk limit;
+# - a push bigger than the box type's disk limit; two pushes that fit one
+#   at a time, one after the other and at once; 20,000 directories and
+#   links that hold no content;
+# - a directory merging through a link already in the target, which
+#   another part of the archive also writes (pull and push);
+# - a pull the daemon cannot finish (names deeper than PATH_MAX), a tree
+#   300 levels deep, a pull as root onto an existing bin/;
+# - archives whose links are costly to judge (a chain and 99,000 links to
+#   its head; 40,000 links 120 levels down);
 # - 1 MiB and 300 hard links to it, pushed, then merged by stop rounds
 #   (layer_merge_depth = 2): the merged layer stays 1 MiB, links stay links.
 . "$(dirname "$0")/lib.sh"
@@ -124,6 +132,10 @@ ok "no hard link to the host's /etc/shadow" absent "$H/mix/shadow"
 ok "no setuid root file" same "$(mode "$H/mix/rootshell"):$(owner "$H/mix/rootshell")" 755:0:0
 ok "no links out" bash -c "! [ -L '$H/mix/etc' ] && ! [ -L '$H/mix/up' ] && ! [ -L '$H/mix/b' ]"
 ok "each refusal named" bash -c "for n in null fifo shadow etc up b; do grep -q \"skipped \$n: \" '$H/mix.err' || exit 1; done"
+fpull cut-gzip "$H/cutgz" 2>"$H/cutgz.err"
+rc=$?
+sed 's/^/# /' "$H/cutgz.err"
+ok "a gzip stream cut in its trailer: refused with a reason that reads as one" bash -c "[ $rc -ne 0 ] && ! grep -q '(null)' '$H/cutgz.err' && grep -q 'not a tar archive: ' '$H/cutgz.err'"
 ok "the good entries land" bash -c "[ \"\$(cat '$H/mix/ok')\" = fine ] && [ \"\$(readlink '$H/mix/rel')\" = ok ]"
 mkdir "$H/dd" && echo before >"$H/dd/keep"
 fpull dotdot "$H/dd" 2>"$H/dd.err"
@@ -202,10 +214,150 @@ echo mini >"$B/small/type"
 before=$(listing "$B/small/root/")
 code=$(push big3m opt "small")
 ok "a push of 3 MiB into a box whose type allows 2 MiB: 507" same "$code" 507
-ok "with the limit in the reason" grep -q "push refused, the box is unchanged: box small has a disk limit of 2097152 bytes (type mini)" "$H/resp"
+ok "with the limit in the reason" grep -q "push refused, the box is unchanged: entry 1 (big): 3145728 bytes on disk: box small has a disk limit of 2097152 bytes (type mini)" "$H/resp"
 ok "and nothing written" same "$(listing "$B/small/root/")" "$before"
 diag "$(cat "$H/resp")"
 ok "1 MiB and 300 hard links to it fit (links take no room)" same "$(push links300 opt/hl small)" 200
+
+# Two pushes one after the other: the first one's files count at once,
+# though the box's usage figure is a few seconds old.
+mkdir "$B/seq"
+echo mini >"$B/seq/type"
+ok "1.5 MiB into a box whose type allows 2 MiB: 200" same "$(push half-a opt seq)" 200
+code=$(push half-b opt seq)
+ok "another 1.5 MiB right after it: 507" same "$code" 507
+diag "$(cat "$H/resp")"
+ok "only the first is in the box" bash -c "[ -f '$B/seq/root/opt/a' ] && [ ! -e '$B/seq/root/opt/b' ]"
+# Two at the same moment (sent slowly, so both are in flight): one holds
+# the room, the other is refused.
+mkdir "$B/conc"
+echo mini >"$B/conc/type"
+slow_push() { # slow_push ARCHIVE PATH BOX OUT
+	hc --path-as-is -o /dev/null -w '%{http_code}\n' --limit-rate 300K -X PUT \
+		--data-binary @"$H/$1.tar" "boxes/$3/root/$2?format=tar" >"$4"
+}
+slow_push half-a opt conc "$H/conc1" &
+p1=$!
+slow_push half-b opt conc "$H/conc2" &
+p2=$!
+wait "$p1" "$p2"
+ok "two 1.5 MiB pushes at once: one 200, one 507" same "$(cat "$H/conc1" "$H/conc2" | sort | tr '\n' ' ')" "200 507 "
+ok "and one file in the box" same "$(ls "$B/conc/root/opt" | wc -l)" 1
+# What takes no content takes room too: 20,000 directories and 20,000
+# links with 4,000-byte targets in a 550 KB archive grew a box by 158 MB.
+mkdir "$B/fill"
+echo mini >"$B/fill/type"
+before=$(listing "$B/fill/root/")
+code=$(push dirs-links opt fill)
+ok "20,000 directories and links with long targets under a 2 MiB limit: 507" same "$code" 507
+ok "refused for the disk limit" grep -q "box fill has a disk limit of 2097152 bytes (type mini)" "$H/resp"
+ok "and nothing written" same "$(listing "$B/fill/root/")" "$before"
+diag "$(cat "$H/resp")"
+
+# --- a directory that merges through a link --------------------------------------------------------
+# Pull: the box has data/d -> e and data/e/; pull 1. Then it makes d a real
+# directory holding sub/L -> ../../../../../etc and adds e/sub -> a/b/c/d2:
+# merged through the link d -> e from pull 1, L would land in e/sub and
+# lead out of the target.
+mkdir "$B/lnk"
+R=$B/lnk/root/data
+mkdir -p "$R/e"
+ln -s e "$R/d"
+T=$H/deep/er/T
+mkdir -p "$T"
+pdc -q pull lnk /data --to "$T" 2>"$H/lnk1.err"
+ok "pull 1 (d -> e, e/) is taken" same "$?:$(readlink "$T/d")" "0:e"
+rm "$R/d"
+mkdir -p "$R/d/sub"
+ln -s ../../../../../etc "$R/d/sub/L"
+ln -s a/b/c/d2 "$R/e/sub"
+pdc -q pull lnk /data --to "$T" 2>"$H/lnk2.err"
+rc=$?
+sed 's/^/# /' "$H/lnk2.err"
+ok "pull 2 exits 1" same "$rc" 1
+ok "no link leads out of the target" bash -c "out=\$(find '$T' -type l -exec realpath -m {} + | grep -v '^$T/'); [ -z \"\$out\" ] || { echo \"# \$out\"; false; }"
+ok "d is the box's directory now, not the old link" bash -c "[ -d '$T/d' ] && [ ! -L '$T/d' ] && [ -d '$T/d/sub' ]"
+ok "L is skipped, and named" bash -c "[ ! -e '$T/d/sub/L' ] && [ ! -L '$T/d/sub/L' ] && [ ! -L '$T/e/sub/L' ] && grep -q 'skipped d/sub/L: symlink to ../../../../../etc leads outside the target directory' '$H/lnk2.err'"
+# Push: push 1 leaves opt/e/ and opt/d -> e; push 2 writes e/sub -> a/b/c/d2
+# and d/sub/L -> ../../../../../../etc/shadow, which would land in e/sub.
+mkdir "$B/lnkp"
+ok "push 1 (e/, d -> e) into opt: 200" same "$(push merge-1 opt lnkp)" 200
+before=$(listing "$B/lnkp/root/")
+code=$(push merge-2 opt lnkp)
+ok "push 2 (d/ lands where the archive writes e/): 403" same "$code" 403
+ok "with the reason" grep -q "d/ would merge through the symlink already there into /opt/e, where the archive also writes e" "$H/resp"
+ok "and the box root is unchanged" same "$(listing "$B/lnkp/root/")" "$before"
+R0=$(realpath "$B/lnkp/root")
+ok "no link leads out of the box root" bash -c "out=\$(find '$R0/opt' -type l -exec realpath -m {} + | grep -v '^$R0/'); [ -z \"\$out\" ] || { echo \"# \$out\"; false; }"
+diag "$(cat "$H/resp")"
+
+# --- pulls the daemon cannot finish, and trees too deep -----------------------------------------
+# 18 nested directories of 252-byte names: deeper than PATH_MAX, so the
+# daemon stops midway. The pull must say so and leave the target as it was.
+mkdir "$B/cut"
+python3 - "$B/cut/root" <<'PY'
+import os, sys
+os.chdir(sys.argv[1])
+os.mkdir("long")
+os.chdir("long")
+for i in range(18):
+    n = ("%02d" % i) * 126
+    os.mkdir(n)
+    os.chdir(n)
+PY
+mkdir "$H/cut" && echo before >"$H/cut/keep"
+pdc -q pull cut /long --to "$H/cut" 2>"$H/cut.err"
+rc=$?
+sed 's/^/# /' "$H/cut.err"
+ok "a pull the daemon cuts short fails" test "$rc" -ne 0
+ok "saying the transfer ended early" grep -q "the transfer ended early" "$H/cut.err"
+ok "and the target is as it was" same "$(ls -A "$H/cut")" keep
+# 300 nested directories: the pull takes 256 levels and names what it left.
+mkdir "$B/deep"
+python3 - "$B/deep/root" <<'PY'
+import os, sys
+os.chdir(sys.argv[1])
+os.mkdir("tree")
+os.chdir("tree")
+open("top", "w").write("top")
+for i in range(300):
+    os.mkdir("d")
+    os.chdir("d")
+PY
+pdc -q pull deep /tree --to "$H/deep" 2>"$H/deep.err"
+rc=$?
+ok "a tree 300 levels deep: pull exits 1" same "$rc" 1
+ok "naming what it left out" grep -q "more than 256 levels of directories" "$H/deep.err"
+ok "the rest is in place, 256 levels of it" bash -c "[ \"\$(cat '$H/deep/top')\" = top ] && cd '$H/deep' && for i in \$(seq 255); do cd d || exit 1; done && [ -d d ] && [ ! -e d/d ]"
+head -c 300 "$H/deep.err" | sed 's/^/# /'
+
+# --- pull onto existing host directories ------------------------------------------------------
+# A box can make /usr/local/bin world-writable, or its own, when the owner
+# pulls into /usr/local as root: directories that exist keep their mode and
+# owner.
+mkdir "$B/meta"
+mkdir -p "$B/meta/root/local/bin"
+echo x >"$B/meta/root/local/bin/tool"
+chmod 0777 "$B/meta/root/local/bin"
+chown 1234:1234 "$B/meta/root/local/bin" "$B/meta/root/local/bin/tool"
+mkdir -p "$H/usrlocal/bin"
+chmod 0755 "$H/usrlocal/bin"
+pdc -q pull meta /local --to "$H/usrlocal" --owners 2>"$H/meta.err"
+ok "pull --owners onto an existing bin/ works" same "$?" 0
+ok "bin/ keeps its mode and owner" same "$(mode "$H/usrlocal/bin"):$(owner "$H/usrlocal/bin")" 755:0:0
+ok "what the pull made has the box's owner" same "$(owner "$H/usrlocal/bin/tool")" 1234:1234
+
+# --- the link check within bounds ---------------------------------------------------------------
+mkdir "$B/chain"
+t0=$(date +%s)
+code=$(push chain99k opt chain)
+t1=$(date +%s)
+ok "a chain of 39 links and 99,000 links to its head: 200" same "$code" 200
+diag "pushed in $((t1 - t0)) s (29 s before each link's walk was remembered)"
+code=$(push deep-links opt chain)
+ok "40,000 links to new names 120 levels down: 413" same "$code" 413
+ok "refused for the lookups it takes" grep -q "path lookups to judge" "$H/resp"
+diag "$(cat "$H/resp")"
 
 # --- hard links through a layer merge ----------------------------------------------------------
 mkdir "$B/m"
