@@ -40,8 +40,11 @@ struct box {
 	struct box_row row; /* what the store holds */
 	enum box_state state;
 	pid_t pid;
-	bool busy;	      /* a slow action runs outside the lock */
-	bool deleting;	      /* rmdir in progress */
+	bool busy;     /* a slow action runs outside the lock */
+	bool deleting; /* rmdir in progress */
+	/* Its TTL expired and its stop is under way or failed: the timer
+	 * tries again then (row.expires stays set until the stop worked). */
+	time_t expire_retry;
 	struct du_cache disk; /* its upper (its own changes) */
 	struct policy policy; /* network policy in force (engine-net.c) */
 	/* Addresses the box's allowed lookups returned (engine-dns.c). */
@@ -139,16 +142,21 @@ int eng_umount_root_strict(struct engine *e, struct box *b);
  * a time per box or volume, outside the engine lock. A reader that comes
  * while a walk runs gets the last result at once (it may be up to the
  * walk's duration plus ENG_DU_CACHE_USEC old), or, when there is none yet,
- * waits for that walk (the lock released meanwhile). find() looks the
- * cache up again by id once the lock was dropped (the object may be gone:
- * -ENOENT). Engine lock held on entry and on return; *c must be find(e,
+ * waits for that walk (the lock released meanwhile) ENG_DU_WAIT_USEC at
+ * most, then gets 0 (nothing measured yet). find() looks the cache up
+ * again by id once the lock was dropped: NULL when the object is gone,
+ * *ret_deleting when it is being deleted (both -ENOENT to the caller; the
+ * walker still marks the walk over in a cache being deleted, as the delete
+ * may fail). Engine lock held on entry and on return; *c must be find(e,
  * id). A walk that fails counts as 0 bytes (a box's upper that is not
  * there holds nothing). flags: ENGINE_USAGE_NO_WALK (engine.h). */
 #define ENG_DU_CACHE_USEC (5ULL * 1000 * 1000)
 /* eng_du_cached() flag: never a walk that began before a push ended (the
- * reader waits for a running walk rather than take the last result). */
+ * reader waits for a running walk, however long, rather than take the
+ * last result). */
 #define ENG_DU_CURRENT (1u << 8)
-typedef struct du_cache *(*eng_du_find_fn)(struct engine *e, int64_t id);
+#define ENG_DU_WAIT_USEC (100ULL * 1000)
+typedef struct du_cache *(*eng_du_find_fn)(struct engine *e, int64_t id, bool *ret_deleting);
 int eng_du_cached(struct engine *e, eng_du_find_fn find, int64_t id, const char *path,
 		  unsigned flags, uint64_t *ret);
 

@@ -174,8 +174,9 @@ static void forget_flows(uint32_t addr)
 			  (addr >> 16) & 0xff, (addr >> 8) & 0xff, addr & 0xff);
 }
 
-/* At start, engine lock held, boxes loaded: keeps the namespaces and
- * addresses of running boxes, drops everything else, loads the table. */
+/* At start, boxes loaded, before any other thread runs (so without the
+ * engine lock): keeps the namespaces and addresses of running boxes, drops
+ * everything else, loads the table. */
 int eng_net_reconcile(struct engine *e, pd_error *err)
 {
 	char dir[4096], path[4096 + 260];

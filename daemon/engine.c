@@ -321,12 +321,23 @@ static bool du_fresh(const struct du_cache *c, unsigned long long now)
 	       now - c->checked_usec < ENG_DU_CACHE_USEC;
 }
 
+/* c, when its object is still there and not being deleted. */
+static struct du_cache *du_live(struct engine *e, eng_du_find_fn find, int64_t id)
+{
+	bool deleting = false;
+	struct du_cache *c = find(e, id, &deleting);
+
+	return c && !deleting ? c : NULL;
+}
+
 int eng_du_cached(struct engine *e, eng_du_find_fn find, int64_t id, const char *path,
 		  unsigned flags, uint64_t *ret)
 {
-	struct du_cache *c = find(e, id);
+	struct du_cache *c = du_live(e, find, id);
 	unsigned long long start = now_usec();
+	bool deleting = false;
 	uint64_t bytes = 0;
+	struct timespec until;
 
 	lock_assert_held(&e->lock);
 	assert(c);
@@ -335,14 +346,28 @@ int eng_du_cached(struct engine *e, eng_du_find_fn find, int64_t id, const char 
 		return 0;
 	}
 	/* One walk at a time: the others take its last result, or wait for
-	 * its first (or, ENG_DU_CURRENT, for it). */
+	 * its first (or, ENG_DU_CURRENT, for it). A reader without
+	 * ENG_DU_CURRENT waits ENG_DU_WAIT_USEC at most: a walk of a huge tree
+	 * must not hold every thread that serves the tree. */
+	clock_gettime(CLOCK_MONOTONIC, &until);
+	until.tv_nsec += (long)(ENG_DU_WAIT_USEC % 1000000) * 1000;
+	until.tv_sec += (time_t)(ENG_DU_WAIT_USEC / 1000000) + until.tv_nsec / 1000000000;
+	until.tv_nsec %= 1000000000;
 	while (c->walking) {
 		if (c->checked_usec && !(flags & ENG_DU_CURRENT)) {
 			*ret = c->bytes;
 			return 0;
 		}
-		pd_cond_wait(&e->du_cond, &e->lock);
-		c = find(e, id);
+		if (flags & ENG_DU_CURRENT) {
+			pd_cond_wait(&e->du_cond, &e->lock);
+		} else if (pd_cond_timedwait(&e->du_cond, &e->lock, &until) == ETIMEDOUT) {
+			c = du_live(e, find, id);
+			if (!c)
+				return -ENOENT;
+			*ret = c->bytes;
+			return 0;
+		}
+		c = du_live(e, find, id);
 		if (!c)
 			return -ENOENT;
 	}
@@ -359,24 +384,27 @@ int eng_du_cached(struct engine *e, eng_du_find_fn find, int64_t id, const char 
 		bytes = 0;
 
 	pd_mutex_lock(&e->lock);
-	c = find(e, id);
+	/* Cleared even when the object is being deleted: a delete that fails
+	 * keeps it, and the next reader must not wait for this walk. */
+	c = find(e, id, &deleting);
 	if (c) {
 		c->walking = false;
 		c->bytes = bytes;
 		c->checked_usec = start;
 	}
 	pthread_cond_broadcast(&e->du_cond);
-	if (!c)
+	if (!c || deleting)
 		return -ENOENT;
 	*ret = bytes;
 	return 0;
 }
 
-static struct du_cache *box_disk(struct engine *e, int64_t id)
+static struct du_cache *box_disk(struct engine *e, int64_t id, bool *ret_deleting)
 {
 	struct box *b = eng_find_box_id(e, id);
 
-	return b && !b->deleting ? &b->disk : NULL;
+	*ret_deleting = b && b->deleting;
+	return b ? &b->disk : NULL;
 }
 
 /* --- lifecycle --------------------------------------------------------------- */
@@ -775,6 +803,7 @@ int engine_box_set_ttl(struct engine *e, const char *name, const char *value, pd
 	}
 	old = b->row.expires;
 	b->row.expires = secs < 0 ? 0 : (int64_t)time(NULL) + secs;
+	b->expire_retry = 0;
 	r = eng_save_box(e, b, NULL, err);
 	if (r < 0) {
 		b->row.expires = old;
@@ -802,8 +831,13 @@ int engine_box_root(struct engine *e, const char *name, char *buf, size_t bufsz)
 	return b && !b->deleting ? 0 : -ENOENT;
 }
 
+/* Seconds before a TTL's stop that failed is tried again. */
+#define EXPIRE_RETRY_S 10
+
 /* Fires expired TTLs. Returns the next deadline (0 = none). Engine lock
- * held; stops run after the lock is dropped, by name. */
+ * held; stops run after the lock is dropped, by name. A running box's
+ * deadline stays recorded until its stop worked (expire_stopped()): a stop
+ * that fails, or a daemon killed before it, is tried again. */
 static time_t expire_due(struct engine *e, char ***ret_stop, size_t *ret_n)
 {
 	time_t now = time(NULL), next = 0;
@@ -812,34 +846,65 @@ static time_t expire_due(struct engine *e, char ***ret_stop, size_t *ret_n)
 
 	for (size_t i = 0; i < e->n_boxes; i++) {
 		struct box *b = e->boxes[i];
+		time_t at = 0;
+
 		if (!b->row.expires || b->deleting)
 			continue;
-		if (b->row.expires > now) {
-			if (!next || b->row.expires < next)
-				next = (time_t)b->row.expires;
+		if (b->row.expires > now)
+			at = (time_t)b->row.expires;
+		else if (b->busy)
+			at = now + 1; /* mid-start or mid-stop: look again in a second */
+		else if (b->expire_retry > now)
+			at = b->expire_retry;
+		if (at) {
+			if (!next || at < next)
+				next = at;
 			continue;
 		}
-		if (b->busy) {
-			/* Mid-start or mid-stop: look again in a second. */
-			if (!next || now + 1 < next)
-				next = now + 1;
+		if (!b->expire_retry)
+			eng_emit(e, b, "expired");
+		if (b->state != BOX_RUNNING) {
+			b->row.expires = 0;
+			b->expire_retry = 0;
+			(void)eng_save_box(e, b, NULL, NULL);
 			continue;
 		}
-		b->row.expires = 0;
-		(void)eng_save_box(e, b, NULL, NULL);
-		eng_emit(e, b, "expired");
-		if (b->state == BOX_RUNNING) {
-			char **ns = realloc(stop, (n + 1) * sizeof *ns);
-			if (ns && (ns[n] = strdup(b->row.name))) {
-				stop = ns;
-				n++;
-			} else if (ns)
-				stop = ns;
-		}
+		char **ns = realloc(stop, (n + 1) * sizeof *ns);
+		if (!ns)
+			break;
+		stop = ns;
+		if (!(ns[n] = strdup(b->row.name)))
+			break;
+		n++;
+		b->expire_retry = now + EXPIRE_RETRY_S;
 	}
 	*ret_stop = stop;
 	*ret_n = n;
 	return next;
+}
+
+/* After the stop of box `name` for its expired TTL: the deadline is done
+ * with when it worked (and was not moved meanwhile), else the stop is tried
+ * again in EXPIRE_RETRY_S and the failure is in the box's `error`. */
+static void expire_stopped(struct engine *e, const char *name, int r, const pd_error *err)
+{
+	struct box *b;
+
+	pd_mutex_lock(&e->lock);
+	b = eng_find_box(e, name);
+	if (b && !b->deleting && b->expire_retry) {
+		if (r >= 0 || b->state != BOX_RUNNING) {
+			if (b->row.expires && b->row.expires <= time(NULL)) {
+				b->row.expires = 0;
+				(void)eng_save_box(e, b, NULL, NULL);
+			}
+			b->expire_retry = 0;
+		} else {
+			set_error(b, "ttl", err);
+			(void)store_box_update(e->store, &b->row, NULL);
+		}
+	}
+	pd_mutex_unlock(&e->lock);
 }
 
 static void *timer_main(void *userdata)
@@ -856,12 +921,14 @@ static void *timer_main(void *userdata)
 			pd_mutex_unlock(&e->lock);
 			for (size_t i = 0; i < n; i++) {
 				pd_error err = {0};
-				if (engine_box_set_state(e, stop[i], "stopped", &err) < 0)
-					log_warn(
-					    "box %s: TTL expired but it could not be stopped: %s",
-					    stop[i], err.msg);
+				int r = engine_box_set_state(e, stop[i], "stopped", &err);
+				if (r < 0)
+					log_warn("box %s: TTL expired but it could not be stopped "
+						 "(tried again in %d s): %s",
+						 stop[i], EXPIRE_RETRY_S, err.msg);
 				else
 					log_info("box %s: TTL expired, stopped", stop[i]);
+				expire_stopped(e, stop[i], r, &err);
 			}
 			image_list_free(stop, n);
 			pd_mutex_lock(&e->lock);
@@ -1122,8 +1189,8 @@ bool engine_events_live(struct engine *e, uint64_t key)
 /* --- start-up ---------------------------------------------------------------- */
 
 /* Views in RUN/roots of boxes that are no more (a crash between making
- * and recording, a deletion interrupted): unmounted and removed. Engine
- * lock held, after reconcile(). */
+ * and recording, a deletion interrupted): unmounted and removed. At
+ * start, after reconcile(), before any other thread runs. */
 static void clear_stray_views(struct engine *e)
 {
 	DIR *d = opendir(e->roots_dir);
@@ -1246,7 +1313,13 @@ int engine_new(const struct pd_config *cfg, const char *init_path, struct engine
 	pd_mutex_init(&e->lock, LOCK_RANK_ENGINE, LOCK_NO_SLOW, "engine lock");
 	pd_mutex_init(&e->wake_lock, LOCK_RANK_ENGINE_WAKE, 0, "engine wake_lock");
 	pthread_cond_init(&e->timer_cond, NULL);
-	pthread_cond_init(&e->du_cond, NULL);
+	{
+		pthread_condattr_t ca;
+		pthread_condattr_init(&ca);
+		pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
+		pthread_cond_init(&e->du_cond, &ca);
+		pthread_condattr_destroy(&ca);
+	}
 	e->cfg = cfg;
 	e->events_fd = -1;
 	e->inotify_fd = -1;

@@ -17,6 +17,7 @@
 #include "http.h"
 #include "log.h"
 #include "tree.h"
+#include "util.h"
 
 #ifndef LIBEXECDIR
 #define LIBEXECDIR "/usr/local/libexec/paddock"
@@ -57,17 +58,26 @@ static int find_init(char *buf, size_t bufsz)
  * someone else than root could change is refused: owned by another user,
  * writable by its group or others, or in a directory (up to /) such a user
  * could change. A world-writable directory with the sticky bit (/tmp) is
- * fine: only root may replace root's entries in it. A missing file is left
- * to config_load(). Sets *ret_readable when every user may read it. */
-static int check_config_file(const char *path, bool *ret_readable, pd_error *err)
+ * fine: only root may replace root's entries in it. The file is judged
+ * where its links lead, and that path (ret_real) is what is loaded: a link
+ * in a directory someone else may change could otherwise be turned to
+ * another file between the check and the load. A missing file is left to
+ * config_load() (ret_real is path). Sets *ret_readable when every user
+ * may read it. */
+static int check_config_file(const char *path, char ret_real[static PATH_MAX], bool *ret_readable,
+			     pd_error *err)
 {
 	char real[PATH_MAX];
 	struct stat st;
 
 	*ret_readable = false;
-	if (!realpath(path, real))
-		return errno == ENOENT ? 0
-				       : pd_error_set(err, -errno, "%s: %s", path, strerror(errno));
+	if (!realpath(path, real)) {
+		if (errno != ENOENT)
+			return pd_error_set(err, -errno, "%s: %s", path, strerror(errno));
+		snprintf(ret_real, PATH_MAX, "%s", path);
+		return 0;
+	}
+	snprintf(ret_real, PATH_MAX, "%s", real);
 	if (stat(real, &st) < 0)
 		return pd_error_set(err, -errno, "%s: %s", real, strerror(errno));
 	if (st.st_uid != 0)
@@ -164,6 +174,7 @@ int main(int argc, char **argv)
 	    {"help", no_argument, NULL, 'h'},	      {0},
 	};
 	const char *config_path = CONFIG_DEFAULT_PATH;
+	char config_real[PATH_MAX];
 	bool foreground = false, config_readable = false;
 	struct pd_config cfg = {0};
 	struct engine *engine = NULL;
@@ -201,9 +212,10 @@ int main(int argc, char **argv)
 		return 2;
 	}
 
-	r = check_config_file(config_path, &config_readable, &err);
+	r = check_config_file(config_path, config_real, &config_readable, &err);
+	pd_hold("config-check");
 	if (r >= 0)
-		r = config_load(config_path, &cfg, &err);
+		r = config_load(config_real, &cfg, &err);
 	if (r < 0) {
 		fprintf(stderr, "paddockd: %s\n", err.msg);
 		return 1;

@@ -549,6 +549,8 @@ rollback:
 		char dir[4096];
 		eng_box_path(e, nb, NULL, dir, sizeof dir);
 		(void)rm_rf(dir);
+		eng_box_root(e, nb, dir, sizeof dir); /* its mount point, never mounted */
+		(void)rmdir(dir);
 	}
 	free(nb);
 	return r;

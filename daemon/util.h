@@ -130,5 +130,7 @@ void pd_fault(const char *step);
  * waits there until the test removes DIR/held; other threads pass. Without
  * the variable it does nothing. A slow call (lock.h). The steps:
  *   disk-walk   a box's disk usage or a volume's size is about to be
- *               walked (engine.c), the engine lock not held */
+ *               walked (engine.c), the engine lock not held
+ *   config-check  the configuration file was checked and is about to be
+ *               loaded (main.c) */
 void pd_hold(const char *step);

@@ -438,11 +438,12 @@ int engine_volume_data(struct engine *e, const char *name, char *buf, size_t buf
 	return v ? 0 : -ENOENT;
 }
 
-static struct du_cache *volume_disk(struct engine *e, int64_t id)
+static struct du_cache *volume_disk(struct engine *e, int64_t id, bool *ret_deleting)
 {
 	struct volume *v = find_volume_id(e, id);
 
-	return v && !v->deleting ? &v->du : NULL;
+	*ret_deleting = v && v->deleting;
+	return v ? &v->du : NULL;
 }
 
 int engine_volume_size(struct engine *e, const char *name, uint64_t *ret)

@@ -222,6 +222,32 @@ ok "a config owned by another user is refused" bash -c "
 	grep -q 'owned by' '$PD_TMP/bad.log'"
 chown 0 "$PD_TMP/paddock.ini"
 ok "the mount was left alone" bash -c "! grep -q ' $M fuse' /proc/self/mounts"
+# Through a link in a directory another user may change: the file is
+# judged where the link leads, and that file is loaded, even when the link
+# is turned to the user's own file between the check and the load (held
+# there by the config-check hold point).
+LINKS=$PD_TMP/links
+mkdir -m 0777 "$LINKS"
+chown 65534 "$LINKS"
+ln -s "$PD_TMP/paddock.ini" "$LINKS/paddock.ini"
+sed "s|^mount = .*|mount = $PD_TMP/evil-mount|" "$PD_TMP/paddock.ini" >"$LINKS/evil.ini"
+chown 65534 "$LINKS/evil.ini"
+mkdir "$PD_TMP/evil-mount" "$PD_TMP/hold"
+touch "$PD_TMP/hold/arm"
+PADDOCK_HOLD=config-check:$PD_TMP/hold "$PADDOCKD" --config "$LINKS/paddock.ini" --foreground \
+	>>"$PD_TMP/paddockd.log" 2>&1 &
+PD_PID=$!
+pd_daemons="$pd_daemons $PD_PID"
+ok "a config through a link is checked where it leads (held after the check)" \
+	wait_for 10 test -e "$PD_TMP/hold/held"
+setpriv --reuid=65534 --regid=65534 --clear-groups ln -sfn evil.ini "$LINKS/paddock.ini"
+ok "the link is turned to another user's file" same "$(readlink "$LINKS/paddock.ini")" evil.ini
+rm -f "$PD_TMP/hold/held"
+ok "the daemon loads the file it checked: the tree is at its mount" wait_for 10 test -f "$M/version"
+ok "...and not at the other file's" bash -c "! grep -q ' $PD_TMP/evil-mount ' /proc/self/mounts"
+pd_stop
+rm -rf "$LINKS" "$PD_TMP/hold"
+rmdir "$PD_TMP/evil-mount"
 chmod 0644 "$PD_TMP/paddock.ini"
 pd_start
 ok "a world-readable config starts with a warning" grep -q 'readable by every user' "$PD_TMP/paddockd.log"

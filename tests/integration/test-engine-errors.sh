@@ -2,10 +2,13 @@
 # The engine when things fail under it, each written as what an attacker or
 # a broken host does:
 #  - a fork whose new box's directory cannot be made fails with its reason
-#    and removes nothing (its rollback once removed an unset path);
+#    and removes nothing (its rollback once removed an unset path); one
+#    that fails later leaves none of the new box's directories;
 #  - crun failing otherwise than "no such container" is not "box gone": the
 #    box's state stays, the failure is reported (a fake crun, through the
 #    `crun` config key, fails `state` while a flag file exists);
+#  - a TTL whose stop fails keeps its deadline and is tried again, also
+#    after a restart;
 #  - bytes a client writes (ESC, bytes that are not UTF-8) come back in
 #    `error`, `info` and labels as valid UTF-8 without control characters.
 . "$(dirname "$0")/lib.sh"
@@ -70,6 +73,16 @@ ok "no intent and no half-made box row left" same "$(db "SELECT (SELECT count(*)
 ok "the source box is free again: a fork works now" bash -c "echo copy >'$B/src/fork' && same \"\$(cat '$B/copy/root/f3')\" three"
 rmdir "$B/copy" "$B/good1" "$B/good2" "$B/good3"
 
+# --- a fork that fails after its new box's directories were made ------------
+# (Its mount point under RUN/roots was once left behind.)
+roots() { ls "$PD_TMP/run/roots"; }
+roots >"$PD_TMP/roots-before"
+chattr +i "$D/layers"
+ok "a fork that cannot store its layer fails" bash -c "! echo bad9 2>/dev/null >'$B/src/fork'"
+chattr -i "$D/layers"
+ok "...and leaves no directory under RUN/roots" diff "$PD_TMP/roots-before" <(roots)
+ok "...and no box bad9" bash -c "! [ -e '$B/bad9' ] && ! db \"SELECT id FROM boxes WHERE name = 'bad9'\" | grep -q ."
+
 # --- crun failing otherwise than "not found" ------------------------------------
 mkdir "$B/run"
 echo running >"$B/run/state"
@@ -91,6 +104,28 @@ ok "a box whose container is really gone is stopped at restart" bash -c "
 pd_stop
 pd_start
 ok "...(state stopped)" same "$(cat "$B/run/state")" stopped
+
+# --- a TTL whose stop fails is tried again ------------------------------------
+# (The deadline was once cleared before the stop: one that failed, or a
+# daemon killed before it, left the box running with no TTL at all.)
+echo running >"$B/run/state"
+touch "$FLAG"
+echo 1 >"$B/run/ttl"
+ok "a TTL expires while crun fails: the box runs on" bash -c "sleep 2.5; same \$(cat '$B/run/state') running"
+ok "...its error says the TTL's stop failed" grep -q "ttl: cannot query container run: cannot read the cgroup" "$B/run/error"
+ok "...and the deadline stays (expires is not never)" bash -c "! grep -qx never '$B/run/expires'"
+rm -f "$FLAG"
+ok "once crun answers, the stop is tried again and works" wait_for 20 bash -c "same \$(cat '$B/run/state') stopped"
+ok "...and the deadline is done with" same "$(cat "$B/run/expires")" never
+echo running >"$B/run/state"
+touch "$FLAG"
+echo 1 >"$B/run/ttl"
+sleep 2.5
+pd_stop
+rm -f "$FLAG"
+pd_start
+ok "a TTL that expired while the daemon could not stop the box fires after a restart" \
+	wait_for 10 bash -c "same \$(cat '$B/run/state') stopped"
 
 # --- error texts and labels are valid UTF-8 ------------------------------------
 # clean FILE: valid UTF-8, no control byte but a final newline.

@@ -8,13 +8,36 @@
 # has a 10 s timeout, far above what any takes).
 #
 # Also what a reader of the walked box sees: with no earlier result it
-# waits for the walk in flight (one walk serves all); with one, it gets that
-# result at once.
+# waits for the walk in flight a moment (ENG_DU_WAIT_USEC, 100 ms), then
+# gets 0 (nothing measured yet) rather than hold a thread of the tree for
+# as long as the walk takes; with one, it gets that result at once.
+#
+# And a delete that fails while a walk runs: the walk ends while the box is
+# being deleted, the delete then fails (a fake crun, through the `crun`
+# config key, makes `state` wait for a go file and fail) and the box stays:
+# its next reader gets an answer (the walk was once left marked running
+# forever, and every later reader of the box waited for it).
 . "$(dirname "$0")/lib.sh"
 pd_setup || exit 1
 HOLD=$PD_TMP/hold
 mkdir "$HOLD"
 export PADDOCK_HOLD=disk-walk:$HOLD
+FLAG=$PD_TMP/crun-broken
+cat >"$PD_TMP/crun" <<SH
+#!/bin/sh
+# crun, but while the flag exists "crun state" waits for \$FLAG/go and fails.
+for a; do
+	if [ "\$a" = state ] && [ -d '$FLAG' ]; then
+		touch '$FLAG/waiting'
+		while ! [ -e '$FLAG/go' ]; do sleep 0.05; done
+		echo "cannot read the cgroup: Resource temporarily unavailable" >&2
+		exit 1
+	fi
+done
+exec $(command -v crun) "\$@"
+SH
+chmod 755 "$PD_TMP/crun"
+sed -i "s|^\[paddock\]$|[paddock]\ncrun = $PD_TMP/crun|" "$PD_TMP/paddock.ini"
 pd_start
 pd_owner || { diag "cannot set up the owner"; exit 1; }
 
@@ -24,13 +47,13 @@ for i in $(seq 1 200); do echo "file $i" >"$B/big/root/f$i"; done
 
 T=10 # seconds: a bound no operation here comes near unless it waits for the walk
 
-# hold_walk FILE: reads boxes/big/FILE in the background (PID in BG) and
+# hold_walk FILE [BOX]: reads boxes/BOX/FILE (BOX: big) in the background (PID in BG) and
 # waits until its walk is held. A watchdog releases the hold after 60 s,
 # so that operations stuck behind it (some wait in the kernel, where no
 # timeout reaches them) end and fail the test rather than hang it.
 hold_walk() {
 	touch "$HOLD/arm"
-	cat "$B/big/$1" >"$PD_TMP/$1.out" 2>&1 &
+	cat "$B/${2:-big}/$1" >"$PD_TMP/$1.out" 2>&1 &
 	BG=$!
 	(sleep 60 && rm -f "$HOLD/held") &
 	WATCHDOG=$!
@@ -77,17 +100,19 @@ ok "write: other/state running (a container starts)" quick bash -c "echo running
 ok "mkdir and rmdir of a third box" quick bash -c "mkdir '$B/third' && rmdir '$B/third'"
 ok "list boxes" quick bash -c "ls '$B' | grep -qx other"
 ok "over HTTP: other/info and big/state" quick bash -c "hc -f boxes/other/info && hc -f boxes/big/state"
-ok "another reader of big/usage waits for the same walk" bash -c "
-	cat '$B/big/usage' >'$PD_TMP/usage2.out' & p=\$!
-	sleep 0.2; kill -0 \$p; r=\$?; echo \$p >'$PD_TMP/usage2.pid'; exit \$r"
+ok "another reader of big/usage waits a moment, then has 0 (nothing measured yet)" \
+	bash -c "quick cp '$B/big/usage' '$PD_TMP/usage2.out' &&
+		awk '/^disk_bytes/ {exit \$2 != 0}' '$PD_TMP/usage2.out'"
+ok "...and so do readers of big/info over HTTP, at once" \
+	quick bash -c "for i in 1 2 3 4 5 6 7 8 9 10 11 12; do hc -f boxes/big/info >/dev/null & done; wait"
 ok "the first reader is still held" kill -0 $BG
 
 release
 ok "released: the first reader gets its answer" gone $BG
 wait "$BG"
 ok "...with disk_bytes > 0" bash -c "awk '/^disk_bytes/ {exit !(\$2 > 0)}' '$PD_TMP/usage.out'"
-ok "the second reader got the same result from that one walk" bash -c "
-	gone \$(cat '$PD_TMP/usage2.pid') &&
+ok "a reader now has that result" bash -c "
+	quick cp '$B/big/usage' '$PD_TMP/usage2.out' &&
 	same \"\$(grep disk_bytes '$PD_TMP/usage2.out')\" \"\$(grep disk_bytes '$PD_TMP/usage.out')\""
 
 # A reader that comes while a later walk runs gets the last result at once.
@@ -100,6 +125,34 @@ ok "and other/info too" bash -c "quick cp '$B/other/info' '$PD_TMP/other-info2' 
 release
 wait "$BG"
 ok "released: big/info is valid JSON with the usage" bash -c "is_json '$PD_TMP/info.out' && grep -q disk_bytes '$PD_TMP/info.out'"
+
+# --- a delete that fails while a walk runs -------------------------------------
+mkdir "$B/doomed"
+echo running >"$B/doomed/state"
+for i in $(seq 1 50); do echo "file $i" >"$B/doomed/root/f$i"; done
+ok "a walk of box doomed is held" hold_walk usage doomed
+mkdir "$FLAG"
+rmdir "$B/doomed" 2>"$PD_TMP/rmdir.err" &
+RM=$!
+ok "its delete waits in crun" wait_for $T test -e "$FLAG/waiting"
+release
+gone $BG
+wait $BG
+rc=$?
+ok "the walk ends while the box is being deleted: its reader fails" [ $rc -ne 0 ]
+diag "$(cat "$PD_TMP/usage.out")"
+touch "$FLAG/go"
+gone $RM
+wait $RM
+rc=$?
+ok "crun fails: the delete fails" [ $rc -ne 0 ]
+diag "$(cat "$PD_TMP/rmdir.err")"
+rm -rf "$FLAG"
+ok "the box stays" same "$(cat "$B/doomed/state")" running
+ok "its next reader has an answer, not a wait for that walk" bash -c "
+	quick cp '$B/doomed/usage' '$PD_TMP/usage4.out' &&
+	awk '/^disk_bytes/ {exit !(\$2 > 0)}' '$PD_TMP/usage4.out'"
+ok "and it can be deleted" bash -c "echo stopped >'$B/doomed/state' && rmdir '$B/doomed'"
 
 echo stopped >"$B/other/state"
 rmdir "$B/big" "$B/other"
