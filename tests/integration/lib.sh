@@ -591,5 +591,30 @@ sys.stdout.buffer.write(out)
 PY
 }
 
+# pd_fake_crun: after pd_setup, before pd_start: the daemon runs crun
+# through a wrapper (the `crun` config key) in which "crun state" fails with
+# an error other than "no such container" while $PD_TMP/crun-broken exists
+# (FLAG). When FLAG is a directory, the wrapper first touches FLAG/waiting
+# and waits until FLAG/go exists: a test holds the caller in crun.
+pd_fake_crun() {
+	FLAG=$PD_TMP/crun-broken
+	cat >"$PD_TMP/crun" <<SH
+#!/bin/sh
+for a; do
+	if [ "\$a" = state ] && [ -e '$FLAG' ]; then
+		if [ -d '$FLAG' ]; then
+			touch '$FLAG/waiting'
+			while ! [ -e '$FLAG/go' ]; do sleep 0.05; done
+		fi
+		echo "cannot read the cgroup: Resource temporarily unavailable" >&2
+		exit 1
+	fi
+done
+exec $(command -v crun) "\$@"
+SH
+	chmod 755 "$PD_TMP/crun"
+	sed -i "s|^\[paddock\]$|[paddock]\ncrun = $PD_TMP/crun|" "$PD_TMP/paddock.ini"
+}
+
 # Helpers usable from `bash -c` in tests.
 export -f pd_crun crun_list same diag snap write_expect wait_for pd_ended pd_parked pd_parked_one

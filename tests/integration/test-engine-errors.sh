@@ -13,20 +13,7 @@
 #    `error`, `info` and labels as valid UTF-8 without control characters.
 . "$(dirname "$0")/lib.sh"
 pd_setup || exit 1
-FLAG=$PD_TMP/crun-broken
-cat >"$PD_TMP/crun" <<SH
-#!/bin/sh
-# crun, but "crun state" fails with another error while the flag exists.
-for a; do
-	if [ "\$a" = state ] && [ -e '$FLAG' ]; then
-		echo "cannot read the cgroup: Resource temporarily unavailable" >&2
-		exit 1
-	fi
-done
-exec $(command -v crun) "\$@"
-SH
-chmod 755 "$PD_TMP/crun"
-sed -i "s|^\[paddock\]$|[paddock]\ncrun = $PD_TMP/crun|" "$PD_TMP/paddock.ini"
+pd_fake_crun
 pd_start
 
 B=$M/boxes

@@ -22,22 +22,7 @@ pd_setup || exit 1
 HOLD=$PD_TMP/hold
 mkdir "$HOLD"
 export PADDOCK_HOLD=disk-walk:$HOLD
-FLAG=$PD_TMP/crun-broken
-cat >"$PD_TMP/crun" <<SH
-#!/bin/sh
-# crun, but while the flag exists "crun state" waits for \$FLAG/go and fails.
-for a; do
-	if [ "\$a" = state ] && [ -d '$FLAG' ]; then
-		touch '$FLAG/waiting'
-		while ! [ -e '$FLAG/go' ]; do sleep 0.05; done
-		echo "cannot read the cgroup: Resource temporarily unavailable" >&2
-		exit 1
-	fi
-done
-exec $(command -v crun) "\$@"
-SH
-chmod 755 "$PD_TMP/crun"
-sed -i "s|^\[paddock\]$|[paddock]\ncrun = $PD_TMP/crun|" "$PD_TMP/paddock.ini"
+pd_fake_crun
 pd_start
 pd_owner || { diag "cannot set up the owner"; exit 1; }
 
