@@ -79,6 +79,13 @@ struct pd_mutex {
 };
 
 void pd_mutex_init(struct pd_mutex *m, enum lock_rank rank, unsigned flags, const char *name);
+/* The same for a mutex of static storage:
+ * static struct pd_mutex l = PD_MUTEX_INITIALIZER(LOCK_RANK_LEAF, 0, "name"); */
+#define PD_MUTEX_INITIALIZER(rank_, flags_, name_)                                                 \
+	{                                                                                          \
+		.m = PTHREAD_MUTEX_INITIALIZER, .rank = (rank_), .flags = (flags_),                \
+		.name = (name_)                                                                    \
+	}
 void pd_mutex_destroy(struct pd_mutex *m);
 
 /* The check, called by the wrappers below when PD_LOCK_CHECK is defined.
