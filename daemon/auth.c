@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "auth.h"
+#include "lock.h"
 #include "store.h"
 
 _Static_assert(STORE_HASH_LEN == crypto_generichash_BYTES, "hash length");
@@ -33,7 +34,7 @@ struct hook {
 };
 
 struct auth {
-	pthread_mutex_t lock; /* store, clients and the budget */
+	struct pd_mutex lock; /* store, clients and the budget */
 	struct store *store;
 	unsigned long long opslimit;
 	size_t memlimit;
@@ -51,7 +52,7 @@ struct auth {
 	unsigned long long q_head, q_tail;
 	pthread_cond_t cond; /* CLOCK_MONOTONIC; the queue and verifying changed */
 
-	pthread_mutex_t hooks_lock; /* hooks; taken without lock held */
+	struct pd_mutex hooks_lock; /* hooks; taken without lock held */
 	struct hook hooks[AUTH_HOOKS_MAX];
 	size_t n_hooks;
 	_Atomic uint64_t revocations;
@@ -76,8 +77,8 @@ int auth_new(const char *db_path, const struct auth_options *opts, struct auth *
 	a = calloc(1, sizeof *a);
 	if (!a)
 		return pd_error_set(err, -ENOMEM, "out of memory");
-	pthread_mutex_init(&a->lock, NULL);
-	pthread_mutex_init(&a->hooks_lock, NULL);
+	pd_mutex_init(&a->lock, LOCK_RANK_LEAF, 0, "auth lock");
+	pd_mutex_init(&a->hooks_lock, LOCK_RANK_ENGINE_WAKE, 0, "auth hooks_lock");
 	pthread_condattr_t ca;
 	pthread_condattr_init(&ca);
 	pthread_condattr_setclock(&ca, CLOCK_MONOTONIC); /* now_usec()'s clock */
@@ -106,8 +107,8 @@ struct auth *auth_free(struct auth *a)
 	store_close(a->store);
 	free(a->clients);
 	pthread_cond_destroy(&a->cond);
-	pthread_mutex_destroy(&a->hooks_lock);
-	pthread_mutex_destroy(&a->lock);
+	pd_mutex_destroy(&a->hooks_lock);
+	pd_mutex_destroy(&a->lock);
 	free(a);
 	return NULL;
 }
@@ -164,9 +165,9 @@ bool auth_has_owner(struct auth *a)
 	struct owner_row o;
 	int r;
 
-	pthread_mutex_lock(&a->lock);
+	pd_mutex_lock(&a->lock);
 	r = store_owner_get(a->store, &o);
-	pthread_mutex_unlock(&a->lock);
+	pd_mutex_unlock(&a->lock);
 	return r >= 0 && o.pwhash[0];
 }
 
@@ -181,13 +182,13 @@ int auth_setup_begin(struct auth *a, char *ret_secret, size_t size)
 		return -EINVAL;
 	random_secret(secret);
 	hash_string(secret, hash);
-	pthread_mutex_lock(&a->lock);
+	pd_mutex_lock(&a->lock);
 	r = store_owner_get(a->store, &o);
 	if (r >= 0 && o.pwhash[0])
 		r = -EEXIST;
 	else if (r >= 0 || r == -ENOENT)
 		r = store_owner_set_setup(a->store, hash, NULL);
-	pthread_mutex_unlock(&a->lock);
+	pd_mutex_unlock(&a->lock);
 	if (r >= 0)
 		memcpy(ret_secret, secret, sizeof secret);
 	sodium_memzero(secret, sizeof secret);
@@ -206,9 +207,9 @@ int auth_setup_finish(struct auth *a, const char *secret, const char *password, 
 	if (!secret || strlen(secret) != AUTH_SECRET_LEN)
 		return pd_error_set(err, -ENOENT, "the setup link is wrong or was already used");
 	hash_string(secret, hash);
-	pthread_mutex_lock(&a->lock);
+	pd_mutex_lock(&a->lock);
 	r = store_owner_get(a->store, &o);
-	pthread_mutex_unlock(&a->lock);
+	pd_mutex_unlock(&a->lock);
 	if (r < 0 && r != -ENOENT)
 		return pd_error_set(err, r, "cannot read the owner's settings");
 	pending = r >= 0 && !o.pwhash[0] && o.has_setup;
@@ -222,9 +223,9 @@ int auth_setup_finish(struct auth *a, const char *secret, const char *password, 
 	if (crypto_pwhash_str(pwhash, password, len, a->opslimit, a->memlimit) != 0)
 		return pd_error_set(err, -ENOMEM, "cannot hash the password: out of memory");
 
-	pthread_mutex_lock(&a->lock);
+	pd_mutex_lock(&a->lock);
 	r = store_owner_set_password(a->store, hash, pwhash, (int64_t)time(NULL), err);
-	pthread_mutex_unlock(&a->lock);
+	pd_mutex_unlock(&a->lock);
 	return r < 0 ? r : 0;
 }
 
@@ -373,7 +374,7 @@ static void cond_wait_us(struct auth *a, unsigned long long us)
 	ns = (unsigned long long)ts.tv_nsec + us * 1000ULL;
 	ts.tv_sec += (time_t)(ns / 1000000000ULL);
 	ts.tv_nsec = (long)(ns % 1000000000ULL);
-	pthread_cond_timedwait(&a->cond, &a->lock, &ts);
+	pd_cond_timedwait(&a->cond, &a->lock, &ts);
 }
 
 /* Waits (lock held, released while asleep) for a verification slot and a
@@ -402,16 +403,16 @@ static int budget_acquire(struct auth *a)
 			}
 			cond_wait_us(a, wait);
 		} else
-			pthread_cond_wait(&a->cond, &a->lock);
+			pd_cond_wait(&a->cond, &a->lock);
 	}
 }
 
 void auth_cancel_waiting(struct auth *a)
 {
-	pthread_mutex_lock(&a->lock);
+	pd_mutex_lock(&a->lock);
 	a->q_head = a->q_tail;
 	pthread_cond_broadcast(&a->cond);
-	pthread_mutex_unlock(&a->lock);
+	pd_mutex_unlock(&a->lock);
 }
 
 /* Seconds a refused login is told to wait for the queue to have room. */
@@ -447,13 +448,13 @@ int auth_login(struct auth *a, const char *client, const char *password, const c
 		return r;
 	auth_client_key(client, key, sizeof key);
 
-	pthread_mutex_lock(&a->lock);
+	pd_mutex_lock(&a->lock);
 	now = now_usec();
 	c = find_client(a, key);
 	if (c && (c->busy || now < c->until)) {
 		unsigned s = c->busy ? 1 : retry_seconds(c->until, now);
 		bool busy = c->busy;
-		pthread_mutex_unlock(&a->lock);
+		pd_mutex_unlock(&a->lock);
 		*ret_retry_after = s;
 		if (busy)
 			return pd_error_set(
@@ -462,7 +463,7 @@ int auth_login(struct auth *a, const char *client, const char *password, const c
 	}
 	r = store_owner_get(a->store, &o);
 	if (r < 0 || !o.pwhash[0]) {
-		pthread_mutex_unlock(&a->lock);
+		pd_mutex_unlock(&a->lock);
 		if (r < 0 && r != -ENOENT)
 			return pd_error_set(err, r, "cannot read the owner's settings");
 		return pd_error_set(err, -EACCES, "no owner password set; open the setup link");
@@ -470,7 +471,7 @@ int auth_login(struct auth *a, const char *client, const char *password, const c
 	if (!c)
 		c = add_client(a, key, now);
 	if (!c) {
-		pthread_mutex_unlock(&a->lock);
+		pd_mutex_unlock(&a->lock);
 		return pd_error_set(err, -ENOMEM, "out of memory");
 	}
 	c->seen = now;
@@ -480,7 +481,7 @@ int auth_login(struct auth *a, const char *client, const char *password, const c
 	if (len < AUTH_PASSWORD_MIN || len > AUTH_PASSWORD_MAX) {
 		c->failures++;
 		c->until = now + lockout_usec(c->failures);
-		pthread_mutex_unlock(&a->lock);
+		pd_mutex_unlock(&a->lock);
 		return pd_error_set(err, -EACCES, "wrong password");
 	}
 	c->busy = true;
@@ -490,17 +491,17 @@ int auth_login(struct auth *a, const char *client, const char *password, const c
 	if (r < 0) {
 		unsigned s = queue_retry_seconds(a);
 		c->busy = false;
-		pthread_mutex_unlock(&a->lock);
+		pd_mutex_unlock(&a->lock);
 		*ret_retry_after = s;
 		return pd_error_set(err, -EAGAIN, "too many logins at once; retry in %u s", s);
 	}
 	memcpy(pwhash, o.pwhash, sizeof pwhash);
-	pthread_mutex_unlock(&a->lock);
+	pd_mutex_unlock(&a->lock);
 
 	/* The slow part, unlocked. */
 	ok = crypto_pwhash_str_verify(pwhash, password, len) == 0;
 
-	pthread_mutex_lock(&a->lock);
+	pd_mutex_lock(&a->lock);
 	a->verifying--;
 	pthread_cond_broadcast(&a->cond);
 	c = find_client(a, key);
@@ -510,12 +511,12 @@ int auth_login(struct auth *a, const char *client, const char *password, const c
 		c->failures++;
 		c->seen = now_usec();
 		c->until = c->seen + lockout_usec(c->failures);
-		pthread_mutex_unlock(&a->lock);
+		pd_mutex_unlock(&a->lock);
 		return pd_error_set(err, -EACCES, "wrong password");
 	}
 	forget_client(a, c);
 	r = make_token(a, label, token, id, err);
-	pthread_mutex_unlock(&a->lock);
+	pd_mutex_unlock(&a->lock);
 	if (r < 0)
 		return pd_error_prefix(err, "cannot create a token");
 	memcpy(ret_token, token, sizeof token);
@@ -553,7 +554,7 @@ int auth_check_token_id(struct auth *a, const char *token, char ret_id[AUTH_ID_L
 	if (!token_id(token, id))
 		return -EACCES;
 	hash_string(token, hash);
-	pthread_mutex_lock(&a->lock);
+	pd_mutex_lock(&a->lock);
 	r = store_token_get(a->store, id, &row);
 	if (r >= 0 && sodium_memcmp(row.hash, hash, sizeof hash) != 0)
 		r = -EACCES;
@@ -562,7 +563,7 @@ int auth_check_token_id(struct auth *a, const char *token, char ret_id[AUTH_ID_L
 		if (now < row.last_used || now - row.last_used >= AUTH_TOUCH_INTERVAL)
 			(void)store_token_set_last_used(a->store, id, (int64_t)now, NULL);
 	}
-	pthread_mutex_unlock(&a->lock);
+	pd_mutex_unlock(&a->lock);
 	if (r == -ENOENT)
 		return -EACCES;
 	if (r >= 0 && ret_id)
@@ -596,9 +597,9 @@ int auth_token_list(struct auth *a, struct auth_token **ret, size_t *ret_n)
 	struct list_ctx l = {0};
 	int r;
 
-	pthread_mutex_lock(&a->lock);
+	pd_mutex_lock(&a->lock);
 	r = store_token_foreach(a->store, list_one, &l);
-	pthread_mutex_unlock(&a->lock);
+	pd_mutex_unlock(&a->lock);
 	if (r < 0) {
 		free(l.v);
 		return r;
@@ -615,9 +616,9 @@ int auth_token_get(struct auth *a, const char *id, struct auth_token *ret)
 
 	if (!id)
 		return -ENOENT;
-	pthread_mutex_lock(&a->lock);
+	pd_mutex_lock(&a->lock);
 	r = store_token_get(a->store, id, &row);
-	pthread_mutex_unlock(&a->lock);
+	pd_mutex_unlock(&a->lock);
 	if (r < 0)
 		return r;
 	token_from_row(&row, ret);
@@ -629,9 +630,9 @@ int auth_token_get_seq(struct auth *a, int64_t seq, struct auth_token *ret)
 	struct token_row row;
 	int r;
 
-	pthread_mutex_lock(&a->lock);
+	pd_mutex_lock(&a->lock);
 	r = store_token_get_seq(a->store, seq, &row);
-	pthread_mutex_unlock(&a->lock);
+	pd_mutex_unlock(&a->lock);
 	if (r < 0)
 		return r;
 	token_from_row(&row, ret);
@@ -644,16 +645,16 @@ int auth_token_revoke(struct auth *a, const char *id)
 
 	if (!id)
 		return -ENOENT;
-	pthread_mutex_lock(&a->lock);
+	pd_mutex_lock(&a->lock);
 	r = store_token_delete(a->store, id, NULL);
-	pthread_mutex_unlock(&a->lock);
+	pd_mutex_unlock(&a->lock);
 	if (r < 0)
 		return r;
 	atomic_fetch_add(&a->revocations, 1);
-	pthread_mutex_lock(&a->hooks_lock);
+	pd_mutex_lock(&a->hooks_lock);
 	for (size_t i = 0; i < a->n_hooks; i++)
 		a->hooks[i].fn(a->hooks[i].userdata, id);
-	pthread_mutex_unlock(&a->hooks_lock);
+	pd_mutex_unlock(&a->hooks_lock);
 	return 0;
 }
 
@@ -661,24 +662,24 @@ int auth_add_revoke_hook(struct auth *a, auth_revoke_fn fn, void *userdata)
 {
 	int r = -ENOSPC;
 
-	pthread_mutex_lock(&a->hooks_lock);
+	pd_mutex_lock(&a->hooks_lock);
 	if (a->n_hooks < AUTH_HOOKS_MAX) {
 		a->hooks[a->n_hooks++] = (struct hook){fn, userdata};
 		r = 0;
 	}
-	pthread_mutex_unlock(&a->hooks_lock);
+	pd_mutex_unlock(&a->hooks_lock);
 	return r;
 }
 
 void auth_remove_revoke_hook(struct auth *a, auth_revoke_fn fn, void *userdata)
 {
-	pthread_mutex_lock(&a->hooks_lock);
+	pd_mutex_lock(&a->hooks_lock);
 	for (size_t i = 0; i < a->n_hooks; i++)
 		if (a->hooks[i].fn == fn && a->hooks[i].userdata == userdata) {
 			a->hooks[i] = a->hooks[--a->n_hooks];
 			break;
 		}
-	pthread_mutex_unlock(&a->hooks_lock);
+	pd_mutex_unlock(&a->hooks_lock);
 }
 
 uint64_t auth_revocations(struct auth *a)

@@ -21,6 +21,7 @@
 #include <unistd.h>
 
 #include "dns.h"
+#include "lock.h"
 #include "log.h"
 #include "util.h"
 
@@ -56,7 +57,7 @@ struct dns {
 	struct pending *pending; /* DNS_MAX_PENDING slots */
 	size_t n_pending;
 
-	pthread_mutex_t tcp_lock;
+	struct pd_mutex tcp_lock;
 	pthread_cond_t tcp_done;
 	int tcp_fds[DNS_MAX_TCP]; /* connections being served; -1 free */
 	uint32_t tcp_srcs[DNS_MAX_TCP];
@@ -556,12 +557,12 @@ static void *tcp_thread(void *arg)
 	struct dns *d = c->d;
 
 	tcp_serve(c);
-	pthread_mutex_lock(&d->tcp_lock);
+	pd_mutex_lock(&d->tcp_lock);
 	d->tcp_fds[c->slot] = -1;
 	d->n_tcp--;
 	close(c->fd);
 	pthread_cond_broadcast(&d->tcp_done);
-	pthread_mutex_unlock(&d->tcp_lock);
+	pd_mutex_unlock(&d->tcp_lock);
 	free(c);
 	return NULL;
 }
@@ -580,7 +581,7 @@ static void tcp_accept(struct dns *d)
 	if (fd < 0)
 		return;
 	src = ntohl(from.sin_addr.s_addr);
-	pthread_mutex_lock(&d->tcp_lock);
+	pd_mutex_lock(&d->tcp_lock);
 	for (size_t i = 0; i < DNS_MAX_TCP; i++) {
 		if (d->tcp_fds[i] < 0) {
 			if (slot == DNS_MAX_TCP)
@@ -592,7 +593,7 @@ static void tcp_accept(struct dns *d)
 		? calloc(1, sizeof *c)
 		: NULL;
 	if (!c) {
-		pthread_mutex_unlock(&d->tcp_lock);
+		pd_mutex_unlock(&d->tcp_lock);
 		close(fd);
 		return;
 	}
@@ -610,7 +611,7 @@ static void tcp_accept(struct dns *d)
 		free(c);
 	}
 	pthread_attr_destroy(&attr);
-	pthread_mutex_unlock(&d->tcp_lock);
+	pd_mutex_unlock(&d->tcp_lock);
 }
 
 /* ---- the loop ----------------------------------------------------------- */
@@ -699,7 +700,7 @@ int dns_start(uint32_t listen_addr, uint16_t port, uint32_t upstream, uint16_t u
 	d->upstream = (struct sockaddr_in){.sin_family = AF_INET,
 					   .sin_port = htons(upstream_port),
 					   .sin_addr.s_addr = htonl(upstream)};
-	pthread_mutex_init(&d->tcp_lock, NULL);
+	pd_mutex_init(&d->tcp_lock, LOCK_RANK_LEAF, 0, "dns tcp_lock");
 	pthread_cond_init(&d->tcp_done, NULL);
 	for (size_t i = 0; i < DNS_MAX_TCP; i++)
 		d->tcp_fds[i] = -1;
@@ -763,14 +764,14 @@ void dns_stop(struct dns *d)
 			log_warn("dns: cannot wake the resolver: %s", strerror(errno));
 		pthread_join(d->thread, NULL);
 	}
-	pthread_mutex_lock(&d->tcp_lock);
+	pd_mutex_lock(&d->tcp_lock);
 	d->stopping = true;
 	for (size_t i = 0; i < DNS_MAX_TCP; i++)
 		if (d->tcp_fds[i] >= 0)
 			shutdown(d->tcp_fds[i], SHUT_RDWR);
 	while (d->n_tcp)
-		pthread_cond_wait(&d->tcp_done, &d->tcp_lock);
-	pthread_mutex_unlock(&d->tcp_lock);
+		pd_cond_wait(&d->tcp_done, &d->tcp_lock);
+	pd_mutex_unlock(&d->tcp_lock);
 	for (size_t i = 0; d->pending && i < DNS_MAX_PENDING; i++)
 		if (d->pending[i].fd >= 0) {
 			close(d->pending[i].fd);
@@ -787,7 +788,7 @@ void dns_stop(struct dns *d)
 		close(d->wake);
 	if (d->timer >= 0)
 		close(d->timer);
-	pthread_mutex_destroy(&d->tcp_lock);
+	pd_mutex_destroy(&d->tcp_lock);
 	pthread_cond_destroy(&d->tcp_done);
 	free(d);
 }

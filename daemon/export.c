@@ -16,6 +16,7 @@
 #include <xxhash.h>
 
 #include "export.h"
+#include "lock.h"
 #include "parse.h"
 #include "tarsafe.h"
 #include "util.h"
@@ -556,7 +557,7 @@ int export_manifest_verify(struct export_manifest *m, int dirfd, pd_error *err)
 
 struct export_stream {
 	uint64_t key;
-	pthread_mutex_t lock;
+	struct pd_mutex lock;
 	unsigned refs; /* the reader and the compressor thread */
 	int fd;	       /* the archive so far: an unlinked temp file */
 	uint64_t written;
@@ -587,9 +588,9 @@ static void stream_unref(struct export_stream *x)
 {
 	bool last;
 
-	pthread_mutex_lock(&x->lock);
+	pd_mutex_lock(&x->lock);
 	last = --x->refs == 0;
-	pthread_mutex_unlock(&x->lock);
+	pd_mutex_unlock(&x->lock);
 	if (!last)
 		return;
 	if (x->release)
@@ -607,7 +608,7 @@ static void stream_unref(struct export_stream *x)
 		XXH3_freeState(x->hash);
 	free(x->file);
 	free(x->manifest_text);
-	pthread_mutex_destroy(&x->lock);
+	pd_mutex_destroy(&x->lock);
 	free(x);
 }
 
@@ -688,17 +689,17 @@ static la_ssize_t zstd_write(struct archive *a, void *userdata, const void *buf,
 	/* Failures are noted, not returned: libarchive leaks its buffer
 	 * when a write fails, and the loop stops at the next read. */
 	(void)a;
-	pthread_mutex_lock(&x->lock);
+	pd_mutex_lock(&x->lock);
 	cancel = x->cancel;
-	pthread_mutex_unlock(&x->lock);
+	pd_mutex_unlock(&x->lock);
 	if (cancel || x->write_err)
 		return (la_ssize_t)len;
 	x->write_err = write_all(x->fd, buf, len);
 	if (x->write_err < 0)
 		return (la_ssize_t)len;
-	pthread_mutex_lock(&x->lock);
+	pd_mutex_lock(&x->lock);
 	x->written += len;
-	pthread_mutex_unlock(&x->lock);
+	pd_mutex_unlock(&x->lock);
 	x->wake(x->userdata, x->key);
 	return (la_ssize_t)len;
 }
@@ -736,9 +737,9 @@ static void *zstd_main(void *userdata)
 		ssize_t n;
 		bool cancel;
 
-		pthread_mutex_lock(&x->lock);
+		pd_mutex_lock(&x->lock);
 		cancel = x->cancel;
-		pthread_mutex_unlock(&x->lock);
+		pd_mutex_unlock(&x->lock);
 		if (cancel) {
 			r = pd_error_set(&err, -ECANCELED, "export cancelled");
 			break;
@@ -781,11 +782,11 @@ static void *zstd_main(void *userdata)
 	if (entry)
 		archive_entry_free(entry);
 
-	pthread_mutex_lock(&x->lock);
+	pd_mutex_lock(&x->lock);
 	x->done = true;
 	x->result = r;
 	x->err = err;
-	pthread_mutex_unlock(&x->lock);
+	pd_mutex_unlock(&x->lock);
 	x->wake(x->userdata, x->key);
 	stream_unref(x);
 	return NULL;
@@ -809,7 +810,7 @@ int export_stream_start(const struct export_source *src, struct export_stream **
 					    strerror(-r))
 			     : pd_error_set(err, -ENOMEM, "out of memory");
 	}
-	pthread_mutex_init(&x->lock, NULL);
+	pd_mutex_init(&x->lock, LOCK_RANK_LEAF, 0, "export stream lock");
 	x->refs = 1;
 	x->dirfd = src->dirfd;
 	x->fd = src->tmpfd;
@@ -857,11 +858,11 @@ int export_stream_read(struct export_stream *x, uint64_t off, char *buf, size_t 
 	int result;
 	ssize_t n;
 
-	pthread_mutex_lock(&x->lock);
+	pd_mutex_lock(&x->lock);
 	avail = x->written;
 	done = x->done;
 	result = x->result;
-	pthread_mutex_unlock(&x->lock);
+	pd_mutex_unlock(&x->lock);
 	if (off >= avail) {
 		if (!done && size > 0)
 			return -EAGAIN;
@@ -888,26 +889,26 @@ bool export_stream_live(struct export_stream *x)
 {
 	bool live;
 
-	pthread_mutex_lock(&x->lock);
+	pd_mutex_lock(&x->lock);
 	live = !x->done;
-	pthread_mutex_unlock(&x->lock);
+	pd_mutex_unlock(&x->lock);
 	return live;
 }
 
 void export_stream_error(struct export_stream *x, pd_error *ret)
 {
-	pthread_mutex_lock(&x->lock);
+	pd_mutex_lock(&x->lock);
 	*ret = x->err;
-	pthread_mutex_unlock(&x->lock);
+	pd_mutex_unlock(&x->lock);
 }
 
 void export_stream_close(struct export_stream *x)
 {
 	if (!x)
 		return;
-	pthread_mutex_lock(&x->lock);
+	pd_mutex_lock(&x->lock);
 	x->cancel = true;
-	pthread_mutex_unlock(&x->lock);
+	pd_mutex_unlock(&x->lock);
 	stream_unref(x);
 }
 

@@ -2,55 +2,77 @@
  * order in debug builds.
  *
  * The hierarchy, outermost first. A thread that holds a lock may take only
- * locks of a higher rank; two locks of one rank never nest. Locks marked
- * [checked] are struct pd_mutex and checked when the build has
- * PD_LOCK_CHECK (configure --enable-lock-check, on with
- * --enable-sanitizers); the others are plain mutexes whose place is kept by
- * their code and recorded here.
+ * locks of a higher rank; two locks of one rank never nest. Every mutex of
+ * the daemon is a struct pd_mutex initialised with its rank here, and all
+ * are [checked] when the build has PD_LOCK_CHECK (configure
+ * --enable-lock-check, on with --enable-sanitizers): an inversion anywhere
+ * aborts. A new lock gets one of these ranks and a line here. Locks flagged
+ * LOCK_NO_SLOW (lock_assert_no_slow()) are named so.
  *
- *  LOCK_RANK_FUSE_PARK    the FUSE adapter's park_lock (fs/fuse-adapter.c):
- *                         a parked read is retried under it, which calls
- *                         the tree and so takes the engine lock.
- *  LOCK_RANK_ENGINE       [checked] e->lock: the box table, jobs, volumes,
- *                         snapshot export marks, the boxes' looked-up
- *                         names and the store connection. No slow work
- *                         under it (see lock_assert_no_slow()): disk walks,
- *                         rm_rf, cp, crun, archive streams and waits for a
- *                         box all run outside it, on a box marked busy or
- *                         with its own in-flight mark (engine-internal.h).
+ *  LOCK_RANK_FUSE_PARK    [checked] the FUSE adapter's park_lock
+ *                         (fs/fuse-adapter.c): a parked read is retried
+ *                         under it, which calls the tree, and so the engine
+ *                         (e->lock and what nests under it) and an export
+ *                         stream's lock.
+ *  LOCK_RANK_ENGINE       [checked] e->lock, LOCK_NO_SLOW: the box table,
+ *                         jobs, volumes, snapshot export marks, the boxes'
+ *                         looked-up names and the store connection. No
+ *                         slow work under it: disk walks, rm_rf, cp, crun,
+ *                         archive streams and waits for a box all run
+ *                         outside it, on a box marked busy or with its own
+ *                         in-flight mark (engine-internal.h).
  *  LOCK_RANK_ENGINE_WAKE  [checked] e->wake_lock: held while the wake
  *                         listeners run; taken under e->lock (an event
  *                         appended by eng_emit() wakes its readers) and
  *                         alone.
- *                         auth's hooks_lock (auth.c) has this rank too:
- *                         held while the revocation listeners run, never
- *                         with e->lock.
- *  LOCK_RANK_LISTENER     what a wake or revocation listener takes in its
- *                         callback: the FUSE adapter's wake_lock, the HTTP
- *                         adapter's park_lock (its parked streams and its
- *                         requests by token). Nothing is taken under
- *                         them.
- *  LOCK_RANK_LEAF         held around a few lines that take no other lock:
- *                         the nftables context (net-nft.c, taken under
- *                         e->lock), auth's lock (auth.c: the tokens and
- *                         their own store connection; never under
- *                         e->lock), the DNS resolver's tcp_lock (dns.c), an
- *                         export stream's lock (export.c: its wake and
- *                         release callbacks run with it dropped), the
- *                         tree's lock (fs/tree.c: temp files), and the
- *                         HTTP adapter's (web/http.c): the queue locks of
- *                         its two pools (workers, login threads), its
- *                         conn_lock (the connections and their count per
- *                         address: on_accept, conn_started, conn_closed,
- *                         conn_set_deadline, sweep_deadlines) and its
- *                         request locks. Its park_lock is a listener's
- *                         (above) and is never held with these.
+ *                         [checked] auth's hooks_lock (auth.c) has this
+ *                         rank too: held while the revocation listeners
+ *                         run, never with e->lock nor e->wake_lock.
+ *  LOCK_RANK_LISTENER     [checked] what a wake or revocation listener
+ *                         takes in its callback, so LOCK_NO_SLOW (the
+ *                         engine waits on them): the FUSE adapter's
+ *                         wake_lock (its queue of wake keys; its waker
+ *                         thread waits on it), the HTTP adapter's
+ *                         park_lock (its parked streams and its requests
+ *                         by token). Nothing is taken under them.
+ *  LOCK_RANK_LEAF         [checked] held around a few lines that take no
+ *                         other lock:
+ *                         - the nftables context (net-nft.c, a static
+ *                           mutex; taken under e->lock and alone),
+ *                         - auth's lock (auth.c: the tokens and their own
+ *                           store connection, the login rate limit and
+ *                           queue, whose waiters wait on it; never under
+ *                           e->lock; the password hash runs outside it),
+ *                         - the DNS resolver's tcp_lock (dns.c: its TCP
+ *                           connections; dns_stop() waits on it),
+ *                         - an export stream's lock (export.c: its wake
+ *                           and release callbacks run with it dropped),
+ *                         - the tree's lock (fs/tree.c: temp files, image
+ *                           slots, open files),
+ *                         - the FUSE adapter's verdict_lock (the callers'
+ *                           remembered groups, read from /proc outside
+ *                           it), LOCK_NO_SLOW: every FUSE request of a
+ *                           group member may pass it,
+ *                         - the HTTP adapter's (web/http.c): the queue
+ *                           locks of its two pools (workers, login threads;
+ *                           idle threads wait on them), its conn_lock (the
+ *                           connections and their count per address:
+ *                           on_accept, conn_started, conn_closed,
+ *                           conn_set_deadline, sweep_deadlines), all three
+ *                           LOCK_NO_SLOW (every request or connection
+ *                           passes them), and its request locks
+ *                           (http-internal.h: a request's waiting and done).
+ *                           Its park_lock is a listener's (above) and is
+ *                           never held with these.
  *
  * The volumes have no lock of their own (e->lock guards their table), and
  * neither do boxes: an action marks its box busy under e->lock and works
- * outside it; a disk walk marks the box walking (engine.c). Condition
- * waits (the TTL timer, readers of a walk) release e->lock while they
- * wait.
+ * outside it; a disk walk marks the box walking (engine.c). A condition
+ * wait releases its mutex while it waits and holds no other lock: the TTL
+ * timer and readers of a walk (e->lock), logins queued for the password
+ * budget (auth's lock), idle pool threads (the HTTP queue locks), the FUSE
+ * waker (its wake_lock) and dns_stop() (tcp_lock), all through
+ * pd_cond_wait()/pd_cond_timedwait().
  */
 #pragma once
 
@@ -79,6 +101,13 @@ struct pd_mutex {
 };
 
 void pd_mutex_init(struct pd_mutex *m, enum lock_rank rank, unsigned flags, const char *name);
+/* The same for a mutex of static storage:
+ * static struct pd_mutex l = PD_MUTEX_INITIALIZER(LOCK_RANK_LEAF, 0, "name"); */
+#define PD_MUTEX_INITIALIZER(rank_, flags_, name_)                                                 \
+	{                                                                                          \
+		.m = PTHREAD_MUTEX_INITIALIZER, .rank = (rank_), .flags = (flags_),                \
+		.name = (name_)                                                                    \
+	}
 void pd_mutex_destroy(struct pd_mutex *m);
 
 /* The check, called by the wrappers below when PD_LOCK_CHECK is defined.

@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include "net-nft.h"
+#include "lock.h"
 #include "util.h"
 
 #define IP4(a) (a) >> 24, ((a) >> 16) & 0xff, ((a) >> 8) & 0xff, (a)&0xff
@@ -396,7 +397,7 @@ int nft_render_box_policy(const struct nft_net *net, const struct nft_box *box, 
 
 /* --- the kernel ----------------------------------------------------------- */
 
-static pthread_mutex_t ctx_lock = PTHREAD_MUTEX_INITIALIZER;
+static struct pd_mutex ctx_lock = PD_MUTEX_INITIALIZER(LOCK_RANK_LEAF, 0, "nft ctx_lock");
 static struct nft_ctx *ctx; /* kept open; NULL until first use, or after a failure */
 static int ctx_fd = -1;	    /* its netlink socket, once marked close-on-exec */
 
@@ -452,7 +453,7 @@ static int nft_run_out(const char *text, char **ret_out, pd_error *err)
 {
 	int r = 0;
 
-	pthread_mutex_lock(&ctx_lock);
+	pd_mutex_lock(&ctx_lock);
 	if (!ctx) {
 		ctx = nft_ctx_new(NFT_CTX_DEFAULT);
 		if (!ctx) {
@@ -485,7 +486,7 @@ static int nft_run_out(const char *text, char **ret_out, pd_error *err)
 			r = pd_error_set(err, -ENOMEM, "out of memory");
 	}
 out:
-	pthread_mutex_unlock(&ctx_lock);
+	pd_mutex_unlock(&ctx_lock);
 	return r;
 }
 

@@ -15,6 +15,7 @@
 
 #include "access.h"
 #include "fuse-adapter.h"
+#include "lock.h"
 #include "log.h"
 
 #define READ_MAX (128 * 1024)
@@ -47,11 +48,11 @@ struct fuse_adapter {
 	char *mountpoint;
 	bool mounted;
 
-	pthread_mutex_t park_lock;
+	struct pd_mutex park_lock;
 	struct parked *parked;
 	size_t n_parked;
 
-	pthread_mutex_t wake_lock;
+	struct pd_mutex wake_lock;
 	pthread_cond_t wake_cond;
 	uint64_t wake_keys[WAKE_QUEUE_MAX];
 	size_t n_wake;
@@ -60,7 +61,7 @@ struct fuse_adapter {
 	pthread_t waker;
 	bool waker_started;
 
-	pthread_mutex_t verdict_lock;
+	struct pd_mutex verdict_lock;
 	struct verdict verdicts[VERDICTS]; /* by pid % VERDICTS */
 };
 
@@ -114,10 +115,10 @@ static bool allowed(fuse_req_t req)
 		return false;
 	now = now_usec();
 	v = &a->verdicts[(unsigned)c->pid % VERDICTS];
-	pthread_mutex_lock(&a->verdict_lock);
+	pd_mutex_lock(&a->verdict_lock);
 	hit = v->pid == c->pid && v->uid == c->uid && v->gid == c->gid && now < v->expires;
 	ok = v->ok;
-	pthread_mutex_unlock(&a->verdict_lock);
+	pd_mutex_unlock(&a->verdict_lock);
 	if (hit)
 		return ok;
 	/* At most ACCESS_GROUPS_MAX are looked at, as for the local socket.
@@ -126,10 +127,10 @@ static bool allowed(fuse_req_t req)
 	if (n > (int)ELEMENTSOF(groups))
 		n = (int)ELEMENTSOF(groups);
 	ok = n > 0 && access_allows(acc, c->uid, c->gid, groups, (size_t)n);
-	pthread_mutex_lock(&a->verdict_lock);
+	pd_mutex_lock(&a->verdict_lock);
 	*v = (struct verdict){
 	    .pid = c->pid, .uid = c->uid, .gid = c->gid, .ok = ok, .expires = now + VERDICT_USEC};
-	pthread_mutex_unlock(&a->verdict_lock);
+	pd_mutex_unlock(&a->verdict_lock);
 	return ok;
 }
 
@@ -403,7 +404,7 @@ static void parked_interrupted(fuse_req_t req, void *data)
 	struct fuse_adapter *a = data;
 	struct parked *victim = NULL;
 
-	pthread_mutex_lock(&a->park_lock);
+	pd_mutex_lock(&a->park_lock);
 	for (struct parked **p = &a->parked; *p; p = &(*p)->next)
 		if ((*p)->req == req) {
 			victim = *p;
@@ -411,7 +412,7 @@ static void parked_interrupted(fuse_req_t req, void *data)
 			a->n_parked--;
 			break;
 		}
-	pthread_mutex_unlock(&a->park_lock);
+	pd_mutex_unlock(&a->park_lock);
 	if (victim) {
 		fuse_reply_err(req, EINTR);
 		free(victim);
@@ -467,14 +468,14 @@ static void op_read(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
 	fuse_req_interrupt_func(req, parked_interrupted, a);
 	/* Park under the lock, so a wake between the failed read and the
 	 * parking cannot be missed: wakers retry parked reads under it. */
-	pthread_mutex_lock(&a->park_lock);
+	pd_mutex_lock(&a->park_lock);
 	if (try_read(a, req, f, (uint64_t)off, size)) {
-		pthread_mutex_unlock(&a->park_lock);
+		pd_mutex_unlock(&a->park_lock);
 		return;
 	}
 	p = calloc(1, sizeof *p);
 	if (!p) {
-		pthread_mutex_unlock(&a->park_lock);
+		pd_mutex_unlock(&a->park_lock);
 		fuse_reply_err(req, ENOMEM);
 		return;
 	}
@@ -486,7 +487,7 @@ static void op_read(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
 			     .next = a->parked};
 	a->parked = p;
 	a->n_parked++;
-	pthread_mutex_unlock(&a->park_lock);
+	pd_mutex_unlock(&a->park_lock);
 }
 
 static void op_write(fuse_req_t req, fuse_ino_t ino, const char *buf, size_t size, off_t off,
@@ -621,7 +622,7 @@ static void on_wake(void *userdata, uint64_t key)
 {
 	struct fuse_adapter *a = userdata;
 
-	pthread_mutex_lock(&a->wake_lock);
+	pd_mutex_lock(&a->wake_lock);
 	bool queued = false;
 	for (size_t i = 0; i < a->n_wake; i++)
 		queued |= a->wake_keys[i] == key;
@@ -632,12 +633,12 @@ static void on_wake(void *userdata, uint64_t key)
 			a->wake_all = true;
 	}
 	pthread_cond_signal(&a->wake_cond);
-	pthread_mutex_unlock(&a->wake_lock);
+	pd_mutex_unlock(&a->wake_lock);
 }
 
 static void retry_parked(struct fuse_adapter *a, const uint64_t *keys, size_t n, bool all)
 {
-	pthread_mutex_lock(&a->park_lock);
+	pd_mutex_lock(&a->park_lock);
 	for (struct parked **pp = &a->parked; *pp;) {
 		struct parked *p = *pp;
 		bool match = all;
@@ -650,7 +651,7 @@ static void retry_parked(struct fuse_adapter *a, const uint64_t *keys, size_t n,
 		} else
 			pp = &p->next;
 	}
-	pthread_mutex_unlock(&a->park_lock);
+	pd_mutex_unlock(&a->park_lock);
 }
 
 static void *waker_main(void *userdata)
@@ -662,11 +663,11 @@ static void *waker_main(void *userdata)
 		size_t n;
 		bool all;
 
-		pthread_mutex_lock(&a->wake_lock);
+		pd_mutex_lock(&a->wake_lock);
 		while (!a->n_wake && !a->wake_all && !a->stopping)
-			pthread_cond_wait(&a->wake_cond, &a->wake_lock);
+			pd_cond_wait(&a->wake_cond, &a->wake_lock);
 		if (a->stopping) {
-			pthread_mutex_unlock(&a->wake_lock);
+			pd_mutex_unlock(&a->wake_lock);
 			return NULL;
 		}
 		n = a->n_wake;
@@ -674,7 +675,7 @@ static void *waker_main(void *userdata)
 		all = a->wake_all;
 		a->n_wake = 0;
 		a->wake_all = false;
-		pthread_mutex_unlock(&a->wake_lock);
+		pd_mutex_unlock(&a->wake_lock);
 		retry_parked(a, keys, n, all);
 	}
 }
@@ -712,9 +713,9 @@ static void on_box_change(void *userdata, enum engine_box_change change, const c
 
 size_t fuse_adapter_parked(struct fuse_adapter *a)
 {
-	pthread_mutex_lock(&a->park_lock);
+	pd_mutex_lock(&a->park_lock);
 	size_t n = a->n_parked;
-	pthread_mutex_unlock(&a->park_lock);
+	pd_mutex_unlock(&a->park_lock);
 	return n;
 }
 
@@ -796,9 +797,9 @@ int fuse_adapter_mount(struct tree *t, struct engine *e, const char *mountpoint,
 		return pd_error_set(err, -ENOMEM, "out of memory");
 	a->tree = t;
 	a->engine = e;
-	pthread_mutex_init(&a->park_lock, NULL);
-	pthread_mutex_init(&a->wake_lock, NULL);
-	pthread_mutex_init(&a->verdict_lock, NULL);
+	pd_mutex_init(&a->park_lock, LOCK_RANK_FUSE_PARK, 0, "fuse park_lock");
+	pd_mutex_init(&a->wake_lock, LOCK_RANK_LISTENER, LOCK_NO_SLOW, "fuse wake_lock");
+	pd_mutex_init(&a->verdict_lock, LOCK_RANK_LEAF, LOCK_NO_SLOW, "fuse verdict_lock");
 	pthread_cond_init(&a->wake_cond, NULL);
 	a->mountpoint = strdup(mountpoint);
 	if (!a->mountpoint) {
@@ -856,29 +857,29 @@ struct fuse_adapter *fuse_adapter_free(struct fuse_adapter *a)
 		engine_set_box_hook(a->engine, NULL, NULL);
 	}
 	if (a->waker_started) {
-		pthread_mutex_lock(&a->wake_lock);
+		pd_mutex_lock(&a->wake_lock);
 		a->stopping = true;
 		pthread_cond_signal(&a->wake_cond);
-		pthread_mutex_unlock(&a->wake_lock);
+		pd_mutex_unlock(&a->wake_lock);
 		pthread_join(a->waker, NULL);
 	}
-	pthread_mutex_lock(&a->park_lock);
+	pd_mutex_lock(&a->park_lock);
 	while (a->parked) {
 		struct parked *p = a->parked;
 		a->parked = p->next;
 		fuse_reply_err(p->req, EINTR);
 		free(p);
 	}
-	pthread_mutex_unlock(&a->park_lock);
+	pd_mutex_unlock(&a->park_lock);
 	if (a->se) {
 		if (a->mounted)
 			fuse_session_unmount(a->se);
 		fuse_session_destroy(a->se);
 	}
 	free(a->mountpoint);
-	pthread_mutex_destroy(&a->park_lock);
-	pthread_mutex_destroy(&a->wake_lock);
-	pthread_mutex_destroy(&a->verdict_lock);
+	pd_mutex_destroy(&a->park_lock);
+	pd_mutex_destroy(&a->wake_lock);
+	pd_mutex_destroy(&a->verdict_lock);
 	pthread_cond_destroy(&a->wake_cond);
 	free(a);
 	return NULL;

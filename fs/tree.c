@@ -19,6 +19,7 @@
 #include "auth.h"
 #include "autoconfig.h"
 #include "jobs.h"
+#include "lock.h"
 #include "policy.h"
 #include "tree.h"
 #include "export.h"
@@ -233,7 +234,7 @@ struct temp_file {
 struct tree {
 	struct engine *engine;
 	time_t started;
-	pthread_mutex_t lock; /* temps and image slots */
+	struct pd_mutex lock; /* temps and image slots */
 	struct temp_file *temps;
 	uint64_t next_temp_id;
 	char *image_slots[IMAGE_SLOTS_MAX];
@@ -286,7 +287,7 @@ static int image_slot(struct tree *t, const char *name)
 {
 	int slot = -ENOSPC;
 
-	pthread_mutex_lock(&t->lock);
+	pd_mutex_lock(&t->lock);
 	for (size_t i = 0; i < t->n_image_slots; i++)
 		if (strcmp(t->image_slots[i], name) == 0) {
 			slot = (int)i;
@@ -302,7 +303,7 @@ static int image_slot(struct tree *t, const char *name)
 		slot = (int)t->n_image_slots++;
 	}
 out:
-	pthread_mutex_unlock(&t->lock);
+	pd_mutex_unlock(&t->lock);
 	return slot;
 }
 
@@ -310,10 +311,10 @@ static const char *image_slot_name(struct tree *t, uint64_t slot)
 {
 	const char *name = NULL;
 
-	pthread_mutex_lock(&t->lock);
+	pd_mutex_lock(&t->lock);
 	if (slot < t->n_image_slots)
 		name = t->image_slots[slot];
-	pthread_mutex_unlock(&t->lock);
+	pd_mutex_unlock(&t->lock);
 	return name; /* slots are never freed while the tree lives */
 }
 
@@ -712,7 +713,7 @@ static int render(struct tree *t, uint64_t ino, struct buf *out)
 		return 0;
 	}
 	case KIND_TEMP: {
-		pthread_mutex_lock(&t->lock);
+		pd_mutex_lock(&t->lock);
 		struct temp_file *f = find_temp_id(t, INO_ID(ino));
 		int r = f ? 0 : -ENOENT;
 		if (f && f->len) {
@@ -723,7 +724,7 @@ static int render(struct tree *t, uint64_t ino, struct buf *out)
 			} else
 				r = -ENOMEM;
 		}
-		pthread_mutex_unlock(&t->lock);
+		pd_mutex_unlock(&t->lock);
 		return r;
 	}
 	}
@@ -906,11 +907,11 @@ int tree_getattr(struct tree *t, uint64_t ino, struct tree_attr *ret)
 		break;
 	}
 	case KIND_TEMP: {
-		pthread_mutex_lock(&t->lock);
+		pd_mutex_lock(&t->lock);
 		struct temp_file *f = find_temp_id(t, INO_ID(ino));
 		if (f)
 			*ret = mkattr(ino, S_IFREG | (f->mode & 07777), f->len, f->mtime);
-		pthread_mutex_unlock(&t->lock);
+		pd_mutex_unlock(&t->lock);
 		return f ? 0 : -ENOENT;
 	}
 	default:
@@ -995,10 +996,10 @@ int tree_readlink(struct tree *t, uint64_t ino, char *buf, size_t bufsz)
 
 static int lookup_temp(struct tree *t, uint64_t parent, const char *name, struct tree_attr *ret)
 {
-	pthread_mutex_lock(&t->lock);
+	pd_mutex_lock(&t->lock);
 	struct temp_file *f = find_temp(t, parent, name);
 	uint64_t tid = f ? f->id : 0;
-	pthread_mutex_unlock(&t->lock);
+	pd_mutex_unlock(&t->lock);
 	if (!f)
 		return -ENOENT;
 	return tree_getattr(t, INO(KIND_TEMP, tid, 0), ret);
@@ -1194,14 +1195,14 @@ static int add_temps(struct tree *t, struct entries *es, uint64_t parent)
 {
 	int r = 0;
 
-	pthread_mutex_lock(&t->lock);
+	pd_mutex_lock(&t->lock);
 	for (struct temp_file *f = t->temps; f && r >= 0; f = f->next)
 		if (f->parent == parent) {
 			struct tree_attr ta = mkattr(INO(KIND_TEMP, f->id, 0),
 						     S_IFREG | (f->mode & 07777), f->len, f->mtime);
 			r = add_entry(es, f->name, &ta);
 		}
-	pthread_mutex_unlock(&t->lock);
+	pd_mutex_unlock(&t->lock);
 	return r;
 }
 
@@ -1440,12 +1441,12 @@ int tree_open(struct tree *t, uint64_t ino, int flags, struct tree_file **ret)
 		f->content = b.data;
 		f->len = b.len;
 	}
-	pthread_mutex_lock(&t->lock);
+	pd_mutex_lock(&t->lock);
 	f->next = t->files;
 	if (f->next)
 		f->next->prev = f;
 	t->files = f;
-	pthread_mutex_unlock(&t->lock);
+	pd_mutex_unlock(&t->lock);
 	if ((flags & O_TRUNC) && acc != O_RDONLY) {
 		r = tree_truncate(t, ino, 0);
 		if (r < 0) {
@@ -1460,14 +1461,14 @@ int tree_open(struct tree *t, uint64_t ino, int flags, struct tree_file **ret)
 /* Unlinks f from t->files and frees it; nothing pending is applied. */
 static void file_free(struct tree *t, struct tree_file *f)
 {
-	pthread_mutex_lock(&t->lock);
+	pd_mutex_lock(&t->lock);
 	if (f->prev)
 		f->prev->next = f->next;
 	else
 		t->files = f->next;
 	if (f->next)
 		f->next->prev = f->prev;
-	pthread_mutex_unlock(&t->lock);
+	pd_mutex_unlock(&t->lock);
 	export_stream_close(f->export);
 	volume_import_abort(f->import);
 	if (f->stream_fd >= 0)
@@ -1652,7 +1653,7 @@ static int write_temp(struct tree *t, uint64_t id, uint64_t off, const char *dat
 	struct temp_file *f;
 	int r = 0;
 
-	pthread_mutex_lock(&t->lock);
+	pd_mutex_lock(&t->lock);
 	f = find_temp_id(t, id);
 	if (!f) {
 		r = -ENOENT;
@@ -1675,7 +1676,7 @@ static int write_temp(struct tree *t, uint64_t id, uint64_t off, const char *dat
 	memcpy(f->data + off, data, len);
 	f->mtime = time(NULL);
 out:
-	pthread_mutex_unlock(&t->lock);
+	pd_mutex_unlock(&t->lock);
 	return r;
 }
 
@@ -1868,7 +1869,7 @@ int tree_truncate(struct tree *t, uint64_t ino, uint64_t size)
 	int r;
 
 	if (INO_KIND(ino) == KIND_TEMP) {
-		pthread_mutex_lock(&t->lock);
+		pd_mutex_lock(&t->lock);
 		struct temp_file *f = find_temp_id(t, INO_ID(ino));
 		r = f ? 0 : -ENOENT;
 		if (f && size > TEMP_DATA_MAX)
@@ -1884,7 +1885,7 @@ int tree_truncate(struct tree *t, uint64_t ino, uint64_t size)
 			} else
 				r = -ENOMEM;
 		}
-		pthread_mutex_unlock(&t->lock);
+		pd_mutex_unlock(&t->lock);
 		return r;
 	}
 	r = tree_getattr(t, ino, &a);
@@ -1970,9 +1971,9 @@ int tree_rmdir(struct tree *t, uint64_t parent, const char *name)
 		if (r < 0 && err.code)
 			engine_snapshot_record_error(t->engine, name, "rmdir", &err);
 		if (r >= 0) {
-			pthread_mutex_lock(&t->lock);
+			pd_mutex_lock(&t->lock);
 			drop_temps_of(t, a.ino);
-			pthread_mutex_unlock(&t->lock);
+			pd_mutex_unlock(&t->lock);
 		}
 		return r;
 	}
@@ -1989,9 +1990,9 @@ int tree_rmdir(struct tree *t, uint64_t parent, const char *name)
 		engine_box_record_error(t->engine, name, "rmdir", &err);
 		return r;
 	}
-	pthread_mutex_lock(&t->lock);
+	pd_mutex_lock(&t->lock);
 	drop_temps_of(t, a.ino);
-	pthread_mutex_unlock(&t->lock);
+	pd_mutex_unlock(&t->lock);
 	return 0;
 }
 
@@ -2036,16 +2037,16 @@ int tree_create(struct tree *t, uint64_t parent, const char *name, int flags, st
 	if (strlen(name) > TREE_NAME_MAX)
 		return -ENAMETOOLONG;
 
-	pthread_mutex_lock(&t->lock);
+	pd_mutex_lock(&t->lock);
 	for (struct temp_file *p = t->temps; p; p = p->next)
 		count += p->parent == parent;
 	if (count >= TEMP_MAX_PER_DIR) {
-		pthread_mutex_unlock(&t->lock);
+		pd_mutex_unlock(&t->lock);
 		return -ENOSPC;
 	}
 	f = calloc(1, sizeof *f);
 	if (!f) {
-		pthread_mutex_unlock(&t->lock);
+		pd_mutex_unlock(&t->lock);
 		return -ENOMEM;
 	}
 	f->id = ++t->next_temp_id;
@@ -2056,7 +2057,7 @@ int tree_create(struct tree *t, uint64_t parent, const char *name, int flags, st
 	f->next = t->temps;
 	t->temps = f;
 	uint64_t ino = INO(KIND_TEMP, f->id, 0);
-	pthread_mutex_unlock(&t->lock);
+	pd_mutex_unlock(&t->lock);
 
 	r = tree_getattr(t, ino, ret);
 	if (r >= 0)
@@ -2069,11 +2070,11 @@ int tree_unlink(struct tree *t, uint64_t parent, const char *name)
 	struct tree_attr a;
 	int r;
 
-	pthread_mutex_lock(&t->lock);
+	pd_mutex_lock(&t->lock);
 	struct temp_file *f = find_temp(t, parent, name);
 	if (f)
 		drop_temp(t, f);
-	pthread_mutex_unlock(&t->lock);
+	pd_mutex_unlock(&t->lock);
 	if (f)
 		return 0;
 	r = tree_lookup(t, parent, name, &a);
@@ -2090,7 +2091,7 @@ int tree_rename(struct tree *t, uint64_t parent, const char *name, uint64_t newp
 	size_t len = 0;
 	int r;
 
-	pthread_mutex_lock(&t->lock);
+	pd_mutex_lock(&t->lock);
 	struct temp_file *src = find_temp(t, parent, name);
 	if (src && src->len) {
 		data = malloc(src->len);
@@ -2101,7 +2102,7 @@ int tree_rename(struct tree *t, uint64_t parent, const char *name, uint64_t newp
 	}
 	uint64_t src_id = src ? src->id : 0;
 	bool oom = src && src->len && !data;
-	pthread_mutex_unlock(&t->lock);
+	pd_mutex_unlock(&t->lock);
 	if (!src_id) {
 		r = tree_lookup(t, parent, name, &target);
 		return r < 0 ? r : -EPERM; /* objects are not renamed */
@@ -2130,24 +2131,24 @@ int tree_rename(struct tree *t, uint64_t parent, const char *name, uint64_t newp
 		free(data);
 		if (r < 0)
 			return r;
-		pthread_mutex_lock(&t->lock);
+		pd_mutex_lock(&t->lock);
 		struct temp_file *f = find_temp_id(t, src_id);
 		if (f)
 			drop_temp(t, f);
-		pthread_mutex_unlock(&t->lock);
+		pd_mutex_unlock(&t->lock);
 		return 0;
 	}
 	free(data);
 	if (r < 0 && r != -ENOENT)
 		return r;
 	/* Temp to temp: a plain rename, replacing any temp of that name. */
-	pthread_mutex_lock(&t->lock);
+	pd_mutex_lock(&t->lock);
 	struct temp_file *f = find_temp_id(t, src_id), *old = find_temp(t, newparent, newname);
 	if (f && old && old != f)
 		drop_temp(t, old);
 	if (f)
 		snprintf(f->name, sizeof f->name, "%s", newname);
-	pthread_mutex_unlock(&t->lock);
+	pd_mutex_unlock(&t->lock);
 	return f ? 0 : -ENOENT;
 }
 
@@ -2167,7 +2168,7 @@ int tree_new(struct engine *e, struct tree **ret)
 		return -ENOMEM;
 	t->engine = e;
 	t->started = time(NULL);
-	pthread_mutex_init(&t->lock, NULL);
+	pd_mutex_init(&t->lock, LOCK_RANK_LEAF, 0, "tree lock");
 	*ret = t;
 	return 0;
 }
@@ -2182,7 +2183,7 @@ struct tree *tree_free(struct tree *t)
 		drop_temp(t, t->temps);
 	for (size_t i = 0; i < t->n_image_slots; i++)
 		free(t->image_slots[i]);
-	pthread_mutex_destroy(&t->lock);
+	pd_mutex_destroy(&t->lock);
 	free(t);
 	return NULL;
 }

@@ -1,6 +1,7 @@
 /* check_lock.c - the lock order check (lock.h): locks taken in rank order
  * pass, an inversion, a lock taken twice, two locks of one rank and slow
- * work under the engine lock abort with a message naming the locks. */
+ * work under the engine lock abort with a message naming the locks. A
+ * mutex of static storage (PD_MUTEX_INITIALIZER) is checked the same. */
 #include <errno.h>
 #include <pthread.h>
 #include <signal.h>
@@ -24,13 +25,17 @@
 #include "lock.h"
 #include "util.h"
 
-static struct pd_mutex engine, wake, leaf, leaf2, outer;
+static struct pd_mutex engine, wake, listener, leaf, leaf2, outer;
+/* Like the nftables context's lock (net-nft.c). */
+static struct pd_mutex static_leaf =
+    PD_MUTEX_INITIALIZER(LOCK_RANK_LEAF, LOCK_NO_SLOW, "static leaf");
 
 static void setup(void)
 {
 	pd_mutex_init(&outer, LOCK_RANK_FUSE_PARK, 0, "park");
 	pd_mutex_init(&engine, LOCK_RANK_ENGINE, LOCK_NO_SLOW, "engine");
 	pd_mutex_init(&wake, LOCK_RANK_ENGINE_WAKE, 0, "wake");
+	pd_mutex_init(&listener, LOCK_RANK_LISTENER, LOCK_NO_SLOW, "listener");
 	pd_mutex_init(&leaf, LOCK_RANK_LEAF, 0, "leaf one");
 	pd_mutex_init(&leaf2, LOCK_RANK_LEAF, 0, "leaf two");
 }
@@ -80,6 +85,32 @@ START_TEST(test_slow_allowed)
 	pd_mutex_lock(&engine);
 	pd_mutex_unlock(&engine);
 	lock_assert_no_slow("a walk");
+}
+END_TEST
+
+START_TEST(test_listener_under_wake)
+{
+	/* A wake or revocation listener's lock, taken in its callback under
+	 * the engine's wake_lock (or auth's hooks_lock), itself under the
+	 * engine lock. */
+	pd_mutex_lock(&engine);
+	pd_mutex_lock(&wake);
+	pd_mutex_lock(&listener);
+	pd_mutex_unlock(&listener);
+	pd_mutex_unlock(&wake);
+	pd_mutex_unlock(&engine);
+}
+END_TEST
+
+START_TEST(test_static_in_order)
+{
+	pd_mutex_lock(&engine);
+	pd_mutex_lock(&static_leaf);
+	lock_assert_held(&static_leaf);
+	pd_mutex_unlock(&static_leaf);
+	pd_mutex_unlock(&engine);
+	pd_mutex_lock(&static_leaf);
+	pd_mutex_unlock(&static_leaf);
 }
 END_TEST
 
@@ -141,6 +172,29 @@ START_TEST(test_same_rank_aborts)
 {
 	pd_mutex_lock(&leaf);
 	pd_mutex_lock(&leaf2);
+}
+END_TEST
+
+START_TEST(test_listener_under_leaf_aborts)
+{
+	pd_mutex_lock(&leaf);
+	pd_mutex_lock(&listener);
+}
+END_TEST
+
+START_TEST(test_static_under_leaf_aborts)
+{
+	/* Its rank came with the initializer. */
+	pd_mutex_lock(&leaf);
+	pd_mutex_lock(&static_leaf);
+}
+END_TEST
+
+START_TEST(test_slow_under_static_aborts)
+{
+	/* So did its flags. */
+	pd_mutex_lock(&static_leaf);
+	lock_assert_no_slow("a walk");
 }
 END_TEST
 
@@ -234,6 +288,8 @@ static Suite *lock_suite(void)
 	tcase_add_test(tc, test_in_order);
 	tcase_add_test(tc, test_skip_ranks);
 	tcase_add_test(tc, test_slow_allowed);
+	tcase_add_test(tc, test_listener_under_wake);
+	tcase_add_test(tc, test_static_in_order);
 	tcase_add_test(tc, test_per_thread);
 	tcase_add_test(tc, test_cond_wait);
 	tcase_add_test(tc, test_message);
@@ -244,6 +300,9 @@ static Suite *lock_suite(void)
 	tcase_add_test_raise_signal(tc, test_inversion_aborts, SIGABRT);
 	tcase_add_test_raise_signal(tc, test_outer_under_engine_aborts, SIGABRT);
 	tcase_add_test_raise_signal(tc, test_same_rank_aborts, SIGABRT);
+	tcase_add_test_raise_signal(tc, test_listener_under_leaf_aborts, SIGABRT);
+	tcase_add_test_raise_signal(tc, test_static_under_leaf_aborts, SIGABRT);
+	tcase_add_test_raise_signal(tc, test_slow_under_static_aborts, SIGABRT);
 	tcase_add_test_raise_signal(tc, test_twice_aborts, SIGABRT);
 	tcase_add_test_raise_signal(tc, test_release_unheld_aborts, SIGABRT);
 	tcase_add_test_raise_signal(tc, test_assert_held_aborts, SIGABRT);

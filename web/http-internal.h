@@ -13,6 +13,7 @@
 #include "auth.h"
 #include "engine.h"
 #include "error.h"
+#include "lock.h"
 #include "tree.h"
 
 #define HTTP_BODY_MAX (64 * 1024) /* control writes, login, setup */
@@ -109,7 +110,7 @@ struct req {
 	bool upload_failed;
 
 	/* async: a worker or the extractor thread finishes the request */
-	pthread_mutex_t lock;
+	struct pd_mutex lock;
 	bool waiting, done;
 	req_work_fn work;
 };

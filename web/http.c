@@ -21,6 +21,7 @@
 #include "config.h"
 #include "http-internal.h"
 #include "http.h"
+#include "lock.h"
 #include "log.h"
 #include "panel-assets.h"
 #include "parse.h"
@@ -60,7 +61,7 @@ struct addr_count {
  * suspended. When the queue is full, a new request is refused, or (login)
  * the oldest queued one is, so the newest gets in. */
 struct pool {
-	pthread_mutex_t lock;
+	struct pd_mutex lock;
 	pthread_cond_t cond;
 	struct req **queue;
 	size_t n, cap;
@@ -82,7 +83,7 @@ struct http {
 	struct pool work, login;
 
 	/* parked streams, and replies by token (for revocation) */
-	pthread_mutex_t park_lock;
+	struct pd_mutex park_lock;
 	struct req **parked;
 	size_t parked_n, parked_cap;
 	struct req **active;
@@ -95,7 +96,7 @@ struct http {
 	bool stopping;
 
 	/* connections and their count per address */
-	pthread_mutex_t conn_lock;
+	struct pd_mutex conn_lock;
 	struct conn *conns;
 	struct addr_count *addrs;
 	size_t addrs_n, addrs_cap;
@@ -256,16 +257,16 @@ static void *pool_main(void *arg)
 	for (;;) {
 		struct req *r;
 
-		pthread_mutex_lock(&p->lock);
+		pd_mutex_lock(&p->lock);
 		while (p->n == 0 && !p->stopping)
-			pthread_cond_wait(&p->cond, &p->lock);
+			pd_cond_wait(&p->cond, &p->lock);
 		if (p->n == 0) {
-			pthread_mutex_unlock(&p->lock);
+			pd_mutex_unlock(&p->lock);
 			return NULL;
 		}
 		r = p->queue[0];
 		memmove(p->queue, p->queue + 1, --p->n * sizeof(*p->queue));
-		pthread_mutex_unlock(&p->lock);
+		pd_mutex_unlock(&p->lock);
 
 		/* Queued before its token's revocation, run after it: it does
 		 * nothing. */
@@ -302,10 +303,10 @@ static int pool_start(struct pool *p, size_t threads, size_t cap, bool drop_olde
  * auth's queue are woken (refused) so that none holds the stop. */
 static void pool_stop(struct pool *p, struct auth *cancel)
 {
-	pthread_mutex_lock(&p->lock);
+	pd_mutex_lock(&p->lock);
 	p->stopping = true;
 	pthread_cond_broadcast(&p->cond);
-	pthread_mutex_unlock(&p->lock);
+	pd_mutex_unlock(&p->lock);
 	for (size_t i = 0; i < p->n_threads; i++) {
 		struct timespec ts;
 		for (;;) {
@@ -333,10 +334,10 @@ void req_wait_async(struct req *r)
 	bool resume;
 
 	MHD_suspend_connection(r->conn);
-	pthread_mutex_lock(&r->lock);
+	pd_mutex_lock(&r->lock);
 	r->waiting = true;
 	resume = r->done;
-	pthread_mutex_unlock(&r->lock);
+	pd_mutex_unlock(&r->lock);
 	if (resume)
 		MHD_resume_connection(r->conn);
 }
@@ -345,10 +346,10 @@ void req_finish_async(struct req *r)
 {
 	bool resume;
 
-	pthread_mutex_lock(&r->lock);
+	pd_mutex_lock(&r->lock);
 	r->done = true;
 	resume = r->waiting;
-	pthread_mutex_unlock(&r->lock);
+	pd_mutex_unlock(&r->lock);
 	if (resume)
 		MHD_resume_connection(r->conn);
 }
@@ -359,7 +360,7 @@ static void pool_submit(struct pool *p, struct req *r, req_work_fn fn)
 
 	r->work = fn;
 	req_wait_async(r);
-	pthread_mutex_lock(&p->lock);
+	pd_mutex_lock(&p->lock);
 	if (p->stopping || !p->cap)
 		refused = r;
 	else {
@@ -375,7 +376,7 @@ static void pool_submit(struct pool *p, struct req *r, req_work_fn fn)
 			pthread_cond_signal(&p->cond);
 		}
 	}
-	pthread_mutex_unlock(&p->lock);
+	pd_mutex_unlock(&p->lock);
 	if (refused) {
 		p->refuse(refused);
 		req_finish_async(refused);
@@ -411,13 +412,13 @@ static int conn_fd(struct req *r)
 
 void http_park_arm(struct http *h, struct req *r, uint64_t key)
 {
-	pthread_mutex_lock(&h->park_lock);
+	pd_mutex_lock(&h->park_lock);
 	if (!r->parked) {
 		if (h->parked_n == h->parked_cap) {
 			size_t cap = h->parked_cap ? h->parked_cap * 2 : 64;
 			struct req **p = realloc(h->parked, cap * sizeof(*p));
 			if (!p) {
-				pthread_mutex_unlock(&h->park_lock);
+				pd_mutex_unlock(&h->park_lock);
 				return; /* the read will be retried by the hangup poll */
 			}
 			h->parked = p;
@@ -428,21 +429,21 @@ void http_park_arm(struct http *h, struct req *r, uint64_t key)
 	}
 	r->key = key;
 	r->woken = false;
-	pthread_mutex_unlock(&h->park_lock);
+	pd_mutex_unlock(&h->park_lock);
 }
 
 void http_park_disarm(struct http *h, struct req *r)
 {
 	int fd = -1;
 
-	pthread_mutex_lock(&h->park_lock);
+	pd_mutex_lock(&h->park_lock);
 	if (r->parked)
 		park_remove_locked(h, r);
 	if (r->suspended) {
 		r->suspended = false;
 		fd = conn_fd(r);
 	}
-	pthread_mutex_unlock(&h->park_lock);
+	pd_mutex_unlock(&h->park_lock);
 	if (fd >= 0)
 		epoll_ctl(h->epfd, EPOLL_CTL_DEL, fd, NULL);
 }
@@ -453,7 +454,7 @@ void http_park_suspend(struct http *h, struct req *r)
 	int fd = conn_fd(r);
 
 	MHD_suspend_connection(r->conn);
-	pthread_mutex_lock(&h->park_lock);
+	pd_mutex_lock(&h->park_lock);
 	if (r->woken || h->stopping || !r->parked) {
 		resume = true;
 		if (h->stopping)
@@ -469,7 +470,7 @@ void http_park_suspend(struct http *h, struct req *r)
 				epoll_ctl(h->epfd, EPOLL_CTL_MOD, fd, &ev);
 		}
 	}
-	pthread_mutex_unlock(&h->park_lock);
+	pd_mutex_unlock(&h->park_lock);
 	if (resume)
 		MHD_resume_connection(r->conn);
 }
@@ -483,7 +484,7 @@ static void park_wake(struct http *h, uint64_t key, bool all, uint64_t serial, b
 
 	do {
 		n = 0;
-		pthread_mutex_lock(&h->park_lock);
+		pd_mutex_lock(&h->park_lock);
 		for (size_t i = 0; i < h->parked_n && n < ELEMENTSOF(batch);) {
 			struct req *r = h->parked[i];
 			bool match = all || (serial ? r->serial == serial : r->key == key);
@@ -506,7 +507,7 @@ static void park_wake(struct http *h, uint64_t key, bool all, uint64_t serial, b
 			park_remove_locked(h, r);
 			batch[n++] = r->conn;
 		}
-		pthread_mutex_unlock(&h->park_lock);
+		pd_mutex_unlock(&h->park_lock);
 		for (size_t i = 0; i < n; i++)
 			MHD_resume_connection(batch[i]);
 	} while (n == ELEMENTSOF(batch));
@@ -531,12 +532,12 @@ static int active_add(struct http *h, struct req *r)
 
 	if (!r->token_id[0])
 		return 0;
-	pthread_mutex_lock(&h->park_lock);
+	pd_mutex_lock(&h->park_lock);
 	if (h->active_n == h->active_cap) {
 		size_t cap = h->active_cap ? h->active_cap * 2 : 64;
 		struct req **v = realloc(h->active, cap * sizeof(*v));
 		if (!v) {
-			pthread_mutex_unlock(&h->park_lock);
+			pd_mutex_unlock(&h->park_lock);
 			return -ENOMEM;
 		}
 		h->active = v;
@@ -546,7 +547,7 @@ static int active_add(struct http *h, struct req *r)
 	h->active[h->active_n++] = r;
 	r->active = true;
 	gen = auth_revocations(h->auth);
-	pthread_mutex_unlock(&h->park_lock);
+	pd_mutex_unlock(&h->park_lock);
 	/* Listed before the generation was read: a revocation after this finds
 	 * the request; one before it shows in the generation. */
 	if (gen == r->auth_gen)
@@ -582,7 +583,7 @@ static void on_revoke(void *userdata, const char *id)
 {
 	struct http *h = userdata;
 
-	pthread_mutex_lock(&h->park_lock);
+	pd_mutex_lock(&h->park_lock);
 	for (size_t i = 0; i < h->active_n; i++) {
 		struct req *r = h->active[i];
 		if (r == working || strcmp(r->token_id, id) != 0)
@@ -592,7 +593,7 @@ static void on_revoke(void *userdata, const char *id)
 		if (conn_fd(r) >= 0)
 			(void)shutdown(conn_fd(r), SHUT_RDWR);
 	}
-	pthread_mutex_unlock(&h->park_lock);
+	pd_mutex_unlock(&h->park_lock);
 }
 
 /* --- connections ------------------------------------------------------------ */
@@ -672,11 +673,11 @@ static enum MHD_Result on_accept(void *cls, const struct sockaddr *sa, socklen_t
 	if (!sockaddr_split(sa, &family, addr) || trusted_proxy(h, family, addr))
 		return MHD_YES;
 	addr_key(family, addr, key, sizeof(key));
-	pthread_mutex_lock(&h->conn_lock);
+	pd_mutex_lock(&h->conn_lock);
 	struct addr_count *a = addr_find(h, key);
 	if (a && a->n >= HTTP_CONNS_PER_ADDR)
 		ok = false;
-	pthread_mutex_unlock(&h->conn_lock);
+	pd_mutex_unlock(&h->conn_lock);
 	if (!ok)
 		log_debug("http: %s already has %d connections; refused another", key,
 			  HTTP_CONNS_PER_ADDR);
@@ -692,9 +693,9 @@ static void conn_set_deadline(struct conn *c, unsigned long long deadline)
 {
 	struct http *h = c->l->h;
 
-	pthread_mutex_lock(&h->conn_lock);
+	pd_mutex_lock(&h->conn_lock);
 	c->deadline = deadline;
-	pthread_mutex_unlock(&h->conn_lock);
+	pd_mutex_unlock(&h->conn_lock);
 }
 
 static void conn_started(struct listener *l, struct MHD_Connection *mc, void **socket_context)
@@ -721,7 +722,7 @@ static void conn_started(struct listener *l, struct MHD_Connection *mc, void **s
 		    c->fd < 0 ? -EBADF : access_check_socket_peer(engine_access(h->engine), c->fd);
 	c->deadline = deadline_in(HTTP_HEAD_TIMEOUT_S);
 
-	pthread_mutex_lock(&h->conn_lock);
+	pd_mutex_lock(&h->conn_lock);
 	if (c->family != AF_UNIX && !c->proxy) {
 		struct addr_count *a = addr_find(h, c->key);
 		if (!a && h->addrs_n == h->addrs_cap) {
@@ -746,13 +747,13 @@ static void conn_started(struct listener *l, struct MHD_Connection *mc, void **s
 	if (h->conns)
 		h->conns->prev = c;
 	h->conns = c;
-	pthread_mutex_unlock(&h->conn_lock);
+	pd_mutex_unlock(&h->conn_lock);
 	*socket_context = c;
 }
 
 static void conn_closed(struct http *h, struct conn *c)
 {
-	pthread_mutex_lock(&h->conn_lock);
+	pd_mutex_lock(&h->conn_lock);
 	if (c->counted) {
 		struct addr_count *a = addr_find(h, c->key);
 		if (a && --a->n == 0)
@@ -764,7 +765,7 @@ static void conn_closed(struct http *h, struct conn *c)
 		h->conns = c->next;
 	if (c->next)
 		c->next->prev = c->prev;
-	pthread_mutex_unlock(&h->conn_lock);
+	pd_mutex_unlock(&h->conn_lock);
 	free(c);
 }
 
@@ -788,13 +789,13 @@ static void sweep_deadlines(struct http *h)
 {
 	unsigned long long now = now_usec();
 
-	pthread_mutex_lock(&h->conn_lock);
+	pd_mutex_lock(&h->conn_lock);
 	for (struct conn *c = h->conns; c; c = c->next)
 		if (c->deadline && now > c->deadline && c->fd >= 0) {
 			c->deadline = 0;
 			(void)shutdown(c->fd, SHUT_RDWR);
 		}
-	pthread_mutex_unlock(&h->conn_lock);
+	pd_mutex_unlock(&h->conn_lock);
 }
 
 /* A client that goes away while its stream is parked: resume it so MHD
@@ -1370,10 +1371,10 @@ static struct req *req_new(struct http *h, struct MHD_Connection *mc, struct con
 	r->c = c;
 	r->rootfd = -1;
 	r->upload_fd = -1;
-	pthread_mutex_init(&r->lock, NULL);
-	pthread_mutex_lock(&h->park_lock);
+	pd_mutex_init(&r->lock, LOCK_RANK_LEAF, 0, "http request lock");
+	pd_mutex_lock(&h->park_lock);
 	r->serial = ++h->next_serial;
-	pthread_mutex_unlock(&h->park_lock);
+	pd_mutex_unlock(&h->park_lock);
 	return r;
 }
 
@@ -1712,16 +1713,16 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const 
 		if (r->route == ROUTE_ROOT)
 			http_root_upload(r, NULL, 0);
 		dispatch(r, url);
-		pthread_mutex_lock(&r->lock);
+		pd_mutex_lock(&r->lock);
 		bool waiting = r->waiting;
-		pthread_mutex_unlock(&r->lock);
+		pd_mutex_unlock(&r->lock);
 		if (waiting)
 			return MHD_YES; /* called again once resumed */
 	} else {
 		/* Resumed: the work is done unless this is a spurious call. */
-		pthread_mutex_lock(&r->lock);
+		pd_mutex_lock(&r->lock);
 		bool pending = r->waiting && !r->done;
-		pthread_mutex_unlock(&r->lock);
+		pd_mutex_unlock(&r->lock);
 		if (pending)
 			return MHD_YES;
 	}
@@ -1742,9 +1743,9 @@ static void on_completed(void *cls, struct MHD_Connection *conn, void **con_cls,
 	(void)toe;
 	if (!r)
 		return;
-	pthread_mutex_lock(&r->h->park_lock);
+	pd_mutex_lock(&r->h->park_lock);
 	active_remove_locked(r->h, r);
-	pthread_mutex_unlock(&r->h->park_lock);
+	pd_mutex_unlock(&r->h->park_lock);
 	http_park_disarm(r->h, r);
 	http_root_release(r);
 	if (r->file)
@@ -1759,7 +1760,7 @@ static void on_completed(void *cls, struct MHD_Connection *conn, void **con_cls,
 	}
 	free_fields(r);
 	free(r->body);
-	pthread_mutex_destroy(&r->lock);
+	pd_mutex_destroy(&r->lock);
 	free(r);
 	*con_cls = NULL;
 }
@@ -1929,12 +1930,12 @@ int http_start(struct tree *t, struct engine *e, struct http **ret, pd_error *er
 	h->auth = engine_auth(e);
 	h->epfd = -1;
 	h->stop_efd = -1;
-	pthread_mutex_init(&h->work.lock, NULL);
+	pd_mutex_init(&h->work.lock, LOCK_RANK_LEAF, LOCK_NO_SLOW, "http work queue lock");
 	pthread_cond_init(&h->work.cond, NULL);
-	pthread_mutex_init(&h->login.lock, NULL);
+	pd_mutex_init(&h->login.lock, LOCK_RANK_LEAF, LOCK_NO_SLOW, "http login queue lock");
 	pthread_cond_init(&h->login.cond, NULL);
-	pthread_mutex_init(&h->park_lock, NULL);
-	pthread_mutex_init(&h->conn_lock, NULL);
+	pd_mutex_init(&h->park_lock, LOCK_RANK_LISTENER, LOCK_NO_SLOW, "http park_lock");
+	pd_mutex_init(&h->conn_lock, LOCK_RANK_LEAF, LOCK_NO_SLOW, "http conn_lock");
 	h->epfd = epoll_create1(EPOLL_CLOEXEC);
 	h->stop_efd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
 	if (h->epfd < 0 || h->stop_efd < 0) {
@@ -2018,9 +2019,9 @@ struct http *http_stop(struct http *h)
 {
 	if (!h)
 		return NULL;
-	pthread_mutex_lock(&h->park_lock);
+	pd_mutex_lock(&h->park_lock);
 	h->stopping = true;
-	pthread_mutex_unlock(&h->park_lock);
+	pd_mutex_unlock(&h->park_lock);
 	park_wake(h, 0, /* all= */ true, 0, /* hangup= */ true);
 	if (h->wake_added)
 		engine_remove_wake(h->engine, on_wake, h);
@@ -2043,12 +2044,12 @@ struct http *http_stop(struct http *h)
 		close(h->epfd);
 	if (h->stop_efd >= 0)
 		close(h->stop_efd);
-	pthread_mutex_destroy(&h->work.lock);
+	pd_mutex_destroy(&h->work.lock);
 	pthread_cond_destroy(&h->work.cond);
-	pthread_mutex_destroy(&h->login.lock);
+	pd_mutex_destroy(&h->login.lock);
 	pthread_cond_destroy(&h->login.cond);
-	pthread_mutex_destroy(&h->park_lock);
-	pthread_mutex_destroy(&h->conn_lock);
+	pd_mutex_destroy(&h->park_lock);
+	pd_mutex_destroy(&h->conn_lock);
 	free(h->parked);
 	free(h->active);
 	free(h->addrs);
