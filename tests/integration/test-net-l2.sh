@@ -154,4 +154,12 @@ in_a ip6 eth0 "$maca" 33:33:00:00:00:01 5 10
 counted
 ok "IPv6 from a box: none arrive" same "$got" 0
 
+# --- a box that runs across a daemon restart, with another MAC -------------
+# (as one started before MACs were pinned): the daemon gives it its MAC.
+pd_stop
+nsenter --net="$PD_TMP/run/netns/v" ip link set eth0 address 02:99:00:00:00:01
+pd_start
+ok "after a restart, a running box's eth0 has its pinned MAC again" same "$(mac_in v)" "$macv"
+ok "and it is reachable" hping -c 2 -W 2 "$ipv"
+
 pd_done
