@@ -51,11 +51,15 @@ static struct nft_net net_of(const struct engine *e)
 /* Box b as the nftables module sees it (ifname: IFNAMSIZ_PD bytes). */
 static struct nft_box nft_box_of(const struct engine *e, const struct box *b, char *ifname)
 {
+	struct nft_box nb = {.id = b->row.id,
+			     .ifname = ifname,
+			     .addr = (uint32_t)b->row.net_addr,
+			     .policy = &b->policy};
+
 	eng_net_ifname(e, b, ifname, IFNAMSIZ_PD);
-	return (struct nft_box){.id = b->row.id,
-				.ifname = ifname,
-				.addr = (uint32_t)b->row.net_addr,
-				.policy = &b->policy};
+	/* The MAC netlink_box_link() gave the box: its port's pin. */
+	netlink_box_mac(nb.addr, nb.mac);
+	return nb;
 }
 
 /* Engine lock held. Rebuilds the tables from every box that has an
@@ -174,6 +178,21 @@ static void forget_flows(uint32_t addr)
 			  (addr >> 16) & 0xff, (addr >> 8) & 0xff, addr & 0xff);
 }
 
+/* A box kept running across a daemon restart may have been started
+ * before the daemon chose boxes' MACs: gives its eth0 the MAC its port is
+ * pinned to (setting the MAC it already has changes nothing). */
+static void pin_mac(struct engine *e, struct box *b)
+{
+	char ns[4096];
+	uint8_t mac[6];
+	pd_error err = {0};
+
+	netns_path(e, b->row.name, ns, sizeof ns);
+	netlink_box_mac((uint32_t)b->row.net_addr, mac);
+	if (netlink_box_set_mac(ns, mac, &err) < 0)
+		log_warn("network: box %s: %s", b->row.name, err.msg);
+}
+
 /* At start, boxes loaded, before any other thread runs (so without the
  * engine lock): keeps the namespaces and addresses of running boxes, drops
  * everything else, loads the table. */
@@ -188,8 +207,10 @@ int eng_net_reconcile(struct engine *e, pd_error *err)
 	for (size_t i = 0; i < e->n_boxes; i++) {
 		struct box *b = e->boxes[i];
 		char ifname[IFNAMSIZ_PD];
-		if (b->state == BOX_RUNNING && b->row.net_addr)
+		if (b->state == BOX_RUNNING && b->row.net_addr) {
+			pin_mac(e, b);
 			continue;
+		}
 		eng_net_ifname(e, b, ifname, sizeof ifname);
 		(void)netlink_link_delete(ifname);
 		if (b->row.net_addr) {
@@ -279,6 +300,7 @@ int eng_net_box_up(struct engine *e, struct box *b, char *ret_ns, size_t ns_sz, 
 {
 	uint32_t size = subnet_size(e->cfg), addr = 0;
 	char ifname[IFNAMSIZ_PD];
+	uint8_t mac[6];
 	bool added = false;
 	int r;
 
@@ -304,9 +326,10 @@ int eng_net_box_up(struct engine *e, struct box *b, char *ret_ns, size_t ns_sz, 
 	netns_path(e, b->row.name, ret_ns, ns_sz);
 	(void)netlink_netns_remove(ret_ns);
 	r = netlink_netns_create(ret_ns, err);
+	netlink_box_mac(addr, mac);
 	if (r >= 0)
-		r = netlink_box_link(e->cfg->bridge, ifname, ret_ns, addr, e->cfg->subnet_prefix,
-				     gateway_of(e->cfg), err);
+		r = netlink_box_link(e->cfg->bridge, ifname, ret_ns, addr, mac,
+				     e->cfg->subnet_prefix, gateway_of(e->cfg), err);
 	pd_mutex_lock(&e->lock);
 	if (r >= 0) {
 		r = box_rules_add(e, b, err);

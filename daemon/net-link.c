@@ -207,6 +207,16 @@ static int mac_cb(const struct nlmsghdr *h, void *data)
 	return mnl_attr_parse(h, sizeof(struct ifinfomsg), mac_attr_cb, data);
 }
 
+static int mac_set(struct nl *nl, int index, const uint8_t mac[ETH_ALEN])
+{
+	char buf[NL_BUF];
+	struct nlmsghdr *h = nl_msg(buf, RTM_NEWLINK, 0);
+
+	put_ifinfo(h, AF_UNSPEC, index);
+	mnl_attr_put(h, IFLA_ADDRESS, ETH_ALEN, mac);
+	return nl_talk(nl, h, NULL, NULL);
+}
+
 /* Sets link index's MAC address to the one it has. A bridge whose address
  * was never set takes the lowest of its ports' addresses, so it changed
  * whenever the box with the lowest one stopped, and the other boxes' ARP
@@ -225,10 +235,7 @@ static int mac_pin(struct nl *nl, int index)
 		return r;
 	if (!m.found)
 		return -ENODATA;
-	h = nl_msg(buf, RTM_NEWLINK, 0);
-	put_ifinfo(h, AF_UNSPEC, index);
-	mnl_attr_put(h, IFLA_ADDRESS, ETH_ALEN, m.mac);
-	return nl_talk(nl, h, NULL, NULL);
+	return mac_set(nl, index, m.mac);
 }
 
 int netlink_bridge_ensure(const char *name, uint32_t addr, unsigned prefix, pd_error *err)
@@ -373,13 +380,26 @@ static int port_isolate(struct nl *nl, int index)
 	return nl_talk(nl, h, NULL, NULL);
 }
 
+void netlink_box_mac(uint32_t addr, uint8_t mac[6])
+{
+	mac[0] = 0x02;
+	mac[1] = 0x70;
+	mac[2] = (uint8_t)(addr >> 24);
+	mac[3] = (uint8_t)(addr >> 16);
+	mac[4] = (uint8_t)(addr >> 8);
+	mac[5] = (uint8_t)addr;
+}
+
 struct inside_job {
 	int ns_fd;
+	const uint8_t *mac_only; /* set: only eth0's MAC to this */
 	uint32_t addr, gateway;
 	unsigned prefix;
 	int r;
 };
 
+/* In the box's namespace (a thread of its own: setns() changes only the
+ * calling thread): configures eth0, or only sets its MAC. */
 static void *inside_thread(void *data)
 {
 	struct inside_job *job = data;
@@ -393,6 +413,11 @@ static void *inside_thread(void *data)
 	job->r = nl_open(&nl);
 	if (job->r >= 0)
 		job->r = link_index(&nl, "eth0", &index);
+	if (job->r >= 0 && job->mac_only) {
+		job->r = mac_set(&nl, index, job->mac_only);
+		nl_close(&nl);
+		return NULL;
+	}
 	if (job->r >= 0)
 		job->r = addr_set(&nl, index, job->addr, job->prefix);
 	if (job->r >= 0)
@@ -403,8 +428,35 @@ static void *inside_thread(void *data)
 	return NULL;
 }
 
+/* Runs job in the namespace of job->ns_fd (see inside_thread). */
+static int inside_run(struct inside_job *job)
+{
+	pthread_t t;
+	int r = -pthread_create(&t, NULL, inside_thread, job);
+
+	if (r == 0) {
+		pthread_join(t, NULL);
+		r = job->r;
+	}
+	return r;
+}
+
+int netlink_box_set_mac(const char *ns_path, const uint8_t mac[6], pd_error *err)
+{
+	_cleanup_close_ int ns_fd = open(ns_path, O_RDONLY | O_CLOEXEC);
+	struct inside_job job = {.ns_fd = ns_fd, .mac_only = mac};
+	int r;
+
+	if (ns_fd < 0)
+		return pd_error_set(err, -errno, "cannot open %s: %s", ns_path, strerror(errno));
+	r = inside_run(&job);
+	if (r < 0)
+		return pd_error_set(err, r, "cannot set the box's MAC address: %s", strerror(-r));
+	return 0;
+}
+
 int netlink_box_link(const char *bridge, const char *host_name, const char *ns_path, uint32_t addr,
-		     unsigned prefix, uint32_t gateway, pd_error *err)
+		     const uint8_t mac[6], unsigned prefix, uint32_t gateway, pd_error *err)
 {
 	char buf[NL_BUF];
 	_cleanup_close_ int ns_fd = -1;
@@ -413,7 +465,6 @@ int netlink_box_link(const char *bridge, const char *host_name, const char *ns_p
 	struct inside_job job;
 	struct nl nl;
 	int br, index, r;
-	pthread_t t;
 
 	ns_fd = open(ns_path, O_RDONLY | O_CLOEXEC);
 	if (ns_fd < 0)
@@ -438,6 +489,7 @@ int netlink_box_link(const char *bridge, const char *host_name, const char *ns_p
 	peer = mnl_attr_nest_start(h, VETH_INFO_PEER);
 	put_ifinfo(h, AF_UNSPEC, 0);
 	mnl_attr_put_strz(h, IFLA_IFNAME, "eth0");
+	mnl_attr_put(h, IFLA_ADDRESS, ETH_ALEN, mac);
 	mnl_attr_put_u32(h, IFLA_NET_NS_FD, (uint32_t)ns_fd);
 	mnl_attr_nest_end(h, peer);
 	mnl_attr_nest_end(h, data);
@@ -458,11 +510,7 @@ int netlink_box_link(const char *bridge, const char *host_name, const char *ns_p
 	}
 	job =
 	    (struct inside_job){.ns_fd = ns_fd, .addr = addr, .gateway = gateway, .prefix = prefix};
-	r = -pthread_create(&t, NULL, inside_thread, &job);
-	if (r == 0) {
-		pthread_join(t, NULL);
-		r = job.r;
-	}
+	r = inside_run(&job);
 	if (r < 0) {
 		pd_error_set(err, r, "cannot configure the box's interface: %s", strerror(-r));
 		goto undo;

@@ -38,12 +38,21 @@ bool netlink_netns_is_bound(const char *path);
  * goes when its last process does. */
 int netlink_netns_remove(const char *path);
 
+/* The MAC address of the box whose address is addr: 02:70 (locally
+ * administered, unicast) then the address's four bytes. Known to the
+ * daemon without asking the box, so its bridge port can be pinned to it. */
+void netlink_box_mac(uint32_t addr, uint8_t mac[6]);
+
 /* Creates veth host_name on bridge (isolated port, up) whose peer is eth0
- * in the namespace bound at ns_path, with addr/prefix and a default route
- * via gateway. A leftover link called host_name is deleted first. On
- * failure nothing is left behind. */
+ * in the namespace bound at ns_path, with MAC mac, addr/prefix and a
+ * default route via gateway. A leftover link called host_name is deleted
+ * first. On failure nothing is left behind. */
 int netlink_box_link(const char *bridge, const char *host_name, const char *ns_path, uint32_t addr,
-		     unsigned prefix, uint32_t gateway, pd_error *err);
+		     const uint8_t mac[6], unsigned prefix, uint32_t gateway, pd_error *err);
+
+/* Sets the MAC of eth0 in the namespace bound at ns_path (a box that runs
+ * since before MACs were pinned). */
+int netlink_box_set_mac(const char *ns_path, const uint8_t mac[6], pd_error *err);
 
 /* True when a link of that name exists in the daemon's namespace. */
 bool netlink_link_exists(const char *name);

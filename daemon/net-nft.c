@@ -19,6 +19,8 @@
 
 #define IP4(a) (a) >> 24, ((a) >> 16) & 0xff, ((a) >> 8) & 0xff, (a)&0xff
 #define IP4F "%u.%u.%u.%u"
+#define MAC(m) (m)[0], (m)[1], (m)[2], (m)[3], (m)[4], (m)[5]
+#define MACF "%02x:%02x:%02x:%02x:%02x:%02x"
 
 /* --- rendering ------------------------------------------------------------ */
 
@@ -185,6 +187,12 @@ static void put_rules(FILE *f, const char *table, const struct nft_box *b)
 	fprintf(f, "reject with icmpx admin-prohibited\n");
 }
 
+/* One element of the bridge table's set `ports`: "ifname" . MAC . address. */
+static void put_port(FILE *f, const struct nft_box *b)
+{
+	fprintf(f, "\"%s\" . " MACF " . " IP4F, b->ifname, MAC(b->mac), IP4(b->addr));
+}
+
 /* A memstream's text into *ret; -ENOMEM if writing failed (r < 0 from a
  * put_* helper, or the stream). */
 static int finish(FILE *f, char **buf, int r, char **ret)
@@ -282,22 +290,30 @@ int nft_render(const struct nft_net *net, const struct nft_box *boxes, size_t n,
 		"\t}\n}\n",
 		IP4(net->subnet), net->prefix, net->bridge);
 	/* Anti-spoofing on the bridge ports, the same rules whatever the
-	 * boxes: only the set `ports` changes with them. */
+	 * boxes: only the set `ports` changes with them. Prerouting runs
+	 * before the bridge learns a source MAC: a dropped frame teaches its
+	 * forwarding database nothing. */
 	fprintf(f, "add table bridge %s\ndelete table bridge %s\ntable bridge %s {\n", net->table,
 		net->table, net->table);
-	fprintf(f, "\tset ports {\n\t\ttype ifname . ipv4_addr\n");
-	for (size_t i = 0; i < n; i++)
-		fprintf(f, "%s\"%s\" . " IP4F, i ? ", " : "\t\telements = { ", boxes[i].ifname,
-			IP4(boxes[i].addr));
+	fprintf(f, "\tset ports {\n\t\ttype ifname . ether_addr . ipv4_addr\n");
+	for (size_t i = 0; i < n; i++) {
+		fprintf(f, "%s", i ? ", " : "\t\telements = { ");
+		put_port(f, &boxes[i]);
+	}
 	fprintf(f, "%s\t}\n", n ? " }\n" : "");
 	fprintf(f,
 		"\tchain ports_in {\n"
 		"\t\ttype filter hook prerouting priority filter; policy accept;\n"
-		"\t\tiifname \"%sv*\" ether type != { ip, arp } drop\n"
-		"\t\tiifname \"%sv*\" ether type ip iifname . ip saddr != @ports drop\n"
-		"\t\tiifname \"%sv*\" ether type arp iifname . arp saddr ip != @ports drop\n"
+		"\t\tiifname \"%sv*\" jump from_port\n"
+		"\t}\n"
+		"\tchain from_port {\n"
+		"\t\tether type ip iifname . ether saddr . ip saddr @ports accept\n"
+		"\t\tether type arp arp htype 1 arp ptype ip arp hlen 6 arp plen 4 "
+		"iifname . ether saddr . arp saddr ip @ports "
+		"iifname . arp saddr ether . arp saddr ip @ports accept\n"
+		"\t\tdrop\n"
 		"\t}\n}\n",
-		net->bridge, net->bridge, net->bridge);
+		net->bridge);
 	return finish(f, &buf, r, ret);
 }
 
@@ -356,8 +372,10 @@ static int render_box_op(enum box_op op, const struct nft_net *net, const struct
 		/* Last: the chain has its rules before anything leads to it. */
 		fprintf(f,
 			"add element inet %s boxes { " IP4F " : jump box_%lld }\n"
-			"add element bridge %s ports { \"%s\" . " IP4F " }\n",
-			t, IP4(box->addr), id, t, box->ifname, IP4(box->addr));
+			"add element bridge %s ports { ",
+			t, IP4(box->addr), id, t);
+		put_port(f, box);
+		fprintf(f, " }\n");
 		break;
 	case BOX_REMOVE:
 		/* First: nothing leads to the chain any more. */
@@ -367,9 +385,10 @@ static int render_box_op(enum box_op op, const struct nft_net *net, const struct
 			"delete chain inet %s box_%lld\n"
 			"delete set inet %s box_%lld_names\n"
 			"delete set inet %s box_%lld_nets\n"
-			"delete element bridge %s ports { \"%s\" . " IP4F " }\n",
-			t, IP4(box->addr), t, id, t, id, t, id, t, id, t, box->ifname,
-			IP4(box->addr));
+			"delete element bridge %s ports { ",
+			t, IP4(box->addr), t, id, t, id, t, id, t, id, t);
+		put_port(f, box);
+		fprintf(f, " }\n");
 		break;
 	case BOX_POLICY:
 		fprintf(f, "flush chain inet %s box_%lld\nflush set inet %s box_%lld_nets\n", t, id,

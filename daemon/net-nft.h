@@ -27,11 +27,16 @@
  *    admin-prohibited); allowlist accepts box_N_nets and box_N_names and
  *    refuses the rest;
  *  - NAT: the subnet masqueraded out of every interface but the bridge;
- *  - bridge table, on the bridge's ports ("<bridge>v*", the boxes' veths):
- *    anything but IPv4 and ARP dropped, and IPv4 and ARP whose port .
- *    source address is not in the set `ports` dropped. A box sends only from
- *    its own address (it can neither borrow another box's policy nor take
- *    over its replies), and a port with no entry sends nothing.
+ *  - bridge table, prerouting (before the bridge learns a frame's source
+ *    MAC), on the bridge's ports ("<bridge>v*", the boxes' veths): a frame
+ *    passes only when it is IPv4 whose port . Ethernet source . IP source
+ *    is in the set `ports`, or Ethernet ARP (IPv4, 6-byte MACs) whose
+ *    port . Ethernet source . sender IP and port . sender MAC . sender IP
+ *    both are; every other frame (other sources, IPv6, VLAN tags, other
+ *    ethertypes) is dropped. A box sends only as its own MAC and address:
+ *    it can neither borrow another box's policy, nor take over its replies
+ *    by ARP, nor teach the bridge's forwarding database another box's MAC;
+ *    a port with no entry sends nothing.
  *
  * A crash between two calls never leaves a box more open than its policy:
  * every call is one transaction, nft_box_add() creates the chain with its
@@ -62,6 +67,7 @@ struct nft_box {
 	int64_t id;		      /* names the box's chain and sets */
 	const char *ifname;	      /* its veth on the bridge */
 	uint32_t addr;		      /* its address (host order) */
+	uint8_t mac[6];		      /* its MAC (the box side of the veth) */
 	const struct policy *policy;  /* in force; unused by remove */
 	const struct nft_elem *names; /* box_N_names at add (or full apply) */
 	size_t n_names;

@@ -31,6 +31,7 @@
 #define HOST_IF "pdl0v1"
 #define GATEWAY 0x0a620001  /* 10.98.0.1 */
 #define BOX_ADDR 0x0a620002 /* 10.98.0.2 */
+static const uint8_t box_mac[6] = {0x02, 0x70, 0x0a, 0x62, 0x00, 0x02};
 
 /* Made by main, empty; each test mounts its own tmpfs on it. */
 static char tmp_dir[] = "/tmp/check_net_link.XXXXXX";
@@ -110,13 +111,18 @@ static const char *first_line(const char *path, char *buf, size_t size)
 	return buf;
 }
 
+/* By ioctl, not sysfs: /sys shows the namespace that mounted it. */
 static void mac_of(const char *ifname, char mac[32])
 {
-	char path[PATH_MAX];
+	struct ifreq ifr = {0};
+	int fd = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+	unsigned char *m = (unsigned char *)ifr.ifr_hwaddr.sa_data;
 
-	snprintf(path, sizeof(path), "/sys/class/net/%s/address", ifname);
-	first_line(path, mac, 32);
-	ck_assert_msg(strlen(mac) == 17, "no MAC for %s", ifname);
+	ck_assert_int_ge(fd, 0);
+	snprintf(ifr.ifr_name, sizeof(ifr.ifr_name), "%s", ifname);
+	ck_assert_msg(ioctl(fd, SIOCGIFHWADDR, &ifr) == 0, "no MAC for %s", ifname);
+	close(fd);
+	snprintf(mac, 32, "%02x:%02x:%02x:%02x:%02x:%02x", m[0], m[1], m[2], m[3], m[4], m[5]);
 }
 
 static void set_mac(const char *ifname, const unsigned char mac[6])
@@ -233,9 +239,9 @@ START_TEST(bridge_mac_ignores_ports)
 	bridge_up();
 	mac_of(BRIDGE, mac);
 	ck_assert_str_ne(mac, "00:00:00:00:00:01");
-	ck_assert_msg(
-	    netlink_box_link(BRIDGE, HOST_IF, new_ns("box"), BOX_ADDR, 24, GATEWAY, &err) == 0,
-	    "%s", err.msg);
+	ck_assert_msg(netlink_box_link(BRIDGE, HOST_IF, new_ns("box"), BOX_ADDR, box_mac, 24,
+				       GATEWAY, &err) == 0,
+		      "%s", err.msg);
 	set_mac(HOST_IF, low);
 	mac_of(HOST_IF, now);
 	ck_assert_str_eq(now, "00:00:00:00:00:01");
@@ -348,11 +354,14 @@ END_TEST
 static void expect_box_inside(const char *ns_path)
 {
 	uint32_t gw = 0;
+	char mac[32];
 
 	enter(ns_path);
 	ck_assert_uint_gt(if_nametoindex("eth0"), 0);
 	ck_assert(if_up("eth0"));
 	ck_assert(has_addr("eth0", BOX_ADDR, 24));
+	mac_of("eth0", mac);
+	ck_assert_str_eq(mac, "02:70:0a:62:00:02");
 	ck_assert_msg(default_gateway("eth0", &gw), "no default route via eth0");
 	ck_assert_uint_eq(gw, GATEWAY);
 	ck_assert_int_eq(if_nametoindex(HOST_IF), 0);
@@ -368,8 +377,9 @@ START_TEST(box_link_configures_both_ends)
 	isolate();
 	bridge_up();
 	ns = new_ns("box");
-	ck_assert_msg(netlink_box_link(BRIDGE, HOST_IF, ns, BOX_ADDR, 24, GATEWAY, &err) == 0, "%s",
-		      err.msg);
+	ck_assert_msg(netlink_box_link(BRIDGE, HOST_IF, ns, BOX_ADDR, box_mac, 24, GATEWAY, &err) ==
+			  0,
+		      "%s", err.msg);
 	ck_assert(netlink_link_exists(HOST_IF));
 	ck_assert(if_up(HOST_IF));
 	n = readlink("/sys/class/net/" HOST_IF "/master", buf, sizeof(buf) - 1);
@@ -386,6 +396,31 @@ START_TEST(box_link_configures_both_ends)
 }
 END_TEST
 
+/* The MAC is the address's, and can be set again on a running box. */
+START_TEST(box_mac_pinned)
+{
+	static const uint8_t other[6] = {0x02, 0x70, 0x0a, 0x62, 0x00, 0x09};
+	pd_error err = {0};
+	uint8_t mac[6];
+	char now[32];
+	const char *ns;
+
+	netlink_box_mac(BOX_ADDR, mac);
+	ck_assert_mem_eq(mac, box_mac, 6);
+	isolate();
+	bridge_up();
+	ns = new_ns("box");
+	ck_assert_msg(netlink_box_link(BRIDGE, HOST_IF, ns, BOX_ADDR, other, 24, GATEWAY, &err) ==
+			  0,
+		      "%s", err.msg);
+	ck_assert_msg(netlink_box_set_mac(ns, box_mac, &err) == 0, "%s", err.msg);
+	expect_box_inside(ns);
+	mac_of("eth0", now);
+	ck_assert_str_eq(now, "02:70:0a:62:00:02");
+	ck_assert_int_lt(netlink_box_set_mac(path_of("none"), box_mac, &err), 0);
+}
+END_TEST
+
 START_TEST(box_link_replaces_leftover)
 {
 	pd_error err = {0};
@@ -395,12 +430,14 @@ START_TEST(box_link_replaces_leftover)
 	isolate();
 	bridge_up();
 	old_ns = strdup(new_ns("old"));
-	ck_assert_msg(netlink_box_link(BRIDGE, HOST_IF, old_ns, BOX_ADDR, 24, GATEWAY, &err) == 0,
-		      "%s", err.msg);
+	ck_assert_msg(
+	    netlink_box_link(BRIDGE, HOST_IF, old_ns, BOX_ADDR, box_mac, 24, GATEWAY, &err) == 0,
+	    "%s", err.msg);
 	old = if_nametoindex(HOST_IF);
 	ns = new_ns("box");
-	ck_assert_msg(netlink_box_link(BRIDGE, HOST_IF, ns, BOX_ADDR, 24, GATEWAY, &err) == 0, "%s",
-		      err.msg);
+	ck_assert_msg(netlink_box_link(BRIDGE, HOST_IF, ns, BOX_ADDR, box_mac, 24, GATEWAY, &err) ==
+			  0,
+		      "%s", err.msg);
 	ck_assert_uint_gt(if_nametoindex(HOST_IF), 0);
 	ck_assert_uint_ne(if_nametoindex(HOST_IF), old);
 	/* The old pair is gone with its host end. */
@@ -419,8 +456,8 @@ START_TEST(box_link_no_bridge)
 
 	isolate();
 	ns = new_ns("box");
-	ck_assert_int_eq(netlink_box_link(BRIDGE, HOST_IF, ns, BOX_ADDR, 24, GATEWAY, &err),
-			 -ENODEV);
+	ck_assert_int_eq(
+	    netlink_box_link(BRIDGE, HOST_IF, ns, BOX_ADDR, box_mac, 24, GATEWAY, &err), -ENODEV);
 	ck_assert_ptr_nonnull(strstr(err.msg, BRIDGE));
 	ck_assert(!netlink_link_exists(HOST_IF));
 	enter(ns);
@@ -435,10 +472,12 @@ START_TEST(box_link_not_a_namespace)
 
 	isolate();
 	bridge_up();
-	ck_assert_int_lt(netlink_box_link(BRIDGE, HOST_IF, path, BOX_ADDR, 24, GATEWAY, &err), 0);
+	ck_assert_int_lt(
+	    netlink_box_link(BRIDGE, HOST_IF, path, BOX_ADDR, box_mac, 24, GATEWAY, &err), 0);
 	ck_assert_ptr_nonnull(strstr(err.msg, path));
 	touch(path);
-	ck_assert_int_lt(netlink_box_link(BRIDGE, HOST_IF, path, BOX_ADDR, 24, GATEWAY, &err), 0);
+	ck_assert_int_lt(
+	    netlink_box_link(BRIDGE, HOST_IF, path, BOX_ADDR, box_mac, 24, GATEWAY, &err), 0);
 	ck_assert(!netlink_link_exists(HOST_IF));
 	ck_assert_int_eq(if_nametoindex("eth0"), 0);
 }
@@ -454,7 +493,8 @@ START_TEST(box_link_inside_failure_undone)
 	isolate();
 	bridge_up();
 	ns = new_ns("box");
-	ck_assert_int_lt(netlink_box_link(BRIDGE, HOST_IF, ns, BOX_ADDR, 24, 0xc0000201, &err), 0);
+	ck_assert_int_lt(
+	    netlink_box_link(BRIDGE, HOST_IF, ns, BOX_ADDR, box_mac, 24, 0xc0000201, &err), 0);
 	ck_assert_ptr_nonnull(strstr(err.msg, "box's interface"));
 	ck_assert(!netlink_link_exists(HOST_IF));
 	enter(ns);
@@ -638,6 +678,7 @@ static Suite *net_link_suite(void)
 	tc = tcase_create("box");
 	tcase_add_test(tc, box_link_configures_both_ends);
 	tcase_add_test(tc, box_link_replaces_leftover);
+	tcase_add_test(tc, box_mac_pinned);
 	tcase_add_test(tc, box_link_no_bridge);
 	tcase_add_test(tc, box_link_not_a_namespace);
 	tcase_add_test(tc, box_link_inside_failure_undone);

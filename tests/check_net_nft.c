@@ -32,7 +32,11 @@ static struct policy parse(const char *text)
 
 static struct nft_box box(int64_t id, uint32_t addr, const struct policy *p)
 {
-	return (struct nft_box){.id = id, .ifname = "pdt0v7", .addr = addr, .policy = p};
+	struct nft_box b = {.id = id, .ifname = "pdt0v7", .addr = addr, .policy = p};
+
+	/* Any MAC: the module takes the one it is given. */
+	memcpy(b.mac, (uint8_t[6]){0x02, 0xab, 0, 0, 0, (uint8_t)id}, 6);
+	return b;
 }
 
 static char *render(int (*fn)(const struct nft_net *, const struct nft_box *, char **),
@@ -71,7 +75,8 @@ START_TEST(add_allowlist)
 			    "add rule inet pdt box_7 meta l4proto tcp reject with tcp reset\n"
 			    "add rule inet pdt box_7 reject with icmpx admin-prohibited\n"
 			    "add element inet pdt boxes { 10.11.0.2 : jump box_7 }\n"
-			    "add element bridge pdt ports { \"pdt0v7\" . 10.11.0.2 }\n");
+			    "add element bridge pdt ports { \"pdt0v7\" . 02:ab:00:00:00:07 . "
+			    "10.11.0.2 }\n");
 	free(t);
 	policy_release(&p);
 }
@@ -92,7 +97,8 @@ START_TEST(add_allow_all_no_elements)
 			    "flush set inet pdt box_12_nets\n"
 			    "add rule inet pdt box_12 accept\n"
 			    "add element inet pdt boxes { 10.11.0.254 : jump box_12 }\n"
-			    "add element bridge pdt ports { \"pdt0v7\" . 10.11.0.254 }\n");
+			    "add element bridge pdt ports { \"pdt0v7\" . 02:ab:00:00:00:0c . "
+			    "10.11.0.254 }\n");
 	free(t);
 	policy_release(&p);
 }
@@ -109,7 +115,8 @@ START_TEST(remove_order)
 			    "delete chain inet pdt box_7\n"
 			    "delete set inet pdt box_7_names\n"
 			    "delete set inet pdt box_7_nets\n"
-			    "delete element bridge pdt ports { \"pdt0v7\" . 10.11.0.2 }\n");
+			    "delete element bridge pdt ports { \"pdt0v7\" . 02:ab:00:00:00:07 . "
+			    "10.11.0.2 }\n");
 	free(t);
 }
 END_TEST
@@ -173,16 +180,27 @@ START_TEST(full_render)
 	ck_assert_ptr_nonnull(strstr(t, "\tchain box_2 {\n\t\tmeta l4proto tcp reject with tcp "
 					"reset\n\t\treject with icmpx admin-prohibited\n\t}\n"));
 	ck_assert_ptr_nonnull(strstr(t, "add table bridge pdt\ndelete table bridge pdt\n"));
+	ck_assert_ptr_nonnull(strstr(t, "elements = { \"pdt0v7\" . 02:ab:00:00:00:01 . 10.11.0.2, "
+					"\"pdt0v2\" . 02:ab:00:00:00:02 . 10.11.0.3 }"));
+	/* Every frame from a box's port goes through from_port, which
+	 * accepts only the box's own IPv4 and ARP and drops the rest. */
 	ck_assert_ptr_nonnull(
-	    strstr(t, "elements = { \"pdt0v7\" . 10.11.0.2, \"pdt0v2\" . 10.11.0.3 }"));
-	ck_assert_ptr_nonnull(
-	    strstr(t, "iifname \"pdt0v*\" ether type ip iifname . ip saddr != @ports drop\n"));
+	    strstr(t, "\tchain ports_in {\n\t\ttype filter hook prerouting priority filter; "
+		      "policy accept;\n\t\tiifname \"pdt0v*\" jump from_port\n\t}\n"));
+	ck_assert_ptr_nonnull(strstr(
+	    t, "\tchain from_port {\n"
+	       "\t\tether type ip iifname . ether saddr . ip saddr @ports accept\n"
+	       "\t\tether type arp arp htype 1 arp ptype ip arp hlen 6 arp plen 4 iifname . "
+	       "ether saddr . arp saddr ip @ports iifname . arp saddr ether . arp saddr ip @ports "
+	       "accept\n"
+	       "\t\tdrop\n\t}\n}\n"));
 	free(t);
 
 	/* No boxes: empty map and set, no element lists. */
 	ck_assert_int_eq(nft_render(&net, NULL, 0, &t), 0);
 	ck_assert_ptr_null(strstr(t, "elements"));
-	ck_assert_ptr_nonnull(strstr(t, "\tset ports {\n\t\ttype ifname . ipv4_addr\n\t}\n"));
+	ck_assert_ptr_nonnull(
+	    strstr(t, "\tset ports {\n\t\ttype ifname . ether_addr . ipv4_addr\n\t}\n"));
 	free(t);
 	policy_release(&p1);
 	policy_release(&p2);
@@ -240,7 +258,8 @@ START_TEST(kernel_cycle)
 	expect(r, "10.11.0.2 : jump box_7", true);
 	expect(r, "chain box_7 {\n\t\taccept\n", true);
 	expect(r, "203.0.113.1 timeout 1h", true);
-	expect(r, "\"pdt0v7\" . 10.11.0.2", true);
+	expect(r, "\"pdt0v7\" . 02:ab:00:00:00:07 . 10.11.0.2", true);
+	expect(r, "chain from_port", true);
 	free(r);
 
 	/* A policy change keeps the names. */
