@@ -29,6 +29,20 @@
 #define CRUN_OUTPUT_MAX (256 * 1024)
 #define INIT_IN_BOX "/dev/paddock-init"
 
+/* The boxes' seccomp filter, in OCI form (linux.seccomp): Docker's default
+ * profile decided for the capabilities below (seccomp/NOTICE says where it
+ * comes from and how scripts/seccomp-convert made it). Built into the binary
+ * so that no installed file can go missing or be swapped; NUL-terminated. */
+extern const char pd_seccomp_profile[];
+__asm__(".pushsection .rodata\n"
+	".globl pd_seccomp_profile\n"
+	".type pd_seccomp_profile, @object\n"
+	"pd_seccomp_profile:\n"
+	".incbin \"" SECCOMP_PROFILE "\"\n"
+	".byte 0\n"
+	".size pd_seccomp_profile, . - pd_seccomp_profile\n"
+	".popsection\n");
+
 struct runtime {
 	char *crun;
 	char *root; /* crun --root */
@@ -37,6 +51,7 @@ struct runtime {
 	enum cgroup_mode mode;
 	bool private_ns;
 	bool swap_accounting;
+	json_t *seccomp; /* linux.seccomp, or NULL: seccomp = off */
 };
 
 struct runtime *runtime_free(struct runtime *rt)
@@ -46,6 +61,7 @@ struct runtime *runtime_free(struct runtime *rt)
 		free(rt->root);
 		free(rt->cgroup_parent);
 		free(rt->init_path);
+		json_decref(rt->seccomp);
 		free(rt);
 	}
 	return NULL;
@@ -75,6 +91,15 @@ int runtime_new(const struct pd_config *cfg, const char *init_path, struct runti
 	if (!rt->crun || !rt->root || !rt->cgroup_parent || !rt->init_path) {
 		runtime_free(rt);
 		return pd_error_set(err, -ENOMEM, "out of memory");
+	}
+	if (cfg->seccomp) {
+		json_error_t jerr;
+		rt->seccomp = json_loads(pd_seccomp_profile, 0, &jerr);
+		if (!json_is_object(rt->seccomp)) {
+			runtime_free(rt);
+			return pd_error_set(err, -EINVAL, "built-in seccomp profile: %s",
+					    jerr.text);
+		}
 	}
 	r = cgroup_detect(CGROUP_ROOT, &rt->mode, &rt->private_ns);
 	if (r < 0) {
@@ -256,14 +281,21 @@ static json_t *resources_json(const struct runtime *rt, const struct box_type *t
 
 static json_t *config_json_base(const struct runtime *rt, const struct box_spec *spec);
 
-/* Joins the namespace the engine prepared, when there is one. */
+/* Joins the namespace the engine prepared, when there is one, and adds the
+ * seccomp filter (a copy: jansson objects are not shared between threads). */
 static json_t *config_json(const struct runtime *rt, const struct box_spec *spec)
 {
 	json_t *cfg = config_json_base(rt, spec);
-	json_t *ns = cfg ? json_object_get(json_object_get(cfg, "linux"), "namespaces") : NULL;
+	json_t *lx = cfg ? json_object_get(cfg, "linux") : NULL;
+	json_t *ns = json_object_get(lx, "namespaces");
 	size_t i;
 	json_t *v;
 
+	if (cfg && rt->seccomp &&
+	    json_object_set_new(lx, "seccomp", json_deep_copy(rt->seccomp)) < 0) {
+		json_decref(cfg);
+		return NULL;
+	}
 	if (!cfg || !spec->netns)
 		return cfg;
 	json_array_foreach(ns, i, v)
