@@ -58,6 +58,7 @@ enum value_kind {
 	VAL_UPSTREAM,	 /* dns_upstream */
 	VAL_GROUP,	 /* group */
 	VAL_PROXIES,	 /* trusted_proxies */
+	VAL_SECCOMP,	 /* seccomp */
 };
 
 static const struct paddock_key {
@@ -88,6 +89,7 @@ static const struct paddock_key {
     {"dns_upstream", VAL_UPSTREAM, 0},
     {"group", VAL_GROUP, offsetof(struct pd_config, group)},
     {"trusted_proxies", VAL_PROXIES, 0},
+    {"seccomp", VAL_SECCOMP, 0},
 };
 
 static const char *const type_keys[] = {"cpus", "memory", "pids", "disk"};
@@ -464,6 +466,11 @@ static int set_paddock_key(struct parser *p, const char *key, const char *value)
 	case VAL_PROXIES:
 		ok = proxies_ok(value, p->c);
 		break;
+	case VAL_SECCOMP:
+		ok = strcmp(value, "default") == 0 || strcmp(value, "off") == 0;
+		if (ok)
+			p->c->seccomp = value[0] == 'd';
+		break;
 	default:
 		ok = false;
 	}
@@ -473,7 +480,7 @@ static int set_paddock_key(struct parser *p, const char *key, const char *value)
 	if (k->kind == VAL_TTL || k->kind == VAL_GRACE || k->kind == VAL_SIZE ||
 	    k->kind == VAL_PUSH_COUNT || k->kind == VAL_PUSH_BYTES || k->kind == VAL_MERGE_DEPTH ||
 	    k->kind == VAL_ONOFF || k->kind == VAL_SUBNET || k->kind == VAL_UPSTREAM ||
-	    k->kind == VAL_PROXIES)
+	    k->kind == VAL_PROXIES || k->kind == VAL_SECCOMP)
 		return 0;
 	if (strcmp(key, "default_type") == 0)
 		p->default_type_line = p->lineno;
@@ -692,6 +699,7 @@ static int config_defaults(struct pd_config *c)
 	    !c->group)
 		return -ENOMEM;
 	c->network = true;
+	c->seccomp = true;
 	c->subnet = 0x0a580000; /* 10.88.0.0 */
 	c->subnet_prefix = 16;
 	c->push_max_entries = 100000;

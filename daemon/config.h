@@ -45,6 +45,10 @@
  *	                            an optional /PREFIX), separated by commas
  *	                            or spaces, whose X-Forwarded-For header is
  *	                            believed; empty: none (the default)
+ *	seccomp = default           the boxes' seccomp filter: default (Docker's
+ *	                            default profile, converted for the boxes'
+ *	                            capabilities: daemon/seccomp/NOTICE) or off
+ *	                            (no filter; for comparison, not for use)
  *
  *	[types.NAME]                one section per box type
  *	cpus = 1                    may be fractional: 0.5
@@ -122,7 +126,8 @@ struct pd_config {
 	unsigned subnet_prefix; /* 8-28 */
 	uint32_t dns_upstream;	/* host byte order; 0: auto */
 	uint16_t dns_upstream_port;
-	char *group; /* a group name or a decimal gid */
+	char *group;  /* a group name or a decimal gid */
+	bool seccomp; /* filter boxes with the built-in profile */
 	struct net_prefix trusted_proxies[CONFIG_PROXIES_MAX];
 	size_t n_trusted_proxies;
 	struct box_type types[CONFIG_MAX_TYPES];

@@ -7,11 +7,13 @@
  * cgroup.h); that costs one unshare() in the forked child, well under a
  * millisecond, and changes nothing outside that child.
  */
+#include <ctype.h>
 #include <fcntl.h>
 #include <inttypes.h>
 #include <jansson.h>
 #include <poll.h>
 #include <sched.h>
+#include <seccomp.h>
 #include <signal.h>
 #include <string.h>
 #include <sys/mman.h>
@@ -19,6 +21,8 @@
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
+
+#include <sodium.h>
 
 #include "lock.h"
 #include "runtime.h"
@@ -29,6 +33,20 @@
 #define CRUN_OUTPUT_MAX (256 * 1024)
 #define INIT_IN_BOX "/dev/paddock-init"
 
+/* The boxes' seccomp filter, in OCI form (linux.seccomp): Docker's default
+ * profile decided for the capabilities below (seccomp/NOTICE says where it
+ * comes from and how scripts/seccomp-convert made it). Built into the binary
+ * so that no installed file can go missing or be swapped; NUL-terminated. */
+extern const char pd_seccomp_profile[];
+__asm__(".pushsection .rodata\n"
+	".globl pd_seccomp_profile\n"
+	".type pd_seccomp_profile, @object\n"
+	"pd_seccomp_profile:\n"
+	".incbin \"" SECCOMP_PROFILE "\"\n"
+	".byte 0\n"
+	".size pd_seccomp_profile, . - pd_seccomp_profile\n"
+	".popsection\n");
+
 struct runtime {
 	char *crun;
 	char *root; /* crun --root */
@@ -37,6 +55,8 @@ struct runtime {
 	enum cgroup_mode mode;
 	bool private_ns;
 	bool swap_accounting;
+	json_t *seccomp;   /* linux.seccomp, or NULL: seccomp = off */
+	char *seccomp_bpf; /* the same compiled, base64 (run.oci.seccomp_bpf_data) */
 };
 
 struct runtime *runtime_free(struct runtime *rt)
@@ -46,9 +66,171 @@ struct runtime *runtime_free(struct runtime *rt)
 		free(rt->root);
 		free(rt->cgroup_parent);
 		free(rt->init_path);
+		json_decref(rt->seccomp);
+		free(rt->seccomp_bpf);
 		free(rt);
 	}
 	return NULL;
+}
+
+static int seccomp_action(const char *name, json_t *errno_ret, uint32_t *ret)
+{
+	if (!name)
+		return -EINVAL;
+	if (strcmp(name, "SCMP_ACT_ALLOW") == 0)
+		*ret = SCMP_ACT_ALLOW;
+	else if (strcmp(name, "SCMP_ACT_ERRNO") == 0)
+		*ret = SCMP_ACT_ERRNO(errno_ret ? (uint16_t)json_integer_value(errno_ret) : EPERM);
+	else if (strcmp(name, "SCMP_ACT_KILL") == 0 || strcmp(name, "SCMP_ACT_KILL_THREAD") == 0)
+		*ret = SCMP_ACT_KILL_THREAD;
+	else if (strcmp(name, "SCMP_ACT_KILL_PROCESS") == 0)
+		*ret = SCMP_ACT_KILL_PROCESS;
+	else
+		return -EINVAL;
+	return 0;
+}
+
+static int seccomp_op(const char *name, enum scmp_compare *ret)
+{
+	static const struct {
+		const char *name;
+		enum scmp_compare op;
+	} ops[] = {{"SCMP_CMP_NE", SCMP_CMP_NE},
+		   {"SCMP_CMP_LT", SCMP_CMP_LT},
+		   {"SCMP_CMP_LE", SCMP_CMP_LE},
+		   {"SCMP_CMP_EQ", SCMP_CMP_EQ},
+		   {"SCMP_CMP_GE", SCMP_CMP_GE},
+		   {"SCMP_CMP_GT", SCMP_CMP_GT},
+		   {"SCMP_CMP_MASKED_EQ", SCMP_CMP_MASKED_EQ}};
+
+	for (size_t i = 0; name && i < ELEMENTSOF(ops); i++)
+		if (strcmp(name, ops[i].name) == 0) {
+			*ret = ops[i].op;
+			return 0;
+		}
+	return -EINVAL;
+}
+
+/* Adds one linux.seccomp rule: each of its syscalls known to libseccomp
+ * (others are skipped, as crun skips them), its args ANDed. */
+static int seccomp_add_rule(scmp_filter_ctx ctx, json_t *rule, pd_error *err)
+{
+	struct scmp_arg_cmp cmp[6];
+	json_t *args = json_object_get(rule, "args"), *v;
+	uint32_t action;
+	size_t n = 0, i;
+	int r;
+
+	if (seccomp_action(json_string_value(json_object_get(rule, "action")),
+			   json_object_get(rule, "errnoRet"), &action) < 0)
+		return pd_error_set(err, -EINVAL, "seccomp profile: unknown action");
+	if (json_array_size(args) > ELEMENTSOF(cmp))
+		return pd_error_set(err, -EINVAL, "seccomp profile: too many args");
+	json_array_foreach(args, i, v)
+	{
+		enum scmp_compare op;
+		if (seccomp_op(json_string_value(json_object_get(v, "op")), &op) < 0)
+			return pd_error_set(err, -EINVAL, "seccomp profile: unknown op");
+		cmp[n++] = (struct scmp_arg_cmp){
+		    .arg = (unsigned)json_integer_value(json_object_get(v, "index")),
+		    .op = op,
+		    .datum_a = (scmp_datum_t)json_integer_value(json_object_get(v, "value")),
+		    .datum_b = (scmp_datum_t)json_integer_value(json_object_get(v, "valueTwo"))};
+	}
+	json_array_foreach(json_object_get(rule, "names"), i, v)
+	{
+		int nr = seccomp_syscall_resolve_name(json_string_value(v));
+		if (nr == __NR_SCMP_ERROR)
+			continue;
+		r = seccomp_rule_add_array(ctx, action, nr, (unsigned)n, cmp);
+		if (r < 0)
+			return pd_error_set(err, r, "seccomp profile: cannot add %s: %s",
+					    json_string_value(v), strerror(-r));
+	}
+	return 0;
+}
+
+/* Compiles the profile (linux.seccomp) once into the classic BPF program
+ * crun would make of it at every start and exec (≈10 ms each), base64 for
+ * crun's run.oci.seccomp_bpf_data annotation. */
+static int seccomp_compile(json_t *profile, char **ret, pd_error *err)
+{
+	scmp_filter_ctx ctx = NULL;
+	_cleanup_close_ int fd = -1;
+	_cleanup_free_ char *bpf = NULL;
+	json_t *v;
+	uint32_t def;
+	size_t i, b64len;
+	struct stat st;
+	int r;
+
+	if (seccomp_action(json_string_value(json_object_get(profile, "defaultAction")),
+			   json_object_get(profile, "defaultErrnoRet"), &def) < 0)
+		return pd_error_set(err, -EINVAL, "seccomp profile: unknown default action");
+	ctx = seccomp_init(def);
+	if (!ctx)
+		return pd_error_set(err, -ENOMEM, "cannot start a seccomp filter");
+	r = 0;
+	json_array_foreach(json_object_get(profile, "architectures"), i, v)
+	{
+		const char *name = json_string_value(v);
+		char lower[32];
+		size_t k;
+		uint32_t arch;
+
+		if (!name || strncmp(name, "SCMP_ARCH_", 10) != 0 ||
+		    strlen(name + 10) >= sizeof lower)
+			r = pd_error_set(err, -EINVAL, "seccomp profile: bad architecture");
+		else {
+			for (k = 0; name[10 + k]; k++)
+				lower[k] = (char)tolower((unsigned char)name[10 + k]);
+			lower[k] = '\0';
+			arch = seccomp_arch_resolve_name(lower);
+			if (!arch)
+				r = pd_error_set(err, -EINVAL,
+						 "seccomp profile: unknown architecture %s", name);
+			else if ((r = seccomp_arch_add(ctx, arch)) == -EEXIST)
+				r = 0;
+			else if (r < 0)
+				pd_error_set(err, r, "cannot add architecture %s: %s", name,
+					     strerror(-r));
+		}
+		if (r < 0)
+			goto out;
+	}
+	json_array_foreach(json_object_get(profile, "syscalls"), i, v)
+	{
+		r = seccomp_add_rule(ctx, v, err);
+		if (r < 0)
+			goto out;
+	}
+	fd = memfd_create("seccomp-bpf", MFD_CLOEXEC);
+	if (fd < 0) {
+		r = pd_error_set(err, -errno, "memfd_create: %s", strerror(errno));
+		goto out;
+	}
+	r = seccomp_export_bpf(ctx, fd);
+	if (r < 0 || fstat(fd, &st) < 0 || st.st_size <= 0) {
+		r = pd_error_set(err, r < 0 ? r : -EIO, "cannot compile the seccomp filter");
+		goto out;
+	}
+	bpf = malloc((size_t)st.st_size);
+	if (!bpf || pread(fd, bpf, (size_t)st.st_size, 0) != st.st_size) {
+		r = pd_error_set(err, -EIO, "cannot read the compiled seccomp filter");
+		goto out;
+	}
+	b64len = sodium_base64_encoded_len((size_t)st.st_size, sodium_base64_VARIANT_ORIGINAL);
+	*ret = malloc(b64len);
+	if (!*ret) {
+		r = pd_error_set(err, -ENOMEM, "out of memory");
+		goto out;
+	}
+	sodium_bin2base64(*ret, b64len, (const unsigned char *)bpf, (size_t)st.st_size,
+			  sodium_base64_VARIANT_ORIGINAL);
+	r = 0;
+out:
+	seccomp_release(ctx);
+	return r;
 }
 
 int runtime_new(const struct pd_config *cfg, const char *init_path, struct runtime **ret,
@@ -75,6 +257,20 @@ int runtime_new(const struct pd_config *cfg, const char *init_path, struct runti
 	if (!rt->crun || !rt->root || !rt->cgroup_parent || !rt->init_path) {
 		runtime_free(rt);
 		return pd_error_set(err, -ENOMEM, "out of memory");
+	}
+	if (cfg->seccomp) {
+		json_error_t jerr;
+		rt->seccomp = json_loads(pd_seccomp_profile, 0, &jerr);
+		if (!json_is_object(rt->seccomp)) {
+			runtime_free(rt);
+			return pd_error_set(err, -EINVAL, "built-in seccomp profile: %s",
+					    jerr.text);
+		}
+		r = seccomp_compile(rt->seccomp, &rt->seccomp_bpf, err);
+		if (r < 0) {
+			runtime_free(rt);
+			return r;
+		}
 	}
 	r = cgroup_detect(CGROUP_ROOT, &rt->mode, &rt->private_ns);
 	if (r < 0) {
@@ -256,14 +452,24 @@ static json_t *resources_json(const struct runtime *rt, const struct box_type *t
 
 static json_t *config_json_base(const struct runtime *rt, const struct box_spec *spec);
 
-/* Joins the namespace the engine prepared, when there is one. */
+/* Joins the namespace the engine prepared, when there is one, and adds the
+ * seccomp filter (a copy: jansson objects are not shared between threads). */
 static json_t *config_json(const struct runtime *rt, const struct box_spec *spec)
 {
 	json_t *cfg = config_json_base(rt, spec);
-	json_t *ns = cfg ? json_object_get(json_object_get(cfg, "linux"), "namespaces") : NULL;
+	json_t *lx = cfg ? json_object_get(cfg, "linux") : NULL;
+	json_t *ns = json_object_get(lx, "namespaces");
 	size_t i;
 	json_t *v;
 
+	if (cfg && rt->seccomp &&
+	    (json_object_set_new(lx, "seccomp", json_deep_copy(rt->seccomp)) < 0 ||
+	     json_object_set_new(cfg, "annotations",
+				 json_pack("{s:s}", "run.oci.seccomp_bpf_data", rt->seccomp_bpf)) <
+		 0)) {
+		json_decref(cfg);
+		return NULL;
+	}
 	if (!cfg || !spec->netns)
 		return cfg;
 	json_array_foreach(ns, i, v)

@@ -120,6 +120,7 @@ static void assert_defaults(const struct pd_config *c)
 	ck_assert_uint_eq(c->stop_grace, 10);
 	ck_assert_uint_eq(c->layer_merge_depth, 16);
 	ck_assert(c->network);
+	ck_assert(c->seccomp);
 	ck_assert_str_eq(c->bridge, "paddock0");
 	ck_assert_str_eq(c->nft_table, "paddock");
 	ck_assert_uint_eq(c->subnet, 0x0a580000);
@@ -319,6 +320,28 @@ START_TEST(test_values)
 	ck_assert_int_eq(load_text("[paddock]\nmount = /last", &c, &err), 0);
 	ck_assert_str_eq(c.mount, "/last");
 	config_release(&c);
+}
+END_TEST
+
+/* seccomp = default|off: the only two words; a duplicate is an error. */
+START_TEST(test_seccomp_values)
+{
+	struct pd_config c;
+	pd_error err;
+
+	ck_assert_int_eq(load_text("[paddock]\nseccomp = off\n", &c, &err), 0);
+	ck_assert(!c.seccomp);
+	config_release(&c);
+	ck_assert_int_eq(load_text("[paddock]\nseccomp = default\n", &c, &err), 0);
+	ck_assert(c.seccomp);
+	config_release(&c);
+	expect_error("[paddock]\nseccomp = on\n", 2, "bad value for seccomp: \"on\"");
+	expect_error("[paddock]\nseccomp = Off\n", 2, "bad value for seccomp: \"Off\"");
+	expect_error("[paddock]\nseccomp =\n", 2, "bad value for seccomp: \"\"");
+	expect_error("[paddock]\nseccomp = /etc/profile.json\n", 2,
+		     "bad value for seccomp: \"/etc/profile.json\"");
+	expect_error("[paddock]\nseccomp = off\nseccomp = default\n", 3,
+		     "duplicate key \"seccomp\" in [paddock]");
 }
 END_TEST
 
@@ -842,6 +865,7 @@ static Suite *config_suite(void)
 	tcase_add_test(tc, test_values);
 	tcase_add_test(tc, test_http_values);
 	tcase_add_test(tc, test_network_values);
+	tcase_add_test(tc, test_seccomp_values);
 	tcase_add_test(tc, test_section_comments);
 	tcase_add_test(tc, test_access_values);
 	tcase_add_test(tc, test_find_type);
