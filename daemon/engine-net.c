@@ -179,17 +179,22 @@ static void forget_flows(uint32_t addr)
 }
 
 /* A box kept running across a daemon restart may have been started
- * before the daemon chose boxes' MACs: gives its eth0 the MAC its port is
- * pinned to (setting the MAC it already has changes nothing). */
+ * before the daemon chose boxes' MACs or pinned their ports: gives its eth0
+ * the MAC its port is pinned to, and pins the port (doing either again
+ * changes nothing). */
 static void pin_mac(struct engine *e, struct box *b)
 {
-	char ns[4096];
+	char ns[4096], ifname[IFNAMSIZ_PD];
 	uint8_t mac[6];
 	pd_error err = {0};
 
 	netns_path(e, b->row.name, ns, sizeof ns);
+	eng_net_ifname(e, b, ifname, sizeof ifname);
 	netlink_box_mac((uint32_t)b->row.net_addr, mac);
 	if (netlink_box_set_mac(ns, mac, &err) < 0)
+		log_warn("network: box %s: %s", b->row.name, err.msg);
+	err = (pd_error){0};
+	if (netlink_box_port_pin(ifname, mac, &err) < 0)
 		log_warn("network: box %s: %s", b->row.name, err.msg);
 }
 

@@ -11,6 +11,7 @@
 #include <linux/magic.h>
 #include <linux/netfilter/nfnetlink.h>
 #include <linux/netfilter/nfnetlink_conntrack.h>
+#include <linux/neighbour.h>
 #include <linux/nsfs.h>
 #include <linux/rtnetlink.h>
 #include <linux/veth.h>
@@ -367,7 +368,10 @@ static int route_default(struct nl *nl, int index, uint32_t gateway)
 	return nl_talk(nl, h, NULL, NULL);
 }
 
-static int port_isolate(struct nl *nl, int index)
+/* A box's port on the bridge: isolated (no frame to another isolated port),
+ * learning nothing and given no unicast frame whose destination the bridge
+ * does not know (broadcast and multicast, ARP among them, still flood). */
+static int port_lock(struct nl *nl, int index)
 {
 	char buf[NL_BUF];
 	struct nlmsghdr *h = nl_msg(buf, RTM_SETLINK, 0);
@@ -376,8 +380,56 @@ static int port_isolate(struct nl *nl, int index)
 	put_ifinfo(h, AF_BRIDGE, index);
 	prot = mnl_attr_nest_start(h, IFLA_PROTINFO);
 	mnl_attr_put_u8(h, IFLA_BRPORT_ISOLATED, 1);
+	mnl_attr_put_u8(h, IFLA_BRPORT_LEARNING, 0);
+	mnl_attr_put_u8(h, IFLA_BRPORT_UNICAST_FLOOD, 0);
 	mnl_attr_nest_end(h, prot);
 	return nl_talk(nl, h, NULL, NULL);
+}
+
+/* Puts a static entry for mac on port index in its bridge's forwarding
+ * database (replacing one the bridge learnt), so frames to the box go to
+ * its port alone even when the box has been silent for a long time, where
+ * a learnt entry would have aged out and the bridge would flood them to
+ * every port. NUD_NOARP is a static entry that forwards; NUD_PERMANENT
+ * would make it local (frames for mac kept by the host). The entry goes
+ * with the port. */
+static int fdb_static(struct nl *nl, int index, const uint8_t mac[ETH_ALEN])
+{
+	char buf[NL_BUF];
+	struct nlmsghdr *h = nl_msg(buf, RTM_NEWNEIGH, NLM_F_CREATE | NLM_F_REPLACE);
+	struct ndmsg *nd = mnl_nlmsg_put_extra_header(h, sizeof(*nd));
+
+	nd->ndm_family = AF_BRIDGE;
+	nd->ndm_ifindex = index;
+	nd->ndm_state = NUD_NOARP;
+	nd->ndm_flags = NTF_MASTER;
+	mnl_attr_put(h, NDA_LLADDR, ETH_ALEN, mac);
+	return nl_talk(nl, h, NULL, NULL);
+}
+
+static int port_pin(struct nl *nl, int index, const uint8_t mac[ETH_ALEN])
+{
+	int r = port_lock(nl, index);
+
+	return r < 0 ? r : fdb_static(nl, index, mac);
+}
+
+int netlink_box_port_pin(const char *host_name, const uint8_t mac[6], pd_error *err)
+{
+	struct nl nl;
+	int index, r;
+
+	r = nl_open(&nl);
+	if (r < 0)
+		return pd_error_set(err, r, "cannot open rtnetlink: %s", strerror(-r));
+	r = link_index(&nl, host_name, &index);
+	if (r >= 0)
+		r = port_pin(&nl, index, mac);
+	nl_close(&nl);
+	if (r < 0)
+		return pd_error_set(err, r, "cannot pin port %s to the box's MAC: %s", host_name,
+				    strerror(-r));
+	return 0;
 }
 
 void netlink_box_mac(uint32_t addr, uint8_t mac[6])
@@ -501,7 +553,7 @@ int netlink_box_link(const char *bridge, const char *host_name, const char *ns_p
 	}
 	r = link_index(&nl, host_name, &index);
 	if (r >= 0)
-		r = port_isolate(&nl, index);
+		r = port_pin(&nl, index, mac);
 	if (r >= 0)
 		r = link_up(&nl, index);
 	if (r < 0) {

@@ -43,12 +43,18 @@ int netlink_netns_remove(const char *path);
  * daemon without asking the box, so its bridge port can be pinned to it. */
 void netlink_box_mac(uint32_t addr, uint8_t mac[6]);
 
-/* Creates veth host_name on bridge (isolated port, up) whose peer is eth0
- * in the namespace bound at ns_path, with MAC mac, addr/prefix and a
- * default route via gateway. A leftover link called host_name is deleted
- * first. On failure nothing is left behind. */
+/* Creates veth host_name on bridge (a pinned port, see
+ * netlink_box_port_pin(), up) whose peer is eth0 in the namespace bound at
+ * ns_path, with MAC mac, addr/prefix and a default route via gateway. A leftover link called
+ * host_name is deleted first. On failure nothing is left behind. */
 int netlink_box_link(const char *bridge, const char *host_name, const char *ns_path, uint32_t addr,
 		     const uint8_t mac[6], unsigned prefix, uint32_t gateway, pd_error *err);
+
+/* Pins the bridge port host_name (a box's host-side veth) to the box's
+ * MAC: the port is isolated, learns nothing, gets no flooded unicast frame,
+ * and the bridge's forwarding database holds a static entry for mac on it.
+ * Doing it again changes nothing. The entry goes with the port. */
+int netlink_box_port_pin(const char *host_name, const uint8_t mac[6], pd_error *err);
 
 /* Sets the MAC of eth0 in the namespace bound at ns_path (a box that runs
  * since before MACs were pinned). */

@@ -421,6 +421,88 @@ START_TEST(box_mac_pinned)
 }
 END_TEST
 
+/* The bridge's forwarding database entries for mac (bridge fdb show), one
+ * line each, into out; how many. */
+static int fdb_lines(const char *mac, char *out, size_t size)
+{
+	FILE *p = popen("bridge fdb show br " BRIDGE " 2>&1", "r");
+	char line[256];
+	int n = 0;
+
+	ck_assert_msg(p != NULL, "popen: %s", strerror(errno));
+	out[0] = '\0';
+	while (fgets(line, sizeof(line), p))
+		if (strncmp(line, mac, strlen(mac)) == 0) {
+			n++;
+			strncat(out, line, size - strlen(out) - 1);
+		}
+	pclose(p);
+	return n;
+}
+
+static void expect_port_locked(void)
+{
+	char buf[64];
+
+	ck_assert_str_eq(first_line("/sys/class/net/" HOST_IF "/brport/learning", buf, sizeof(buf)),
+			 "0");
+	ck_assert_str_eq(
+	    first_line("/sys/class/net/" HOST_IF "/brport/unicast_flood", buf, sizeof(buf)), "0");
+	ck_assert_str_eq(
+	    first_line("/sys/class/net/" HOST_IF "/brport/broadcast_flood", buf, sizeof(buf)), "1");
+	ck_assert_str_eq(
+	    first_line("/sys/class/net/" HOST_IF "/brport/multicast_flood", buf, sizeof(buf)), "1");
+	ck_assert_str_eq(first_line("/sys/class/net/" HOST_IF "/brport/isolated", buf, sizeof(buf)),
+			 "1");
+}
+
+/* The box's port learns nothing, floods no unicast, and holds a static
+ * (forwarding, not local) entry for the box's MAC, again and again. */
+START_TEST(box_port_pinned)
+{
+	pd_error err = {0};
+	char lines[1024];
+	const char *ns;
+
+	if (system("bridge -V >/dev/null 2>&1") != 0)
+		return; /* no iproute2 to read the fdb with */
+	isolate();
+	bridge_up();
+	ns = new_ns("box");
+	ck_assert_msg(netlink_box_link(BRIDGE, HOST_IF, ns, BOX_ADDR, box_mac, 24, GATEWAY, &err) ==
+			  0,
+		      "%s", err.msg);
+	expect_port_locked();
+	ck_assert_int_eq(fdb_lines("02:70:0a:62:00:02 ", lines, sizeof(lines)), 1);
+	ck_assert_msg(strstr(lines, "dev " HOST_IF " master " BRIDGE " static") != NULL, "%s",
+		      lines);
+	ck_assert_msg(strstr(lines, "permanent") == NULL, "%s", lines);
+	/* Again (a daemon restart): the same, one entry. */
+	ck_assert_msg(netlink_box_port_pin(HOST_IF, box_mac, &err) == 0, "%s", err.msg);
+	expect_port_locked();
+	ck_assert_int_eq(fdb_lines("02:70:0a:62:00:02 ", lines, sizeof(lines)), 1);
+	/* A port made without the pin (an older daemon's): learning, no static
+	 * entry (the box's own frames may have it learnt again meanwhile).
+	 * Pinning puts both right: one entry, static. */
+	ck_assert_int_eq(system("bridge link set dev " HOST_IF " learning on flood on && "
+				"bridge fdb del 02:70:0a:62:00:02 dev " HOST_IF " master"),
+			 0);
+	fdb_lines("02:70:0a:62:00:02 ", lines, sizeof(lines));
+	ck_assert_msg(strstr(lines, " static") == NULL, "%s", lines);
+	ck_assert_msg(netlink_box_port_pin(HOST_IF, box_mac, &err) == 0, "%s", err.msg);
+	expect_port_locked();
+	ck_assert_int_eq(fdb_lines("02:70:0a:62:00:02 ", lines, sizeof(lines)), 1);
+	ck_assert_msg(strstr(lines, "dev " HOST_IF " master " BRIDGE " static") != NULL, "%s",
+		      lines);
+	/* No such port: an error that names it. */
+	ck_assert_int_lt(netlink_box_port_pin("pdl0v9", box_mac, &err), 0);
+	ck_assert_msg(strstr(err.msg, "pdl0v9") != NULL, "%s", err.msg);
+	/* The entry goes with the port. */
+	ck_assert_int_eq(netlink_link_delete(HOST_IF), 0);
+	ck_assert_int_eq(fdb_lines("02:70:0a:62:00:02 ", lines, sizeof(lines)), 0);
+}
+END_TEST
+
 START_TEST(box_link_replaces_leftover)
 {
 	pd_error err = {0};
@@ -679,6 +761,7 @@ static Suite *net_link_suite(void)
 	tcase_add_test(tc, box_link_configures_both_ends);
 	tcase_add_test(tc, box_link_replaces_leftover);
 	tcase_add_test(tc, box_mac_pinned);
+	tcase_add_test(tc, box_port_pinned);
 	tcase_add_test(tc, box_link_no_bridge);
 	tcase_add_test(tc, box_link_not_a_namespace);
 	tcase_add_test(tc, box_link_inside_failure_undone);

@@ -10,7 +10,8 @@
  *       sends COUNT minimal IPv6 frames (no next header)
  *   l2-frame count IF SECONDS dst MAC | udp PORT
  *       prints how many frames arrived on IF in SECONDS whose Ethernet
- *       destination is MAC, or that are IPv4/UDP to PORT
+ *       destination is MAC, or that are IPv4/UDP to PORT; IF is put in
+ *       promiscuous mode meanwhile (frames for other MACs are kept)
  *
  * Exit status 0 when the frames were sent or counted, 2 on bad use, 1 on a
  * failed system call (with a message). */
@@ -198,6 +199,13 @@ static int cmd_count(char **a)
 	fd = sock_on(a[0], &sll);
 	if (fd < 0)
 		return 1;
+	/* Dropped with the socket. */
+	struct packet_mreq mr = {.mr_ifindex = sll.sll_ifindex, .mr_type = PACKET_MR_PROMISC};
+	if (setsockopt(fd, SOL_PACKET, PACKET_ADD_MEMBERSHIP, &mr, sizeof mr) < 0) {
+		perror("PACKET_ADD_MEMBERSHIP");
+		close(fd);
+		return 1;
+	}
 	struct timespec end, now;
 	clock_gettime(CLOCK_MONOTONIC, &end);
 	end.tv_sec += atol(a[1]);

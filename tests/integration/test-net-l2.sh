@@ -6,7 +6,10 @@
 # attacker's port; the victim keeps its inbound traffic), gratuitous ARP for
 # another box's address or with another box's MAC (the host's neighbour
 # entries stay), IPv4 with forged sources and IPv6 (nothing arrives on the
-# bridge). Frames are made by tests/l2-frame.c, built static here and copied
+# bridge), and a box listening on its eth0 for another box's frames while
+# the bridge has forgotten what it learnt (the fdb holds a static entry for
+# each box's MAC on its port, which never ages, and box ports get no
+# flooded unicast). Frames are made by tests/l2-frame.c, built static here and copied
 # into the box's root. The whole run (daemon, bridge, table, boxes) lives
 # in a network namespace of its own: no traffic leaves it.
 . "$(dirname "$0")/lib.sh"
@@ -89,12 +92,67 @@ neigh_mac() {
 # --- the positive cases: the box's own traffic --------------------------------
 ok "the host reaches box v (ARP and IPv4 both ways)" hping -c 2 -W 2 "$ipv"
 ok "the host reaches box a" hping -c 2 -W 2 "$ipa"
-ok "the bridge learnt v's MAC on v's port" bash -c "bridge fdb show br '$BR' | grep -qi '^$macv dev $portv '"
+ok "the bridge has v's MAC on v's port" bash -c "bridge fdb show br '$BR' | grep -qi '^$macv dev $portv '"
 count_br 3 udp 9997
 in_a udp eth0 "$maca" "$macbr" "$ipa" "$GW" 9997 10 20
 counted
 ok "a's own UDP frames (own MAC, own address) reach the host" same "$got" 10
 ok "box a resolves its gateway over ARP" bash -c "pd_crun exec a ping -c1 -W1 $GW >/dev/null 2>&1; pd_crun exec a cat /proc/net/arp | grep -qi '^$GW .* $macbr '"
+
+# --- 0: the ports are pinned -------------------------------------------------
+# port_locked PORT: isolated, learning and unicast flooding off, broadcast
+# and multicast flooding on (ARP).
+port_locked() {
+	local d
+	d=$(bridge -d link show dev "$1")
+	for w in "learning off" "flood off" "mcast_flood on" "isolated on"; do
+		grep -q " $w " <<<"$d " || { echo "$1: no '$w' in: $d"; return 1; }
+	done
+	if grep -q "bcast_flood" <<<"$d"; then
+		grep -q " bcast_flood on " <<<"$d " || { echo "$1: broadcast flooding off: $d"; return 1; }
+	fi
+}
+# static_on MAC PORT: the bridge's fdb has a static (forwarding) entry for
+# MAC on PORT, and none elsewhere.
+static_on() {
+	local l
+	l=$(bridge fdb show br "$BR" | grep -i "^$1 ")
+	[ "$(grep -c . <<<"$l")" = 1 ] && grep -q "^$1 dev $2 master $BR static" <<<"$l" ||
+		{ echo "entries for $1: $l"; return 1; }
+}
+# learned_on PORT: how many entries the bridge learnt on PORT.
+learned_on() {
+	bridge fdb show br "$BR" brport "$1" | grep -v 'permanent\|static' | grep -c .
+}
+ok "a's port is locked (no learning, no unicast flood, isolated)" port_locked "$porta"
+ok "v's port is locked" port_locked "$portv"
+ok "the fdb has a static entry for a's MAC on a's port" static_on "$maca" "$porta"
+ok "the fdb has a static entry for v's MAC on v's port" static_on "$macv" "$portv"
+ok "the bridge learnt nothing on a's port" same "$(learned_on "$porta")" 0
+ok "the bridge learnt nothing on v's port" same "$(learned_on "$portv")" 0
+
+# The bridge forgets what it learnt after 1 s of silence (the default is
+# 300 s; this is the test's own bridge), then the host sends to v while a
+# listens on its eth0 (promiscuous): a learnt entry would be gone and the
+# bridge would flood v's frames to a.
+hping -c 1 -W 2 "$ipv"
+ip link set "$BR" type bridge ageing_time 100
+sleep 3
+nsenter --net="$PD_TMP/run/netns/a" "$FRAME" count eth0 5 dst "$macv" >"$PD_TMP/flooded" &
+spy=$!
+sleep 0.3
+ok "v silent past the ageing time: the host still reaches it" hping -c 3 -i 1 -W 2 "$ipv"
+wait $spy
+ok "v silent past the ageing time: a received none of v's frames" same "$(cat "$PD_TMP/flooded")" 0
+ok "after ageing, v's MAC is still on v's port" static_on "$macv" "$portv"
+# A frame from the host to a MAC no port has: not flooded to box ports.
+nsenter --net="$PD_TMP/run/netns/a" "$FRAME" count eth0 2 dst 02:70:de:ad:be:ef >"$PD_TMP/flooded" &
+spy=$!
+sleep 0.3
+"$FRAME" udp "$BR" "$macbr" 02:70:de:ad:be:ef "$GW" "$ipv" 9995 5 10
+wait $spy
+ok "unicast to an unknown MAC from the host: not flooded to a" same "$(cat "$PD_TMP/flooded")" 0
+ip link set "$BR" type bridge ageing_time 30000
 
 # --- 1: another box's source MAC --------------------------------------------
 # v's MAC from a's port, with a's own address (which the port allows): the
@@ -155,11 +213,25 @@ counted
 ok "IPv6 from a box: none arrive" same "$got" 0
 
 # --- a box that runs across a daemon restart, with another MAC -------------
-# (as one started before MACs were pinned): the daemon gives it its MAC.
+# (as one started before MACs and ports were pinned): the daemon gives it
+# its MAC and pins its port.
 pd_stop
 nsenter --net="$PD_TMP/run/netns/v" ip link set eth0 address 02:99:00:00:00:01
+bridge link set dev "$portv" learning on flood on
+bridge fdb del "$macv" dev "$portv" master
 pd_start
 ok "after a restart, a running box's eth0 has its pinned MAC again" same "$(mac_in v)" "$macv"
+ok "after a restart, its port is locked again" port_locked "$portv"
+ok "after a restart, the fdb has its static entry again" static_on "$macv" "$portv"
+ok "after a restart, a's port is unchanged" static_on "$maca" "$porta"
 ok "and it is reachable" hping -c 2 -W 2 "$ipv"
+
+# --- a box stops, a box is deleted: nothing of theirs stays in the fdb ------
+ok "box a stops" bash -c "echo stopped > '$A/state'"
+ok "a's port is gone" bash -c "! ip link show '$porta' >/dev/null 2>&1"
+ok "no fdb entry for a's MAC is left" bash -c "! bridge fdb show br '$BR' | grep -qi '^$maca '"
+ok "box v is stopped and deleted" bash -c "echo stopped > '$V/state' && rmdir '$V'"
+ok "no fdb entry for v's MAC is left" bash -c "! bridge fdb show br '$BR' | grep -qi '^$macv '"
+ok "no box port is left on the bridge" same "$(bridge link show master "$BR" | grep -c .)" 0
 
 pd_done
