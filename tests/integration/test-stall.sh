@@ -89,7 +89,8 @@ ok "another reader of big/usage waits a moment, then has 0 (nothing measured yet
 	bash -c "quick cp '$B/big/usage' '$PD_TMP/usage2.out' &&
 		awk '/^disk_bytes/ {exit \$2 != 0}' '$PD_TMP/usage2.out'"
 ok "...and so do readers of big/info over HTTP, at once" \
-	quick bash -c "for i in 1 2 3 4 5 6 7 8 9 10 11 12; do hc -f boxes/big/info >/dev/null & done; wait"
+	quick bash -c "pids=; for i in 1 2 3 4 5 6 7 8 9 10 11 12; do hc -f boxes/big/info >/dev/null & pids=\"\$pids \$!\"; done
+		for p in \$pids; do wait \$p || exit 1; done"
 ok "the first reader is still held" kill -0 $BG
 
 release
