@@ -59,6 +59,8 @@ enum value_kind {
 	VAL_GROUP,	 /* group */
 	VAL_PROXIES,	 /* trusted_proxies */
 	VAL_SECCOMP,	 /* seccomp */
+	VAL_USERNS,	 /* userns */
+	VAL_USER_IDS,	 /* user_ids */
 };
 
 static const struct paddock_key {
@@ -90,6 +92,8 @@ static const struct paddock_key {
     {"group", VAL_GROUP, offsetof(struct pd_config, group)},
     {"trusted_proxies", VAL_PROXIES, 0},
     {"seccomp", VAL_SECCOMP, 0},
+    {"userns", VAL_USERNS, 0},
+    {"user_ids", VAL_USER_IDS, 0},
 };
 
 static const char *const type_keys[] = {"cpus", "memory", "pids", "disk"};
@@ -208,6 +212,29 @@ static bool ident_ok(const char *v, size_t max, char extra)
 
 /* "10.88.0.0/16": a dotted quad with no host bits set and a prefix of
  * 8-28 (room for the bridge and at least a dozen boxes). */
+/* "FIRST-LAST": host ids for the boxes' ranges; FIRST a multiple of
+ * CONFIG_BOX_IDS, at least one whole range, LAST below 2^32 - 1 (-1 is
+ * "no id"). */
+static bool user_ids_ok(const char *v, uint32_t *ret_first, uint32_t *ret_count)
+{
+	char first[16];
+	const char *dash = strchr(v, '-');
+	uint64_t a, b;
+
+	if (!dash || (size_t)(dash - v) >= sizeof first)
+		return false;
+	memcpy(first, v, (size_t)(dash - v));
+	first[dash - v] = '\0';
+	if (parse_uint64(first, UINT32_MAX - 1, &a) < 0 ||
+	    parse_uint64(dash + 1, UINT32_MAX - 1, &b) < 0)
+		return false;
+	if (a == 0 || a % CONFIG_BOX_IDS || b < a || b - a + 1 < CONFIG_BOX_IDS)
+		return false;
+	*ret_first = (uint32_t)a;
+	*ret_count = (uint32_t)(b - a + 1);
+	return true;
+}
+
 static bool subnet_ok(const char *v, uint32_t *ret_net, unsigned *ret_prefix)
 {
 	const char *slash = strchr(v, '/');
@@ -471,6 +498,14 @@ static int set_paddock_key(struct parser *p, const char *key, const char *value)
 		if (ok)
 			p->c->seccomp = value[0] == 'd';
 		break;
+	case VAL_USERNS:
+		ok = strcmp(value, "on") == 0 || strcmp(value, "off") == 0;
+		if (ok)
+			p->c->userns = value[1] == 'n';
+		break;
+	case VAL_USER_IDS:
+		ok = user_ids_ok(value, &p->c->user_ids_first, &p->c->user_ids_count);
+		break;
 	default:
 		ok = false;
 	}
@@ -480,7 +515,8 @@ static int set_paddock_key(struct parser *p, const char *key, const char *value)
 	if (k->kind == VAL_TTL || k->kind == VAL_GRACE || k->kind == VAL_SIZE ||
 	    k->kind == VAL_PUSH_COUNT || k->kind == VAL_PUSH_BYTES || k->kind == VAL_MERGE_DEPTH ||
 	    k->kind == VAL_ONOFF || k->kind == VAL_SUBNET || k->kind == VAL_UPSTREAM ||
-	    k->kind == VAL_PROXIES || k->kind == VAL_SECCOMP)
+	    k->kind == VAL_PROXIES || k->kind == VAL_SECCOMP || k->kind == VAL_USERNS ||
+	    k->kind == VAL_USER_IDS)
 		return 0;
 	if (strcmp(key, "default_type") == 0)
 		p->default_type_line = p->lineno;
@@ -700,6 +736,9 @@ static int config_defaults(struct pd_config *c)
 		return -ENOMEM;
 	c->network = true;
 	c->seccomp = true;
+	c->userns = true;
+	c->user_ids_first = CONFIG_USER_IDS_FIRST;
+	c->user_ids_count = CONFIG_USER_IDS_COUNT;
 	c->subnet = 0x0a580000; /* 10.88.0.0 */
 	c->subnet_prefix = 16;
 	c->push_max_entries = 100000;

@@ -49,6 +49,15 @@
  *	                            default profile, converted for the boxes'
  *	                            capabilities: daemon/seccomp/NOTICE) or off
  *	                            (no filter; for comparison, not for use)
+ *	userns = on                 each box in its own user namespace, its ids
+ *	                            0-65535 mapped to a range of host ids of
+ *	                            its own (off: box root is host root; for
+ *	                            comparison, not for use)
+ *	user_ids = 1073741824-2147483647
+ *	                            the host ids (FIRST-LAST) the boxes' ranges
+ *	                            are taken from: FIRST a multiple of 65536,
+ *	                            at least 65536 ids; ids nothing else on the
+ *	                            host uses (not /etc/subuid's)
  *
  *	[types.NAME]                one section per box type
  *	cpus = 1                    may be fractional: 0.5
@@ -84,6 +93,10 @@
 #define CONFIG_NFT_TABLE_MAX 32
 #define CONFIG_GROUP_MAX 32
 #define CONFIG_PROXIES_MAX 16
+/* Each box's user namespace maps its ids 0..CONFIG_BOX_IDS-1. */
+#define CONFIG_BOX_IDS 65536u
+#define CONFIG_USER_IDS_FIRST 1073741824u /* 2^30 */
+#define CONFIG_USER_IDS_COUNT 1073741824u /* up to 2^31 - 1: 16384 boxes */
 
 /* An IPv4 or IPv6 network: family AF_INET or AF_INET6, addr in network
  * byte order (the first 4 bytes for IPv4), host bits cleared. */
@@ -128,6 +141,11 @@ struct pd_config {
 	uint16_t dns_upstream_port;
 	char *group;  /* a group name or a decimal gid */
 	bool seccomp; /* filter boxes with the built-in profile */
+	bool userns;  /* each box in its own user namespace */
+	/* Host ids boxes take their ranges from: user_ids_count ranges of
+	 * CONFIG_BOX_IDS ids from user_ids_first, a multiple of CONFIG_BOX_IDS. */
+	uint32_t user_ids_first;
+	uint32_t user_ids_count;
 	struct net_prefix trusted_proxies[CONFIG_PROXIES_MAX];
 	size_t n_trusted_proxies;
 	struct box_type types[CONFIG_MAX_TYPES];

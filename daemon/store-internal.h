@@ -9,6 +9,7 @@
 
 struct store {
 	sqlite3 *db;
+	uint32_t ids_first, ids_count; /* store_set_user_ids() */
 };
 
 static inline void store_finalizep(sqlite3_stmt **st)

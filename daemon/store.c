@@ -94,6 +94,11 @@ static const char *const migrations[] = {
      * policy.h) and its IPv4 address while running (0: none). */
     "ALTER TABLE boxes ADD COLUMN policy TEXT NOT NULL DEFAULT 'allow-all';"
     "ALTER TABLE boxes ADD COLUMN net_addr INTEGER NOT NULL DEFAULT 0;",
+    /* 7 -> 8: user namespaces: the first host id of each box's range (0: a
+     * box made before them, given one at its next start). Never two boxes
+     * on one range. */
+    "ALTER TABLE boxes ADD COLUMN uid_base INTEGER NOT NULL DEFAULT 0;"
+    "CREATE UNIQUE INDEX boxes_uid_base ON boxes (uid_base) WHERE uid_base != 0;",
 };
 
 static int sql_err(sqlite3 *db, pd_error *err, const char *what)
@@ -337,8 +342,47 @@ static int bind_row(sqlite3_stmt *st, const struct box_row *row)
 	    sqlite3_bind_text(st, 7, row->error, -1, SQLITE_STATIC) != SQLITE_OK ||
 	    sqlite3_bind_int64(st, 9, row->expires) != SQLITE_OK ||
 	    sqlite3_bind_text(st, 10, row->layers, -1, SQLITE_STATIC) != SQLITE_OK ||
-	    sqlite3_bind_int64(st, 11, row->net_addr) != SQLITE_OK)
+	    sqlite3_bind_int64(st, 11, row->net_addr) != SQLITE_OK ||
+	    sqlite3_bind_int64(st, 12, row->uid_base) != SQLITE_OK)
 		return -EIO;
+	return 0;
+}
+
+void store_set_user_ids(struct store *s, uint32_t first, uint32_t count)
+{
+	s->ids_first = first;
+	s->ids_count = count;
+}
+
+int store_box_alloc_ids(struct store *s, int64_t *ret, pd_error *err)
+{
+	_cleanup_stmt_ sqlite3_stmt *st = NULL;
+	int64_t next = s->ids_first, end = (int64_t)s->ids_first + s->ids_count;
+	int rc;
+
+	if (!s->ids_count)
+		return pd_error_set(err, -EINVAL, "no user ids are configured for boxes");
+	/* The lowest free range: the ranges in use, in order, up to a gap. */
+	if (sqlite3_prepare_v2(s->db,
+			       "SELECT uid_base FROM boxes WHERE uid_base >= ?1 ORDER BY uid_base",
+			       -1, &st, NULL) != SQLITE_OK ||
+	    sqlite3_bind_int64(st, 1, next) != SQLITE_OK)
+		return sql_err(s->db, err, "allocate user ids");
+	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+		int64_t used = sqlite3_column_int64(st, 0);
+		if (used >= next + STORE_BOX_IDS)
+			break;
+		if (used + STORE_BOX_IDS > next)
+			next = used + STORE_BOX_IDS;
+	}
+	if (rc != SQLITE_ROW && rc != SQLITE_DONE)
+		return sql_err(s->db, err, "allocate user ids");
+	if (next + STORE_BOX_IDS > end)
+		return pd_error_set(err, -ENOSPC,
+				    "every range of user ids is taken (%u boxes): widen user_ids "
+				    "in the configuration or delete boxes",
+				    (unsigned)(s->ids_count / STORE_BOX_IDS));
+	*ret = next;
 	return 0;
 }
 
@@ -346,10 +390,15 @@ int store_box_insert(struct store *s, struct box_row *row, pd_error *err)
 {
 	_cleanup_stmt_ sqlite3_stmt *st = NULL;
 
+	if (row->uid_base < 0) {
+		int r = store_box_alloc_ids(s, &row->uid_base, err);
+		if (r < 0)
+			return r;
+	}
 	if (sqlite3_prepare_v2(s->db,
 			       "INSERT INTO boxes (name, state, type, image, created, last_started,"
-			       " error, expires, layers, net_addr)"
-			       " VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?9, ?10, ?11)",
+			       " error, expires, layers, net_addr, uid_base)"
+			       " VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?9, ?10, ?11, ?12)",
 			       -1, &st, NULL) != SQLITE_OK ||
 	    bind_row(st, row) < 0)
 		return sql_err(s->db, err, "insert box");
@@ -371,7 +420,7 @@ int store_box_update(struct store *s, const struct box_row *row, pd_error *err)
 		s->db,
 		"UPDATE boxes SET name = ?1, state = ?2, type = ?3, image = ?4,"
 		" created = ?5, last_started = ?6, error = ?7, expires = ?9, layers = ?10,"
-		" net_addr = ?11 WHERE id = ?8",
+		" net_addr = ?11, uid_base = ?12 WHERE id = ?8",
 		-1, &st, NULL) != SQLITE_OK ||
 	    bind_row(st, row) < 0 || sqlite3_bind_int64(st, 8, row->id) != SQLITE_OK)
 		return sql_err(s->db, err, "update box");
@@ -388,7 +437,8 @@ int store_box_delete(struct store *s, int64_t id, pd_error *err)
 }
 
 #define BOX_COLUMNS                                                                                \
-	"id, name, state, type, image, created, last_started, error, expires, layers, net_addr"
+	"id, name, state, type, image, created, last_started, error, expires, layers, net_addr,"  \
+	" uid_base"
 
 static void box_from(sqlite3_stmt *st, struct box_row *row)
 {
@@ -404,6 +454,7 @@ static void box_from(sqlite3_stmt *st, struct box_row *row)
 	row->expires = sqlite3_column_int64(st, 8);
 	copy_text(row->layers, sizeof row->layers, st, 9);
 	row->net_addr = sqlite3_column_int64(st, 10);
+	row->uid_base = sqlite3_column_int64(st, 11);
 }
 
 int store_box_policy_get(struct store *s, int64_t id, char **ret)

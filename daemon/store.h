@@ -16,7 +16,9 @@
 #include "parse.h"
 
 /* The schema version this build writes. */
-#define STORE_SCHEMA_VERSION 7
+#define STORE_SCHEMA_VERSION 8
+/* Host ids per box (its user namespace maps 0..STORE_BOX_IDS-1). */
+#define STORE_BOX_IDS 65536
 
 struct store;
 
@@ -32,6 +34,10 @@ struct box_row {
 	char error[PD_ERROR_MAX + 64];
 	char layers[LAYER_STACK_TEXT_MAX]; /* its layer stack, newest first */
 	int64_t net_addr;		   /* IPv4 address (host order) while running, 0 = none */
+	/* The first host id of its range (STORE_BOX_IDS ids), 0 = none (a box
+	 * from before user namespaces, or with them off); store_box_insert()
+	 * allocates one when it is < 0. */
+	int64_t uid_base;
 };
 
 /* Opens (creating if needed) the database at path and migrates it to
@@ -44,7 +50,13 @@ struct store *store_close(struct store *s);
 /* The schema version of the open database. */
 int store_schema_version(struct store *s);
 
-/* Inserts a box; -EEXIST if the name is taken. Sets row->id. */
+/* Where boxes' id ranges come from: count ids from first (a multiple of
+ * STORE_BOX_IDS); count 0: none. */
+void store_set_user_ids(struct store *s, uint32_t first, uint32_t count);
+/* The lowest range no box has, in *ret; -ENOSPC when all are taken. */
+int store_box_alloc_ids(struct store *s, int64_t *ret, pd_error *err);
+/* Inserts a box; -EEXIST if the name is taken. Sets row->id (and
+ * row->uid_base when it is < 0: the lowest free range). */
 int store_box_insert(struct store *s, struct box_row *row, pd_error *err);
 /* Rewrites every column of the box with row->id. */
 int store_box_update(struct store *s, const struct box_row *row, pd_error *err);

@@ -345,6 +345,41 @@ START_TEST(test_seccomp_values)
 }
 END_TEST
 
+/* userns = on|off; user_ids = FIRST-LAST, FIRST a multiple of 65536, at
+ * least one range. */
+START_TEST(test_userns_values)
+{
+	struct pd_config c;
+	pd_error err;
+
+	ck_assert_int_eq(load_text("[paddock]\n", &c, &err), 0);
+	ck_assert(c.userns);
+	ck_assert_uint_eq(c.user_ids_first, 1073741824u);
+	ck_assert_uint_eq(c.user_ids_count, 1073741824u);
+	config_release(&c);
+	ck_assert_int_eq(load_text("[paddock]\nuserns = off\nuser_ids = 65536-131071\n", &c, &err),
+			 0);
+	ck_assert(!c.userns);
+	ck_assert_uint_eq(c.user_ids_first, 65536);
+	ck_assert_uint_eq(c.user_ids_count, 65536);
+	config_release(&c);
+	ck_assert_int_eq(load_text("[paddock]\nuser_ids = 2147483648-4294967294\n", &c, &err), 0);
+	ck_assert_uint_eq(c.user_ids_count, 2147483647u);
+	config_release(&c);
+	expect_error("[paddock]\nuserns = yes\n", 2, "bad value for userns: \"yes\"");
+	expect_error("[paddock]\nuser_ids = 100000-300000\n", 2,
+		     "bad value for user_ids: \"100000-300000\""); /* not aligned */
+	expect_error("[paddock]\nuser_ids = 0-65535\n", 2,
+		     "bad value for user_ids: \"0-65535\""); /* the host's own ids */
+	expect_error("[paddock]\nuser_ids = 65536-100000\n", 2,
+		     "bad value for user_ids: \"65536-100000\""); /* less than one range */
+	expect_error("[paddock]\nuser_ids = 65536-4294967295\n", 2,
+		     "bad value for user_ids: \"65536-4294967295\""); /* -1 is no id */
+	expect_error("[paddock]\nuser_ids = 65536\n", 2, "bad value for user_ids: \"65536\"");
+	expect_error("[paddock]\nuser_ids = -65536\n", 2, "bad value for user_ids: \"-65536\"");
+}
+END_TEST
+
 START_TEST(test_network_values)
 {
 	struct pd_config c;
@@ -866,6 +901,7 @@ static Suite *config_suite(void)
 	tcase_add_test(tc, test_http_values);
 	tcase_add_test(tc, test_network_values);
 	tcase_add_test(tc, test_seccomp_values);
+	tcase_add_test(tc, test_userns_values);
 	tcase_add_test(tc, test_section_comments);
 	tcase_add_test(tc, test_access_values);
 	tcase_add_test(tc, test_find_type);

@@ -1,0 +1,169 @@
+/* idmap.c - see idmap.h. */
+#include <errno.h>
+#include <fcntl.h>
+#include <ftw.h>
+#include <linux/mount.h>
+#include <sched.h>
+#include <signal.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <sys/xattr.h>
+#include <unistd.h>
+
+#include "idmap.h"
+#include "util.h"
+
+#define CAPS_XATTR "security.capability"
+
+int64_t idmap_dir_base(const char *path)
+{
+	struct stat st;
+
+	if (lstat(path, &st) < 0)
+		return -errno;
+	return idmap_base_of((uint32_t)st.st_uid);
+}
+
+static int write_map(pid_t pid, const char *file, const char *map)
+{
+	char path[64];
+	_cleanup_close_ int fd = -1;
+
+	snprintf(path, sizeof path, "/proc/%d/%s", (int)pid, file);
+	fd = open(path, O_WRONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	return write_all(fd, map, strlen(map));
+}
+
+int idmap_userns(uint32_t from, uint32_t to, int *ret)
+{
+	char map[64], path[64];
+	int go[2], ready[2];
+	pid_t pid;
+	int r, status;
+	char c;
+
+	if (pipe2(go, O_CLOEXEC) < 0)
+		return -errno;
+	if (pipe2(ready, O_CLOEXEC) < 0) {
+		r = -errno;
+		close(go[0]);
+		close(go[1]);
+		return r;
+	}
+	/* A raw clone: a child in a new user namespace, alive until told to
+	 * go, doing nothing but wait (async-signal-safe calls only: the
+	 * daemon has threads). Like fork(), it runs on a copy of our stack. */
+	pid = (pid_t)syscall(SYS_clone, CLONE_NEWUSER | SIGCHLD, NULL, NULL, NULL, NULL);
+	if (pid == 0) {
+		close(go[1]);
+		close(ready[0]);
+		(void)!write(ready[1], "", 1);
+		(void)!read(go[0], &c, 1);
+		_exit(0);
+	}
+	close(go[0]);
+	close(ready[1]);
+	if (pid < 0) {
+		r = -errno;
+		close(go[1]);
+		close(ready[0]);
+		return r;
+	}
+	r = read(ready[0], &c, 1) == 1 ? 0 : -ECHILD;
+	close(ready[0]);
+	snprintf(map, sizeof map, "%u %u %u\n", from, to, IDMAP_IDS);
+	if (r >= 0)
+		r = write_map(pid, "uid_map", map);
+	if (r >= 0)
+		r = write_map(pid, "gid_map", map);
+	if (r >= 0) {
+		snprintf(path, sizeof path, "/proc/%d/ns/user", (int)pid);
+		*ret = open(path, O_RDONLY | O_CLOEXEC);
+		if (*ret < 0)
+			r = -errno;
+	}
+	close(go[1]);
+	while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
+		;
+	return r;
+}
+
+int idmap_open_tree(const char *path, int userns, int *ret, pd_error *err)
+{
+	struct mount_attr attr = {.attr_set = MOUNT_ATTR_RDONLY};
+	_cleanup_close_ int fd = -1;
+
+	fd = (int)syscall(SYS_open_tree, AT_FDCWD, path, OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC);
+	if (fd < 0)
+		return pd_error_set(err, -errno, "cannot open %s: %s", path, strerror(errno));
+	if (userns >= 0) {
+		attr.attr_set |= MOUNT_ATTR_IDMAP;
+		attr.userns_fd = (uint64_t)userns;
+	}
+	if (syscall(SYS_mount_setattr, fd, "", AT_EMPTY_PATH, &attr, sizeof attr) < 0)
+		return pd_error_set(err, -errno, "cannot map the ids of %s: %s", path,
+				    strerror(errno));
+	*ret = fd;
+	fd = -1;
+	return 0;
+}
+
+/* nftw() has no user data: the walk's parameters, one walk at a time per
+ * thread. */
+static _Thread_local struct {
+	uint32_t from, to;
+	dev_t dev;
+	pd_error *err;
+} walk;
+
+static uint32_t shifted(uint32_t id)
+{
+	return idmap_base_of(id) == walk.from ? walk.to + (id - walk.from) : id;
+}
+
+static int shift_one(const char *path, const struct stat *st, int flag, struct FTW *ftw)
+{
+	char caps[256];
+	ssize_t n_caps = -1;
+	uid_t uid = shifted((uint32_t)st->st_uid);
+	gid_t gid = shifted((uint32_t)st->st_gid);
+
+	(void)ftw;
+	if (flag == FTW_NS || flag == FTW_DNR)
+		return pd_error_set(walk.err, -EIO, "cannot read %s", path);
+	if (st->st_dev != walk.dev || (uid == st->st_uid && gid == st->st_gid))
+		return 0;
+	if (S_ISREG(st->st_mode))
+		n_caps = lgetxattr(path, CAPS_XATTR, caps, sizeof caps);
+	if (lchown(path, uid, gid) < 0)
+		return pd_error_set(walk.err, -errno, "cannot chown %s: %s", path, strerror(errno));
+	if (!S_ISLNK(st->st_mode) && (st->st_mode & (S_ISUID | S_ISGID)) &&
+	    chmod(path, st->st_mode & 07777) < 0)
+		return pd_error_set(walk.err, -errno, "cannot chmod %s: %s", path, strerror(errno));
+	if (n_caps > 0)
+		(void)lsetxattr(path, CAPS_XATTR, caps, (size_t)n_caps, 0);
+	return 0;
+}
+
+int idmap_shift_tree(const char *root, uint32_t from, uint32_t to, pd_error *err)
+{
+	struct stat st;
+	int r;
+
+	if (lstat(root, &st) < 0)
+		return pd_error_set(err, -errno, "cannot read %s: %s", root, strerror(errno));
+	walk.from = from;
+	walk.to = to;
+	walk.dev = st.st_dev;
+	walk.err = err;
+	/* Depth first: root, the last visited, says whether the walk ended. */
+	r = nftw(root, shift_one, 32, FTW_PHYS | FTW_MOUNT | FTW_DEPTH);
+	if (r < 0 && (!err || !err->code))
+		return pd_error_set(err, -errno, "cannot walk %s: %s", root, strerror(errno));
+	return r < 0 ? r : 0;
+}
