@@ -90,6 +90,12 @@ struct engine {
 	pthread_t inotify_thread;
 	bool inotify_started;
 
+	/* owners.c: a fanotify group on the boxes' root/ views. */
+	int owners_fd;
+	int owners_stop; /* eventfd: ends its thread */
+	pthread_t owners_thread;
+	bool owners_started;
+
 	struct volumes *volumes; /* volumes.c */
 	/* Ids of the snapshots being exported, one per running export
 	 * (snapshots.c): rmdir of those is -EBUSY. */
@@ -132,8 +138,27 @@ bool eng_is_mountpoint(const char *path);
  * detaches it when it cannot simply be unmounted. */
 int eng_bind_view(const char *src, const char *dst, pd_error *err);
 void eng_unbind_view(const char *dst);
-int eng_lowerdir(const struct engine *e, const char *stack, const char *image, char **ret,
-		 pd_error *err);
+/* The lower layers of an overlay: the option text "lowerdir=...", and
+ * the detached id-mapped trees it names (/proc/self/fd/N), open until
+ * eng_lowers_release() (after the mount). */
+struct eng_lowers {
+	char *opt;
+	int fds[LAYER_STACK_DEPTH_MAX + 1];
+	size_t n_fds;
+};
+/* A stack over an image, each layer seen in range `base` (idmap.h): a
+ * layer written in another range (the image's is 0) through an id-mapped
+ * copy, one in `base` as it is. */
+int eng_lowerdir(const struct engine *e, const char *stack, const char *image, uint32_t base,
+		 struct eng_lowers *ret, pd_error *err);
+void eng_lowers_release(struct eng_lowers *l);
+/* owners.c: files written through a box's root/ view become the box's. */
+int eng_owners_start(struct engine *e);
+void eng_owners_stop(struct engine *e);
+void eng_owners_watch(struct engine *e, const char *view);
+/* The range a box's files are in, where its upper is: its own, or 0 for a
+ * box from before user namespaces not yet moved to one. */
+uint32_t eng_box_base(const struct engine *e, const struct box *b);
 int eng_mount_root(struct engine *e, struct box *b, pd_error *err);
 void eng_umount_root(struct engine *e, struct box *b);
 int eng_umount_root_strict(struct engine *e, struct box *b);

@@ -8,6 +8,7 @@
 #include <sys/stat.h>
 
 #include "engine-internal.h"
+#include "idmap.h"
 #include "layers.h"
 #include "log.h"
 #include "volumes.h"
@@ -142,43 +143,117 @@ bool eng_is_mountpoint(const char *path)
 	return st.st_dev != parent.st_dev || st.st_ino == parent.st_ino;
 }
 
-/* "lowerdir=DATA/layers/L7:DATA/layers/L5:IMAGE/rootfs" for a stack over
- * an image, in *ret (malloc'd). */
-int eng_lowerdir(const struct engine *e, const char *stack, const char *image, char **ret,
-		 pd_error *err)
+void eng_lowers_release(struct eng_lowers *l)
+{
+	for (size_t i = 0; i < l->n_fds; i++)
+		close(l->fds[i]);
+	l->n_fds = 0;
+	free(l->opt);
+	l->opt = NULL;
+}
+
+/* The user namespaces of one eng_lowerdir(), one per range mapped. */
+struct ns_cache {
+	uint32_t from[LAYER_STACK_DEPTH_MAX + 1];
+	int fd[LAYER_STACK_DEPTH_MAX + 1];
+	size_t n;
+};
+
+static void ns_cache_clear(struct ns_cache *c)
+{
+	for (size_t i = 0; i < c->n; i++)
+		close(c->fd[i]);
+	c->n = 0;
+}
+
+/* One lower directory of a stack seen in range base: as it is when it was
+ * written in that range, else through an id-mapped copy. */
+static int lower_add(struct eng_lowers *l, struct ns_cache *c, FILE *f, const char *path,
+		     int64_t from, uint32_t base, pd_error *err)
+{
+	int fd = -1, r;
+	size_t i;
+
+	if (from < 0)
+		return pd_error_set(err, (int)from, "cannot read %s: %s", path,
+				    strerror((int)-from));
+	if ((uint32_t)from == base) {
+		fputs(path, f);
+		return 0;
+	}
+	for (i = 0; i < c->n && c->from[i] != (uint32_t)from; i++)
+		;
+	if (i == c->n) {
+		r = idmap_userns((uint32_t)from, base, &c->fd[i]);
+		if (r < 0)
+			return pd_error_set(err, r, "cannot make a user namespace: %s",
+					    strerror(-r));
+		c->from[c->n++] = (uint32_t)from;
+	}
+	r = idmap_open_tree(path, c->fd[i], &fd, err);
+	if (r < 0)
+		return r;
+	l->fds[l->n_fds++] = fd;
+	fprintf(f, "/proc/self/fd/%d", fd);
+	return 0;
+}
+
+/* "lowerdir=DATA/layers/L7:/proc/self/fd/N:..." for a stack over an image
+ * (see engine-internal.h). */
+int eng_lowerdir(const struct engine *e, const char *stack, const char *image, uint32_t base,
+		 struct eng_lowers *ret, pd_error *err)
 {
 	struct layer_stack s;
-	char rootfs[4096];
-	struct {
-		char *p;
-		size_t len;
-	} b = {0};
+	struct eng_lowers l = {0};
+	struct ns_cache c = {0};
+	char rootfs[4096], path[4096];
+	size_t len = 0;
 	FILE *f;
+	int r = 0;
 
 	if (layer_stack_parse(stack, &s) < 0)
 		return pd_error_set(err, -EIO, "corrupt layer stack \"%s\"", stack);
 	image_rootfs(e->images_dir, image, rootfs, sizeof rootfs);
 	if (access(rootfs, F_OK) < 0)
 		return pd_error_set(err, -ENOENT, "image %s is not installed", image);
-	f = open_memstream(&b.p, &b.len);
+	f = open_memstream(&l.opt, &len);
 	if (!f)
 		return pd_error_set(err, -ENOMEM, "out of memory");
 	fputs("lowerdir=", f);
-	for (size_t i = 0; i < s.n; i++)
-		fprintf(f, "%s/L%lld:", e->layers_dir, (long long)s.ids[i]);
-	fputs(rootfs, f);
-	if (fclose(f) != 0 || !b.p) {
-		free(b.p);
-		return pd_error_set(err, -ENOMEM, "out of memory");
+	for (size_t i = 0; r >= 0 && i < s.n; i++) {
+		snprintf(path, sizeof path, "%s/L%lld", e->layers_dir, (long long)s.ids[i]);
+		r = lower_add(&l, &c, f, path, idmap_dir_base(path), base, err);
+		fputc(':', f);
+	}
+	if (r >= 0)
+		r = lower_add(&l, &c, f, rootfs, 0, base, err);
+	ns_cache_clear(&c);
+	if (fclose(f) != 0 || !l.opt) {
+		eng_lowers_release(&l);
+		return r < 0 ? r : pd_error_set(err, -ENOMEM, "out of memory");
+	}
+	if (r < 0) {
+		eng_lowers_release(&l);
+		return r;
 	}
 	/* Mount options travel in one page. */
-	if (b.len >= 4000) {
-		free(b.p);
+	if (len >= 4000) {
+		eng_lowers_release(&l);
 		return pd_error_set(err, -E2BIG,
 				    "the layer stack is too deep to mount (%zu layers)", s.n);
 	}
-	*ret = b.p;
+	*ret = l;
 	return 0;
+}
+
+uint32_t eng_box_base(const struct engine *e, const struct box *b)
+{
+	char upper[4096];
+	int64_t base;
+
+	eng_box_path(e, b, "upper", upper, sizeof upper);
+	base = idmap_dir_base(upper);
+	return base < 0 ? (uint32_t)b->row.uid_base : (uint32_t)base;
 }
 
 int eng_bind_view(const char *src, const char *dst, pd_error *err)
@@ -210,19 +285,23 @@ void eng_unbind_view(const char *dst)
 static int mount_overlay(struct engine *e, struct box *b, const char *merged, pd_error *err)
 {
 	char upper[4096], work[4096];
-	_cleanup_free_ char *lower = NULL, *opts = NULL;
+	_cleanup_free_ char *opts = NULL;
+	struct eng_lowers lower;
 	int r;
 
 	eng_box_path(e, b, "upper", upper, sizeof upper);
 	eng_box_path(e, b, "work", work, sizeof work);
-	r = eng_lowerdir(e, b->row.layers, b->row.image, &lower, err);
+	r = eng_lowerdir(e, b->row.layers, b->row.image, eng_box_base(e, b), &lower, err);
 	if (r < 0)
 		return r;
-	if (asprintf(&opts, "%s,upperdir=%s,workdir=%s", lower, upper, work) < 0)
+	if (asprintf(&opts, "%s,upperdir=%s,workdir=%s", lower.opt, upper, work) < 0) {
+		eng_lowers_release(&lower);
 		return pd_error_set(err, -ENOMEM, "out of memory");
-	if (mount("overlay", merged, "overlay", 0, opts) < 0)
-		return pd_error_set(err, -errno, "cannot mount the box filesystem: %s",
-				    strerror(errno));
+	}
+	r = mount("overlay", merged, "overlay", 0, opts) < 0 ? -errno : 0;
+	eng_lowers_release(&lower);
+	if (r < 0)
+		return pd_error_set(err, r, "cannot mount the box filesystem: %s", strerror(-r));
 	return 0;
 }
 
@@ -242,7 +321,12 @@ int eng_mount_root(struct engine *e, struct box *b, pd_error *err)
 		if (r < 0)
 			return r;
 	}
-	return eng_bind_view(merged, view, err);
+	if (eng_is_mountpoint(view))
+		return 0;
+	r = eng_bind_view(merged, view, err);
+	if (r >= 0)
+		eng_owners_watch(e, view);
+	return r;
 }
 
 /* The view first: it holds the overlay. */
@@ -290,10 +374,12 @@ int eng_make_box_dirs(struct engine *e, struct box *b, pd_error *err)
 			return pd_error_set(err, -errno, "cannot create %s: %s", p,
 					    strerror(errno));
 	}
-	/* The upper directory becomes the box's "/": it must look like one. */
+	/* The upper directory becomes the box's "/": it must look like one,
+	 * owned by the box's root (which also records the box's range:
+	 * idmap.h). */
 	eng_box_path(e, b, "upper", p, sizeof p);
-	if (chmod(p, 0755) < 0)
-		return pd_error_set(err, -errno, "cannot chmod %s: %s", p, strerror(errno));
+	if (chmod(p, 0755) < 0 || lchown(p, (uid_t)b->row.uid_base, (gid_t)b->row.uid_base) < 0)
+		return pd_error_set(err, -errno, "cannot prepare %s: %s", p, strerror(errno));
 	eng_box_path(e, b, "rootfs", p, sizeof p);
 	(void)chmod(p, 0755);
 	eng_box_root(e, b, p, sizeof p);
@@ -441,6 +527,7 @@ static void view_of(const struct box *b, struct box_view *v)
 	    .created = (time_t)b->row.created,
 	    .pid = b->pid,
 	    .expires = (time_t)b->row.expires,
+	    .uid_base = b->row.uid_base,
 	};
 	snprintf(v->name, sizeof v->name, "%s", b->row.name);
 	snprintf(v->type, sizeof v->type, "%s", b->row.type);
@@ -527,6 +614,7 @@ int engine_box_create(struct engine *e, const char *name, pd_error *err)
 	snprintf(b->row.state, sizeof b->row.state, "creating");
 	b->row.created = time(NULL);
 	b->row.expires = cfg->default_ttl >= 0 ? b->row.created + cfg->default_ttl : 0;
+	b->row.uid_base = cfg->userns ? -1 : 0; /* a range of its own */
 	b->state = BOX_CREATED;
 
 	pd_mutex_lock(&e->lock);
@@ -589,6 +677,150 @@ int eng_claim(struct engine *e, const char *name, struct box **ret, pd_error *er
 	return 0;
 }
 
+/* Moves a box's files into a range of its own before it first starts in a
+ * user namespace: a box from before them (its upper in range 0, the
+ * host's ids) or one whose move was cut short. The range is recorded
+ * first; the walk is redone until it ends (idmap_shift_tree()). b is busy;
+ * called without the lock. */
+static int eng_box_own_ids(struct engine *e, struct box *b, pd_error *err)
+{
+	char upper[4096];
+	uint32_t base;
+	int r;
+
+	if (!e->cfg->userns)
+		return 0;
+	if (!b->row.uid_base) {
+		struct box_row row;
+
+		pd_mutex_lock(&e->lock);
+		row = b->row;
+		r = store_box_alloc_ids(e->store, &row.uid_base, err);
+		if (r >= 0)
+			r = store_box_update(e->store, &row, err);
+		if (r >= 0)
+			b->row = row;
+		pd_mutex_unlock(&e->lock);
+		if (r < 0)
+			return r;
+		log_info("box %s: its files move to host ids %lld+ (a user namespace of its own)",
+			 b->row.name, (long long)b->row.uid_base);
+	}
+	base = eng_box_base(e, b);
+	if (base == (uint32_t)b->row.uid_base)
+		return 0;
+	/* Its overlay reads the upper: not while the walk changes it. */
+	r = eng_umount_root_strict(e, b);
+	if (r < 0)
+		return pd_error_set(err, r,
+				    "box %s must move its files to its own user ids first, and its "
+				    "root is in use on the host: close what uses it and start again",
+				    b->row.name);
+	eng_box_path(e, b, "upper", upper, sizeof upper);
+	r = idmap_shift_tree(upper, base, (uint32_t)b->row.uid_base, err);
+	if (r < 0)
+		return pd_error_prefix(err, "cannot move box %s to its user ids", b->row.name);
+	return 0;
+}
+
+/* RUN/boxes/ID[/NAME]: where a box in a user namespace finds what crun
+ * mounts into it. crun mounts as the box's root, a host id that may not
+ * pass DATA (root's alone) or the group's views: so what the box gets is
+ * bound here first, in a directory only the box's root may pass (0710
+ * root:its gid) under one anyone may pass but not list (0711), and
+ * unbound once the box runs (its mounts are its own by then). */
+static void stage_path(const struct engine *e, const struct box *b, const char *name, char *buf,
+		       size_t bufsz)
+{
+	snprintf(buf, bufsz, "%s/boxes/%lld%s%s", e->cfg->run, (long long)b->row.id,
+		 name ? "/" : "", name ? name : "");
+}
+
+static void unstage(struct engine *e, struct box *b)
+{
+	char dir[4096], p[4096 + 260];
+	struct dirent *de;
+	DIR *d;
+
+	stage_path(e, b, NULL, dir, sizeof dir);
+	d = opendir(dir);
+	if (!d)
+		return;
+	while ((de = readdir(d))) {
+		if (de->d_name[0] == '.')
+			continue;
+		snprintf(p, sizeof p, "%s/%s", dir, de->d_name);
+		while (umount2(p, MNT_DETACH) == 0)
+			;
+		if (rmdir(p) < 0)
+			(void)unlink(p);
+	}
+	closedir(d);
+	(void)rmdir(dir);
+}
+
+/* Binds src (a directory, or a file) at the box's stage as name; its path
+ * in buf. The copy keeps src's mount flags, and gets attr_set's. */
+static int stage(struct engine *e, struct box *b, const char *src, const char *name,
+		 uint64_t attr_set, char *buf, size_t bufsz, pd_error *err)
+{
+	struct mount_attr attr = {.attr_set = attr_set};
+	_cleanup_close_ int fd = -1;
+	struct stat st;
+
+	stage_path(e, b, name, buf, bufsz);
+	if (stat(src, &st) < 0)
+		return pd_error_set(err, -errno, "cannot read %s: %s", src, strerror(errno));
+	if (S_ISDIR(st.st_mode) ? mkdir(buf, 0700) < 0 && errno != EEXIST
+				: mknodat(AT_FDCWD, buf, S_IFREG | 0600, 0) < 0 && errno != EEXIST)
+		return pd_error_set(err, -errno, "cannot create %s: %s", buf, strerror(errno));
+	fd = open_tree(AT_FDCWD, src, OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC | AT_RECURSIVE);
+	if (fd < 0 ||
+	    (attr_set && mount_setattr(fd, "", AT_EMPTY_PATH | AT_RECURSIVE, &attr, sizeof attr) < 0) ||
+	    move_mount(fd, "", AT_FDCWD, buf, MOVE_MOUNT_F_EMPTY_PATH) < 0)
+		return pd_error_set(err, -errno, "cannot mount %s at %s: %s", src, buf,
+				    strerror(errno));
+	return 0;
+}
+
+static int stage_all(struct engine *e, struct box *b, struct box_spec *spec, char *rootfs,
+		     char *resolv, struct box_mount *mounts, pd_error *err)
+{
+	char dir[4096], name[32];
+	int r;
+
+	unstage(e, b); /* a start that a crash cut short */
+	stage_path(e, b, NULL, dir, sizeof dir);
+	if (mkdir(dir, 0710) < 0 && errno != EEXIST)
+		return pd_error_set(err, -errno, "cannot create %s: %s", dir, strerror(errno));
+	if (chown(dir, 0, (gid_t)spec->uid_base) < 0 || chmod(dir, 0710) < 0)
+		return pd_error_set(err, -errno, "cannot prepare %s: %s", dir, strerror(errno));
+	r = stage(e, b, spec->rootfs, "rootfs", 0, rootfs, 4096, err);
+	if (r < 0)
+		return r;
+	spec->rootfs = rootfs;
+	if (spec->resolv_conf) {
+		r = stage(e, b, spec->resolv_conf, "resolv.conf",
+			  MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV | MOUNT_ATTR_NOEXEC, resolv, 4096, err);
+		if (r < 0)
+			return r;
+		spec->resolv_conf = resolv;
+	}
+	for (size_t i = 0; i < spec->n_mounts; i++) {
+		snprintf(name, sizeof name, "m%zu", i);
+		/* crun's id-mapped copy keeps these (its mount options
+		 * do not reach an id-mapped mount). */
+		r = stage(e, b, spec->mounts[i].source, name, MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV,
+			  mounts[i].source, sizeof mounts[i].source, err);
+		if (r < 0)
+			return r;
+		snprintf(mounts[i].destination, sizeof mounts[i].destination, "%s",
+			 spec->mounts[i].destination);
+	}
+	spec->mounts = mounts;
+	return 0;
+}
+
 static int eng_box_start(struct engine *e, struct box *b, pd_error *err)
 {
 	const struct box_type *type = config_find_type(e->cfg, b->row.type);
@@ -602,6 +834,9 @@ static int eng_box_start(struct engine *e, struct box *b, pd_error *err)
 	if (!type)
 		return pd_error_set(err, -EINVAL, "type %s is not defined in the configuration",
 				    b->row.type);
+	r = eng_box_own_ids(e, b, err);
+	if (r < 0)
+		return r;
 	pd_mutex_lock(&e->lock);
 	r = eng_mount_root(e, b, err);
 	if (r >= 0)
@@ -625,8 +860,19 @@ static int eng_box_start(struct engine *e, struct box *b, pd_error *err)
 	    .type = type,
 	    .mounts = mounts,
 	    .n_mounts = n_mounts,
+	    .uid_base = e->cfg->userns ? (uint32_t)b->row.uid_base : 0,
 	};
-	r = runtime_start(e->rt, &spec, &pid, err);
+	if (spec.uid_base) {
+		char srootfs[4096], sresolv[4096];
+		_cleanup_free_ struct box_mount *smounts = calloc(n_mounts + 1, sizeof *smounts);
+
+		r = smounts ? stage_all(e, b, &spec, srootfs, sresolv, smounts, err)
+			    : pd_error_set(err, -ENOMEM, "out of memory");
+		if (r >= 0)
+			r = runtime_start(e->rt, &spec, &pid, err);
+		unstage(e, b);
+	} else
+		r = runtime_start(e->rt, &spec, &pid, err);
 	if (r < 0) {
 		eng_net_box_down(e, b);
 		return r;
@@ -952,7 +1198,11 @@ int engine_start_timers(struct engine *e)
 	if (r != 0)
 		return -r;
 	e->timer_started = true;
-	return jobs_start(e);
+	r = jobs_start(e);
+	if (r >= 0 && e->cfg->userns && eng_owners_start(e) < 0)
+		log_warn("cannot watch the boxes' roots (fanotify): files the host writes there keep "
+			 "their host owner");
+	return r;
 }
 
 int engine_box_delete(struct engine *e, const char *name, pd_error *err)
@@ -1323,6 +1573,7 @@ int engine_new(const struct pd_config *cfg, const char *init_path, struct engine
 	e->cfg = cfg;
 	e->events_fd = -1;
 	e->inotify_fd = -1;
+	e->owners_fd = e->owners_stop = -1;
 	e->inotify_stop = -1;
 	{
 		pd_error aerr = {0};
@@ -1358,6 +1609,13 @@ int engine_new(const struct pd_config *cfg, const char *init_path, struct engine
 		r = mkdir_p(e->snapmnt_dir, 0755);
 	if (r >= 0)
 		r = mkdir_p(e->roots_dir, 0755);
+	if (r >= 0) {
+		char stage[4096];
+		snprintf(stage, sizeof stage, "%s/boxes", cfg->run);
+		r = mkdir_p(stage, 0711);
+		if (r >= 0 && chmod(stage, 0711) < 0)
+			r = -errno;
+	}
 	if (r < 0) {
 		pd_error_set(err, r, "cannot create %s: %s", cfg->data, strerror(-r));
 		goto fail;
@@ -1372,6 +1630,7 @@ int engine_new(const struct pd_config *cfg, const char *init_path, struct engine
 	r = store_open(path, &e->store, err);
 	if (r < 0)
 		goto fail;
+	store_set_user_ids(e->store, cfg->user_ids_first, cfg->userns ? cfg->user_ids_count : 0);
 	/* After the store: the database is migrated by now. */
 	r = auth_new(path, /* opts= */ NULL, &e->auth, err);
 	if (r < 0)
@@ -1428,6 +1687,7 @@ struct engine *engine_free(struct engine *e)
 		pthread_join(e->timer, NULL);
 	}
 	eng_dns_stop(e);
+	eng_owners_stop(e);
 	jobs_stop(e);
 	if (e->snapmnt_dir)
 		eng_snapshot_mounts_clear(e);

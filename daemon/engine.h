@@ -57,6 +57,7 @@ struct box_view {
 	pid_t pid;	/* host PID of the box's PID 1 while running */
 	time_t expires; /* TTL deadline, 0 = none */
 	char error[PD_ERROR_MAX + 64];
+	int64_t uid_base; /* host id of its root (its range: idmap.h), 0: none */
 };
 
 struct box_usage {

@@ -11,6 +11,7 @@
 #include <sys/xattr.h>
 #include <unistd.h>
 
+#include "idmap.h"
 #include "layer-merge.h"
 #include "util.h"
 
@@ -129,13 +130,22 @@ static int copy_xattrs(const char *src, const char *dst, bool skip_opaque, pd_er
  * but a directory's contents change its mtime, so callers finish a
  * directory's children first). chown comes before xattrs because it drops
  * security.capability. */
+/* The ranges of ids (idmap.h) of the layer being applied and of the
+ * result: an owner from+k is written to+k. */
+static _Thread_local uint32_t shift_from, shift_to;
+
+static uint32_t shifted(uint32_t id)
+{
+	return idmap_base_of(id) == shift_from ? shift_to + (id - shift_from) : id;
+}
+
 static int copy_meta(const char *src, const char *dst, const struct stat *st, bool skip_opaque,
 		     pd_error *err)
 {
 	struct timespec times[2] = {st->st_atim, st->st_mtim};
 	int r;
 
-	if (lchown(dst, st->st_uid, st->st_gid) < 0)
+	if (lchown(dst, shifted(st->st_uid), shifted(st->st_gid)) < 0)
 		return pd_error_set(err, -errno, "cannot chown %s: %s", dst, strerror(errno));
 	if (!S_ISLNK(st->st_mode) && chmod(dst, st->st_mode & 07777) < 0)
 		return pd_error_set(err, -errno, "cannot chmod %s: %s", dst, strerror(errno));
@@ -377,8 +387,13 @@ static int merge_dir(struct merger *m, const char *src, const char *dst)
 
 int layer_merge(const char *const *layers, size_t n, const char *dst, pd_error *err)
 {
+	int64_t to = n ? idmap_dir_base(layers[n - 1]) : 0;
 	int r = 0;
 
+	if (to < 0)
+		return pd_error_set(err, (int)to, "cannot stat %s: %s", layers[n - 1],
+				    strerror((int)-to));
+	shift_to = (uint32_t)to;
 	for (size_t i = 0; i < n && r >= 0; i++) {
 		struct merger m = {.err = err};
 		struct stat st;
@@ -389,6 +404,7 @@ int layer_merge(const char *const *layers, size_t n, const char *dst, pd_error *
 		if (!S_ISDIR(st.st_mode))
 			return pd_error_set(err, -ENOTDIR, "layer %s is not a directory",
 					    layers[i]);
+		shift_from = idmap_base_of((uint32_t)st.st_uid);
 		r = merge_dir(&m, layers[i], dst);
 		tdestroy(m.copies, free);
 		/* The root takes the newest layer's metadata; it is never opaque. */

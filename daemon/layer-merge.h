@@ -23,6 +23,9 @@
  * trusted.overlay.redirect / .metacopy) are refused with -ENOTSUP: their
  * files point into other layers. paddockd mounts with both off.
  *
+ * Layers written in different ranges of ids (idmap.h) merge into the
+ * newest one's: an owner from+k of an older layer becomes to+k.
+ *
  * Symlinks are never followed; every path is the caller's own. Needs root
  * (mknod, chown, trusted.* xattrs).
  */

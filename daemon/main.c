@@ -110,8 +110,9 @@ static int check_config_file(const char *path, char ret_real[static PATH_MAX], b
 
 /* The data directory is root's alone (0700: the database, every box's
  * files); the run directory is open to the group that may use the tree
- * (0750 root:GROUP), which reaches the boxes' roots and the volumes'
- * data through it, and root's alone when there is no group. Fixed at
+ * (0751 root:GROUP: others may only pass, see below), which reaches the
+ * boxes' roots and the volumes' data through it, and root's alone when
+ * there is no group. Fixed at
  * each start: an older install made them 0755. crun's state in RUN/crun
  * stays root's. */
 static int fix_dir(const char *path, gid_t gid, mode_t mode, pd_error *err)
@@ -281,8 +282,24 @@ int main(int argc, char **argv)
 	if (r < 0)
 		goto fail;
 	{
+		/* RUN: anyone may pass, for the boxes' root, a host id of
+		 * their own, to reach what is bound for them (RUN/boxes/ID,
+		 * each 0710 to its box); what the group may use is in
+		 * subdirectories closed to others. */
+		static const char *const group_dirs[] = {"roots", "snapshots", "volumes", "netns"};
 		const struct pd_access *acc = engine_access(engine);
-		r = acc->has_group ? fix_dir(cfg.run, access_gid(acc), 0750, &err) : 0;
+		gid_t gid = acc->has_group ? access_gid(acc) : 0;
+
+		for (size_t i = 0; r >= 0 && i < ELEMENTSOF(group_dirs); i++) {
+			snprintf(path, sizeof path, "%s/%s", cfg.run, group_dirs[i]);
+			if (mkdir(path, 0700) < 0 && errno != EEXIST)
+				r = pd_error_set(&err, -errno, "cannot create %s: %s", path,
+						 strerror(errno));
+			else
+				r = fix_dir(path, gid, acc->has_group ? 0750 : 0700, &err);
+		}
+		if (r >= 0)
+			r = fix_dir(cfg.run, gid, acc->has_group ? 0751 : 0711, &err);
 		if (r < 0)
 			goto fail;
 	}

@@ -25,6 +25,7 @@
 #include <sodium.h>
 
 #include "lock.h"
+#include "idmap.h"
 #include "runtime.h"
 #include "util.h"
 
@@ -452,6 +453,13 @@ static json_t *resources_json(const struct runtime *rt, const struct box_type *t
 
 static json_t *config_json_base(const struct runtime *rt, const struct box_spec *spec);
 
+/* [{containerID 0, hostID, size 65536}]: a box's ids onto its range. */
+static json_t *id_mappings(uint32_t host)
+{
+	return json_pack("[{s:i, s:I, s:i}]", "containerID", 0, "hostID", (json_int_t)host, "size",
+			 (int)IDMAP_IDS);
+}
+
 /* Joins the namespace the engine prepared, when there is one, and adds the
  * seccomp filter (a copy: jansson objects are not shared between threads). */
 static json_t *config_json(const struct runtime *rt, const struct box_spec *spec)
@@ -469,6 +477,15 @@ static json_t *config_json(const struct runtime *rt, const struct box_spec *spec
 		 0)) {
 		json_decref(cfg);
 		return NULL;
+	}
+	if (cfg && spec->uid_base) {
+		/* Box root is an unprivileged host id: setuid programs (sudo)
+		 * may raise a process to it, so no_new_privs is not needed. */
+		json_array_append_new(ns, json_pack("{s:s}", "type", "user"));
+		json_object_set_new(lx, "uidMappings", id_mappings(spec->uid_base));
+		json_object_set_new(lx, "gidMappings", id_mappings(spec->uid_base));
+		json_object_set_new(json_object_get(cfg, "process"), "noNewPrivileges",
+				    json_false());
 	}
 	if (!cfg || !spec->netns)
 		return cfg;
@@ -553,11 +570,18 @@ static json_t *config_json_base(const struct runtime *rt, const struct box_spec 
 				      mount_entry("/etc/resolv.conf", "bind", spec->resolv_conf,
 						  (const char *const[]){"bind", "ro", "nosuid",
 									"nodev", "noexec", NULL}));
-	for (size_t i = 0; i < spec->n_mounts; i++)
+	for (size_t i = 0; i < spec->n_mounts; i++) {
+		/* A volume keeps ids 0..65535 on disk, whichever box has it:
+		 * crun's "idmap" option maps them through the box's user
+		 * namespace onto its range. */
 		json_array_append_new(
 		    mounts,
 		    mount_entry(spec->mounts[i].destination, "bind", spec->mounts[i].source,
-				(const char *const[]){"rbind", "rw", "nosuid", "nodev", NULL}));
+				spec->uid_base ? (const char *const[]){"rbind", "rw", "nosuid",
+								       "nodev", "idmap", NULL}
+					       : (const char *const[]){"rbind", "rw", "nosuid",
+								       "nodev", NULL}));
+	}
 
 	return json_pack(
 	    "{s:s, s:{s:b, s:{s:i, s:i}, s:o, s:o, s:s, s:{s:o, s:o, s:o, s:o},"

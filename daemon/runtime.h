@@ -34,6 +34,11 @@ struct box_spec {
 	size_t n_mounts;
 	const char *netns;	 /* a network namespace bound on a file, or NULL: a new one */
 	const char *resolv_conf; /* bound read-only on /etc/resolv.conf, or NULL */
+	/* The box's ids 0..65535 are host ids uid_base.. in a user namespace
+	 * of its own; 0: none (box root is host root). Its root filesystem
+	 * is in that range already; the extra mounts (volumes) hold ids
+	 * 0..65535 and are id-mapped onto it. */
+	uint32_t uid_base;
 };
 
 enum runtime_status {

@@ -28,6 +28,7 @@
 
 #include "engine-internal.h"
 #include "export.h"
+#include "idmap.h"
 #include "layer-merge.h"
 #include "layers.h"
 #include "log.h"
@@ -57,12 +58,14 @@ static bool dir_empty(const char *path)
 	return empty;
 }
 
-static int make_upper(const char *path)
+/* An empty upper for a box whose files are in range base (idmap.h). */
+static int make_upper(const char *path, uint32_t base)
 {
 	if (mkdir(path, 0755) < 0 && errno != EEXIST)
 		return -errno;
-	/* The upper becomes the box's "/": it must look like one. */
-	return chmod(path, 0755) < 0 ? -errno : 0;
+	/* The upper becomes the box's "/": it must look like one, owned by the
+	 * box's root, which records the range. */
+	return chmod(path, 0755) < 0 || lchown(path, base, base) < 0 ? -errno : 0;
 }
 
 /* cp -a SRC DST: modes, owners, xattrs (trusted.overlay.*), whiteouts,
@@ -396,6 +399,9 @@ static int take(struct engine *e, struct box *b, const char *kind, const char *l
 			return pd_error_set(err, -ENOMEM, "out of memory");
 		nb->row = b->row;
 		nb->row.id = 0;
+		/* A range of its own: its files (a new upper) start there;
+		 * the layers it shares are mapped onto it. */
+		nb->row.uid_base = e->cfg->userns ? -1 : 0;
 		snprintf(nb->row.name, sizeof nb->row.name, "%s", new_name);
 		snprintf(nb->row.state, sizeof nb->row.state, "creating");
 		nb->row.created = time(NULL);
@@ -453,13 +459,15 @@ static int take(struct engine *e, struct box *b, const char *kind, const char *l
 		in.copy = true;
 	}
 	if (!in.copy) {
+		uint32_t base = eng_box_base(e, b);
+
 		if (rename(upper, layer) < 0) {
 			r = pd_error_set(err, -errno, "cannot freeze the box's changes: %s",
 					 strerror(errno));
 			goto rollback;
 		}
 		pd_fault("freeze-renamed");
-		r = make_upper(upper);
+		r = make_upper(upper, base);
 		if (r < 0) {
 			pd_error_set(err, r, "cannot make a new upper: %s", strerror(-r));
 			/* Undo the move: the intent is still open. */
@@ -708,7 +716,7 @@ static int restore_finish(struct engine *e, const struct intent_row *in, struct 
 		return pd_error_set(err, -errno, "cannot set the old files aside: %s",
 				    strerror(errno));
 	pd_fault("restore-moved");
-	r = make_upper(upper);
+	r = make_upper(upper, (uint32_t)b->row.uid_base);
 	if (r < 0)
 		return pd_error_set(err, r, "cannot make a new upper: %s", strerror(-r));
 	r = store_transaction(
@@ -930,7 +938,7 @@ int engine_snapshot_size(struct engine *e, const char *id, uint64_t *ret)
 
 int engine_snapshot_root(struct engine *e, const char *id, char *buf, size_t bufsz)
 {
-	_cleanup_free_ char *opts = NULL;
+	struct eng_lowers lower = {0};
 	struct snapshot_row row;
 	char path[4096];
 	int r;
@@ -941,14 +949,17 @@ int engine_snapshot_root(struct engine *e, const char *id, char *buf, size_t buf
 		goto out;
 	snapmnt_path(e, id, path, sizeof path);
 	if (!eng_is_mountpoint(path)) {
-		r = eng_lowerdir(e, row.layers, row.image, &opts, NULL);
+		/* Its files with the ids they have in a box (range 0, as an
+		 * image's): what export writes and what the host reads. */
+		r = eng_lowerdir(e, row.layers, row.image, 0, &lower, NULL);
 		if (r < 0)
 			goto out;
 		if (mkdir(path, 0755) < 0 && errno != EEXIST) {
 			r = -errno;
 			goto out;
 		}
-		if (mount("overlay", path, "overlay", MS_RDONLY | MS_NODEV | MS_NOSUID, opts) < 0) {
+		if (mount("overlay", path, "overlay", MS_RDONLY | MS_NODEV | MS_NOSUID, lower.opt) <
+		    0) {
 			r = -errno;
 			log_warn("snapshot %s: cannot mount its root: %s", id, strerror(errno));
 			goto out;
@@ -957,6 +968,7 @@ int engine_snapshot_root(struct engine *e, const char *id, char *buf, size_t buf
 	if ((size_t)snprintf(buf, bufsz, "%s", path) >= bufsz)
 		r = -ENAMETOOLONG;
 out:
+	eng_lowers_release(&lower);
 	pd_mutex_unlock(&e->lock);
 	return r;
 }
@@ -1390,8 +1402,9 @@ static int recover_one(struct engine *e, const struct intent_row *in)
 	}
 	if (!in->copy) {
 		char upper[4096];
+		int64_t base = idmap_dir_base(layer);
 		eng_box_path(e, &b, "upper", upper, sizeof upper);
-		(void)make_upper(upper);
+		(void)make_upper(upper, base < 0 ? (uint32_t)b.row.uid_base : (uint32_t)base);
 	}
 	if (in->new_box_id && store_box_get(e->store, in->new_box_id, &nb.row) >= 0)
 		(void)eng_make_box_dirs(e, &nb, &err);

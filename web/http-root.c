@@ -56,23 +56,39 @@ struct root_upload {
 	struct req *r;
 };
 
-/* The uid/gid of the image's user, read from the box's own /etc/passwd
- * (inside its root). Root when the image names none or it is missing. */
+static void image_user(struct req *r, const struct box_view *v, uid_t *uid, gid_t *gid);
+
+/* The owner of what the host puts in a box: the image's user, as the box
+ * sees it (its ids in the box's range), root when the image names none;
+ * in a volume, root ((uid_t)-1: the daemon's own ids, which a volume keeps
+ * as 0..65535 for every box). */
 static void box_owner(struct req *r, uid_t *uid, gid_t *gid)
 {
 	struct box_view v;
+
+	*uid = (uid_t)-1;
+	*gid = (gid_t)-1;
+	if (r->volume || engine_box_get(http_engine(r->h), r->box, &v) < 0)
+		return;
+	image_user(r, &v, uid, gid);
+	if (v.uid_base) {
+		*uid = (*uid == (uid_t)-1 ? 0 : *uid) + (uid_t)v.uid_base;
+		*gid = (*gid == (gid_t)-1 ? 0 : *gid) + (gid_t)v.uid_base;
+	}
+}
+
+/* The uid/gid of the image's user, read from the box's own /etc/passwd
+ * (inside its root). Left as they are when the image names none, root, or
+ * a user the file lacks. */
+static void image_user(struct req *r, const struct box_view *v, uid_t *uid, gid_t *gid)
+{
 	struct image_info img;
 	struct engine *e = http_engine(r->h);
 	char buf[64 * 1024];
 	ssize_t n;
 	int fd;
 
-	*uid = (uid_t)-1;
-	*gid = (gid_t)-1;
-	if (r->volume) /* a volume's files belong to root, as its directory */
-		return;
-	if (engine_box_get(e, r->box, &v) < 0 ||
-	    image_get(engine_images_dir(e), v.image, &img) < 0 || !img.user[0] ||
+	if (image_get(engine_images_dir(e), v->image, &img) < 0 || !img.user[0] ||
 	    strcmp(img.user, "root") == 0)
 		return;
 	fd = tarsafe_open(r->rootfd, "etc/passwd", O_RDONLY, 0);
@@ -410,6 +426,7 @@ static void reply_dir_listing(struct req *r, int fd)
  * Whoever lets go of it last frees it. */
 struct tar_pull {
 	int rootfd;
+	uint32_t owner_base; /* the box's range: owners written as it sees them */
 	char box[64];
 	char rel[HTTP_PATH_MAX];
 	int out;	   /* the pipe's write end, the thread's */
@@ -428,7 +445,8 @@ static void *pull_main(void *arg)
 {
 	struct tar_pull *p = arg;
 	pd_error err = {0};
-	int r = tarsafe_create(p->rootfd, p->rel[0] ? p->rel : ".", p->out, &err);
+	struct tar_create_hooks hooks = {.owner_base = p->owner_base};
+	int r = tarsafe_create_ex(p->rootfd, p->rel[0] ? p->rel : ".", p->out, &hooks, &err);
 
 	/* A cut archive has no end-of-archive marker; the response also ends
 	 * with an error, so a client never takes it for a whole one. */
@@ -482,6 +500,11 @@ static void reply_tar(struct req *r)
 	p->rootfd = fcntl(r->rootfd, F_DUPFD_CLOEXEC, 0);
 	snprintf(p->box, sizeof(p->box), "%s", r->box);
 	snprintf(p->rel, sizeof(p->rel), "%s", r->rel);
+	if (!r->volume) {
+		struct box_view v;
+		if (engine_box_get(http_engine(r->h), r->box, &v) >= 0)
+			p->owner_base = (uint32_t)v.uid_base;
+	}
 	p->in = fds[0];
 	p->out = fds[1];
 	atomic_init(&p->result, 1);

@@ -541,8 +541,20 @@ static la_ssize_t creator_write(struct archive *a, void *data, const void *buf, 
 
 static int write_header(struct creator *c, struct archive_entry *entry, const char *name)
 {
+	uint32_t base = c->hooks ? c->hooks->owner_base : 0;
 	char pbuf[128];
 
+	if (base) {
+		uint64_t uid = (uint64_t)archive_entry_uid(entry);
+		uint64_t gid = (uint64_t)archive_entry_gid(entry);
+		if (uid - base < 65536)
+			archive_entry_set_uid(entry, (la_int64_t)(uid - base));
+		if (gid - base < 65536)
+			archive_entry_set_gid(entry, (la_int64_t)(gid - base));
+		/* Names are the host's, not the box's. */
+		archive_entry_set_uname(entry, NULL);
+		archive_entry_set_gname(entry, NULL);
+	}
 	if (archive_write_header(c->a, entry) < ARCHIVE_WARN)
 		return pd_error_set(c->err, archive_code(c->a), "%s: %s",
 				    tarsafe_printable(name, pbuf, sizeof(pbuf)),

@@ -240,6 +240,9 @@ int tarsafe_create(int rootfd, const char *path, int out_fd, pd_error *err);
  *   the end-of-archive marker. The strings stay owned by the hook.
  * A negative return of file_end(), hardlink() or trailer() ends the stream
  * with that error (the hook sets err).
+ *
+ * owner_base, when not 0: owners in the range of ids from it (a box's,
+ * 65536 ids) are written as the box sees them, 0..65535.
  */
 struct tar_create_hooks {
 	void (*file_begin)(void *userdata, const char *name);
@@ -249,6 +252,7 @@ struct tar_create_hooks {
 	int (*trailer)(void *userdata, const char **ret_name, const char **ret_data,
 		       size_t *ret_len, pd_error *err);
 	void *userdata;
+	uint32_t owner_base;
 };
 
 /* tarsafe_create() with hooks (may be NULL). */

@@ -165,6 +165,9 @@ INI
 pd_setup() {
 	require_root
 	PD_TMP=$(mktemp -d /tmp/paddock-test.XXXXXX)
+	# The boxes' root (a host id of its own) passes through it to RUN, as
+	# through /run: pass only, no listing.
+	chmod 0711 "$PD_TMP"
 	M=$PD_TMP/mnt
 	D=$PD_TMP/data
 	PD_CGROUP=paddock-test-$$

@@ -196,18 +196,27 @@ try:
 except sqlite3.Error:
     sys.exit(0)
 sys.exit(1)\""
-ok "RUN is 0750 root:GROUP, RUN/crun 0700" same "$(stat -c '%a %U %g' "$RUN") $(stat -c %a "$RUN/crun")" "750 root $G 700"
+# Others may pass RUN (a box's root, a host id of its own, reaches what is
+# bound for it under RUN/boxes/ID, 0710 to that box alone) but not list it;
+# what the group uses is in directories closed to others.
+ok "RUN is 0751 root:GROUP, RUN/crun 0700, the group's directories 0750, RUN/boxes 0711" same \
+	"$(stat -c '%a %U %g' "$RUN") $(stat -c %a "$RUN/crun" "$RUN/roots" "$RUN/volumes" "$RUN/snapshots" "$RUN/netns" "$RUN/boxes" | tr '\n' ' ')" \
+	"751 root $G 700 750 750 750 750 711 "
+ok "nobody: RUN cannot be listed" same "$(as nobody ls "$RUN")" EACCES
+for d in roots volumes snapshots netns crun boxes; do
+	ok "nobody: RUN/$d cannot be listed" same "$(as nobody ls "$RUN/$d")" EACCES
+done
 
 # Existing installs: modes made too open while the daemon was down are
 # fixed at the next start.
 pd_stop
-chmod 0755 "$D"
+chmod 0755 "$D" "$RUN" "$RUN/roots"
 chmod 0644 "$D/paddock.db"
 touch "$D/paddock.db-wal" "$D/paddock.db-shm"
 chmod 0644 "$D/paddock.db-wal" "$D/paddock.db-shm"
 pd_start
-ok "a restart fixes DATA and the database files" same \
-	"$(stat -c %a "$D" "$D/paddock.db" "$D/paddock.db-wal" "$D/paddock.db-shm" | tr '\n' ' ')" "700 600 600 600 "
+ok "a restart fixes DATA, RUN and the database files" same \
+	"$(stat -c %a "$D" "$D/paddock.db" "$D/paddock.db-wal" "$D/paddock.db-shm" "$RUN" "$RUN/roots" | tr '\n' ' ')" "700 600 600 600 751 750 "
 
 # The configuration: refused when others could change it.
 pd_stop

@@ -23,7 +23,11 @@ ok "a process runs inside (usage pids >= 1)" test "${pids:-0}" -ge 1
 ok "its container is known to crun" bash -c "crun_list | grep -qx life"
 ok "hostname is the box name" same "$(pd_crun exec life hostname)" life
 ok "PID 1 is paddock-init" same "$(pd_crun exec life cat /proc/1/cmdline | tr '\0' ' ')" "/dev/paddock-init "
-ok "no_new_privileges is set" bash -c "pd_crun exec life grep -q '^NoNewPrivs:[[:space:]]*1' /proc/1/status"
+# Box root is an unprivileged host id (test-userns.sh): setuid programs
+# (sudo) may work inside, so no_new_privs is off; the box's user namespace
+# is what holds.
+ok "no_new_privileges is off (setuid works inside)" bash -c "pd_crun exec life grep -q '^NoNewPrivs:[[:space:]]*0' /proc/1/status"
+ok "PID 1 is in a user namespace of its own" bash -c "[ \"\$(pd_crun exec life cat /proc/1/uid_map | awk '{print \$2}')\" -ge 65536 ]"
 ok "capabilities are cut (no CAP_SYS_ADMIN)" bash -c "
 	eff=\$(pd_crun exec life awk '/^CapEff/ {print \$2}' /proc/self/status)
 	[ \$(( 0x\$eff & (1 << 21) )) -eq 0 ]"

@@ -184,9 +184,10 @@ with tarfile.open(sys.argv[1] + "/setuid.tar", "w") as t:
 PY
 ok "a push with setuid files, owners and an absolute link is taken" same \
 	"$(hc -o /dev/null -w '%{http_code}' -X PUT --data-binary @"$H/setuid.tar" 'boxes/dst/root/opt/s/?format=tar')" 200
+# The image's user is root: box root, the first id of the box's range.
 ok "without setuid/setgid bits, owned by the image's user" bash -c "
 	[ \$(stat -c %a '$B/dst/root/opt/s/rootshell') = 755 ] && [ \$(stat -c %a '$B/dst/root/opt/s/sgid') = 755 ] &&
-	[ \$(stat -c %u '$B/dst/root/opt/s/owned') = 0 ]"
+	[ \$(stat -c %u '$B/dst/root/opt/s/owned') = \$(python3 -c \"import sqlite3; print(sqlite3.connect('$D/paddock.db').execute('SELECT uid_base FROM boxes WHERE name=?', ('dst',)).fetchone()[0])\") ]"
 ok "the absolute link kept as the box's /etc/passwd" same "$(readlink "$B/dst/root/opt/s/abs")" /etc/passwd
 
 # --- imports: through the FUSE file and PUT data/ ----------------------------------------
