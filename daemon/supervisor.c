@@ -18,6 +18,7 @@
 #include <fcntl.h>
 #include <inttypes.h>
 #include <jansson.h>
+#include <linux/keyctl.h>
 #include <poll.h>
 #include <sched.h>
 #include <signal.h>
@@ -26,6 +27,7 @@
 #include <sys/mount.h>
 #include <sys/signalfd.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <time.h>
 
@@ -653,6 +655,15 @@ static _Noreturn void child_exec(const struct job *j, char **argv, int in_r, int
 			(void)!write(errfd, msg, strlen(msg));
 			_exit(125);
 		}
+	}
+	/* A session keyring of the job's own: crun exec hands the command the
+	 * caller's, and the daemon's session keyring (with whatever keys it
+	 * holds) would be the box's. A kernel without keys has none to give. */
+	if (syscall(SYS_keyctl, KEYCTL_JOIN_SESSION_KEYRING, NULL) < 0 && errno != ENOSYS) {
+		snprintf(msg, sizeof msg, "cannot make the job's session keyring: %s",
+			 strerror(errno));
+		(void)!write(errfd, msg, strlen(msg));
+		_exit(125);
 	}
 	if (dup2(in_r, 0) < 0 || dup2(out_w, 1) < 0 || dup2(err_w, 2) < 0) {
 		snprintf(msg, sizeof msg, "cannot set up the command's stdio: %s", strerror(errno));
