@@ -15,6 +15,7 @@
 #include "engine-internal.h"
 #include "jobs.h"
 #include "log.h"
+#include "tarsafe.h"
 
 #define SETTING_MAX 4096
 
@@ -473,13 +474,17 @@ int engine_job_set(struct engine *e, int64_t id, const char *file, const char *d
 static int box_user(const char *rootfs, const char *user, unsigned *uid, unsigned *gid, char *home,
 		    size_t homesz)
 {
-	char path[4200];
 	_cleanup_fclose_ FILE *f = NULL;
+	_cleanup_close_ int rootfd = open(rootfs, O_PATH | O_DIRECTORY | O_CLOEXEC);
 	struct passwd *pw;
 	bool numeric = user[0] && strspn(user, "0123456789") == strlen(user);
+	/* The box's file, resolved inside its root: a link there that leads
+	 * out is the box's "/", never the host's. */
+	int fd = rootfd < 0 ? -1 : tarsafe_open(rootfd, "etc/passwd", O_RDONLY, 0);
 
-	snprintf(path, sizeof path, "%s/etc/passwd", rootfs);
-	f = fopen(path, "re");
+	f = fd >= 0 ? fdopen(fd, "re") : NULL;
+	if (!f && fd >= 0)
+		close(fd);
 	while (f && (pw = fgetpwent(f))) {
 		if (numeric ? pw->pw_uid == (uid_t)strtoul(user, NULL, 10)
 			    : strcmp(pw->pw_name, user) == 0) {
