@@ -6,6 +6,7 @@
 #include <sched.h>
 #include <signal.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
@@ -39,43 +40,50 @@ static int write_map(pid_t pid, const char *file, const char *map)
 	return write_all(fd, map, strlen(map));
 }
 
+/* The child of idmap_userns(): says it is in its user namespace, waits to
+ * be told to go. It shares the daemon's memory (CLONE_VM: nothing to copy,
+ * which is what makes it cheap) on a stack of its own, and makes only raw
+ * system calls. */
+static int userns_child(void *arg)
+{
+	const int *fds = arg; /* ready[1], go[0] */
+	char c = 0;
+
+	(void)syscall(SYS_write, fds[0], &c, 1);
+	(void)syscall(SYS_read, fds[1], &c, 1);
+	return 0;
+}
+
 int idmap_userns(uint32_t from, uint32_t to, int *ret)
 {
 	char map[64], path[64];
-	int go[2], ready[2];
+	int go[2], ready[2], fds[2];
 	pid_t pid;
 	int r, status;
 	char c;
+	size_t stack_size = 64 * 1024;
+	char *stack;
 
-	if (pipe2(go, O_CLOEXEC) < 0)
+	stack = malloc(stack_size);
+	if (!stack)
+		return -ENOMEM;
+	if (pipe2(go, O_CLOEXEC) < 0) {
+		free(stack);
 		return -errno;
+	}
 	if (pipe2(ready, O_CLOEXEC) < 0) {
 		r = -errno;
 		close(go[0]);
 		close(go[1]);
+		free(stack);
 		return r;
 	}
-	/* A raw clone: a child in a new user namespace, alive until told to
-	 * go, doing nothing but wait (async-signal-safe calls only: the
-	 * daemon has threads). Like fork(), it runs on a copy of our stack. */
-	pid = (pid_t)syscall(SYS_clone, CLONE_NEWUSER | SIGCHLD, NULL, NULL, NULL, NULL);
-	if (pid == 0) {
-		close(go[1]);
-		close(ready[0]);
-		(void)!write(ready[1], "", 1);
-		(void)!read(go[0], &c, 1);
-		_exit(0);
-	}
-	close(go[0]);
-	close(ready[1]);
-	if (pid < 0) {
-		r = -errno;
-		close(go[1]);
-		close(ready[0]);
-		return r;
-	}
-	r = read(ready[0], &c, 1) == 1 ? 0 : -ECHILD;
-	close(ready[0]);
+	fds[0] = ready[1];
+	fds[1] = go[0];
+	pid = clone(userns_child, stack + stack_size, CLONE_NEWUSER | CLONE_VM | SIGCHLD, fds);
+	r = pid < 0 ? -errno : 0;
+	if (r >= 0)
+		r = read(ready[0], &c, 1) == 1 ? 0 : -ECHILD;
 	snprintf(map, sizeof map, "%u %u %u\n", from, to, IDMAP_IDS);
 	if (r >= 0)
 		r = write_map(pid, "uid_map", map);
@@ -87,9 +95,17 @@ int idmap_userns(uint32_t from, uint32_t to, int *ret)
 		if (*ret < 0)
 			r = -errno;
 	}
+	/* The child goes (its copy of the fd table holds go[1] too: no EOF). */
+	(void)!write(go[1], "", 1);
 	close(go[1]);
-	while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
-		;
+	if (pid > 0)
+		while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
+			;
+	close(go[0]);
+	close(ready[0]);
+	close(ready[1]);
+	/* Only now: the child ran on it until it ended. */
+	free(stack);
 	return r;
 }
 
