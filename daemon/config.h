@@ -49,6 +49,10 @@
  *	                            default profile, converted for the boxes'
  *	                            capabilities: daemon/seccomp/NOTICE) or off
  *	                            (no filter; for comparison, not for use)
+ *	lxcfs = on                  per-box views of /proc/meminfo, cpuinfo,
+ *	                            stat, uptime, ... from an lxcfs the daemon
+ *	                            runs (lxcfs.h): on (/usr/bin/lxcfs), off,
+ *	                            or the absolute path of an lxcfs binary
  *
  *	[types.NAME]                one section per box type
  *	cpus = 1                    may be fractional: 0.5
@@ -128,6 +132,7 @@ struct pd_config {
 	uint16_t dns_upstream_port;
 	char *group;  /* a group name or a decimal gid */
 	bool seccomp; /* filter boxes with the built-in profile */
+	char *lxcfs;  /* the lxcfs binary, or NULL: lxcfs = off */
 	struct net_prefix trusted_proxies[CONFIG_PROXIES_MAX];
 	size_t n_trusted_proxies;
 	struct box_type types[CONFIG_MAX_TYPES];
