@@ -596,6 +596,7 @@ static int eng_box_start(struct engine *e, struct box *b, pd_error *err)
 	_cleanup_free_ struct box_mount *mounts = NULL;
 	size_t n_mounts = 0;
 	struct box_spec spec;
+	uint64_t lxcfs_gen;
 	pid_t pid = 0;
 	int r;
 
@@ -626,13 +627,22 @@ static int eng_box_start(struct engine *e, struct box *b, pd_error *err)
 	    .mounts = mounts,
 	    .n_mounts = n_mounts,
 	};
+	lxcfs_gen = eng_lxcfs_spec(e, &spec);
 	r = runtime_start(e->rt, &spec, &pid, err);
+	if (r < 0 && lxcfs_gen && eng_lxcfs_spec(e, &spec) != lxcfs_gen) {
+		/* lxcfs ended while crun bound its files: again with the next
+		 * one's views (the spec has them now), or none while it is down. */
+		pd_error_clear(err);
+		lxcfs_gen = spec.lxcfs_dir ? eng_lxcfs_spec(e, &spec) : 0;
+		r = runtime_start(e->rt, &spec, &pid, err);
+	}
 	if (r < 0) {
 		eng_net_box_down(e, b);
 		return r;
 	}
 	eng_volumes_started(e, b, mounts, n_mounts);
 	b->pid = pid;
+	b->lxcfs_gen = lxcfs_gen;
 	return 0;
 }
 
@@ -641,6 +651,7 @@ int engine_box_set_state(struct engine *e, const char *name, const char *value, 
 	enum box_state target = box_state_from_string(value), prior;
 	enum box_action action;
 	const char *reason = NULL;
+	int64_t started = 0; /* the box's id once it started */
 	struct box *b;
 	int r;
 
@@ -688,15 +699,21 @@ int engine_box_set_state(struct engine *e, const char *name, const char *value, 
 	b->state = box_state_finish(prior, action, r >= 0);
 	if (r >= 0 && action == BOX_ACTION_START)
 		b->row.last_started = time(NULL);
-	if (r >= 0 && action == BOX_ACTION_STOP)
+	if (r >= 0 && action == BOX_ACTION_STOP) {
 		b->pid = 0;
+		b->lxcfs_gen = 0;
+	}
 	(void)eng_save_box(e, b, NULL, NULL);
 	if (r >= 0)
 		eng_emit(e, b, "%s", action == BOX_ACTION_START ? "started" : "stopped");
 	log_debug("box %s: %s %s", name, action == BOX_ACTION_START ? "start" : "stop",
 		  r >= 0 ? "done" : err->msg);
+	if (r >= 0 && action == BOX_ACTION_START)
+		started = b->row.id;
 out:
 	pd_mutex_unlock(&e->lock);
+	if (started)
+		eng_lxcfs_started(e, started);
 	return r < 0 ? r : 0;
 }
 
@@ -1409,6 +1426,7 @@ int engine_new(const struct pd_config *cfg, const char *init_path, struct engine
 	r = eng_net_dns_start(e, err);
 	if (r < 0)
 		goto fail;
+	eng_lxcfs_start(e);
 	*ret = e;
 	return 0;
 fail:
@@ -1427,6 +1445,7 @@ struct engine *engine_free(struct engine *e)
 		pd_mutex_unlock(&e->lock);
 		pthread_join(e->timer, NULL);
 	}
+	eng_lxcfs_stop(e);
 	eng_dns_stop(e);
 	jobs_stop(e);
 	if (e->snapmnt_dir)

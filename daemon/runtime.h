@@ -34,6 +34,11 @@ struct box_spec {
 	size_t n_mounts;
 	const char *netns;	 /* a network namespace bound on a file, or NULL: a new one */
 	const char *resolv_conf; /* bound read-only on /etc/resolv.conf, or NULL */
+	/* lxcfs's mount point, or NULL: its views (lxcfs.h lxcfs_views[],
+	 * those of bit i set in lxcfs_views) are bound read-only over the
+	 * box's /proc and /sys files. */
+	const char *lxcfs_dir;
+	unsigned lxcfs_views;
 };
 
 enum runtime_status {
