@@ -27,6 +27,7 @@
 #ifndef CRUN_PATH
 #define CRUN_PATH "/usr/bin/crun"
 #endif
+#define LXCFS_PATH "/usr/bin/lxcfs" /* Debian's lxcfs package */
 
 #define GiB (UINT64_C(1) << 30)
 #define STOP_GRACE_MAX 3600
@@ -61,6 +62,7 @@ enum value_kind {
 	VAL_SECCOMP,	 /* seccomp */
 	VAL_USERNS,	 /* userns */
 	VAL_USER_IDS,	 /* user_ids */
+	VAL_LXCFS,	 /* lxcfs */
 };
 
 static const struct paddock_key {
@@ -94,6 +96,7 @@ static const struct paddock_key {
     {"seccomp", VAL_SECCOMP, 0},
     {"userns", VAL_USERNS, 0},
     {"user_ids", VAL_USER_IDS, 0},
+    {"lxcfs", VAL_LXCFS, 0},
 };
 
 static const char *const type_keys[] = {"cpus", "memory", "pids", "disk"};
@@ -506,6 +509,14 @@ static int set_paddock_key(struct parser *p, const char *key, const char *value)
 	case VAL_USER_IDS:
 		ok = user_ids_ok(value, &p->c->user_ids_first, &p->c->user_ids_count);
 		break;
+	case VAL_LXCFS:
+		ok = strcmp(value, "on") == 0 || strcmp(value, "off") == 0 || path_ok(value);
+		if (ok && strcmp(value, "off") == 0) {
+			free(p->c->lxcfs);
+			p->c->lxcfs = NULL;
+		} else if (ok && strcmp(value, "on") != 0)
+			return set_string(p, offsetof(struct pd_config, lxcfs), value);
+		break;
 	default:
 		ok = false;
 	}
@@ -516,7 +527,7 @@ static int set_paddock_key(struct parser *p, const char *key, const char *value)
 	    k->kind == VAL_PUSH_COUNT || k->kind == VAL_PUSH_BYTES || k->kind == VAL_MERGE_DEPTH ||
 	    k->kind == VAL_ONOFF || k->kind == VAL_SUBNET || k->kind == VAL_UPSTREAM ||
 	    k->kind == VAL_PROXIES || k->kind == VAL_SECCOMP || k->kind == VAL_USERNS ||
-	    k->kind == VAL_USER_IDS)
+	    k->kind == VAL_USER_IDS || k->kind == VAL_LXCFS)
 		return 0;
 	if (strcmp(key, "default_type") == 0)
 		p->default_type_line = p->lineno;
@@ -713,6 +724,7 @@ void config_release(struct pd_config *c)
 	free(c->bridge);
 	free(c->nft_table);
 	free(c->group);
+	free(c->lxcfs);
 	memset(c, 0, sizeof(*c));
 }
 
@@ -730,7 +742,8 @@ static int config_defaults(struct pd_config *c)
 	c->bridge = strdup("paddock0");
 	c->nft_table = strdup("paddock");
 	c->group = strdup("paddock");
-	if (!c->mount || !c->data || !c->run || !c->crun || !c->cgroup_parent ||
+	c->lxcfs = strdup(LXCFS_PATH);
+	if (!c->lxcfs || !c->mount || !c->data || !c->run || !c->crun || !c->cgroup_parent ||
 	    !c->default_image || !c->default_type || !c->listen || !c->bridge || !c->nft_table ||
 	    !c->group)
 		return -ENOMEM;

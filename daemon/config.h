@@ -58,6 +58,10 @@
  *	                            are taken from: FIRST a multiple of 65536,
  *	                            at least 65536 ids; ids nothing else on the
  *	                            host uses (not /etc/subuid's)
+ *	lxcfs = on                  per-box views of /proc/meminfo, cpuinfo,
+ *	                            stat, uptime, ... from an lxcfs the daemon
+ *	                            runs (lxcfs.h): on (/usr/bin/lxcfs), off,
+ *	                            or the absolute path of an lxcfs binary
  *
  *	[types.NAME]                one section per box type
  *	cpus = 1                    may be fractional: 0.5
@@ -146,6 +150,7 @@ struct pd_config {
 	 * CONFIG_BOX_IDS ids from user_ids_first, a multiple of CONFIG_BOX_IDS. */
 	uint32_t user_ids_first;
 	uint32_t user_ids_count;
+	char *lxcfs;  /* the lxcfs binary, or NULL: lxcfs = off */
 	struct net_prefix trusted_proxies[CONFIG_PROXIES_MAX];
 	size_t n_trusted_proxies;
 	struct box_type types[CONFIG_MAX_TYPES];

@@ -51,6 +51,7 @@ struct box {
 	struct net_name *names;
 	size_t n_names;
 	uint64_t names_gen; /* moves on when the list is filtered or dropped */
+	uint64_t lxcfs_gen; /* lxcfs generation of the views it holds; 0: none */
 };
 
 struct engine {
@@ -102,7 +103,8 @@ struct engine {
 	char **snap_exports;
 	size_t n_snap_exports;
 
-	struct dns *dns; /* the boxes' resolver (engine-dns.c) */
+	struct dns *dns;     /* the boxes' resolver (engine-dns.c) */
+	struct lxcfs *lxcfs; /* the boxes' /proc views, or NULL (engine-lxcfs.c) */
 
 	pthread_t timer;
 	bool timer_started;
@@ -225,6 +227,17 @@ void eng_dns_load(struct engine *e);
 void eng_dns_forget(struct box *b);
 size_t eng_dns_elems(struct box *b, struct nft_elem *out, size_t max);
 int eng_dns_policy_changed(struct engine *e, struct box *b, pd_error *err);
+
+/* engine-lxcfs.c. Start (last in engine_new) and stop (first in
+ * engine_free) never fail: without lxcfs, boxes read the kernel's files.
+ * eng_lxcfs_spec() fills a starting box's spec and returns the generation
+ * it got; eng_lxcfs_started() (no lock held) binds newer views into a box
+ * whose start raced with a new mount of lxcfs. */
+struct box_spec;
+void eng_lxcfs_start(struct engine *e);
+void eng_lxcfs_stop(struct engine *e);
+uint64_t eng_lxcfs_spec(struct engine *e, struct box_spec *spec);
+void eng_lxcfs_started(struct engine *e, int64_t box_id);
 
 /* jobs.c */
 int jobs_load(struct engine *e);

@@ -784,7 +784,7 @@ static int stage(struct engine *e, struct box *b, const char *src, const char *n
 }
 
 static int stage_all(struct engine *e, struct box *b, struct box_spec *spec, char *rootfs,
-		     char *resolv, struct box_mount *mounts, pd_error *err)
+		     char *resolv, char *lxcfs, struct box_mount *mounts, pd_error *err)
 {
 	char dir[4096], name[32];
 	int r;
@@ -806,6 +806,13 @@ static int stage_all(struct engine *e, struct box *b, struct box_spec *spec, cha
 			return r;
 		spec->resolv_conf = resolv;
 	}
+	if (spec->lxcfs_dir) {
+		r = stage(e, b, spec->lxcfs_dir, "lxcfs",
+			  MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV | MOUNT_ATTR_NOEXEC, lxcfs, 4096, err);
+		if (r < 0)
+			return r;
+		spec->lxcfs_dir = lxcfs;
+	}
 	for (size_t i = 0; i < spec->n_mounts; i++) {
 		snprintf(name, sizeof name, "m%zu", i);
 		/* crun's id-mapped copy keeps these (its mount options
@@ -821,6 +828,26 @@ static int stage_all(struct engine *e, struct box *b, struct box_spec *spec, cha
 	return 0;
 }
 
+/* runtime_start(), through the box's stage when it has a user namespace. */
+static int run_box(struct engine *e, struct box *b, const struct box_spec *spec_in, pid_t *ret_pid,
+		   pd_error *err)
+{
+	struct box_spec spec = *spec_in;
+	char srootfs[4096], sresolv[4096], slxcfs[4096];
+	_cleanup_free_ struct box_mount *smounts = NULL;
+	int r;
+
+	if (!spec.uid_base)
+		return runtime_start(e->rt, &spec, ret_pid, err);
+	smounts = calloc(spec.n_mounts + 1, sizeof *smounts);
+	r = smounts ? stage_all(e, b, &spec, srootfs, sresolv, slxcfs, smounts, err)
+		    : pd_error_set(err, -ENOMEM, "out of memory");
+	if (r >= 0)
+		r = runtime_start(e->rt, &spec, ret_pid, err);
+	unstage(e, b);
+	return r;
+}
+
 static int eng_box_start(struct engine *e, struct box *b, pd_error *err)
 {
 	const struct box_type *type = config_find_type(e->cfg, b->row.type);
@@ -828,6 +855,7 @@ static int eng_box_start(struct engine *e, struct box *b, pd_error *err)
 	_cleanup_free_ struct box_mount *mounts = NULL;
 	size_t n_mounts = 0;
 	struct box_spec spec;
+	uint64_t lxcfs_gen;
 	pid_t pid = 0;
 	int r;
 
@@ -862,23 +890,22 @@ static int eng_box_start(struct engine *e, struct box *b, pd_error *err)
 	    .n_mounts = n_mounts,
 	    .uid_base = e->cfg->userns ? (uint32_t)b->row.uid_base : 0,
 	};
-	if (spec.uid_base) {
-		char srootfs[4096], sresolv[4096];
-		_cleanup_free_ struct box_mount *smounts = calloc(n_mounts + 1, sizeof *smounts);
-
-		r = smounts ? stage_all(e, b, &spec, srootfs, sresolv, smounts, err)
-			    : pd_error_set(err, -ENOMEM, "out of memory");
-		if (r >= 0)
-			r = runtime_start(e->rt, &spec, &pid, err);
-		unstage(e, b);
-	} else
-		r = runtime_start(e->rt, &spec, &pid, err);
+	lxcfs_gen = eng_lxcfs_spec(e, &spec);
+	r = run_box(e, b, &spec, &pid, err);
+	if (r < 0 && lxcfs_gen && eng_lxcfs_spec(e, &spec) != lxcfs_gen) {
+		/* lxcfs ended while crun bound its files: again with the next
+		 * one's views (the spec has them now), or none while it is down. */
+		pd_error_clear(err);
+		lxcfs_gen = spec.lxcfs_dir ? eng_lxcfs_spec(e, &spec) : 0;
+		r = run_box(e, b, &spec, &pid, err);
+	}
 	if (r < 0) {
 		eng_net_box_down(e, b);
 		return r;
 	}
 	eng_volumes_started(e, b, mounts, n_mounts);
 	b->pid = pid;
+	b->lxcfs_gen = lxcfs_gen;
 	return 0;
 }
 
@@ -887,6 +914,7 @@ int engine_box_set_state(struct engine *e, const char *name, const char *value, 
 	enum box_state target = box_state_from_string(value), prior;
 	enum box_action action;
 	const char *reason = NULL;
+	int64_t started = 0; /* the box's id once it started */
 	struct box *b;
 	int r;
 
@@ -934,15 +962,21 @@ int engine_box_set_state(struct engine *e, const char *name, const char *value, 
 	b->state = box_state_finish(prior, action, r >= 0);
 	if (r >= 0 && action == BOX_ACTION_START)
 		b->row.last_started = time(NULL);
-	if (r >= 0 && action == BOX_ACTION_STOP)
+	if (r >= 0 && action == BOX_ACTION_STOP) {
 		b->pid = 0;
+		b->lxcfs_gen = 0;
+	}
 	(void)eng_save_box(e, b, NULL, NULL);
 	if (r >= 0)
 		eng_emit(e, b, "%s", action == BOX_ACTION_START ? "started" : "stopped");
 	log_debug("box %s: %s %s", name, action == BOX_ACTION_START ? "start" : "stop",
 		  r >= 0 ? "done" : err->msg);
+	if (r >= 0 && action == BOX_ACTION_START)
+		started = b->row.id;
 out:
 	pd_mutex_unlock(&e->lock);
+	if (started)
+		eng_lxcfs_started(e, started);
 	return r < 0 ? r : 0;
 }
 
@@ -1668,6 +1702,7 @@ int engine_new(const struct pd_config *cfg, const char *init_path, struct engine
 	r = eng_net_dns_start(e, err);
 	if (r < 0)
 		goto fail;
+	eng_lxcfs_start(e);
 	*ret = e;
 	return 0;
 fail:
@@ -1686,6 +1721,7 @@ struct engine *engine_free(struct engine *e)
 		pd_mutex_unlock(&e->lock);
 		pthread_join(e->timer, NULL);
 	}
+	eng_lxcfs_stop(e);
 	eng_dns_stop(e);
 	eng_owners_stop(e);
 	jobs_stop(e);

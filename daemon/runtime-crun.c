@@ -26,6 +26,7 @@
 
 #include "lock.h"
 #include "idmap.h"
+#include "lxcfs.h"
 #include "runtime.h"
 #include "util.h"
 
@@ -570,6 +571,16 @@ static json_t *config_json_base(const struct runtime *rt, const struct box_spec 
 				      mount_entry("/etc/resolv.conf", "bind", spec->resolv_conf,
 						  (const char *const[]){"bind", "ro", "nosuid",
 									"nodev", "noexec", NULL}));
+	for (size_t i = 0; spec->lxcfs_dir && i < LXCFS_N_VIEWS; i++) {
+		char src[4200];
+		if (!(spec->lxcfs_views & (1u << i)))
+			continue;
+		snprintf(src, sizeof src, "%s/%s", spec->lxcfs_dir, lxcfs_views[i].src);
+		json_array_append_new(mounts,
+				      mount_entry(lxcfs_views[i].dst, "bind", src,
+						  (const char *const[]){"bind", "ro", "nosuid",
+									"nodev", "noexec", NULL}));
+	}
 	for (size_t i = 0; i < spec->n_mounts; i++) {
 		/* A volume keeps ids 0..65535 on disk, whichever box has it:
 		 * crun's "idmap" option maps them through the box's user
@@ -735,23 +746,13 @@ int runtime_status(struct runtime *rt, const char *id, enum runtime_status *ret_
 static int wait_gone(pid_t pid, int timeout_ms)
 {
 	_cleanup_close_ int pfd = -1;
-	struct pollfd p;
 
 	if (pid <= 0)
 		return 0;
 	pfd = (int)syscall(SYS_pidfd_open, pid, 0);
 	if (pfd < 0)
 		return errno == ESRCH ? 0 : -errno;
-	p = (struct pollfd){.fd = pfd, .events = POLLIN};
-	for (;;) {
-		int n = poll(&p, 1, timeout_ms);
-		if (n > 0)
-			return 0;
-		if (n == 0)
-			return -ETIMEDOUT;
-		if (errno != EINTR)
-			return -errno;
-	}
+	return pidfd_wait_exit(pfd, timeout_ms);
 }
 
 int runtime_stop(struct runtime *rt, const char *id, unsigned grace_sec, pd_error *err)

@@ -2,6 +2,7 @@
 
 #include <dirent.h>
 #include <limits.h>
+#include <poll.h>
 #include <signal.h>
 #include <fcntl.h>
 #include <stdint.h>
@@ -450,6 +451,21 @@ unsigned long long now_usec(void)
 
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	return (unsigned long long)ts.tv_sec * 1000000ULL + (unsigned long long)ts.tv_nsec / 1000;
+}
+
+int pidfd_wait_exit(int pidfd, int timeout_ms)
+{
+	struct pollfd p = {.fd = pidfd, .events = POLLIN};
+
+	for (;;) {
+		int n = poll(&p, 1, timeout_ms);
+		if (n > 0)
+			return 0;
+		if (n == 0)
+			return -ETIMEDOUT;
+		if (errno != EINTR)
+			return -errno;
+	}
 }
 
 int write_file_replace(const char *path, const void *buf, size_t len)

@@ -99,6 +99,12 @@ int du_tree(const char *path, uint64_t *ret);
 /* Monotonic clock in microseconds. */
 unsigned long long now_usec(void);
 
+/* Waits until the process pidfd (pidfd_open(2)) refers to has ended,
+ * timeout_ms at most (-1: no limit). Works for processes that are not our
+ * children (it does not reap). 0 when it has ended, -ETIMEDOUT, or
+ * -errno. */
+int pidfd_wait_exit(int pidfd, int timeout_ms);
+
 /* Fault injection for the crash tests: when the environment variable
  * PADDOCK_FAULT equals step, the process kills itself with SIGKILL right
  * here, as a power cut would at that step. Without the variable it does

@@ -121,6 +121,7 @@ static void assert_defaults(const struct pd_config *c)
 	ck_assert_uint_eq(c->layer_merge_depth, 16);
 	ck_assert(c->network);
 	ck_assert(c->seccomp);
+	ck_assert_str_eq(c->lxcfs, "/usr/bin/lxcfs");
 	ck_assert_str_eq(c->bridge, "paddock0");
 	ck_assert_str_eq(c->nft_table, "paddock");
 	ck_assert_uint_eq(c->subnet, 0x0a580000);
@@ -377,6 +378,34 @@ START_TEST(test_userns_values)
 		     "bad value for user_ids: \"65536-4294967295\""); /* -1 is no id */
 	expect_error("[paddock]\nuser_ids = 65536\n", 2, "bad value for user_ids: \"65536\"");
 	expect_error("[paddock]\nuser_ids = -65536\n", 2, "bad value for user_ids: \"-65536\"");
+}
+END_TEST
+
+/* lxcfs = on|off|/absolute/path: on is Debian's binary, off none (NULL);
+ * anything else is refused, and the last value wins nowhere (duplicates
+ * are errors). */
+START_TEST(test_lxcfs_values)
+{
+	struct pd_config c;
+	pd_error err;
+
+	ck_assert_int_eq(load_text("[paddock]\nlxcfs = off\n", &c, &err), 0);
+	ck_assert_ptr_null(c.lxcfs);
+	config_release(&c);
+	ck_assert_int_eq(load_text("[paddock]\nlxcfs = on\n", &c, &err), 0);
+	ck_assert_str_eq(c.lxcfs, "/usr/bin/lxcfs");
+	config_release(&c);
+	ck_assert_int_eq(load_text("[paddock]\nlxcfs = /opt/lxcfs/bin/lxcfs\n", &c, &err), 0);
+	ck_assert_str_eq(c.lxcfs, "/opt/lxcfs/bin/lxcfs");
+	config_release(&c);
+	expect_error("[paddock]\nlxcfs = yes\n", 2, "bad value for lxcfs: \"yes\"");
+	expect_error("[paddock]\nlxcfs = On\n", 2, "bad value for lxcfs: \"On\"");
+	expect_error("[paddock]\nlxcfs =\n", 2, "bad value for lxcfs: \"\"");
+	expect_error("[paddock]\nlxcfs = bin/lxcfs\n", 2, "bad value for lxcfs: \"bin/lxcfs\"");
+	expect_error("[paddock]\nlxcfs = /usr/bin/lx cfs\n", 2,
+		     "bad value for lxcfs: \"/usr/bin/lx cfs\"");
+	expect_error("[paddock]\nlxcfs = off\nlxcfs = on\n", 3,
+		     "duplicate key \"lxcfs\" in [paddock]");
 }
 END_TEST
 
@@ -902,6 +931,7 @@ static Suite *config_suite(void)
 	tcase_add_test(tc, test_network_values);
 	tcase_add_test(tc, test_seccomp_values);
 	tcase_add_test(tc, test_userns_values);
+	tcase_add_test(tc, test_lxcfs_values);
 	tcase_add_test(tc, test_section_comments);
 	tcase_add_test(tc, test_access_values);
 	tcase_add_test(tc, test_find_type);

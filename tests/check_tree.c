@@ -98,8 +98,10 @@ static void setup(void)
 	replace(&cfg.run, path);
 	replace(&cfg.default_image, "tiny");
 	replace(&cfg.crun, "/bin/false");
-	/* Never touch the host's network from a unit test. */
+	/* Never touch the host's network from a unit test, nor run lxcfs. */
 	cfg.network = false;
+	free(cfg.lxcfs);
+	cfg.lxcfs = NULL;
 	snprintf(path, sizeof(path), "paddock-check-tree-%d", (int)getpid());
 	replace(&cfg.cgroup_parent, path);
 

@@ -21,7 +21,15 @@
 #         avail: the drop in MemAvailable minus the boxes' whole charge.
 #   (c) per-box helper processes on the host (conmon-like): processes
 #       outside the boxes' cgroups that descend from paddockd or name this
-#       daemon's directories. There should be none.
+#       daemon's directories. There should be none. The daemon's one lxcfs
+#       (daemon/lxcfs.h) is not per box: it is counted in (d).
+#   (d) lxcfs (one per daemon, serving every box's /proc views): its Rss
+#       and Pss with 0 boxes, with BENCH_BOXES_MID (10) and with all
+#       BENCH_BOXES. Each box first reads its views once (meminfo,
+#       cpuinfo, stat, uptime, loadavg, swaps, diskstats, cpu/online, from
+#       inside its namespaces), as `free` or `nproc` would, so that lxcfs
+#       holds whatever it keeps per box; BENCH_TOUCH=0 skips that. Its
+#       growth is part of (b) too (it is host memory outside the boxes).
 #
 # Target: < 3 MiB per box beyond the box's cgroup. The RESULT line's ratio
 # is (headline MiB per box) / 3, so as for every benchmark here, the target
@@ -31,8 +39,8 @@
 # The host may be shared: anything else allocating or freeing memory during
 # a round shows up in (b); compare the rounds to judge.
 #
-# Environment: BENCH_BOXES (50), BENCH_BATCH (10), BENCH_ROUNDS (3),
-# BENCH_SETTLE (3 seconds). Needs root and a built tree (make); prints a
+# Environment: BENCH_BOXES (50), BENCH_BOXES_MID (10), BENCH_BATCH (10),
+# BENCH_ROUNDS (3), BENCH_SETTLE (3 seconds), BENCH_TOUCH (1). Needs root and a built tree (make); prints a
 # result block and a RESULT line.
 
 set -u
@@ -42,6 +50,8 @@ BENCH_TARGET=1
 . "$(cd "$(dirname "$0")" && pwd)/common.sh"
 
 NBOX=${BENCH_BOXES:-50}
+MID=${BENCH_BOXES_MID:-10}
+TOUCH=${BENCH_TOUCH:-1}
 BATCH=${BENCH_BATCH:-10}
 ROUNDS=${BENCH_ROUNDS:-3}
 SETTLE=${BENCH_SETTLE:-3}
@@ -88,6 +98,31 @@ delete_boxes() {
 		wait "$i" || rc=1
 	done
 	return $rc
+}
+
+# Reads each box's lxcfs views once from inside its PID and mount
+# namespaces (lxcfs answers by the reader's PID namespace).
+touch_views() {
+	local first=$1 last=$2 prefix=$3 i pid
+	[ "$TOUCH" = 1 ] || return 0
+	for ((i = first; i <= last; i++)); do
+		pid=$(pd_crun state "$prefix$i" 2>/dev/null |
+			python3 -c 'import json,sys; print(json.load(sys.stdin)["pid"])') || return 1
+		nsenter -t "$pid" -m -p -- cat /proc/meminfo /proc/cpuinfo /proc/stat /proc/uptime \
+			/proc/loadavg /proc/swaps /proc/diskstats /sys/devices/system/cpu/online \
+			>/dev/null || return 1
+	done
+}
+
+# "Rss Pss" of the daemon's lxcfs (kB), or "0 0" when it does not run.
+lxcfs_mem() {
+	local pid
+	pid=$(cat "$PD_TMP/run/lxcfs.d/lxcfs.pid" 2>/dev/null)
+	if [ -n "$pid" ] && [ -r "/proc/$pid/smaps_rollup" ]; then
+		awk '/^Rss:/ {r = $2} /^Pss:/ {p = $2} END {print r, p}' "/proc/$pid/smaps_rollup"
+	else
+		echo 0 0
+	fi
 }
 
 # /proc/meminfo, median of 5 samples 0.2 s apart, as "key kB" lines, plus
@@ -193,6 +228,8 @@ for pid, (comm, ppid, cg, cmd) in sorted(info.items()):
         continue
     if "/%s/" % parent in cg:
         continue  # inside a box
+    if comm == "lxcfs" and cmd.rstrip().endswith(tmp + "/run/lxcfs.d/lxcfs"):
+        continue  # the daemon's one lxcfs, not per box: counted apart
     if descends_from_daemon(pid) or tmp in cmd:
         found.append("%s(%d)" % (comm, pid))
 print(" ".join(found))
@@ -209,11 +246,31 @@ helpers=
 for ((r = 1; r <= ROUNDS; r++)); do
 	meminfo >"$OUT/mem0.$r"
 	daemon_mem >"$OUT/daemon0.$r"
-	t0=${EPOCHREALTIME/./}
-	start_boxes 1 "$NBOX" idle || bench_broken "not all $NBOX boxes started"
-	t1=${EPOCHREALTIME/./}
-	echo $(((t1 - t0) / 1000)) >"$OUT/start_ms.$r"
+	lxcfs_mem >"$OUT/lxcfs0.$r"
+	# The start time counts starts only (not the reads of the views, nor
+	# the pause at MID boxes).
+	if ((MID > 0 && MID < NBOX)); then
+		t0=${EPOCHREALTIME/./}
+		start_boxes 1 "$MID" idle || bench_broken "not all $MID boxes started"
+		t1=${EPOCHREALTIME/./}
+		touch_views 1 "$MID" idle || bench_broken "cannot read the boxes' /proc views"
+		sleep "$SETTLE"
+		lxcfs_mem >"$OUT/lxcfsmid.$r"
+		t2=${EPOCHREALTIME/./}
+		start_boxes $((MID + 1)) "$NBOX" idle || bench_broken "not all $NBOX boxes started"
+		t3=${EPOCHREALTIME/./}
+		echo $(((t1 - t0 + t3 - t2) / 1000)) >"$OUT/start_ms.$r"
+		touch_views $((MID + 1)) "$NBOX" idle || bench_broken "cannot read the boxes' /proc views"
+	else
+		t0=${EPOCHREALTIME/./}
+		start_boxes 1 "$NBOX" idle || bench_broken "not all $NBOX boxes started"
+		t1=${EPOCHREALTIME/./}
+		echo $(((t1 - t0) / 1000)) >"$OUT/start_ms.$r"
+		touch_views 1 "$NBOX" idle || bench_broken "cannot read the boxes' /proc views"
+		lxcfs_mem >"$OUT/lxcfsmid.$r"
+	fi
 	sleep "$SETTLE"
+	lxcfs_mem >"$OUT/lxcfs1.$r"
 	meminfo >"$OUT/mem1.$r"
 	daemon_mem >"$OUT/daemon1.$r"
 	box_charges >"$OUT/charges.$r"
@@ -229,10 +286,11 @@ daemon_mem >"$OUT/daemon.end"
 
 # --- report ------------------------------------------------------------------------
 python3 - "$OUT" "$NBOX" "$ROUNDS" "$BATCH" "$LIMIT_MIB" "$BENCH_NAME" "$BENCH_TARGET" \
-	"$helpers" "$(bench_build_note)" <<'PY'
+	"$helpers" "$(bench_build_note)" "$MID" "$TOUCH" <<'PY'
 import statistics, sys
-out, n, rounds, batch, limit, name, target, helpers, build = sys.argv[1:10]
-n, rounds, limit, target = int(n), int(rounds), float(limit), float(target)
+out, n, rounds, batch, limit, name, target, helpers, build, mid, touch = sys.argv[1:12]
+n, rounds, limit, target, mid = int(n), int(rounds), float(limit), float(target), int(mid)
+mid = mid if 0 < mid < n else n
 helpers = sorted(set(helpers.split()))
 MiB = 1024.0
 def mem(f):
@@ -253,6 +311,7 @@ for r in range(1, rounds + 1):
         charge_nc=charge_nc_kb, kmem=kmem / 1024.0, procs=procs, pss=pss,
         beyond_used=used - charge_nc_kb, beyond_avail=avail - charge_kb,
         rss=d1[0] - d0[0], dpss=d1[1] - d0[1], threads=(d0[2], d1[2]),
+        lx=(nums("lxcfs0.%d" % r), nums("lxcfsmid.%d" % r), nums("lxcfs1.%d" % r)),
         spread=max(m0["usedSpread"], m1["usedSpread"]),
         kern={k: m1[k] - m0[k] for k in ("SUnreclaim", "SReclaimable", "KernelStack",
                                          "PageTables", "Percpu", "AnonPages")}))
@@ -275,6 +334,16 @@ line("beyond the boxes' cgroups, by MemAvail.", "beyond_avail")
 line("paddockd Rss growth", "rss")
 line("paddockd Pss growth", "dpss")
 line("noise: spread of `used` in samples (MiB)", "spread", "%9.1f", lambda v: v / MiB)
+if any(row["lx"][2][0] for row in rows):
+    print("  lxcfs, one per daemon (boxes %s their views once), kB with 0 / %d / %d boxes:"
+          % ("read" if touch == "1" else "did not read", mid, n))
+    for r, row in enumerate(rows):
+        print("    round %d: Rss %s kB, Pss %s kB" % (r + 1, " / ".join(
+            str(row["lx"][k][0]) for k in range(3)), " / ".join(str(row["lx"][k][1]) for k in range(3))))
+    print("  %-40s" % ("  Rss growth per box, 0 -> %d (MiB)" % n) + "".join(
+        "%9.3f" % ((row["lx"][2][0] - row["lx"][0][0]) / n / MiB) for row in rows))
+else:
+    print("  lxcfs: not running (lxcfs = off, or not installed)")
 print("  kernel counters, round 1, MiB per box: " + ", ".join(
     "%s %+.3f" % (k, per(v)) for k, v in rows[0]["kern"].items()))
 print("  box processes: %s per round (one PID 1 per box); paddockd threads %s -> %s"

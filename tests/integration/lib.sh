@@ -133,7 +133,8 @@ pd_parked_one() {
 # The daemon's config. Knobs (environment): PD_IMAGE, PD_STOP_GRACE,
 # PD_LOG_MAX, PD_MERGE_DEPTH, PD_LISTEN, PD_NETWORK, PD_BRIDGE, PD_SUBNET,
 # PD_NFT_TABLE, PD_DNS_UPSTREAM, PD_GROUP (the group that may use the tree,
-# a name or a numeric gid; unset: the default, paddock).
+# a name or a numeric gid; unset: the default, paddock), PD_LXCFS (on, off
+# or a path; unset: the default, on).
 pd_config() {
 	cat >"$PD_TMP/paddock.ini" <<INI
 [paddock]
@@ -152,6 +153,7 @@ subnet = ${PD_SUBNET:-10.200.$(($$ % 250)).0/24}
 nft_table = ${PD_NFT_TABLE:-paddock_t$$}
 dns_upstream = ${PD_DNS_UPSTREAM:-auto}
 ${PD_GROUP:+group = $PD_GROUP}
+${PD_LXCFS:+lxcfs = $PD_LXCFS}
 [types.tiny]
 cpus = 0.5
 memory = 64M
@@ -524,6 +526,22 @@ crun_list() {
 	pd_crun list -q 2>/dev/null
 }
 
+# The daemon's lxcfs, which a daemon killed with SIGKILL leaves running
+# (daemon/lxcfs.h): the process named by RUN/lxcfs.pid when its command
+# line ends with this run's RUN/lxcfs, then its mount.
+pd_lxcfs_cleanup() {
+	local pid
+	pid=$(cat "$PD_TMP/run/lxcfs.d/lxcfs.pid" 2>/dev/null)
+	if [ -n "$pid" ] && tr '\0' ' ' <"/proc/$pid/cmdline" 2>/dev/null |
+		grep -qF -- " $PD_TMP/run/lxcfs.d/lxcfs "; then
+		kill -KILL "$pid" 2>/dev/null
+		wait_for 10 pd_ended "$pid"
+	fi
+	while grep -q " $PD_TMP/run/lxcfs.d/lxcfs " /proc/self/mountinfo; do
+		umount -l "$PD_TMP/run/lxcfs.d/lxcfs" || break
+	done
+}
+
 pd_cleanup() {
 	local rc=$? h
 	set +e
@@ -536,6 +554,7 @@ pd_cleanup() {
 		pd_crun delete --force "$c" 2>/dev/null
 	done
 	umount -l "$M" 2>/dev/null
+	pd_lxcfs_cleanup
 	# Box roots and their views, volume views, snapshot mounts and the
 	# boxes' network namespaces (bind mounts that would keep the namespaces
 	# alive).
@@ -574,6 +593,19 @@ pd_done() {
 	echo "1..$pd_n"
 	[ "$pd_failed" -eq 0 ]
 	exit $?
+}
+
+# pd_job BOX CMD: runs CMD in the box as a quick job and prints its stdout;
+# fails (showing its output as diagnostics) unless it exits 0 within 30 s.
+pd_job() {
+	echo "$2" >"$M/boxes/$1/exec/new" || return 1
+	local last
+	last=$(readlink "$M/boxes/$1/exec/last")
+	same "$(timeout 30 cat "$M/boxes/$1/exec/$last/exit")" 0 || {
+		sed 's/^/# /' "$M/boxes/$1/exec/$last/output"
+		return 1
+	}
+	cat "$M/boxes/$1/exec/$last/stdout"
 }
 
 # Prints what a stream holds now, without waiting for more (O_NONBLOCK).

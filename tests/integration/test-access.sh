@@ -203,7 +203,7 @@ ok "RUN is 0751 root:GROUP, RUN/crun 0700, the group's directories 0750, RUN/box
 	"$(stat -c '%a %U %g' "$RUN") $(stat -c %a "$RUN/crun" "$RUN/roots" "$RUN/volumes" "$RUN/snapshots" "$RUN/netns" "$RUN/boxes" | tr '\n' ' ')" \
 	"751 root $G 700 750 750 750 750 711 "
 ok "nobody: RUN cannot be listed" same "$(as nobody ls "$RUN")" EACCES
-for d in roots volumes snapshots netns crun boxes; do
+for d in roots volumes snapshots netns crun boxes lxcfs.d; do
 	ok "nobody: RUN/$d cannot be listed" same "$(as nobody ls "$RUN/$d")" EACCES
 done
 
