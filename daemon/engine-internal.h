@@ -154,6 +154,9 @@ struct eng_lowers {
 int eng_lowerdir(const struct engine *e, const char *stack, const char *image, uint32_t base,
 		 struct eng_lowers *ret, pd_error *err);
 void eng_lowers_release(struct eng_lowers *l);
+/* RUN/userns/NAME: the box's user namespace, bound for the runtime to join
+ * while its network (which that namespace owns) is up. */
+void eng_net_userns_path(const struct engine *e, const struct box *b, char *buf, size_t bufsz);
 /* owners.c: files written through a box's root/ view become the box's. */
 int eng_owners_start(struct engine *e);
 void eng_owners_stop(struct engine *e);

@@ -12,6 +12,7 @@
 #include <sys/stat.h>
 
 #include "engine-internal.h"
+#include "idmap.h"
 #include "log.h"
 #include "net-link.h"
 #include "net-nft.h"
@@ -35,6 +36,17 @@ void eng_net_ifname(const struct engine *e, const struct box *b, char *buf, size
 static void netns_path(const struct engine *e, const char *name, char *buf, size_t bufsz)
 {
 	snprintf(buf, bufsz, "%s/netns/%s", e->cfg->run, name);
+}
+
+void eng_net_userns_path(const struct engine *e, const struct box *b, char *buf, size_t bufsz)
+{
+	snprintf(buf, bufsz, "%s/userns/%s", e->cfg->run, b->row.name);
+}
+
+/* The range of host ids b runs in (0: none, box root is host root). */
+static uint32_t box_userns_base(const struct engine *e, const struct box *b)
+{
+	return e->cfg->userns ? (uint32_t)b->row.uid_base : 0;
 }
 
 static struct nft_net net_of(const struct engine *e)
@@ -121,6 +133,10 @@ int eng_net_init(struct engine *e, pd_error *err)
 		return 0;
 	snprintf(dir, sizeof dir, "%s/netns", e->cfg->run);
 	r = mkdir_p(dir, 0700);
+	if (r >= 0) {
+		snprintf(dir, sizeof dir, "%s/userns", e->cfg->run);
+		r = mkdir_p(dir, 0700);
+	}
 	if (r < 0)
 		return pd_error_set(err, r, "cannot create %s: %s", dir, strerror(-r));
 	/* Boxes reach the uplink through this host: forwarding must be on
@@ -224,9 +240,13 @@ int eng_net_reconcile(struct engine *e, pd_error *err)
 			(void)eng_save_box(e, b, NULL, NULL);
 		}
 	}
-	snprintf(dir, sizeof dir, "%s/netns", e->cfg->run);
-	d = opendir(dir);
-	if (d) {
+	/* Namespaces bound for boxes that no longer run: network ones, and
+	 * the user namespaces that own them. */
+	for (int k = 0; k < 2; k++) {
+		snprintf(dir, sizeof dir, "%s/%s", e->cfg->run, k ? "userns" : "netns");
+		d = opendir(dir);
+		if (!d)
+			continue;
 		while ((de = readdir(d))) {
 			struct box *b;
 			if (de->d_name[0] == '.')
@@ -235,7 +255,7 @@ int eng_net_reconcile(struct engine *e, pd_error *err)
 			if (b && b->state == BOX_RUNNING && b->row.net_addr)
 				continue;
 			snprintf(path, sizeof path, "%s/%s", dir, de->d_name);
-			(void)netlink_netns_remove(path);
+			(void)idmap_ns_unbind(path);
 			log_info("network: removed leftover namespace %s", de->d_name);
 		}
 		closedir(d);
@@ -330,7 +350,14 @@ int eng_net_box_up(struct engine *e, struct box *b, char *ret_ns, size_t ns_sz, 
 
 	netns_path(e, b->row.name, ret_ns, ns_sz);
 	(void)netlink_netns_remove(ret_ns);
-	r = netlink_netns_create(ret_ns, err);
+	if (box_userns_base(e, b)) {
+		/* Owned by the box's user namespace: box root has its network
+		 * capabilities there (raw sockets, ports below 1024). */
+		char userns[4096];
+		eng_net_userns_path(e, b, userns, sizeof userns);
+		r = idmap_box_namespaces(box_userns_base(e, b), userns, ret_ns, err);
+	} else
+		r = netlink_netns_create(ret_ns, err);
 	netlink_box_mac(addr, mac);
 	if (r >= 0)
 		r = netlink_box_link(e->cfg->bridge, ifname, ret_ns, addr, mac,
@@ -377,6 +404,8 @@ void eng_net_box_down(struct engine *e, struct box *b)
 	pd_mutex_unlock(&e->lock);
 	(void)netlink_link_delete(ifname);
 	(void)netlink_netns_remove(ns);
+	eng_net_userns_path(e, b, ns, sizeof ns);
+	(void)idmap_ns_unbind(ns);
 }
 
 /* Engine lock held: b's policy from the store; a policy that no longer

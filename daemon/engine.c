@@ -851,7 +851,7 @@ static int run_box(struct engine *e, struct box *b, const struct box_spec *spec_
 static int eng_box_start(struct engine *e, struct box *b, pd_error *err)
 {
 	const struct box_type *type = config_find_type(e->cfg, b->row.type);
-	char bundle[4096], rootfs[4096], netns[4096], resolv[4096];
+	char bundle[4096], rootfs[4096], netns[4096], resolv[4096], userns[4096];
 	_cleanup_free_ struct box_mount *mounts = NULL;
 	size_t n_mounts = 0;
 	struct box_spec spec;
@@ -890,6 +890,10 @@ static int eng_box_start(struct engine *e, struct box *b, pd_error *err)
 	    .n_mounts = n_mounts,
 	    .uid_base = e->cfg->userns ? (uint32_t)b->row.uid_base : 0,
 	};
+	if (spec.uid_base && e->cfg->network) {
+		eng_net_userns_path(e, b, userns, sizeof userns);
+		spec.userns = userns;
+	}
 	lxcfs_gen = eng_lxcfs_spec(e, &spec);
 	r = run_box(e, b, &spec, &pid, err);
 	if (r < 0 && lxcfs_gen && eng_lxcfs_spec(e, &spec) != lxcfs_gen) {

@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mount.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
@@ -54,58 +55,130 @@ static int userns_child(void *arg)
 	return 0;
 }
 
-int idmap_userns(uint32_t from, uint32_t to, int *ret)
-{
-	char map[64], path[64];
-	int go[2], ready[2], fds[2];
+/* A child of ours in new namespaces of flags (CLONE_NEWUSER and others)
+ * mapped from..from+IDMAP_IDS-1 onto to..; *ret_pid waits until
+ * userns_release(). */
+struct userns_child {
 	pid_t pid;
-	int r, status;
-	char c;
-	size_t stack_size = 64 * 1024;
+	int go[2], ready[2];
+	int fds[2];
 	char *stack;
+};
 
-	stack = malloc(stack_size);
-	if (!stack)
-		return -ENOMEM;
-	if (pipe2(go, O_CLOEXEC) < 0) {
-		free(stack);
-		return -errno;
+static void userns_release(struct userns_child *c)
+{
+	int status;
+
+	if (c->go[1] >= 0) {
+		/* The child goes (its copy of the fd table holds go[1] too). */
+		(void)!write(c->go[1], "", 1);
+		close(c->go[1]);
 	}
-	if (pipe2(ready, O_CLOEXEC) < 0) {
+	if (c->pid > 0)
+		while (waitpid(c->pid, &status, 0) < 0 && errno == EINTR)
+			;
+	for (int i = 0; i < 2; i++) {
+		if (c->ready[i] >= 0)
+			close(c->ready[i]);
+	}
+	if (c->go[0] >= 0)
+		close(c->go[0]);
+	/* Only now: the child ran on it until it ended. */
+	free(c->stack);
+	*c = (struct userns_child){.go = {-1, -1}, .ready = {-1, -1}};
+}
+
+static int userns_spawn(struct userns_child *c, int flags, uint32_t from, uint32_t to)
+{
+	const size_t stack_size = 64 * 1024;
+	char map[64];
+	char ch;
+	int r;
+
+	*c = (struct userns_child){.go = {-1, -1}, .ready = {-1, -1}};
+	c->stack = malloc(stack_size);
+	if (!c->stack)
+		return -ENOMEM;
+	if (pipe2(c->go, O_CLOEXEC) < 0 || pipe2(c->ready, O_CLOEXEC) < 0) {
 		r = -errno;
-		close(go[0]);
-		close(go[1]);
-		free(stack);
+		userns_release(c);
 		return r;
 	}
-	fds[0] = ready[1];
-	fds[1] = go[0];
-	pid = clone(userns_child, stack + stack_size, CLONE_NEWUSER | CLONE_VM | SIGCHLD, fds);
-	r = pid < 0 ? -errno : 0;
+	c->fds[0] = c->ready[1];
+	c->fds[1] = c->go[0];
+	c->pid = clone(userns_child, c->stack + stack_size, flags | CLONE_VM | SIGCHLD, c->fds);
+	r = c->pid < 0 ? -errno : 0;
 	if (r >= 0)
-		r = read(ready[0], &c, 1) == 1 ? 0 : -ECHILD;
+		r = read(c->ready[0], &ch, 1) == 1 ? 0 : -ECHILD;
 	snprintf(map, sizeof map, "%u %u %u\n", from, to, IDMAP_IDS);
 	if (r >= 0)
-		r = write_map(pid, "uid_map", map);
+		r = write_map(c->pid, "uid_map", map);
 	if (r >= 0)
-		r = write_map(pid, "gid_map", map);
-	if (r >= 0) {
-		snprintf(path, sizeof path, "/proc/%d/ns/user", (int)pid);
-		*ret = open(path, O_RDONLY | O_CLOEXEC);
-		if (*ret < 0)
-			r = -errno;
+		r = write_map(c->pid, "gid_map", map);
+	if (r < 0)
+		userns_release(c);
+	return r;
+}
+
+static int bind_ns(pid_t pid, const char *ns, const char *path)
+{
+	char src[64];
+	int fd;
+
+	fd = open(path, O_RDONLY | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0444);
+	if (fd < 0)
+		return -errno;
+	close(fd);
+	snprintf(src, sizeof src, "/proc/%d/ns/%s", (int)pid, ns);
+	return mount(src, path, NULL, MS_BIND, NULL) < 0 ? -errno : 0;
+}
+
+int idmap_ns_unbind(const char *path)
+{
+	while (umount2(path, MNT_DETACH) == 0)
+		;
+	if (unlink(path) < 0 && errno != ENOENT)
+		return -errno;
+	return 0;
+}
+
+int idmap_box_namespaces(uint32_t base, const char *user_path, const char *net_path,
+			 pd_error *err)
+{
+	struct userns_child c;
+	int r;
+
+	(void)idmap_ns_unbind(user_path);
+	(void)idmap_ns_unbind(net_path);
+	/* One clone: the network namespace is owned by the new user
+	 * namespace. */
+	r = userns_spawn(&c, CLONE_NEWUSER | CLONE_NEWNET, 0, base);
+	if (r < 0)
+		return pd_error_set(err, r, "cannot make the box's namespaces: %s", strerror(-r));
+	r = bind_ns(c.pid, "user", user_path);
+	if (r >= 0)
+		r = bind_ns(c.pid, "net", net_path);
+	userns_release(&c);
+	if (r < 0) {
+		(void)idmap_ns_unbind(user_path);
+		(void)idmap_ns_unbind(net_path);
+		return pd_error_set(err, r, "cannot bind the box's namespaces: %s", strerror(-r));
 	}
-	/* The child goes (its copy of the fd table holds go[1] too: no EOF). */
-	(void)!write(go[1], "", 1);
-	close(go[1]);
-	if (pid > 0)
-		while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
-			;
-	close(go[0]);
-	close(ready[0]);
-	close(ready[1]);
-	/* Only now: the child ran on it until it ended. */
-	free(stack);
+	return 0;
+}
+
+int idmap_userns(uint32_t from, uint32_t to, int *ret)
+{
+	struct userns_child c;
+	char path[64];
+	int r = userns_spawn(&c, CLONE_NEWUSER, from, to);
+
+	if (r < 0)
+		return r;
+	snprintf(path, sizeof path, "/proc/%d/ns/user", (int)c.pid);
+	*ret = open(path, O_RDONLY | O_CLOEXEC);
+	r = *ret < 0 ? -errno : 0;
+	userns_release(&c);
 	return r;
 }
 

@@ -34,6 +34,18 @@ int64_t idmap_dir_base(const char *path);
  * Needs CAP_SETUID/CAP_SETGID; costs a short-lived child process. */
 int idmap_userns(uint32_t from, uint32_t to, int *ret);
 
+/* A box's user namespace (its ids 0..IDMAP_IDS-1 onto host ids base..)
+ * and a network namespace it owns (so box root has the network
+ * capabilities of the box's namespace: raw sockets, ports below 1024), each
+ * bound on a file (user_path, net_path: made, or reused when a plain
+ * leftover file) for the runtime to join. Removed with
+ * idmap_ns_unbind(). */
+int idmap_box_namespaces(uint32_t base, const char *user_path, const char *net_path,
+			 pd_error *err);
+/* Unbinds a namespace bound on path and removes the file (no error when
+ * there is none). */
+int idmap_ns_unbind(const char *path);
+
 /* A detached, read-only copy of the mount at path, id-mapped through the
  * user namespace userns (an idmap_userns(); -1: not mapped), as an open fd
  * in *ret: usable as a path through /proc/self/fd/N (overlay's lowerdir)

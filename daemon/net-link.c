@@ -471,6 +471,8 @@ static void *inside_thread(void *data)
 		return NULL;
 	}
 	if (job->r >= 0)
+		job->r = link_up(&nl, 1); /* lo: a namespace made elsewhere has it down */
+	if (job->r >= 0)
 		job->r = addr_set(&nl, index, job->addr, job->prefix);
 	if (job->r >= 0)
 		job->r = link_up(&nl, index);

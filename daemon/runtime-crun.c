@@ -482,7 +482,9 @@ static json_t *config_json(const struct runtime *rt, const struct box_spec *spec
 	if (cfg && spec->uid_base) {
 		/* Box root is an unprivileged host id: setuid programs (sudo)
 		 * may raise a process to it, so no_new_privs is not needed. */
-		json_array_append_new(ns, json_pack("{s:s}", "type", "user"));
+		json_array_append_new(ns, spec->userns ? json_pack("{s:s, s:s}", "type", "user",
+								   "path", spec->userns)
+						       : json_pack("{s:s}", "type", "user"));
 		json_object_set_new(lx, "uidMappings", id_mappings(spec->uid_base));
 		json_object_set_new(lx, "gidMappings", id_mappings(spec->uid_base));
 		json_object_set_new(json_object_get(cfg, "process"), "noNewPrivileges",

@@ -39,6 +39,9 @@ struct box_spec {
 	 * is in that range already; the extra mounts (volumes) hold ids
 	 * 0..65535 and are id-mapped onto it. */
 	uint32_t uid_base;
+	/* With uid_base: the user namespace to join (bound on a file; it owns
+	 * netns), or NULL: a new one mapped onto uid_base. */
+	const char *userns;
 	/* lxcfs's mount point, or NULL: its views (lxcfs.h lxcfs_views[],
 	 * those of bit i set in lxcfs_views) are bound read-only over the
 	 * box's /proc and /sys files. */

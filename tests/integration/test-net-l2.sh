@@ -97,6 +97,17 @@ count_br 3 udp 9997
 in_a udp eth0 "$maca" "$macbr" "$ipa" "$GW" 9997 10 20
 counted
 ok "a's own UDP frames (own MAC, own address) reach the host" same "$got" 10
+# The box's network namespace belongs to its user namespace: box root has
+# that namespace's network capabilities (raw sockets above, a port below
+# 1024), none over the host's.
+ok "box a's network namespace is owned by its user namespace" python3 -c "
+import fcntl, os, sys
+ns = os.open('$PD_TMP/run/netns/a', os.O_RDONLY)
+owner = fcntl.ioctl(ns, 0xb701)  # NS_GET_USERNS
+pid = int(sys.argv[1])
+sys.exit(0 if os.fstat(owner).st_ino == os.stat('/proc/%d/ns/user' % pid).st_ino != os.stat('/proc/self/ns/user').st_ino else 1)
+" "$(pd_crun state a | python3 -c 'import json,sys; print(json.load(sys.stdin)["pid"])')"
+ok "box root binds port 80 in it" pd_crun exec a sh -c 'nc -l -p 80 & p=$!; sleep 0.3; kill -0 $p && kill $p'
 ok "box a resolves its gateway over ARP" bash -c "pd_crun exec a ping -c1 -W1 $GW >/dev/null 2>&1; pd_crun exec a cat /proc/net/arp | grep -qi '^$GW .* $macbr '"
 
 # --- 0: the ports are pinned -------------------------------------------------
