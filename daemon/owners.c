@@ -10,6 +10,10 @@
  * it), with the directories leading to it from the root. An owner inside
  * the range is what the writer asked for and stays (chown to BASE+N).
  *
+ * A directory's owner set after its files were written (cp -a and tar
+ * restore owners last) raises no event: the directories seen in a burst
+ * of events are given again once it has been quiet for OWNERS_QUIET_MS.
+ *
  * Only the views are watched: what the box itself writes goes through its
  * own mount and is in its range anyway. The walk up to the root opens each
  * directory beneath the view without following links (openat2
@@ -36,6 +40,9 @@
 #include "idmap.h"
 #include "image.h"
 #include "log.h"
+
+#define OWNERS_QUIET_MS 200
+#define OWNERS_PENDING_MAX 4096
 
 struct owner {
 	int64_t box_id;
@@ -138,12 +145,76 @@ static void give(int fd, const struct owner *o)
 			  strerror(errno));
 }
 
-static void handle(struct engine *e, int fd, struct owner *o, char *last_dir, size_t last_dirsz)
+/* Directories to give again after a burst (see the top). */
+struct pending {
+	int64_t box_id[OWNERS_PENDING_MAX];
+	char *rel[OWNERS_PENDING_MAX];
+	size_t n;
+	bool full;
+};
+
+static void pending_add(struct pending *p, int64_t box_id, const char *rel)
+{
+	if (p->n == OWNERS_PENDING_MAX) {
+		if (!p->full)
+			log_warn("many directories written through root/ at once: some keep the "
+				 "owner a copy gave them");
+		p->full = true;
+		return;
+	}
+	p->rel[p->n] = strdup(rel);
+	if (p->rel[p->n])
+		p->box_id[p->n++] = box_id;
+}
+
+/* Gives each directory on the way from the view's root to rel. */
+static void give_dirs(const struct owner *o, const char *rel_in)
+{
+	char rel[4096];
+	int rootfd = open(o->root, O_PATH | O_DIRECTORY | O_CLOEXEC);
+
+	if (rootfd < 0)
+		return;
+	snprintf(rel, sizeof rel, "%s", rel_in);
+	for (char *p = rel; p;) {
+		char *next = strchr(p, '/');
+		if (next)
+			*next = '\0';
+		int d = open_beneath(rootfd, rel, O_PATH | O_DIRECTORY);
+		if (next)
+			*next = '/';
+		if (d < 0)
+			break;
+		give(d, o);
+		close(d);
+		p = next ? next + 1 : NULL;
+	}
+	close(rootfd);
+}
+
+static void pending_run(struct engine *e, struct pending *p)
+{
+	struct owner o = {.box_id = -1};
+	char path[4200];
+
+	for (size_t i = 0; i < p->n; i++) {
+		const char *rel;
+		snprintf(path, sizeof path, "%s/%lld/%s", e->roots_dir, (long long)p->box_id[i],
+			 p->rel[i]);
+		if (owner_of(e, path, &o, &rel) >= 0 && o.base)
+			give_dirs(&o, rel);
+		free(p->rel[i]);
+	}
+	p->n = 0;
+	p->full = false;
+}
+
+static void handle(struct engine *e, int fd, struct owner *o, char *last_dir, size_t last_dirsz,
+		   struct pending *pend)
 {
 	char self[64], path[4096];
 	const char *rel;
 	ssize_t n;
-	int rootfd;
 
 	snprintf(self, sizeof self, "/proc/self/fd/%d", fd);
 	n = readlink(self, path, sizeof path - 1);
@@ -162,23 +233,8 @@ static void handle(struct engine *e, int fd, struct owner *o, char *last_dir, si
 	if (strcmp(rel, last_dir) == 0)
 		return;
 	snprintf(last_dir, last_dirsz, "%s", rel);
-	rootfd = open(o->root, O_PATH | O_DIRECTORY | O_CLOEXEC);
-	if (rootfd < 0)
-		return;
-	for (char *p = (char *)rel; p;) {
-		char *next = strchr(p, '/');
-		if (next)
-			*next = '\0';
-		int d = open_beneath(rootfd, rel, O_PATH | O_DIRECTORY);
-		if (next)
-			*next = '/';
-		if (d < 0)
-			break;
-		give(d, o);
-		close(d);
-		p = next ? next + 1 : NULL;
-	}
-	close(rootfd);
+	give_dirs(o, rel);
+	pending_add(pend, o->box_id, rel);
 }
 
 static void *owners_main(void *userdata)
@@ -186,17 +242,20 @@ static void *owners_main(void *userdata)
 	struct engine *e = userdata;
 	struct owner o = {.box_id = -1};
 	char last_dir[4096] = "";
+	static struct pending pend; /* one owners thread */
 	char buf[64 * 1024] __attribute__((aligned(__alignof__(struct fanotify_event_metadata))));
 
 	for (;;) {
 		struct pollfd p[2] = {{.fd = e->owners_fd, .events = POLLIN},
 				      {.fd = e->owners_stop, .events = POLLIN}};
-		if (poll(p, 2, 1000) < 0 && errno != EINTR)
+		if (poll(p, 2, pend.n ? OWNERS_QUIET_MS : 1000) < 0 && errno != EINTR)
 			break;
 		if (p[1].revents)
 			break;
 		if (!(p[0].revents & POLLIN)) {
-			/* Quiet: forget the cache (a box may have changed). */
+			/* Quiet: the burst's directories again, and forget the
+			 * cache (a box may have changed). */
+			pending_run(e, &pend);
 			o.box_id = -1;
 			last_dir[0] = '\0';
 			continue;
@@ -210,11 +269,14 @@ static void *owners_main(void *userdata)
 				log_warn("too many files written through root/ at once: some "
 					 "keep their host owner");
 			if (m->fd >= 0) {
-				handle(e, m->fd, &o, last_dir, sizeof last_dir);
+				handle(e, m->fd, &o, last_dir, sizeof last_dir, &pend);
 				close(m->fd);
 			}
 		}
 	}
+	for (size_t i = 0; i < pend.n; i++)
+		free(pend.rel[i]);
+	pend.n = 0;
 	return NULL;
 }
 

@@ -98,6 +98,17 @@ ok "an owner the writer chose inside the box's range stays" \
 	same "$(stat -c %u:%g "$M/boxes/a/root/host/chosen")" "$((FIRST + 1000)):$((FIRST + 5))"
 ok "inside, the box sees them as its own" same "$(job a 'stat -c %u:%g /host/deep/euid /host/chosen')" "0:0
 1000:5"
+# cp -a sets each directory's owner after its files: those are given
+# again once the copy is quiet.
+mkdir -p "$PD_TMP/tree/d1/d2/d3" "$PD_TMP/tree/e"
+echo 1 >"$PD_TMP/tree/d1/f1" && echo 3 >"$PD_TMP/tree/d1/d2/d3/f3" && echo 4 >"$PD_TMP/tree/e/f4"
+# Enough files that the daemon sees the first of them before cp is done.
+for i in $(seq 3000); do echo $i >"$PD_TMP/tree/d1/d2/n$i"; done
+chown -R 4242:4242 "$PD_TMP/tree"
+cp -a "$PD_TMP/tree" "$M/boxes/a/root/copied"
+ok "cp -a of a tree through root/: every file and directory becomes the box user's" \
+	wait_for 10 bash -c "[ -z \"\$(find '$M/boxes/a/root/copied' ! -uid $FIRST -o ! -gid $FIRST)\" ]"
+ok "and stays so" bash -c "sleep 0.5; [ -z \"\$(find '$M/boxes/a/root/copied' ! -uid $FIRST)\" ]"
 cp "$PROBE" "$M/boxes/a/root/euid"
 wait_for 10 bash -c "[ \"\$(stat -c %u '$M/boxes/a/root/euid')\" = $FIRST ]"
 ok "setuid works inside (sudo's way): user 1000 runs a setuid-root program as euid 0" \
