@@ -25,6 +25,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <fcntl.h>
 #include <sys/mount.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -203,6 +204,61 @@ int eng_umount_disk(struct engine *e, struct box *b)
 
 	eng_box_path(e, b, "disk", mnt, sizeof mnt);
 	return diskimg_umount(mnt);
+}
+
+int eng_disk_seal(struct engine *e, struct box *b)
+{
+	char img[4096], mnt[4096];
+
+	if (!eng_box_has_image(e, b))
+		return 0;
+	eng_box_path(e, b, "disk.img", img, sizeof img);
+	eng_box_path(e, b, "disk", mnt, sizeof mnt);
+	if (diskimg_mounted_from(mnt, img) != 1)
+		return 0; /* unmounted: nothing more will be written */
+	/* Read-only from here: every write of the box on the image, the
+	 * journal committed. -EBUSY while a file is open for writing. */
+	if (mount(NULL, mnt, NULL, MS_REMOUNT | MS_RDONLY | MS_NODEV | MS_NOSUID, NULL) < 0)
+		return -errno;
+	return 1;
+}
+
+void eng_disk_unseal(struct engine *e, struct box *b)
+{
+	char mnt[4096];
+
+	eng_box_path(e, b, "disk", mnt, sizeof mnt);
+	if (diskimg_is_mount(mnt) == 1 &&
+	    mount(NULL, mnt, NULL, MS_REMOUNT | MS_NODEV | MS_NOSUID, "noinit_itable") < 0)
+		log_warn("box %s: its disk stays read-only: %s", b->row.name, strerror(errno));
+}
+
+static void layer_mnt(const struct engine *e, int64_t id, char *buf, size_t bufsz);
+
+void eng_disk_to_layer(struct engine *e, struct box *b, int64_t id)
+{
+	struct mount_attr attr = {.attr_set =
+				      MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV};
+	char mnt[4096], dst[4096];
+	_cleanup_close_ int fd = -1;
+
+	eng_box_path(e, b, "disk", mnt, sizeof mnt);
+	if (diskimg_is_mount(mnt) != 1)
+		return;
+	layer_mnt(e, id, dst, sizeof dst);
+	/* The sealed filesystem, kept where the layer's stacks look for it:
+	 * its cache stays warm and nothing is evicted (an unmount of 1 GB of
+	 * changes costs tens of ms). A copy of the mount, not a move: a move
+	 * from under a shared mount is refused. */
+	if ((mkdir(dst, 0700) == 0 || errno == EEXIST) && diskimg_is_mount(dst) == 0) {
+		fd = open_tree(AT_FDCWD, mnt, OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC);
+		if (fd < 0 || mount_setattr(fd, "", AT_EMPTY_PATH, &attr, sizeof attr) < 0 ||
+		    move_mount(fd, "", AT_FDCWD, dst, MOVE_MOUNT_F_EMPTY_PATH) < 0)
+			log_debug("box %s: layer %lld mounted again later: %s", b->row.name,
+				  (long long)id, strerror(errno));
+	}
+	if (diskimg_umount(mnt) < 0)
+		log_warn("box %s: its old disk stays mounted: %s", b->row.name, strerror(errno));
 }
 
 void eng_umount_disk_lazy(struct engine *e, struct box *b)

@@ -194,6 +194,15 @@ int eng_make_writable(struct engine *e, struct box *b, uint32_t base, pd_error *
 int eng_mount_disk(struct engine *e, struct box *b, pd_error *err);
 /* Unmounts it: -EBUSY while something holds it (its overlay). */
 int eng_umount_disk(struct engine *e, struct box *b);
+/* Before a freeze: its mounted image goes read-only (every write on the
+ * image, nothing more can come). 1 when sealed, 0 when it was not
+ * mounted (or there is no image), -errno (-EBUSY: a file open for
+ * writing). eng_disk_unseal() makes it writable again (a freeze undone). */
+int eng_disk_seal(struct engine *e, struct box *b);
+void eng_disk_unseal(struct engine *e, struct box *b);
+/* After the freeze's rename: its sealed mount becomes layer id's
+ * read-only mount (RUN/layers/L<ID>), and leaves DATA/boxes/ID/disk. */
+void eng_disk_to_layer(struct engine *e, struct box *b, int64_t id);
 /* Unmounts it, lazily if it is held (a box being deleted). */
 void eng_umount_disk_lazy(struct engine *e, struct box *b);
 /* Bytes its mounted image holds (statfs); -ENOENT for no image mounted. */

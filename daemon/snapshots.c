@@ -371,7 +371,7 @@ static int take(struct engine *e, struct box *b, const char *kind, const char *l
 	char upper[4096], layer[4096], tmp[4096], src[4096];
 	struct layer_stack stack;
 	bool unmounted = false;
-	int r;
+	int sealed = 0, r;
 
 	eng_box_upper(e, b, upper, sizeof upper);
 	/* What a freeze moves: the box's image, or its upper directory. */
@@ -437,8 +437,9 @@ static int take(struct engine *e, struct box *b, const char *kind, const char *l
 
 	if (!in.copy && eng_umount_root_strict(e, b) >= 0) {
 		unmounted = true;
-		/* The image is moved unmounted: every write is in it. */
-		if (eng_box_has_image(e, b) && eng_umount_disk(e, b) < 0)
+		/* The image is moved sealed: every write is in it. */
+		sealed = eng_disk_seal(e, b);
+		if (sealed < 0)
 			in.copy = true;
 	} else
 		in.copy = true;
@@ -457,14 +458,21 @@ static int take(struct engine *e, struct box *b, const char *kind, const char *l
 		if (rename(src, layer) < 0) {
 			r = pd_error_set(err, -errno, "cannot freeze the box's changes: %s",
 					 strerror(errno));
+			if (sealed > 0)
+				eng_disk_unseal(e, b);
 			goto rollback;
 		}
 		pd_fault("freeze-renamed");
+		if (sealed > 0)
+			eng_disk_to_layer(e, b, in.layer);
 		/* A fresh image (or, disk limit off, an upper directory): a
 		 * box with a directory upper gets its disk limit here. */
 		r = eng_make_writable(e, b, base, err);
 		if (r < 0) {
-			/* Undo the move: the intent is still open. */
+			/* Undo the move: the intent is still open. Its sealed
+			 * mount goes; the image is mounted again writable. */
+			if (sealed > 0)
+				eng_layer_umount(e, in.layer);
 			if (rename(layer, src) < 0) {
 				/* The changes are in the layer and the intent
 				 * says so: the next start commits the
