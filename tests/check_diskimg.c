@@ -18,7 +18,7 @@
 
 #define MIB (1ull << 20)
 
-static char dir[64];
+static char dir[96];
 
 /* Loop devices whose backing file is under dir, but for those whose
  * filesystem lives on (/proc/fs/ext4/loopN): a mount namespace copied
@@ -53,14 +53,11 @@ static bool loops_gone(const char *d)
 	return false;
 }
 
-static void setup(void)
-{
-	snprintf(dir, sizeof dir, "/var/tmp/check-diskimg.XXXXXX");
-	ck_assert_ptr_nonnull(mkdtemp(dir));
-}
+/* The run's directory (made by the parent process, before the tests are
+ * forked) and the test's, inside it. */
+static char base[64];
 
-/* Even after a failed test: every mount under dir, then the files. */
-static void teardown(void)
+static void clean(const char *d)
 {
 	char cmd[512];
 
@@ -69,8 +66,32 @@ static void teardown(void)
 		 "while read -r m; do umount \"$m\" || umount -l \"$m\"; done; "
 		 "losetup -nO NAME,BACK-FILE | awk -v d=%s/ 'index($2, d) == 1 {print $1}' | "
 		 "xargs -r -n1 losetup -d; rm -rf %s",
-		 dir, dir, dir);
+		 d, d, d);
 	ck_assert_int_eq(system(cmd), 0);
+}
+
+static void setup_run(void)
+{
+	snprintf(base, sizeof base, "/var/tmp/check-diskimg.XXXXXX");
+	ck_assert_ptr_nonnull(mkdtemp(base));
+}
+
+/* In the parent, after every test: also what a failed test left (a
+ * failure ends the forked test before its own teardown). */
+static void teardown_run(void)
+{
+	clean(base);
+}
+
+static void setup(void)
+{
+	snprintf(dir, sizeof dir, "%s/t.XXXXXX", base);
+	ck_assert_ptr_nonnull(mkdtemp(dir));
+}
+
+static void teardown(void)
+{
+	clean(dir);
 }
 
 START_TEST(test_next_size)
@@ -359,6 +380,7 @@ static Suite *diskimg_suite(void)
 	if (can_run()) {
 		tc = tcase_create("images");
 		tcase_set_timeout(tc, 60);
+		tcase_add_unchecked_fixture(tc, setup_run, teardown_run);
 		tcase_add_checked_fixture(tc, setup, teardown);
 		tcase_add_test(tc, test_too_small);
 		tcase_add_test(tc, test_template_copy_fill);
