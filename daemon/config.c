@@ -63,6 +63,7 @@ enum value_kind {
 	VAL_USERNS,	 /* userns */
 	VAL_USER_IDS,	 /* user_ids */
 	VAL_LXCFS,	 /* lxcfs */
+	VAL_DISK_LIMIT,	 /* disk_limit */
 };
 
 static const struct paddock_key {
@@ -97,6 +98,7 @@ static const struct paddock_key {
     {"userns", VAL_USERNS, 0},
     {"user_ids", VAL_USER_IDS, 0},
     {"lxcfs", VAL_LXCFS, 0},
+    {"disk_limit", VAL_DISK_LIMIT, 0},
 };
 
 static const char *const type_keys[] = {"cpus", "memory", "pids", "disk"};
@@ -506,6 +508,11 @@ static int set_paddock_key(struct parser *p, const char *key, const char *value)
 		if (ok)
 			p->c->userns = value[1] == 'n';
 		break;
+	case VAL_DISK_LIMIT:
+		ok = strcmp(value, "on") == 0 || strcmp(value, "off") == 0;
+		if (ok)
+			p->c->disk_limit = value[1] == 'n';
+		break;
 	case VAL_USER_IDS:
 		ok = user_ids_ok(value, &p->c->user_ids_first, &p->c->user_ids_count);
 		break;
@@ -527,7 +534,7 @@ static int set_paddock_key(struct parser *p, const char *key, const char *value)
 	    k->kind == VAL_PUSH_COUNT || k->kind == VAL_PUSH_BYTES || k->kind == VAL_MERGE_DEPTH ||
 	    k->kind == VAL_ONOFF || k->kind == VAL_SUBNET || k->kind == VAL_UPSTREAM ||
 	    k->kind == VAL_PROXIES || k->kind == VAL_SECCOMP || k->kind == VAL_USERNS ||
-	    k->kind == VAL_USER_IDS || k->kind == VAL_LXCFS)
+	    k->kind == VAL_USER_IDS || k->kind == VAL_LXCFS || k->kind == VAL_DISK_LIMIT)
 		return 0;
 	if (strcmp(key, "default_type") == 0)
 		p->default_type_line = p->lineno;
@@ -750,6 +757,7 @@ static int config_defaults(struct pd_config *c)
 	c->network = true;
 	c->seccomp = true;
 	c->userns = true;
+	c->disk_limit = true;
 	c->user_ids_first = CONFIG_USER_IDS_FIRST;
 	c->user_ids_count = CONFIG_USER_IDS_COUNT;
 	c->subnet = 0x0a580000; /* 10.88.0.0 */

@@ -53,6 +53,10 @@
  *	                            0-65535 mapped to a range of host ids of
  *	                            its own (off: box root is host root; for
  *	                            comparison, not for use)
+ *	disk_limit = on             a box's writable layer is an ext4 image of
+ *	                            its type's `disk` size (engine-disk.c): writes
+ *	                            past it fail with ENOSPC (off: a directory,
+ *	                            no limit; for comparison, not for use)
  *	user_ids = 1073741824-2147483647
  *	                            the host ids (FIRST-LAST) the boxes' ranges
  *	                            are taken from: FIRST a multiple of 65536,
@@ -146,6 +150,8 @@ struct pd_config {
 	char *group;  /* a group name or a decimal gid */
 	bool seccomp; /* filter boxes with the built-in profile */
 	bool userns;  /* each box in its own user namespace */
+	/* Boxes' writable layers in images of their type's disk. */
+	bool disk_limit;
 	/* Host ids boxes take their ranges from: user_ids_count ranges of
 	 * CONFIG_BOX_IDS ids from user_ids_first, a multiple of CONFIG_BOX_IDS. */
 	uint32_t user_ids_first;

@@ -70,6 +70,12 @@ struct engine {
 	char *layers_dir;  /* DATA/layers: L<ID> frozen layers */
 	char *snapmnt_dir; /* RUN/snapshots: read-only mounts of snapshot roots */
 	char *roots_dir;   /* RUN/roots: the boxes' root mounts (eng_box_root) */
+	/* The disk limit (engine-disk.c): templates of the boxes' images,
+	 * read-only mounts of frozen ones, and whether new writable layers
+	 * are images (disk_limit on, and the host can loop mount). */
+	char *templates_dir; /* DATA/disk-templates */
+	char *layermnt_dir;  /* RUN/layers: L<ID> mounts of image layers */
+	bool disk_images;
 	char *events_path;
 	int events_fd; /* global log, O_APPEND */
 	/* Wake listeners (the FUSE adapter, the HTTP adapter), called one
@@ -167,6 +173,54 @@ uint32_t eng_box_base(const struct engine *e, const struct box *b);
 int eng_mount_root(struct engine *e, struct box *b, pd_error *err);
 void eng_umount_root(struct engine *e, struct box *b);
 int eng_umount_root_strict(struct engine *e, struct box *b);
+
+/* engine-disk.c: a box's writable layer in an ext4 image (the disk
+ * limit). The box must be busy (claimed) or not yet shared; no lock
+ * needed. */
+int eng_disk_init(struct engine *e, pd_error *err);
+void eng_disk_free(struct engine *e);
+/* True for a directory holding nothing; false when it cannot be read. */
+bool eng_dir_empty(const char *path);
+/* DATA/boxes/ID/disk.img exists: its upper and work are inside it. */
+bool eng_box_has_image(const struct engine *e, const struct box *b);
+/* Overlay's upperdir and workdir for the box: disk/upper and disk/work
+ * in its image, or upper and work. */
+void eng_box_upper(const struct engine *e, const struct box *b, char *buf, size_t bufsz);
+void eng_box_work(const struct engine *e, const struct box *b, char *buf, size_t bufsz);
+/* Makes the box's writable layer unless it has one: a copy of its type's
+ * template (fault step disk-copied between the copy and its rename into
+ * place), or, limit off, upper and work directories in range base. */
+int eng_make_writable(struct engine *e, struct box *b, uint32_t base, pd_error *err);
+/* Mounts the box's image at DATA/boxes/ID/disk unless it is there (fault
+ * step disk-mounted after), and gives a fresh one's upper to the box's
+ * root. Nothing to do for a box without an image. */
+int eng_mount_disk(struct engine *e, struct box *b, pd_error *err);
+/* Unmounts it: -EBUSY while something holds it (its overlay). */
+int eng_umount_disk(struct engine *e, struct box *b);
+/* Before a freeze: its mounted image goes read-only (every write on the
+ * image, nothing more can come). 1 when sealed, 0 when it was not
+ * mounted (or there is no image), -errno (-EBUSY: a file open for
+ * writing). eng_disk_unseal() makes it writable again (a freeze undone). */
+int eng_disk_seal(struct engine *e, struct box *b);
+void eng_disk_unseal(struct engine *e, struct box *b);
+/* After the freeze's rename: its sealed mount becomes layer id's
+ * read-only mount (RUN/layers/L<ID>), and leaves DATA/boxes/ID/disk. */
+void eng_disk_to_layer(struct engine *e, struct box *b, int64_t id);
+/* Unmounts it, lazily if it is held (a box being deleted). */
+void eng_umount_disk_lazy(struct engine *e, struct box *b);
+/* Bytes its mounted image holds (statfs); -ENOENT for no image mounted. */
+int eng_disk_usage(struct engine *e, const struct box *b, uint64_t *ret);
+/* Resizes its image to its type's size when they differ (a type's `disk`
+ * changed): its root goes for the time of it. 1 when resized, 0 when
+ * nothing was to do, or -errno (the image keeps its size). */
+int eng_disk_resize(struct engine *e, struct box *b, pd_error *err);
+/* The directory holding layer id's files: DATA/layers/L<ID>, or, for an
+ * image layer, RUN/layers/L<ID>/upper (mounted read-only if it is not). */
+int eng_layer_dir(const struct engine *e, int64_t id, char *buf, size_t bufsz, pd_error *err);
+/* Unmounts an image layer's read-only mount (before it is removed). */
+void eng_layer_umount(const struct engine *e, int64_t id);
+/* Unmounts every one (start: they are made again on demand). */
+void eng_layer_mounts_clear(const struct engine *e);
 
 /* Disk walks. A walk's result is reused for ENG_DU_CACHE_USEC; one walk at
  * a time per box or volume, outside the engine lock. A reader that comes

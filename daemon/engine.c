@@ -221,8 +221,9 @@ int eng_lowerdir(const struct engine *e, const char *stack, const char *image, u
 		return pd_error_set(err, -ENOMEM, "out of memory");
 	fputs("lowerdir=", f);
 	for (size_t i = 0; r >= 0 && i < s.n; i++) {
-		snprintf(path, sizeof path, "%s/L%lld", e->layers_dir, (long long)s.ids[i]);
-		r = lower_add(&l, &c, f, path, idmap_dir_base(path), base, err);
+		r = eng_layer_dir(e, s.ids[i], path, sizeof path, err);
+		if (r >= 0)
+			r = lower_add(&l, &c, f, path, idmap_dir_base(path), base, err);
 		fputc(':', f);
 	}
 	if (r >= 0)
@@ -251,7 +252,9 @@ uint32_t eng_box_base(const struct engine *e, const struct box *b)
 	char upper[4096];
 	int64_t base;
 
-	eng_box_path(e, b, "upper", upper, sizeof upper);
+	/* An image not mounted: its upper is (or becomes, when it is
+	 * mounted: eng_mount_disk()) the box's root's. */
+	eng_box_upper(e, b, upper, sizeof upper);
 	base = idmap_dir_base(upper);
 	return base < 0 ? (uint32_t)b->row.uid_base : (uint32_t)base;
 }
@@ -289,8 +292,11 @@ static int mount_overlay(struct engine *e, struct box *b, const char *merged, pd
 	struct eng_lowers lower;
 	int r;
 
-	eng_box_path(e, b, "upper", upper, sizeof upper);
-	eng_box_path(e, b, "work", work, sizeof work);
+	r = eng_mount_disk(e, b, err);
+	if (r < 0)
+		return r;
+	eng_box_upper(e, b, upper, sizeof upper);
+	eng_box_work(e, b, work, sizeof work);
 	r = eng_lowerdir(e, b->row.layers, b->row.image, eng_box_base(e, b), &lower, err);
 	if (r < 0)
 		return r;
@@ -338,6 +344,10 @@ void eng_umount_root(struct engine *e, struct box *b)
 	eng_unbind_view(merged);
 	eng_box_path(e, b, "rootfs", merged, sizeof merged);
 	eng_unbind_view(merged);
+	/* Not lazily: one image, one writer (a detached one would still
+	 * write while the next mount does). Held, it stays mounted, and the
+	 * next mount takes it as it is. */
+	(void)eng_umount_disk(e, b);
 }
 
 /* Unmounts the box's root without detaching: -EBUSY while something on the
@@ -365,8 +375,9 @@ int eng_umount_root_strict(struct engine *e, struct box *b)
 
 int eng_make_box_dirs(struct engine *e, struct box *b, pd_error *err)
 {
-	static const char *const subs[] = {NULL, "upper", "work", "rootfs", "bundle"};
+	static const char *const subs[] = {NULL, "rootfs", "bundle"};
 	char p[4096];
+	int r;
 
 	for (size_t i = 0; i < ELEMENTSOF(subs); i++) {
 		eng_box_path(e, b, subs[i], p, sizeof p);
@@ -374,12 +385,9 @@ int eng_make_box_dirs(struct engine *e, struct box *b, pd_error *err)
 			return pd_error_set(err, -errno, "cannot create %s: %s", p,
 					    strerror(errno));
 	}
-	/* The upper directory becomes the box's "/": it must look like one,
-	 * owned by the box's root (which also records the box's range:
-	 * idmap.h). */
-	eng_box_path(e, b, "upper", p, sizeof p);
-	if (chmod(p, 0755) < 0 || lchown(p, (uid_t)b->row.uid_base, (gid_t)b->row.uid_base) < 0)
-		return pd_error_set(err, -errno, "cannot prepare %s: %s", p, strerror(errno));
+	r = eng_make_writable(e, b, (uint32_t)b->row.uid_base, err);
+	if (r < 0)
+		return r;
 	eng_box_path(e, b, "rootfs", p, sizeof p);
 	(void)chmod(p, 0755);
 	eng_box_root(e, b, p, sizeof p);
@@ -393,6 +401,7 @@ static int remove_box_files(struct engine *e, struct box *b)
 	char p[4096];
 
 	eng_umount_root(e, b);
+	eng_umount_disk_lazy(e, b); /* its image goes with it */
 	eng_box_root(e, b, p, sizeof p);
 	(void)rmdir(p);
 	eng_box_path(e, b, NULL, p, sizeof p);
@@ -706,17 +715,25 @@ static int eng_box_own_ids(struct engine *e, struct box *b, pd_error *err)
 		log_info("box %s: its files move to host ids %lld+ (a user namespace of its own)",
 			 b->row.name, (long long)b->row.uid_base);
 	}
+	/* Its image mounted first: the owner of its upper says the range. */
+	r = eng_mount_disk(e, b, err);
+	if (r < 0)
+		return r;
 	base = eng_box_base(e, b);
 	if (base == (uint32_t)b->row.uid_base)
 		return 0;
 	/* Its overlay reads the upper: not while the walk changes it. */
 	r = eng_umount_root_strict(e, b);
 	if (r < 0)
-		return pd_error_set(err, r,
-				    "box %s must move its files to its own user ids first, and its "
-				    "root is in use on the host: close what uses it and start again",
-				    b->row.name);
-	eng_box_path(e, b, "upper", upper, sizeof upper);
+		return pd_error_set(
+		    err, r,
+		    "box %s must move its files to its own user ids first, and its "
+		    "root is in use on the host: close what uses it and start again",
+		    b->row.name);
+	r = eng_mount_disk(e, b, err);
+	if (r < 0)
+		return r;
+	eng_box_upper(e, b, upper, sizeof upper);
 	r = idmap_shift_tree(upper, base, (uint32_t)b->row.uid_base, err);
 	if (r < 0)
 		return pd_error_prefix(err, "cannot move box %s to its user ids", b->row.name);
@@ -776,7 +793,8 @@ static int stage(struct engine *e, struct box *b, const char *src, const char *n
 		return pd_error_set(err, -errno, "cannot create %s: %s", buf, strerror(errno));
 	fd = open_tree(AT_FDCWD, src, OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC | AT_RECURSIVE);
 	if (fd < 0 ||
-	    (attr_set && mount_setattr(fd, "", AT_EMPTY_PATH | AT_RECURSIVE, &attr, sizeof attr) < 0) ||
+	    (attr_set &&
+	     mount_setattr(fd, "", AT_EMPTY_PATH | AT_RECURSIVE, &attr, sizeof attr) < 0) ||
 	    move_mount(fd, "", AT_FDCWD, buf, MOVE_MOUNT_F_EMPTY_PATH) < 0)
 		return pd_error_set(err, -errno, "cannot mount %s at %s: %s", src, buf,
 				    strerror(errno));
@@ -801,14 +819,16 @@ static int stage_all(struct engine *e, struct box *b, struct box_spec *spec, cha
 	spec->rootfs = rootfs;
 	if (spec->resolv_conf) {
 		r = stage(e, b, spec->resolv_conf, "resolv.conf",
-			  MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV | MOUNT_ATTR_NOEXEC, resolv, 4096, err);
+			  MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV | MOUNT_ATTR_NOEXEC, resolv, 4096,
+			  err);
 		if (r < 0)
 			return r;
 		spec->resolv_conf = resolv;
 	}
 	if (spec->lxcfs_dir) {
 		r = stage(e, b, spec->lxcfs_dir, "lxcfs",
-			  MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV | MOUNT_ATTR_NOEXEC, lxcfs, 4096, err);
+			  MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV | MOUNT_ATTR_NOEXEC, lxcfs, 4096,
+			  err);
 		if (r < 0)
 			return r;
 		spec->lxcfs_dir = lxcfs;
@@ -865,6 +885,20 @@ static int eng_box_start(struct engine *e, struct box *b, pd_error *err)
 	r = eng_box_own_ids(e, b, err);
 	if (r < 0)
 		return r;
+	{
+		/* Its type's disk changed: its image follows, or, when it
+		 * cannot (files that do not fit, a root in use), keeps its
+		 * size and the box starts with it. */
+		pd_error derr = {0};
+		r = eng_disk_resize(e, b, &derr);
+		pd_mutex_lock(&e->lock);
+		if (r < 0) {
+			log_warn("box %s: %s", b->row.name, derr.msg);
+			eng_emit(e, b, "disk not resized: %s", derr.msg);
+		} else if (r > 0)
+			eng_emit(e, b, "disk resized to type %s", b->row.type);
+		pd_mutex_unlock(&e->lock);
+	}
 	pd_mutex_lock(&e->lock);
 	r = eng_mount_root(e, b, err);
 	if (r >= 0)
@@ -1238,8 +1272,9 @@ int engine_start_timers(struct engine *e)
 	e->timer_started = true;
 	r = jobs_start(e);
 	if (r >= 0 && e->cfg->userns && eng_owners_start(e) < 0)
-		log_warn("cannot watch the boxes' roots (fanotify): files the host writes there keep "
-			 "their host owner");
+		log_warn(
+		    "cannot watch the boxes' roots (fanotify): files the host writes there keep "
+		    "their host owner");
 	return r;
 }
 
@@ -1338,9 +1373,11 @@ int engine_box_usage(struct engine *e, const char *name, unsigned flags, struct 
 		return -ENOENT;
 	}
 	running = b->state == BOX_RUNNING || b->state == BOX_STOPPING;
-	{
+	/* Its image says at once what it holds; a directory is walked. */
+	r = eng_disk_usage(e, b, &u.disk_bytes);
+	if (r < 0) {
 		char upper[4096];
-		eng_box_path(e, b, "upper", upper, sizeof upper);
+		eng_box_upper(e, b, upper, sizeof upper);
 		r = eng_du_cached(e, box_disk, b->row.id, upper, flags, &u.disk_bytes);
 	}
 	pd_mutex_unlock(&e->lock);
@@ -1365,7 +1402,7 @@ int engine_box_push_begin(struct engine *e, int64_t id)
 	b = eng_find_box_id(e, id);
 	if (b && !b->deleting && b->disk.pushes == 0) {
 		char upper[4096];
-		eng_box_path(e, b, "upper", upper, sizeof upper);
+		eng_box_upper(e, b, upper, sizeof upper);
 		r = eng_du_cached(e, box_disk, id, upper, ENG_DU_CURRENT, &bytes);
 		b = eng_find_box_id(e, id); /* the lock was dropped */
 	}
@@ -1559,6 +1596,8 @@ static int reconcile(const struct box_row *row, void *userdata)
 		char old[4096];
 		eng_box_path(e, b, "upper.old", old, sizeof old);
 		(void)rm_rf(old);
+		eng_box_path(e, b, "disk.img.old", old, sizeof old);
+		(void)rm_rf(old);
 	}
 	if (st == RUNTIME_RUNNING) {
 		b->state = BOX_RUNNING;
@@ -1679,6 +1718,9 @@ int engine_new(const struct pd_config *cfg, const char *init_path, struct engine
 	r = eng_net_init(e, err);
 	if (r < 0)
 		goto fail;
+	r = eng_disk_init(e, err);
+	if (r < 0)
+		goto fail;
 	/* Start-up runs without the engine lock: the engine is not shared
 	 * yet and runs no thread of its own until the boxes' resolver starts,
 	 * last. So the slow work of recovery (crun, removing leftovers) may
@@ -1750,6 +1792,7 @@ struct engine *engine_free(struct engine *e)
 	free(e->images_dir);
 	free(e->boxes_dir);
 	free(e->layers_dir);
+	eng_disk_free(e);
 	free(e->snapmnt_dir);
 	free(e->roots_dir);
 	free(e->events_path);

@@ -44,30 +44,6 @@ static void snapmnt_path(const struct engine *e, const char *id, char *buf, size
 	snprintf(buf, bufsz, "%s/%s", e->snapmnt_dir, id);
 }
 
-static bool dir_empty(const char *path)
-{
-	DIR *d = opendir(path);
-	struct dirent *de;
-	bool empty = true;
-
-	if (!d)
-		return false;
-	while (empty && (de = readdir(d)))
-		empty = strcmp(de->d_name, ".") == 0 || strcmp(de->d_name, "..") == 0;
-	closedir(d);
-	return empty;
-}
-
-/* An empty upper for a box whose files are in range base (idmap.h). */
-static int make_upper(const char *path, uint32_t base)
-{
-	if (mkdir(path, 0755) < 0 && errno != EEXIST)
-		return -errno;
-	/* The upper becomes the box's "/": it must look like one, owned by the
-	 * box's root, which records the range. */
-	return chmod(path, 0755) < 0 || lchown(path, base, base) < 0 ? -errno : 0;
-}
-
 /* cp -a SRC DST: modes, owners, xattrs (trusted.overlay.*), whiteouts,
  * links, hard links. */
 static int copy_tree(const char *src, const char *dst, pd_error *err)
@@ -304,9 +280,13 @@ static int merge_stack(struct engine *e, struct box_row *const *rows, size_t n_r
 	}
 	/* Oldest first: the bottom of the run is the end of the stack. */
 	for (size_t i = 0; i < count; i++) {
-		if (asprintf(&paths[i], "%s/L%lld", e->layers_dir, (long long)s.ids[s.n - 1 - i]) <
-		    0) {
-			paths[i] = NULL;
+		char dir[4096];
+		/* An image layer through its read-only mount. */
+		r = eng_layer_dir(e, s.ids[s.n - 1 - i], dir, sizeof dir, err);
+		if (r < 0)
+			goto rollback;
+		paths[i] = strdup(dir);
+		if (!paths[i]) {
 			r = pd_error_set(err, -ENOMEM, "out of memory");
 			goto rollback;
 		}
@@ -388,11 +368,17 @@ static int take(struct engine *e, struct box *b, const char *kind, const char *l
 {
 	struct intent_row in = {0};
 	struct box *nb = NULL;
-	char upper[4096], layer[4096], tmp[4096];
+	char upper[4096], layer[4096], tmp[4096], src[4096];
 	struct layer_stack stack;
-	int r;
+	bool unmounted = false;
+	int sealed = 0, r;
 
-	eng_box_path(e, b, "upper", upper, sizeof upper);
+	eng_box_upper(e, b, upper, sizeof upper);
+	/* What a freeze moves: the box's image, or its upper directory. */
+	if (eng_box_has_image(e, b))
+		eng_box_path(e, b, "disk.img", src, sizeof src);
+	else
+		snprintf(src, sizeof src, "%s", upper);
 	if (new_name) {
 		nb = calloc(1, sizeof *nb);
 		if (!nb)
@@ -449,29 +435,45 @@ static int take(struct engine *e, struct box *b, const char *kind, const char *l
 		goto rollback;
 	pd_fault("freeze-recorded");
 
-	if (!in.copy && eng_umount_root_strict(e, b) < 0) {
-		/* Something on the host holds root/: copy instead of move. */
+	if (!in.copy && eng_umount_root_strict(e, b) >= 0) {
+		unmounted = true;
+		/* The image is moved sealed: every write is in it. */
+		sealed = eng_disk_seal(e, b);
+		if (sealed < 0)
+			in.copy = true;
+	} else
+		in.copy = true;
+	if (in.copy && !running) {
+		/* Something on the host holds root/ (or the box's disk): copy
+		 * instead of move. */
 		pd_mutex_lock(&e->lock);
 		r = store_intent_set_copy(e->store, in.id, true, err);
 		pd_mutex_unlock(&e->lock);
 		if (r < 0)
 			goto rollback;
-		in.copy = true;
 	}
 	if (!in.copy) {
 		uint32_t base = eng_box_base(e, b);
 
-		if (rename(upper, layer) < 0) {
+		if (rename(src, layer) < 0) {
 			r = pd_error_set(err, -errno, "cannot freeze the box's changes: %s",
 					 strerror(errno));
+			if (sealed > 0)
+				eng_disk_unseal(e, b);
 			goto rollback;
 		}
 		pd_fault("freeze-renamed");
-		r = make_upper(upper, base);
+		if (sealed > 0)
+			eng_disk_to_layer(e, b, in.layer);
+		/* A fresh image (or, disk limit off, an upper directory): a
+		 * box with a directory upper gets its disk limit here. */
+		r = eng_make_writable(e, b, base, err);
 		if (r < 0) {
-			pd_error_set(err, r, "cannot make a new upper: %s", strerror(-r));
-			/* Undo the move: the intent is still open. */
-			if (rename(layer, upper) < 0) {
+			/* Undo the move: the intent is still open. Its sealed
+			 * mount goes; the image is mounted again writable. */
+			if (sealed > 0)
+				eng_layer_umount(e, in.layer);
+			if (rename(layer, src) < 0) {
 				/* The changes are in the layer and the intent
 				 * says so: the next start commits the
 				 * snapshot. Nothing here may remove either. */
@@ -531,7 +533,7 @@ static int take(struct engine *e, struct box *b, const char *kind, const char *l
 	/* Both roots are unmounted (or, for the new box, not yet mounted):
 	 * the stacks may change under them. */
 	merge_after_take(e, b, !in.copy, nb);
-	if (!in.copy) {
+	if (unmounted) {
 		pd_error merr = {0};
 		if (eng_mount_root(e, b, &merr) < 0)
 			log_warn("box %s: %s", b->row.name, merr.msg);
@@ -554,6 +556,7 @@ rollback:
 	if (!running)
 		(void)eng_mount_root(e, b, NULL);
 	if (nb && nb->row.id) {
+		eng_umount_disk_lazy(e, nb);
 		char dir[4096];
 		eng_box_path(e, nb, NULL, dir, sizeof dir);
 		(void)rm_rf(dir);
@@ -569,8 +572,8 @@ void eng_freeze_after_stop(struct engine *e, struct box *b)
 	char upper[4096], id[NAME_MAX_LEN + 1] = "";
 	pd_error err = {0};
 
-	eng_box_path(e, b, "upper", upper, sizeof upper);
-	if (dir_empty(upper))
+	eng_box_upper(e, b, upper, sizeof upper);
+	if (eng_dir_empty(upper))
 		return; /* nothing changed since the last freeze */
 	if (take(e, b, "stop", "stop", /* running= */ false, /* new_name= */ NULL, NULL, id,
 		 sizeof id, &err) < 0) {
@@ -695,14 +698,15 @@ static int restore_commit_tx(struct store *s, void *userdata)
 	return r;
 }
 
-/* Moves the upper aside to upper.old (if still in place), makes a fresh
- * one and records the snapshot's stack. Engine lock held (or start-up).
- * The caller removes upper.old after, without the lock (at start,
- * reconcile does). */
+/* Moves the writable layer aside (the image to disk.img.old, an upper
+ * directory to upper.old) if still in place, makes a fresh one and
+ * records the snapshot's stack. Its image is unmounted. Engine lock held
+ * (or start-up). The caller removes the old one after, without the lock
+ * (at start, reconcile does). */
 static int restore_finish(struct engine *e, const struct intent_row *in, struct box *b,
 			  pd_error *err)
 {
-	char upper[4096], old[4096];
+	char cur[4096], old[4096], old_img[4096];
 	struct snapshot_row snap;
 	struct box_row row = b->row;
 	int r;
@@ -710,15 +714,20 @@ static int restore_finish(struct engine *e, const struct intent_row *in, struct 
 	r = store_snapshot_get(e->store, in->target, &snap);
 	if (r < 0)
 		return pd_error_set(err, r, "snapshot %s is gone", in->target);
-	eng_box_path(e, b, "upper", upper, sizeof upper);
 	eng_box_path(e, b, "upper.old", old, sizeof old);
-	if (access(old, F_OK) < 0 && rename(upper, old) < 0 && errno != ENOENT)
-		return pd_error_set(err, -errno, "cannot set the old files aside: %s",
-				    strerror(errno));
+	eng_box_path(e, b, "disk.img.old", old_img, sizeof old_img);
+	/* Either old one there: the move was done before a crash. */
+	if (access(old, F_OK) < 0 && access(old_img, F_OK) < 0) {
+		bool img = eng_box_has_image(e, b);
+		eng_box_path(e, b, img ? "disk.img" : "upper", cur, sizeof cur);
+		if (rename(cur, img ? old_img : old) < 0 && errno != ENOENT)
+			return pd_error_set(err, -errno, "cannot set the old files aside: %s",
+					    strerror(errno));
+	}
 	pd_fault("restore-moved");
-	r = make_upper(upper, (uint32_t)b->row.uid_base);
+	r = eng_make_writable(e, b, (uint32_t)b->row.uid_base, err);
 	if (r < 0)
-		return pd_error_set(err, r, "cannot make a new upper: %s", strerror(-r));
+		return r;
 	r = store_transaction(
 	    e->store, restore_commit_tx,
 	    &(struct restore_commit){.in = in, .box = &row, .snap = &snap, .err = err}, err);
@@ -733,7 +742,7 @@ int engine_box_restore(struct engine *e, const char *name, const char *snapshot_
 	struct snapshot_row snap;
 	struct intent_row in = {0};
 	struct image_info img;
-	char old[4096];
+	char old[4096], old_img[4096];
 	struct box *b;
 	bool running;
 	int r;
@@ -776,6 +785,8 @@ int engine_box_restore(struct engine *e, const char *name, const char *snapshot_
 	 * restore goes before this one moves the upper there. */
 	eng_box_path(e, b, "upper.old", old, sizeof old);
 	(void)rm_rf(old);
+	eng_box_path(e, b, "disk.img.old", old_img, sizeof old_img);
+	(void)unlink(old_img);
 	pd_mutex_lock(&e->lock);
 	snprintf(in.kind, sizeof in.kind, "restore");
 	in.box_id = b->row.id;
@@ -786,7 +797,7 @@ int engine_box_restore(struct engine *e, const char *name, const char *snapshot_
 		goto out;
 	pd_fault("restore-recorded");
 
-	if (eng_umount_root_strict(e, b) < 0) {
+	if (eng_umount_root_strict(e, b) < 0 || eng_umount_disk(e, b) < 0) {
 		r = pd_error_set(err, -EBUSY,
 				 "its root/ is in use on the host (a working directory or an open "
 				 "file); close it and try again");
@@ -802,6 +813,7 @@ int engine_box_restore(struct engine *e, const char *name, const char *snapshot_
 	if (r >= 0) {
 		pd_fault("restore-committed");
 		(void)rm_rf(old);
+		(void)unlink(old_img);
 		r = eng_mount_root(e, b, err);
 	}
 out:
@@ -925,8 +937,8 @@ int engine_snapshot_size(struct engine *e, const char *id, uint64_t *ret)
 	if (size < 0) {
 		/* Measured once, outside the lock: a frozen layer never changes. */
 		uint64_t bytes = 0;
-		layer_path(e, s.ids[0], NULL, path, sizeof path);
-		(void)du_tree(path, &bytes);
+		if (eng_layer_dir(e, s.ids[0], path, sizeof path, NULL) >= 0)
+			(void)du_tree(path, &bytes);
 		size = (int64_t)bytes;
 		pd_mutex_lock(&e->lock);
 		(void)store_layer_set_size(e->store, s.ids[0], size);
@@ -1299,6 +1311,7 @@ void eng_gc(struct engine *e, bool at_start)
 	for (size_t i = 0; i < n_garbage; i++) {
 		layer_path(e, garbage[i], NULL, path, sizeof path);
 		layer_path(e, garbage[i], ".del", del, sizeof del);
+		eng_layer_umount(e, garbage[i]);
 		if (rename(path, del) < 0 && errno != ENOENT)
 			continue;
 		(void)store_layer_delete(e->store, garbage[i]);
@@ -1401,10 +1414,12 @@ static int recover_one(struct engine *e, const struct intent_row *in)
 		return 0;
 	}
 	if (!in->copy) {
-		char upper[4096];
+		/* The range the frozen files were in (a directory layer's
+		 * owner; an image's upper is its box's). */
 		int64_t base = idmap_dir_base(layer);
-		eng_box_path(e, &b, "upper", upper, sizeof upper);
-		(void)make_upper(upper, base < 0 ? (uint32_t)b.row.uid_base : (uint32_t)base);
+		if (eng_make_writable(e, &b, base < 0 ? (uint32_t)b.row.uid_base : (uint32_t)base,
+				      &err) < 0)
+			log_warn("box %s: %s", b.row.name, err.msg);
 	}
 	if (in->new_box_id && store_box_get(e->store, in->new_box_id, &nb.row) >= 0)
 		(void)eng_make_box_dirs(e, &nb, &err);

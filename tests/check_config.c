@@ -346,6 +346,25 @@ START_TEST(test_seccomp_values)
 }
 END_TEST
 
+/* disk_limit = on|off, on by default. */
+START_TEST(test_disk_limit_values)
+{
+	struct pd_config c;
+	pd_error err;
+
+	ck_assert_int_eq(load_text("[paddock]\n", &c, &err), 0);
+	ck_assert(c.disk_limit);
+	config_release(&c);
+	ck_assert_int_eq(load_text("[paddock]\ndisk_limit = off\n", &c, &err), 0);
+	ck_assert(!c.disk_limit);
+	config_release(&c);
+	ck_assert_int_eq(load_text("[paddock]\ndisk_limit = on\n", &c, &err), 0);
+	ck_assert(c.disk_limit);
+	config_release(&c);
+	expect_error("[paddock]\ndisk_limit = 10G\n", 2, "bad value for disk_limit: \"10G\"");
+}
+END_TEST
+
 /* userns = on|off; user_ids = FIRST-LAST, FIRST a multiple of 65536, at
  * least one range. */
 START_TEST(test_userns_values)
@@ -931,6 +950,7 @@ static Suite *config_suite(void)
 	tcase_add_test(tc, test_network_values);
 	tcase_add_test(tc, test_seccomp_values);
 	tcase_add_test(tc, test_userns_values);
+	tcase_add_test(tc, test_disk_limit_values);
 	tcase_add_test(tc, test_lxcfs_values);
 	tcase_add_test(tc, test_section_comments);
 	tcase_add_test(tc, test_access_values);

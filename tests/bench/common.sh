@@ -53,6 +53,19 @@ bench_start() {
 	pd_start
 }
 
+# bench_fill BOX MB: MB megabytes of changes in the box's upper, one file
+# per 10 MB written through root/, synced (dirty data would be written back
+# inside a timed unmount).
+bench_fill() {
+	local i
+	mkdir -p "$M/boxes/$1/root/data"
+	for ((i = 0; i < $2 / 10; i++)); do
+		dd if=/dev/zero of="$M/boxes/$1/root/data/f$i" bs=1M count=10 status=none ||
+			bench_broken "cannot write into $1"
+	done
+	sync -f "$M/boxes/$1/root/data"
+}
+
 bench_broken() {
 	echo "BROKEN: $*" >&2
 	if [ -n "${PD_TMP:-}" ] && [ -f "$PD_TMP/paddockd.log" ]; then

@@ -25,15 +25,7 @@ bench_build_note
 
 ms() { python3 -c 'import sys; print("%.2f" % ((int(sys.argv[2]) - int(sys.argv[1])) / 1e6))' "$1" "$2"; }
 
-# fill BOX MB: MB megabytes of changes in the box's upper.
-fill() {
-	local i
-	mkdir -p "$M/boxes/$1/root/data"
-	for ((i = 0; i < $2 / 10; i++)); do
-		dd if=/dev/zero of="$M/boxes/$1/root/data/f$i" bs=1M count=10 status=none ||
-			bench_broken "cannot write into $1"
-	done
-}
+fill() { bench_fill "$@"; }
 
 # timed_write FILE VALUE: milliseconds of one control write.
 timed_write() {

@@ -134,7 +134,8 @@ pd_parked_one() {
 # PD_LOG_MAX, PD_MERGE_DEPTH, PD_LISTEN, PD_NETWORK, PD_BRIDGE, PD_SUBNET,
 # PD_NFT_TABLE, PD_DNS_UPSTREAM, PD_GROUP (the group that may use the tree,
 # a name or a numeric gid; unset: the default, paddock), PD_LXCFS (on, off
-# or a path; unset: the default, on).
+# or a path; unset: the default, on), PD_DISK_LIMIT (on or off; unset: the
+# default, on).
 pd_config() {
 	cat >"$PD_TMP/paddock.ini" <<INI
 [paddock]
@@ -154,6 +155,7 @@ nft_table = ${PD_NFT_TABLE:-paddock_t$$}
 dns_upstream = ${PD_DNS_UPSTREAM:-auto}
 ${PD_GROUP:+group = $PD_GROUP}
 ${PD_LXCFS:+lxcfs = $PD_LXCFS}
+${PD_DISK_LIMIT:+disk_limit = $PD_DISK_LIMIT}
 [types.tiny]
 cpus = 0.5
 memory = 64M
@@ -542,6 +544,17 @@ pd_lxcfs_cleanup() {
 	done
 }
 
+# pd_loops_gone SECS: true once no loop device reads a file under PD_TMP
+# (SECS seconds at most: the kernel clears them asynchronously).
+pd_loops_gone() {
+	local i
+	for ((i = 0; i < $1 * 10; i++)); do
+		losetup -nO BACK-FILE | grep -q "^$PD_TMP/" || return 0
+		sleep 0.1
+	done
+	return 1
+}
+
 pd_cleanup() {
 	local rc=$? h
 	set +e
@@ -563,6 +576,15 @@ pd_cleanup() {
 		-e " $PD_TMP/run/netns/[^ ]* " /proc/self/mountinfo | while read -r mp; do
 		umount -l "$mp"
 	done
+	# Then what those held: the boxes' disk images and the image layers'
+	# read-only mounts, and their loop devices (cleared by the kernel
+	# once unused; detached here if one is left).
+	grep -o -e " $D/boxes/[0-9]*/disk " -e " $PD_TMP/run/layers/[^ ]* " \
+		/proc/self/mountinfo | while read -r mp; do
+		umount "$mp" 2>/dev/null || umount -l "$mp"
+	done
+	pd_loops_gone 5 || losetup -nO NAME,BACK-FILE | awk -v d="$PD_TMP/" \
+		'index($2, d) == 1 {print $1}' | xargs -r -n1 losetup -d
 	for d in /sys/fs/cgroup/*/"$PD_CGROUP" /sys/fs/cgroup/"$PD_CGROUP"; do
 		[ -d "$d" ] || continue
 		find "$d" -depth -type d -exec rmdir {} + 2>/dev/null

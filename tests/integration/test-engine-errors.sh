@@ -53,7 +53,7 @@ ok "the source box's and the good forks' files are intact" bash -c "
 		same \"\$(cat '$B/'\$b/root/f1 '$B/'\$b/root/f2 '$B/'\$b/root/f3)\" \"\$(printf 'one\\ntwo\\nthree')\" || exit 1
 	done"
 ok "every recorded layer is on disk" bash -c "
-	for l in \$(db 'SELECT id FROM layers'); do [ -d '$D/layers/L'\$l ] || { diag \"L\$l is gone\"; exit 1; }; done"
+	for l in \$(db 'SELECT id FROM layers'); do [ -e '$D/layers/L'\$l ] || { diag \"L\$l is gone\"; exit 1; }; done"
 ok "every snapshot's root is readable" bash -c "
 	for s in \$(ls '$M/snapshots'); do cat '$M/snapshots/'\$s/root/f1 >/dev/null || exit 1; done"
 ok "no intent and no half-made box row left" same "$(db "SELECT (SELECT count(*) FROM intents) + (SELECT count(*) FROM boxes WHERE name LIKE 'bad%')")" 0

@@ -49,6 +49,11 @@ cpus = 0.5
 memory = 64M
 pids = 64
 disk = 1G
+[types.fill]
+cpus = 0.5
+memory = 64M
+pids = 64
+disk = 64M
 INI
 binaries() { sha256sum "$PD_TMP/crun" "$INIT" | cut -d' ' -f1 | tr '\n' ' '; }
 BINARIES=$(binaries)
@@ -342,7 +347,26 @@ judge mem-bomb "$detail" mem_bomb_held
 timeout 60 bash -c "echo stopped >'$B/bomb/state'"
 
 # ---- the disk ----------------------------------------------------------------
-record disk-fill SKIPPED "disk limit not built (issue 13 item 5)"
+# A box writes until its disk is full, then some more; the host's
+# filesystem, the daemon and the other box must not notice.
+mkdir "$B/filler" && echo fill >"$B/filler/type" && echo running >"$B/filler/state" ||
+	diag "cannot make box filler"
+host_before=$(df -k --output=used "$D" | tail -1)
+fill_out=$(job filler 'dd if=/dev/zero of=/fill bs=1M count=400 2>&1; dd if=/dev/zero of=/fill2 bs=1M count=10 2>&1; df -k / | tail -1' 120)
+host_grew=$(($(df -k --output=used "$D" | tail -1) - host_before))
+fill_df=$(echo "$fill_out" | tail -n 1 | awk '{print $2}')
+fill_usage=$(awk '/^disk_bytes/ {print $2}' "$B/filler/usage")
+alive && other=works || other=broken
+kill -0 "$PD_PID" && daemon=alive || daemon=gone
+host=$(dd if=/dev/zero of="$PD_TMP/host-write" bs=1M count=10 2>/dev/null && rm "$PD_TMP/host-write" && echo works || echo broken)
+enospc=$(echo "$fill_out" | grep -c 'No space left on device')
+detail="ENOSPC-in-box:$enospc host-grew:${host_grew}KiB df-in-box:${fill_df}KiB usage:${fill_usage} other-box:$other daemon:$daemon host:$host"
+disk_fill_held() {
+	[ "$enospc" -ge 2 ] && [ "$host_grew" -lt $((80 * 1024)) ] && [ "${fill_df:-0}" -lt 70000 ] &&
+		[ "${fill_usage:-0}" -le $((70 * 1048576)) ] && [ "$other:$daemon:$host" = works:alive:works ]
+}
+judge disk-fill "$detail" disk_fill_held
+timeout 60 bash -c "echo stopped >'$B/filler/state'"
 
 # ---- the other box, after all that ------------------------------------------
 judge victim-intact "secret:$(cat "$B/vic/root/secret/s.txt") state:$(cat "$B/vic/state")" \

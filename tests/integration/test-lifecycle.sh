@@ -34,7 +34,7 @@ ok "capabilities are cut (no CAP_SYS_ADMIN)" bash -c "
 ok "/sys is read-only inside" bash -c "! pd_crun exec life touch /sys/x 2>/dev/null"
 ok "/proc is mounted inside" bash -c "pd_crun exec life test -r /proc/self/status"
 ok "a file written in the box lands in its upper layer" bash -c "
-	pd_crun exec life sh -c 'echo hi > /root/hello' && test \"\$(cat '$D'/boxes/*/upper/root/hello)\" = hi"
+	pd_crun exec life sh -c 'echo hi > /root/hello' && test \"\$(cat '$D'/boxes/*/disk/upper/root/hello)\" = hi"
 ok "usage is flat keyed" same "$(cut -d' ' -f1 "$B/usage" | tr '\n' ' ')" "cpu_usec memory_bytes pids disk_bytes "
 ok "info is one JSON object" python3 -c "
 import json, sys
@@ -77,7 +77,7 @@ ok "a process ignoring SIGTERM is killed after the grace period (${took} ms)" \
 ok "state reads stopped" same "$(cat "$B/state")" stopped
 ok "no container left while stopped" bash -c "! crun_list | grep -qx life"
 ok "usage shows no processes when stopped" same "$(grep ^pids "$B/usage")" "pids 0"
-ok "files survive a stop (frozen into a snapshot layer)" bash -c "test -f '$B/root/root/hello' && ls '$D'/layers/L*/root/hello >/dev/null"
+ok "files survive a stop (frozen into a snapshot layer)" bash -c "test -f '$B/root/root/hello' && ls '$PD_TMP'/run/layers/L*/upper/root/hello >/dev/null"
 ok "writing stopped again is a no-op" bash -c "echo stopped > '$B/state'"
 
 ok "stopped -> running works" bash -c "echo running > '$B/state'"

@@ -26,7 +26,7 @@ echo stopped >"$B/web/state"
 ok "a stop records a snapshot labelled stop" bash -c "ls '$B/web/snapshots' | grep -qx 'web-[0-9]*' && grep -qx stop $M/snapshots/\$(ls '$B/web/snapshots' | head -1)/label"
 s1=$(ls "$B/web/snapshots" | tail -1)
 ok "the box's files are intact after the stop" bash -c "[ \"\$(cat '$B/web/root/f1' '$B/web/root/f2')\" = \"\$(printf 'one\ntwo')\" ]"
-ok "a fresh empty upper after the freeze" bash -c "[ -z \"\$(ls -A $D/boxes/*/upper)\" ]"
+ok "a fresh empty upper after the freeze" bash -c "[ -z \"\$(ls -A $D/boxes/*/disk/upper)\" ]"
 ok "one layer on disk" same "$(layers)" 1
 echo running >"$B/web/state"
 ok "resumed: same content inside the box" bash -c "[ \"\$(cat '$B/web/root/f1' '$B/web/root/f2')\" = \"\$(printf 'one\ntwo')\" ]"
@@ -182,7 +182,7 @@ for step in $steps; do
 	ok "$step: no intents, no L*.tmp or L*.del" bash -c "[ -z \"\$(db 'SELECT id FROM intents')\" ] && same \$(tmps) 0"
 	ok "$step: no paused container" bash -c "! pd_crun list 2>/dev/null | grep -q paused"
 	ok "$step: every layer on disk is referenced, every reference on disk" bash -c "
-		for l in \$(db 'SELECT layers FROM boxes UNION ALL SELECT layers FROM snapshots' | tr ',' '\n' | grep . | sort -u); do [ -d $D/layers/L\$l ] || exit 1; done
+		for l in \$(db 'SELECT layers FROM boxes UNION ALL SELECT layers FROM snapshots' | tr ',' '\n' | grep . | sort -u); do [ -e $D/layers/L\$l ] || exit 1; done
 		same \$(layers) \$(db 'SELECT layers FROM boxes UNION ALL SELECT layers FROM snapshots' | tr ',' '\n' | grep . | sort -u | wc -l)"
 	case $step in
 	restore-*) ok "$step: an interrupted restore is finished (later changes gone, base kept)" bash -c "[ ! -e '$B/$name/root/later' ] && [ -e '$B/$name/root/kept' ]" ;;
