@@ -300,6 +300,14 @@ export -f hc pd_url
 # (tests/images-cache, or PD_IMAGES) and linked into each run. Skips the
 # test when it cannot be built.
 pd_use_debian() {
+	pd_debian_cache || skip_all "cannot build the debian image (no Debian mirror?)"
+	export PD_IMAGE=debian
+}
+
+# pd_debian_cache: the debian image in the cache (built once, as
+# pd_use_debian does), PD_IMAGES set to the cache; non-zero when it cannot
+# be built (for a test that checks the debian image only in part).
+pd_debian_cache() {
 	local cache=${PD_IMAGES:-$TOP_BUILDDIR/tests/images-cache}
 	if [ ! -d "$cache/debian/rootfs" ]; then
 		mkdir -p "$cache"
@@ -307,12 +315,12 @@ pd_use_debian() {
 		mkdir -p "$(dirname "$cache")/images-cache-data"
 		if ! "$MKIMAGE" --config "$cache.ini" debian >"$cache.log" 2>&1; then
 			tail -n 20 "$cache.log" | sed 's/^/# /'
-			skip_all "cannot build the debian image (no Debian mirror?)"
+			return 1
 		fi
 		rm -rf "$cache"
 		ln -s "$(dirname "$cache")/images-cache-data/images" "$cache"
 	fi
-	export PD_IMAGES=$cache PD_IMAGE=debian
+	export PD_IMAGES=$cache
 }
 
 # pd_node_project DIR: a Node project with a zero-dependency `node --test`

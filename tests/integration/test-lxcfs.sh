@@ -9,8 +9,9 @@
 # daemon stopped: no lxcfs left, running boxes read the kernel's files
 # (not errors) until the next daemon binds them again; daemon killed:
 # its lxcfs is ended by the next start. `lxcfs = off` and a missing
-# binary: boxes read the host's values. With PD_IMAGES (the debian
-# image): procps `free`, `uptime`, and what nproc / getconf / Python see.
+# binary: boxes read the host's values. The debian image (built once per
+# run, shared): procps `free`, `uptime`, and what nproc / getconf / Python
+# see.
 . "$(dirname "$0")/lib.sh"
 
 require_root
@@ -224,7 +225,8 @@ done
 # The debian image: procps free and uptime, and what the CPU-count tools
 # see (nproc: the affinity mask, the host's CPUs; getconf and Python:
 # /sys/devices/system/cpu/online, the box's).
-if [ -n "${PD_IMAGES:-}" ] && [ -d "$PD_IMAGES/debian/rootfs" ]; then
+# Built once per run and shared with the other tests that use it.
+if pd_debian_cache; then
 	pd_stop
 	sed -i 's|^lxcfs = /nonexistent/lxcfs$|lxcfs = on|' "$PD_TMP/paddock.ini"
 	ln -sfn "$PD_IMAGES/debian" "$D/images/debian"
@@ -246,7 +248,7 @@ if [ -n "${PD_IMAGES:-}" ] && [ -d "$PD_IMAGES/debian/rootfs" ]; then
 		same "$(pd_job deb "free -b | awk '/^Mem:/ {print \$2}'")" 134217728
 	echo stopped >"$M/boxes/deb/state"
 else
-	diag "PD_IMAGES unset: the debian image's free, uptime and nproc are not checked"
+	diag "the debian image cannot be built: its free, uptime and nproc are not checked"
 fi
 
 pd_done
