@@ -67,19 +67,38 @@ static void write_text(const char *dir, const char *file, const char *text)
 	ck_assert_int_eq(write_file_atomic(path, text, strlen(text), 0644), 0);
 }
 
-/* Detaches every box filesystem the engine left mounted under root. */
+/* Detaches everything the engine left mounted under root (box overlays,
+ * their views, disk images: a detached image's loop device clears itself),
+ * deepest first. */
 static void umount_boxes(const char *root)
 {
-	char pattern[512];
-	glob_t g;
+	char line[8192], *mounts[4096];
+	size_t n = 0, len = strlen(root);
+	FILE *f = fopen("/proc/self/mountinfo", "re");
 
-	snprintf(pattern, sizeof(pattern), "%s/data/boxes/*/rootfs", root);
-	if (glob(pattern, GLOB_NOSORT, NULL, &g) != 0)
+	if (!f)
 		return;
-	for (size_t i = 0; i < g.gl_pathc; i++)
-		while (umount2(g.gl_pathv[i], MNT_DETACH) == 0)
-			;
-	globfree(&g);
+	while (n < ELEMENTSOF(mounts) && fgets(line, sizeof line, f)) {
+		char *p = line;
+		/* The fifth field is the mount point (octal escapes for
+		 * spaces: none under our directories). */
+		for (int i = 0; i < 4 && p; i++)
+			p = strchr(p, ' ') ? strchr(p, ' ') + 1 : NULL;
+		if (!p)
+			continue;
+		char *end = strchr(p, ' ');
+		if (end)
+			*end = '\0';
+		if (strncmp(p, root, len) == 0 && p[len] == '/')
+			mounts[n++] = strdup(p);
+	}
+	fclose(f);
+	for (size_t i = n; i-- > 0;) {
+		if (mounts[i])
+			while (umount2(mounts[i], MNT_DETACH) == 0)
+				;
+		free(mounts[i]);
+	}
 }
 
 static void setup(void)
