@@ -230,12 +230,10 @@ END_TEST
 #ifdef LIBRARY_CHECKED
 START_TEST(test_rm_rf_under_engine_aborts)
 {
-	char dir[] = "/tmp/check_lock.XXXXXX";
-
-	ck_assert_ptr_nonnull(mkdtemp(dir));
+	/* It aborts before it looks at the path: none is made (the test
+	 * ends in the abort, so nothing it made could be removed). */
 	pd_mutex_lock(&engine);
-	(void)rm_rf(dir); /* aborts before it removes anything */
-	rmdir(dir);
+	(void)rm_rf("/nonexistent/check_lock");
 }
 END_TEST
 
