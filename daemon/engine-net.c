@@ -255,7 +255,7 @@ int eng_net_reconcile(struct engine *e, pd_error *err)
 			if (b && b->state == BOX_RUNNING && b->row.net_addr)
 				continue;
 			snprintf(path, sizeof path, "%s/%s", dir, de->d_name);
-			(void)idmap_ns_unbind(path);
+			(void)unbind_remove(path);
 			log_info("network: removed leftover namespace %s", de->d_name);
 		}
 		closedir(d);
@@ -405,7 +405,7 @@ void eng_net_box_down(struct engine *e, struct box *b)
 	(void)netlink_link_delete(ifname);
 	(void)netlink_netns_remove(ns);
 	eng_net_userns_path(e, b, ns, sizeof ns);
-	(void)idmap_ns_unbind(ns);
+	(void)unbind_remove(ns);
 }
 
 /* Engine lock held: b's policy from the store; a policy that no longer

@@ -133,23 +133,14 @@ static int bind_ns(pid_t pid, const char *ns, const char *path)
 	return mount(src, path, NULL, MS_BIND, NULL) < 0 ? -errno : 0;
 }
 
-int idmap_ns_unbind(const char *path)
-{
-	while (umount2(path, MNT_DETACH) == 0)
-		;
-	if (unlink(path) < 0 && errno != ENOENT)
-		return -errno;
-	return 0;
-}
-
 int idmap_box_namespaces(uint32_t base, const char *user_path, const char *net_path,
 			 pd_error *err)
 {
 	struct userns_child c;
 	int r;
 
-	(void)idmap_ns_unbind(user_path);
-	(void)idmap_ns_unbind(net_path);
+	(void)unbind_remove(user_path);
+	(void)unbind_remove(net_path);
 	/* One clone: the network namespace is owned by the new user
 	 * namespace. */
 	r = userns_spawn(&c, CLONE_NEWUSER | CLONE_NEWNET, 0, base);
@@ -160,8 +151,8 @@ int idmap_box_namespaces(uint32_t base, const char *user_path, const char *net_p
 		r = bind_ns(c.pid, "net", net_path);
 	userns_release(&c);
 	if (r < 0) {
-		(void)idmap_ns_unbind(user_path);
-		(void)idmap_ns_unbind(net_path);
+		(void)unbind_remove(user_path);
+		(void)unbind_remove(net_path);
 		return pd_error_set(err, r, "cannot bind the box's namespaces: %s", strerror(-r));
 	}
 	return 0;

@@ -39,13 +39,9 @@ int idmap_userns(uint32_t from, uint32_t to, int *ret);
  * capabilities of the box's namespace: raw sockets, ports below 1024), each
  * bound on a file (user_path, net_path: made, or reused when a plain
  * leftover file) for the runtime to join. Removed with
- * idmap_ns_unbind(). */
+ * unbind_remove() (util.h). */
 int idmap_box_namespaces(uint32_t base, const char *user_path, const char *net_path,
 			 pd_error *err);
-/* Unbinds a namespace bound on path and removes the file (no error when
- * there is none). */
-int idmap_ns_unbind(const char *path);
-
 /* A detached, read-only copy of the mount at path, id-mapped through the
  * user namespace userns (an idmap_userns(); -1: not mapped), as an open fd
  * in *ret: usable as a path through /proc/self/fd/N (overlay's lowerdir)

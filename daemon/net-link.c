@@ -343,11 +343,7 @@ bool netlink_netns_is_bound(const char *path)
 
 int netlink_netns_remove(const char *path)
 {
-	while (umount2(path, MNT_DETACH) == 0)
-		;
-	if (unlink(path) < 0 && errno != ENOENT)
-		return -errno;
-	return 0;
+	return unbind_remove(path);
 }
 
 /* --- a box's link -------------------------------------------------------- */

@@ -8,6 +8,7 @@
 #include <stdint.h>
 #include <string.h>
 #include <sys/random.h>
+#include <sys/mount.h>
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
 #include <time.h>
@@ -516,4 +517,13 @@ void pd_fault(const char *step)
 
 	if (want && strcmp(want, step) == 0)
 		raise(SIGKILL);
+}
+
+int unbind_remove(const char *path)
+{
+	while (umount2(path, MNT_DETACH) == 0)
+		;
+	if (unlink(path) < 0 && errno != ENOENT)
+		return -errno;
+	return 0;
 }

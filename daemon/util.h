@@ -83,6 +83,9 @@ int mkdir_p(const char *path, mode_t mode);
 
 /* Removes a directory tree without following symlinks or crossing into
  * other mounts. A missing path is success. Returns 0 or -errno. */
+/* Detaches whatever is mounted on path (a bound namespace file, a bind)
+ * and removes the file; no error when there is none. */
+int unbind_remove(const char *path);
 int rm_rf(const char *path);
 
 /* Bytes allocated to what lies inside the directory at path (the
