@@ -33,10 +33,6 @@ BENCH_TARGET=1.5
 N=${BENCH_N:-20}
 WARMUP=${BENCH_WARMUP:-2}
 
-now_us() {
-	local t=${EPOCHREALTIME/./}
-	echo $((10#$t))
-}
 
 # --- the timed loop, run inside a private mount namespace -------------------
 if [ "${1:-}" = __loop ]; then

@@ -142,3 +142,9 @@ bench_rm_cgroup() {
 		find "$d" -depth -type d -exec rmdir {} + 2>/dev/null
 	done
 }
+
+# now_us: the wall clock in microseconds (bash's EPOCHREALTIME, no fork).
+now_us() {
+	local t=${EPOCHREALTIME/./}
+	echo $((10#$t))
+}

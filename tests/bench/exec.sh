@@ -76,10 +76,6 @@ SIZE=1073741824
 LOG_MAX=2G
 NEED_FREE=$((2 * SIZE + 512 * 1024 * 1024))
 
-now_us() {
-	local t=${EPOCHREALTIME/./}
-	echo $((10#$t))
-}
 
 fail() {
 	echo "$*" >&2

@@ -115,10 +115,6 @@ LOCAL=$D/tar-baseline
 mkdir -p "$LOCAL"
 : >"$PD_TMP/push_t"
 : >"$PD_TMP/tar_t"
-now_us() {
-	local t=${EPOCHREALTIME/./}
-	echo $((10#$t))
-}
 for i in $(seq 1 "$RUNS"); do
 	sync
 	s=$(now_us)

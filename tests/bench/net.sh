@@ -74,10 +74,6 @@ if [ -z "${PD_NET_INSIDE:-}" ]; then
 	exit $rc
 fi
 
-now_us() {
-	local t=${EPOCHREALTIME/./}
-	echo $((10#$t))
-}
 
 PD_NETWORK=on PD_BRIDGE=pb$(($$ % 10000)) PD_SUBNET=10.202.$(($$ % 250)).0/24 PD_NFT_TABLE=paddock_b$$
 export PD_NETWORK PD_BRIDGE PD_SUBNET PD_NFT_TABLE

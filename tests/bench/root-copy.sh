@@ -56,10 +56,6 @@ SETTLE_MAX=${BENCH_SETTLE_MAX:-360}
 SETTLE_FACTOR=${BENCH_SETTLE_FACTOR:-4.5}
 TOTAL=$((NDIRS * NFILES))
 
-now_us() {
-	local t=${EPOCHREALTIME/./}
-	echo $((10#$t))
-}
 
 meets_min() {
 	python3 -c '

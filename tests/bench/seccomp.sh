@@ -26,10 +26,6 @@ N=${BENCH_N:-10}
 BLOCKS=${BENCH_BLOCKS:-4}
 WARMUP=${BENCH_WARMUP:-1}
 
-now_us() {
-	local t=${EPOCHREALTIME/./}
-	echo $((10#$t))
-}
 
 # set_mode default|off: restarts the daemon with that setting.
 set_mode() {
