@@ -259,13 +259,26 @@ uint32_t eng_box_base(const struct engine *e, const struct box *b)
 	return base < 0 ? (uint32_t)b->row.uid_base : (uint32_t)base;
 }
 
+/* A view is nosymfollow: a host program that opens root/evil/file, where the
+ * box made evil a link to /etc, gets ELOOP instead of the host's file. The
+ * box plants links the host would resolve against its own root; the kernel
+ * follows none on the view (readlink and lstat still see them, cp -a and
+ * tar copy them as links). The daemon resolves inside the box on the mounts
+ * under DATA instead (openat2 RESOLVE_IN_ROOT). */
+#define VIEW_ATTRS (MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV | MOUNT_ATTR_NOSYMFOLLOW)
+
 int eng_bind_view(const char *src, const char *dst, pd_error *err)
 {
-	struct mount_attr attr = {.attr_set = MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV};
+	struct mount_attr attr = {.attr_set = VIEW_ATTRS};
 	_cleanup_close_ int fd = -1;
 
-	if (eng_is_mountpoint(dst))
+	/* One made by an older daemon gets the flags it lacks. */
+	if (eng_is_mountpoint(dst)) {
+		if (mount_setattr(AT_FDCWD, dst, AT_SYMLINK_NOFOLLOW, &attr, sizeof attr) < 0)
+			return pd_error_set(err, -errno, "cannot set the flags of %s: %s", dst,
+					    strerror(errno));
 		return 0;
+	}
 	if (mkdir(dst, 0755) < 0 && errno != EEXIST)
 		return pd_error_set(err, -errno, "cannot create %s: %s", dst, strerror(errno));
 	/* A detached copy gets its flags before it is attached: the view is
@@ -328,7 +341,7 @@ int eng_mount_root(struct engine *e, struct box *b, pd_error *err)
 			return r;
 	}
 	if (eng_is_mountpoint(view))
-		return 0;
+		return eng_bind_view(merged, view, err);
 	r = eng_bind_view(merged, view, err);
 	if (r >= 0)
 		eng_owners_watch(e, view);
@@ -1137,16 +1150,30 @@ out:
 	return r;
 }
 
-int engine_box_root(struct engine *e, const char *name, char *buf, size_t bufsz)
+static int box_root(struct engine *e, const char *name, bool own, char *buf, size_t bufsz)
 {
 	struct box *b;
 
 	pd_mutex_lock(&e->lock);
 	b = eng_find_box(e, name);
-	if (b && !b->deleting)
-		eng_box_root(e, b, buf, bufsz);
+	if (b && !b->deleting) {
+		if (own)
+			eng_box_path(e, b, "rootfs", buf, bufsz);
+		else
+			eng_box_root(e, b, buf, bufsz);
+	}
 	pd_mutex_unlock(&e->lock);
 	return b && !b->deleting ? 0 : -ENOENT;
+}
+
+int engine_box_root(struct engine *e, const char *name, char *buf, size_t bufsz)
+{
+	return box_root(e, name, false, buf, bufsz);
+}
+
+int engine_box_rootfs(struct engine *e, const char *name, char *buf, size_t bufsz)
+{
+	return box_root(e, name, true, buf, bufsz);
 }
 
 /* Seconds before a TTL's stop that failed is tried again. */

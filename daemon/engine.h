@@ -130,8 +130,14 @@ int engine_box_ip(struct engine *e, const char *name, char *buf, size_t bufsz);
 int engine_start_timers(struct engine *e);
 
 /* The box's root filesystem on the host, in buf: RUN/roots/ID, a nosuid,
- * nodev view of its overlay that the group may reach (eng_box_root). */
+ * nodev, nosymfollow view of its overlay that the group may reach
+ * (eng_box_root). */
 int engine_box_root(struct engine *e, const char *name, char *buf, size_t bufsz);
+
+/* The overlay itself, DATA/boxes/ID/rootfs, root's alone: where the daemon
+ * resolves paths inside the box (openat2 RESOLVE_IN_ROOT, which follows the
+ * box's links as the box would and which the view refuses). */
+int engine_box_rootfs(struct engine *e, const char *name, char *buf, size_t bufsz);
 
 /* Records a failed control write as the box's `error` ("TIME FILE: reason
  * (ERRNO)"). */

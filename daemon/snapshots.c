@@ -970,10 +970,21 @@ int engine_snapshot_root(struct engine *e, const char *id, char *buf, size_t buf
 			r = -errno;
 			goto out;
 		}
-		if (mount("overlay", path, "overlay", MS_RDONLY | MS_NODEV | MS_NOSUID, lower.opt) <
-		    0) {
+		/* nosymfollow as a box's view (eng_bind_view): the host
+		 * never resolves the links a box left in it. */
+		if (mount("overlay", path, "overlay",
+			  MS_RDONLY | MS_NODEV | MS_NOSUID | MS_NOSYMFOLLOW, lower.opt) < 0) {
 			r = -errno;
 			log_warn("snapshot %s: cannot mount its root: %s", id, strerror(errno));
+			goto out;
+		}
+	} else {
+		/* Mounted by an older daemon, without it. */
+		struct mount_attr attr = {.attr_set = MOUNT_ATTR_NOSYMFOLLOW};
+		if (mount_setattr(AT_FDCWD, path, AT_SYMLINK_NOFOLLOW, &attr, sizeof attr) < 0) {
+			r = -errno;
+			log_warn("snapshot %s: cannot set nosymfollow on its root: %s", id,
+				 strerror(errno));
 			goto out;
 		}
 	}

@@ -159,7 +159,7 @@ static void volume_path(const struct engine *e, const char *name, const char *su
 }
 
 /* RUN/volumes/NAME: where the tree's data link leads, a bind of
- * DATA/volumes/NAME/data (eng_bind_view: nosuid, nodev). DATA is root's
+ * DATA/volumes/NAME/data (eng_bind_view: nosuid, nodev, nosymfollow). DATA is root's
  * alone; the run directory is open to the group that may use the tree. */
 static void view_path(const struct engine *e, const char *name, char *buf, size_t bufsz)
 {
@@ -426,16 +426,30 @@ void engine_volume_record_error(struct engine *e, const char *name, const char *
 
 /* --- data, size, boxes -------------------------------------------------------- */
 
-int engine_volume_data(struct engine *e, const char *name, char *buf, size_t bufsz)
+static int volume_dir(struct engine *e, const char *name, bool own, char *buf, size_t bufsz)
 {
 	struct volume *v;
 
 	pd_mutex_lock(&e->lock);
 	v = find_live(e, name);
-	if (v)
-		view_path(e, name, buf, bufsz);
+	if (v) {
+		if (own)
+			volume_path(e, name, "data", buf, bufsz);
+		else
+			view_path(e, name, buf, bufsz);
+	}
 	pd_mutex_unlock(&e->lock);
 	return v ? 0 : -ENOENT;
+}
+
+int engine_volume_data(struct engine *e, const char *name, char *buf, size_t bufsz)
+{
+	return volume_dir(e, name, false, buf, bufsz);
+}
+
+int engine_volume_datadir(struct engine *e, const char *name, char *buf, size_t bufsz)
+{
+	return volume_dir(e, name, true, buf, bufsz);
 }
 
 static struct du_cache *volume_disk(struct engine *e, int64_t id, bool *ret_deleting)

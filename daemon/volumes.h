@@ -63,8 +63,13 @@ void engine_volume_record_error(struct engine *e, const char *name, const char *
 				const pd_error *err);
 
 /* The volume's data directory on the host, in buf: RUN/volumes/NAME, a
- * nosuid, nodev view of DATA/volumes/NAME/data that the group may reach. */
+ * nosuid, nodev, nosymfollow view of DATA/volumes/NAME/data that the group
+ * may reach. */
 int engine_volume_data(struct engine *e, const char *name, char *buf, size_t bufsz);
+
+/* DATA/volumes/NAME/data itself, root's alone: where the daemon resolves
+ * paths inside the volume (engine_box_rootfs). */
+int engine_volume_datadir(struct engine *e, const char *name, char *buf, size_t bufsz);
 /* Bytes its data uses (like du), recomputed at most every few seconds. */
 int engine_volume_size(struct engine *e, const char *name, uint64_t *ret);
 /* Names of the boxes that list it, in box creation order. */

@@ -125,8 +125,8 @@ static int open_root(struct req *r, pd_error *err)
 	if (r->rootfd >= 0)
 		return 0;
 	const char *what = r->volume ? "volume" : "box";
-	k = r->volume ? engine_volume_data(http_engine(r->h), r->box, path, sizeof(path))
-		      : engine_box_root(http_engine(r->h), r->box, path, sizeof(path));
+	k = r->volume ? engine_volume_datadir(http_engine(r->h), r->box, path, sizeof(path))
+		      : engine_box_rootfs(http_engine(r->h), r->box, path, sizeof(path));
 	if (k < 0)
 		return pd_error_set(err, k,
 				    k == -ENOENT ? "no %s %s, or its filesystem is not available"

@@ -281,20 +281,40 @@ hd_state() { echo "$(ls -A "$HD" | tr '\n' ' ')$(cat "$HD/hostfile")"; }
 judge race-http "$HTTP_OUT host-dir:[$(hd_state)]" \
 	test "${HTTP_OUT%% *}:$(hd_state)" = "leaked=0:hostfile $TOKEN"
 # The same through the tree: root/ is the box's mount seen from the host,
-# and host tools resolve the box's links on the host.
+# nosymfollow, so host tools get ELOOP at the box's links, whatever they
+# point to. Once the box stops flipping, the host writes and reads in its
+# directory and sees its links (readlink): the view still works.
 reads=0 end=$((SECONDS + 2))
 while [ $SECONDS -lt $end ]; do
 	grep -qs "$TOKEN" "$R/d/hostfile" && reads=$((reads + 1))
-	echo from-the-host 2>/dev/null >"$R/d/pwned-tree"
+	{ echo from-the-host >"$R/d/pwned-tree"; } 2>/dev/null || true
 done
-judge race-tree "host reads of the host file through root/: $reads; host-dir:[$(hd_state)]" \
-	test "$reads:$(hd_state)" = "0:hostfile $TOKEN"
-TODO[race-tree]="root/ is the box's overlay seen from the host: host tools follow the box's links on the host (README, 'root/ is a link'); HTTP and the CLI resolve inside the box"
 job atk 'touch /tmp/flip.stop' >/dev/null
 wait_for 10 test -s "$B/atk/root/tmp/flip.log"
 FLIPS=$(cat "$B/atk/root/tmp/flip.log")
 DET[race-http]="${DET[race-http]} box:$(kv "$FLIPS" swaps)-swaps"
+after="$(echo host-file >"$R/d/after" && cat "$R/d/after") $(readlink "$R/l1") $(cat "$R/l1/hostfile" 2>&1 | sed 's/.*: //')"
+judge race-tree "host reads of the host file through root/: $reads; host-dir:[$(hd_state)]; after: $after" \
+	test "$reads:$(hd_state):$after" = "0:hostfile $TOKEN:host-file $HD Too many levels of symbolic links"
 case "$FLIPS" in flip*swaps=*) ;; *) record race-http ESCAPED "the box's flips did not run: $FLIPS" ;; esac
+
+# ---- the box's links in the other views -----------------------------------
+# A snapshot's root/ and a volume's data/ are nosymfollow as root/ is:
+# the links the box left there (race/l1 and race/l2 lead to the host
+# directory) are seen, not followed. The HTTP mirror resolves them inside
+# the box: race/l1/hostfile is the box's /host... path, which it lacks.
+echo links >"$B/atk/snapshot"
+SNAP=$(ls "$B/atk/snapshots" | tail -n 1)
+mkdir "$M/volumes/lv" && ln -s "$HD" "$M/volumes/lv/data/evil"
+via() { cat "$1/hostfile" 2>&1 | sed 's/.*: //'; }
+views="snapshot:$(via "$M/snapshots/$SNAP/root/race/l1") $(via "$M/snapshots/$SNAP/root/race/l2")"
+views="$views volume:$(via "$M/volumes/lv/data/evil")"
+views="$views http:$(curl -s -o /dev/null -w '%{http_code}' -H "Authorization: Bearer $PD_TOKEN" \
+	"$PD_URL/v1/tree/boxes/atk/root/race/l1/hostfile")"
+views="$views readlink:$(readlink "$M/snapshots/$SNAP/root/race/l1" "$M/volumes/lv/data/evil" | tr '\n' ' ')"
+loop="Too many levels of symbolic links"
+judge links-views "$views" test "$views" = \
+	"snapshot:$loop $loop volume:$loop http:404 readlink:$HD $HD "
 
 # ---- a volume's mount point made a link to a host directory ---------------
 # The box may fail to start (its own loss): the host directory must stay
