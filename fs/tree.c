@@ -740,16 +740,48 @@ static bool stream_key(uint64_t ino, uint64_t *ret_key)
 	return false;
 }
 
-/* True while a stream may still grow. */
-static bool stream_live(struct tree *t, uint64_t key)
+/* Whether a stream may still grow: 1 yes, 0 no. -EBUSY for the streams
+ * and exit of a job that has not started: nothing would ever answer a
+ * read that waits (see refuse_unstarted()). */
+static int stream_live(struct tree *t, uint64_t key)
 {
 	struct job_view v;
 
-	if (key & (1ULL << 62))
-		return engine_job_get_by_id(t->engine, (int64_t)(key & ((1ULL << 62) - 1)), &v) >=
-			   0 &&
-		       v.state != JOB_ENDED;
+	if (key & (1ULL << 62)) {
+		if (engine_job_get_by_id(t->engine, (int64_t)(key & ((1ULL << 62) - 1)), &v) < 0)
+			return 0;
+		return v.state == JOB_CREATED ? -EBUSY : v.state != JOB_ENDED;
+	}
 	return engine_events_live(t->engine, key);
+}
+
+/* A read of a job's exit, stdout, stderr or output would wait for the job
+ * to end; one that has not started (no cmd yet) never would, so the open
+ * fails at once with EBUSY and says why in the box's error file. A job
+ * that has started keeps its readers waiting (following the stream). */
+static int refuse_unstarted(struct tree *t, uint64_t ino)
+{
+	char label[NAME_MAX_LEN + 32];
+	struct job_view jv;
+	struct box_view v;
+	pd_error err = {0};
+	unsigned file = INO_FILE(ino);
+
+	if (INO_KIND(ino) != KIND_JOB ||
+	    (file != JF_EXIT && file != JF_STDOUT && file != JF_STDERR && file != JF_OUTPUT))
+		return 0;
+	if (engine_job_get_by_id(t->engine, (int64_t)INO_ID(ino), &jv) < 0 ||
+	    engine_box_get_by_id(t->engine, jv.box_id, &v) < 0)
+		return -ENOENT;
+	if (jv.state != JOB_CREATED)
+		return 0;
+	snprintf(label, sizeof label, "exec/%s/%s", jv.name, job_files[file].name);
+	pd_error_set(&err, -EBUSY,
+		     "job %s has not started, so %s would wait forever: write its command to "
+		     "cmd first, then read %s",
+		     jv.name, job_files[file].name, job_files[file].name);
+	engine_box_record_error(t->engine, v.name, label, &err);
+	return err.code;
 }
 
 static int open_stream(struct tree *t, uint64_t ino, uint64_t key)
@@ -1401,6 +1433,9 @@ int tree_open(struct tree *t, uint64_t ino, int flags, struct tree_file **ret)
 		return -EACCES;
 	if (acc != O_WRONLY && !(a.mode & 0444))
 		return -EACCES;
+	r = refuse_unstarted(t, ino);
+	if (r < 0)
+		return r;
 	f = calloc(1, sizeof *f);
 	if (!f)
 		return -ENOMEM;
@@ -1514,7 +1549,10 @@ int tree_read(struct tree *t, struct tree_file *f, uint64_t off, char *buf, size
 		if (n < 0)
 			return -errno;
 		if (n == 0 && size > 0) {
-			if (stream_live(t, f->wait_key))
+			int live = stream_live(t, f->wait_key);
+			if (live < 0)
+				return live;
+			if (live)
 				return f->flags & O_NONBLOCK ? -EAGAIN : TREE_WAIT;
 			/* Ended: all it wrote is there now, but it may have
 			 * written and ended between the read and the check. */
@@ -1528,8 +1566,10 @@ int tree_read(struct tree *t, struct tree_file *f, uint64_t off, char *buf, size
 	if (f->wait_exit && !f->content) {
 		/* exit answers once the job has ended. */
 		struct buf b = {0};
-		int r;
-		if (stream_live(t, f->wait_key))
+		int r = stream_live(t, f->wait_key);
+		if (r < 0)
+			return r;
+		if (r)
 			return f->flags & O_NONBLOCK ? -EAGAIN : TREE_WAIT;
 		r = render(t, f->ino, &b);
 		if (r < 0)

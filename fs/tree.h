@@ -16,9 +16,13 @@
  * writable file applies its content as `cat TEMP > FILE` would (one open,
  * its writes, one close). They go with their directory's object.
  *
- * Streams (events): tree_read() at the end of a stream returns TREE_WAIT when
- * more may come. The adapter parks the request and calls tree_read() again
- * after the engine's wake callback names tree_file_wait_key(f).
+ * Streams (events, a job's stdout, stderr and output, and its exit):
+ * tree_read() at the end of a stream returns TREE_WAIT when more may come.
+ * The adapter parks the request and calls tree_read() again after the
+ * engine's wake callback names tree_file_wait_key(f). events follows for as
+ * long as it is read; a job's streams end with the job. Those of a job that
+ * has not started would never end: tree_open() refuses them (-EBUSY, the
+ * reason in the box's error file).
  *
  * All functions are thread-safe. Return values: >= 0 success, -errno.
  */

@@ -1198,6 +1198,29 @@ START_TEST(test_temp_goes_with_job)
 }
 END_TEST
 
+/* exit, stdout, stderr and output of a job not started would wait
+ * forever: the open fails at once, with the reason in the box's error. */
+START_TEST(test_unstarted_job_reads)
+{
+	static const char *const waits[] = {"exit", "stdout", "stderr", "output"};
+	struct tree_file *f = NULL;
+	char path[64];
+
+	make_box("web");
+	ck_assert_int_eq(tree_mkdir(tr, ino_of("boxes/web/exec"), "j", &(struct tree_attr){0}), 0);
+	for (size_t i = 0; i < ELEMENTSOF(waits); i++) {
+		snprintf(path, sizeof path, "boxes/web/exec/j/%s", waits[i]);
+		ck_assert_int_eq(tree_open(tr, ino_of(path), O_RDONLY, &f), -EBUSY);
+		ck_assert_int_eq(tree_open(tr, ino_of(path), O_RDONLY | O_NONBLOCK, &f), -EBUSY);
+		snprintf(path, sizeof path, "exec/j/%s: job j has not started", waits[i]);
+		assert_has(cat("boxes/web/error"), path);
+	}
+	/* Its values read as ever. */
+	ck_assert_str_eq(cat("boxes/web/exec/j/status"), "created\n");
+	ck_assert_str_eq(cat("boxes/web/exec/j/cmd"), "");
+}
+END_TEST
+
 /* The owner's tokens: one directory each, made by a login, revoked by
  * rmdir. (Hashing runs at the production cost here: a second or so.) */
 static void login_token(const char *label, char token[AUTH_TOKEN_LEN + 1], char id[AUTH_ID_LEN + 1])
@@ -1890,6 +1913,7 @@ static Suite *tree_suite(void)
 	tcase_add_test(tc, test_temp_rename_exec_new);
 	tcase_add_test(tc, test_temp_volume_spool);
 	tcase_add_test(tc, test_temp_goes_with_job);
+	tcase_add_test(tc, test_unstarted_job_reads);
 	suite_add_tcase(s, tc);
 
 	tc = tcase_create("kernel cache");

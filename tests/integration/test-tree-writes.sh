@@ -3,6 +3,8 @@
 # of the tree: `sed -i` and "write .NAME.tmp, then rename it over NAME"
 # (Python's os.rename, as the agent tools do). The writable files are found
 # by listing the mount, so one that no case below covers fails the test.
+# Reads that could never finish (exit and the streams of a job whose cmd was
+# never written) fail at once with EBUSY and say why, over FUSE and HTTP.
 . "$(dirname "$0")/lib.sh"
 require_root
 pd_start_with_socket
@@ -139,5 +141,39 @@ for d in "" boxes types images/tiny snapshots volumes boxes/w/snapshots tokens; 
 done
 ok "a job's directory name taken by a temp file in exec/: mkdir is EEXIST" bash -c "
 	echo x > '$X/tmpjob' && ! mkdir '$X/tmpjob' 2>/dev/null && rm '$X/tmpjob' && mkdir '$X/tmpjob'"
+
+# --- reads that could never finish --------------------------------------------------------
+
+mkdir "$X/u"
+for f in exit stdout stderr output; do
+	ok "$f of a job not started: EBUSY at once" same "$(errno_of "open('$X/u/$f').read()")" EBUSY
+	ok "$f of a job not started, O_NONBLOCK: EBUSY" \
+		same "$(errno_of "os.read(os.open('$X/u/$f', os.O_RDONLY | os.O_NONBLOCK), 10)")" EBUSY
+done
+ok "the box's error says why" grep -q 'exec/u/output: job u has not started, so output would wait forever: write its command to cmd first' "$B/error"
+ok "cat exit says so and ends" bash -c "! timeout 10 cat '$X/u/exit' 2>'$H/err' && grep -q 'busy' '$H/err'"
+ok "HTTP GET exit of a job not started: 409 with the reason" bash -c "
+	$(declare -f uc); SOCK='$SOCK'
+	[ \"\$(uc GET boxes/w/exec/u/exit -m 10 -o '$H/body' -w '%{http_code}')\" = 409 ] &&
+	grep -q '\"errno\":\"EBUSY\"' '$H/body' && grep -q 'job u has not started' '$H/body'"
+ok "again at once: the same reason" bash -c "
+	$(declare -f uc); SOCK='$SOCK'
+	[ \"\$(uc GET boxes/w/exec/u/exit -m 10 -o '$H/body' -w '%{http_code}')\" = 409 ] &&
+	grep -q 'job u has not started' '$H/body'"
+ok "HTTP GET stdout (following) of a job not started: 409 at once" bash -c "
+	$(declare -f uc); SOCK='$SOCK'
+	[ \"\$(uc GET 'boxes/w/exec/u/stdout?follow=1' -m 10 -o '$H/body' -w '%{http_code}')\" = 409 ] &&
+	grep -q 'so stdout would wait forever' '$H/body'"
+echo 'sleep 1; echo done' >"$X/u/cmd"
+ok "once started, exit waits for the end" bash -c "
+	s=\$(date +%s%N); v=\$(timeout 20 cat '$X/u/exit'); e=\$(date +%s%N)
+	[ \"\$v\" = 0 ] && [ \$(( (e - s) / 1000000 )) -ge 300 ]"
+ok "and stdout has what it wrote" same "$(cat "$X/u/stdout")" done
+mkdir "$X/v"
+echo 'sleep 1; exit 4' >"$X/v/cmd"
+ok "HTTP GET exit of a started job follows it: 200 and the code" bash -c "
+	$(declare -f uc); SOCK='$SOCK'
+	[ \"\$(uc GET boxes/w/exec/v/exit -m 20 -o '$H/body' -w '%{http_code}')\" = 200 ] &&
+	[ \"\$(cat '$H/body')\" = 4 ]"
 
 pd_done
