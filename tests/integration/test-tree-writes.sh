@@ -4,7 +4,8 @@
 # (Python's os.rename, as the agent tools do). The writable files are found
 # by listing the mount, so one that no case below covers fails the test.
 # Reads that could never finish (exit and the streams of a job whose cmd was
-# never written) fail at once with EBUSY and say why, over FUSE and HTTP.
+# never written) fail at once with EBUSY and say why, over FUSE and HTTP;
+# a job's settings written after its cmd are refused with the reason.
 . "$(dirname "$0")/lib.sh"
 require_root
 pd_start_with_socket
@@ -176,4 +177,26 @@ ok "HTTP GET exit of a started job follows it: 200 and the code" bash -c "
 	[ \"\$(uc GET boxes/w/exec/v/exit -m 20 -o '$H/body' -w '%{http_code}')\" = 200 ] &&
 	[ \"\$(cat '$H/body')\" = 4 ]"
 
+# --- settings written after cmd ---------------------------------------------------------
+
+mkdir "$X/late"
+echo 'GREETING=early' >"$X/late/env"
+echo 'sleep 30' >"$X/late/cmd"
+declare -A value=([env]=A=1 [cwd]=/ [user]=root [desktop]=1)
+for f in env cwd user desktop; do
+	ok "$f after cmd: EBUSY" write_expect EBUSY "$X/late/$f" "${value[$f]}"
+	ok "$f after cmd: the reason says to write it before cmd" \
+		grep -q "exec/late/$f: job late has started (cmd was written): write env, cwd, user and desktop before cmd; $f is not changed (EBUSY)" "$B/error"
+done
+ok "env is unchanged" same "$(cat "$X/late/env")" GREETING=early
+ok "env after cmd as a temp file renamed: EBUSY" same "$(tmp_rename "$X/late/env" A=1)" EBUSY
+ok "the temp file stays" test -e "$X/late/.env.tmp"
+rm -f "$X/late/.env.tmp"
+ok "HTTP PUT cwd after cmd: 409 with the reason" bash -c "
+	$(declare -f uc); SOCK='$SOCK'
+	[ \"\$(uc PUT boxes/w/exec/late/cwd --data-binary / -o '$H/body' -w '%{http_code}')\" = 409 ] &&
+	grep -q 'write env, cwd, user and desktop before cmd' '$H/body'"
+echo kill >"$X/late/ctl"
+
+rmdir "$M/boxes/w2"
 pd_done
