@@ -457,7 +457,12 @@ int engine_job_set(struct engine *e, int64_t id, const char *file, const char *d
 	if (r < 0)
 		pd_error_set(err, r, "no such job");
 	else if (j->state != JOB_CREATED)
-		r = pd_error_set(err, -EBUSY, "job %s has started: settings are fixed", j->name);
+		/* Read once, when cmd starts the job: a later value would
+		 * change nothing, so it is refused rather than ignored. */
+		r = pd_error_set(err, -EBUSY,
+				 "job %s has started (cmd was written): write env, cwd, user and "
+				 "desktop before cmd; %s is not changed",
+				 j->name, file);
 	else {
 		job_dir(e, b, j, file, path, sizeof path);
 		r = write_file_replace(path, data, len);

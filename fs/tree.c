@@ -145,8 +145,13 @@ static const struct node_def box_files[] = {
     [BF_POLICY] = {"policy", S_IFREG | 0644},
 };
 
-/* exec/new: a file of the box's exec directory. */
+/* exec/new: a file of the box's exec directory, whose other entries are
+ * its jobs and exec/last. */
 #define BF_EXEC_NEW 40
+enum { XF_DIR, XF_NEW, _XF_MAX };
+static const struct node_def exec_files[] = {
+    [XF_NEW] = {"new", S_IFREG | 0200},
+};
 
 enum {
 	JF_DIR,
@@ -230,12 +235,15 @@ static const char readme_text[] =
     "the group has the owner's bits (0660 read-write, 0440 read-only, 0220\n"
     "write-only, 0770 directories), others none.\n";
 
+/* A temp file: held in memory (data), or for the archives written to a
+ * volume's import, in an unnamed file of the data directory (fd). */
 struct temp_file {
 	uint64_t id;
 	uint64_t parent;
 	char name[TREE_NAME_MAX + 1];
 	char *data;
-	size_t len;
+	int fd; /* -1: in data */
+	uint64_t len;
 	uint32_t mode;
 	time_t mtime;
 	struct temp_file *next;
@@ -349,26 +357,12 @@ static void drop_temp(struct tree *t, struct temp_file *victim)
 	for (struct temp_file **p = &t->temps; *p; p = &(*p)->next)
 		if (*p == victim) {
 			*p = victim->next;
+			if (victim->fd >= 0)
+				close(victim->fd);
 			free(victim->data);
 			free(victim);
 			return;
 		}
-}
-
-/* Temp files of a deleted box go with it. Tree lock held. */
-static void drop_temps_of(struct tree *t, uint64_t parent)
-{
-	struct temp_file **p = &t->temps;
-
-	while (*p) {
-		if ((*p)->parent == parent) {
-			struct temp_file *f = *p;
-			*p = f->next;
-			free(f->data);
-			free(f);
-		} else
-			p = &(*p)->next;
-	}
 }
 
 static int lookup_index(const struct node_def *defs, size_t n, const char *name)
@@ -722,23 +716,8 @@ static int render(struct tree *t, uint64_t ino, struct buf *out)
 		out->len = len;
 		return 0;
 	}
-	case KIND_TEMP: {
-		pd_mutex_lock(&t->lock);
-		struct temp_file *f = find_temp_id(t, INO_ID(ino));
-		int r = f ? 0 : -ENOENT;
-		if (f && f->len) {
-			out->data = malloc(f->len + 1);
-			if (out->data) {
-				memcpy(out->data, f->data, f->len);
-				out->len = f->len;
-			} else
-				r = -ENOMEM;
-		}
-		pd_mutex_unlock(&t->lock);
-		return r;
 	}
-	}
-	return -ENOENT;
+	return -ENOENT; /* temps are read with temp_read() */
 }
 
 /* The events log behind a stream node, or 0 if ino is not a stream. */
@@ -761,16 +740,48 @@ static bool stream_key(uint64_t ino, uint64_t *ret_key)
 	return false;
 }
 
-/* True while a stream may still grow. */
-static bool stream_live(struct tree *t, uint64_t key)
+/* Whether a stream may still grow: 1 yes, 0 no. -EBUSY for the streams
+ * and exit of a job that has not started: nothing would ever answer a
+ * read that waits (see refuse_unstarted()). */
+static int stream_live(struct tree *t, uint64_t key)
 {
 	struct job_view v;
 
-	if (key & (1ULL << 62))
-		return engine_job_get_by_id(t->engine, (int64_t)(key & ((1ULL << 62) - 1)), &v) >=
-			   0 &&
-		       v.state != JOB_ENDED;
+	if (key & (1ULL << 62)) {
+		if (engine_job_get_by_id(t->engine, (int64_t)(key & ((1ULL << 62) - 1)), &v) < 0)
+			return 0;
+		return v.state == JOB_CREATED ? -EBUSY : v.state != JOB_ENDED;
+	}
 	return engine_events_live(t->engine, key);
+}
+
+/* A read of a job's exit, stdout, stderr or output would wait for the job
+ * to end; one that has not started (no cmd yet) never would, so the open
+ * fails at once with EBUSY and says why in the box's error file. A job
+ * that has started keeps its readers waiting (following the stream). */
+static int refuse_unstarted(struct tree *t, uint64_t ino)
+{
+	char label[NAME_MAX_LEN + 32];
+	struct job_view jv;
+	struct box_view v;
+	pd_error err = {0};
+	unsigned file = INO_FILE(ino);
+
+	if (INO_KIND(ino) != KIND_JOB ||
+	    (file != JF_EXIT && file != JF_STDOUT && file != JF_STDERR && file != JF_OUTPUT))
+		return 0;
+	if (engine_job_get_by_id(t->engine, (int64_t)INO_ID(ino), &jv) < 0 ||
+	    engine_box_get_by_id(t->engine, jv.box_id, &v) < 0)
+		return -ENOENT;
+	if (jv.state != JOB_CREATED)
+		return 0;
+	snprintf(label, sizeof label, "exec/%s/%s", jv.name, job_files[file].name);
+	pd_error_set(&err, -EBUSY,
+		     "job %s has not started, so %s would wait forever: write its command to "
+		     "cmd first, then read %s",
+		     jv.name, job_files[file].name, job_files[file].name);
+	engine_box_record_error(t->engine, v.name, label, &err);
+	return err.code;
 }
 
 static int open_stream(struct tree *t, uint64_t ino, uint64_t key)
@@ -844,7 +855,7 @@ int tree_getattr(struct tree *t, uint64_t ino, struct tree_attr *ret)
 			return r;
 		mtime = v.created;
 		if (file == BF_EXEC_NEW) {
-			*ret = mkattr(ino, S_IFREG | 0200, 0, mtime);
+			*ret = mkattr(ino, exec_files[XF_NEW].mode, 0, mtime);
 			return 0;
 		}
 		mode = file == BF_DIR ? (S_IFDIR | 0755) : box_files[file].mode;
@@ -1088,7 +1099,9 @@ int tree_lookup(struct tree *t, uint64_t parent, const char *name, struct tree_a
 		if (INO_FILE(parent) != VF_DIR)
 			return -ENOTDIR;
 		i = lookup_index(volume_files, ELEMENTSOF(volume_files), name);
-		return i < 0 ? i : tree_getattr(t, parent | (uint64_t)i, ret);
+		if (i >= 0)
+			return tree_getattr(t, parent | (uint64_t)i, ret);
+		return lookup_temp(t, parent, name, ret);
 	case KIND_JOB:
 		if (INO_FILE(parent) != JF_DIR)
 			return -ENOTDIR;
@@ -1100,7 +1113,7 @@ int tree_lookup(struct tree *t, uint64_t parent, const char *name, struct tree_a
 		if (is_exec_dir(parent)) {
 			char box[NAME_MAX_LEN + 1];
 			struct job_view jv;
-			if (strcmp(name, "new") == 0)
+			if (strcmp(name, exec_files[XF_NEW].name) == 0)
 				return tree_getattr(t, (parent & ~0xffULL) | BF_EXEC_NEW, ret);
 			if (strcmp(name, "last") == 0) {
 				char last[NAME_MAX_LEN + 1];
@@ -1110,10 +1123,10 @@ int tree_lookup(struct tree *t, uint64_t parent, const char *name, struct tree_a
 					return -ENOENT;
 				return tree_getattr(t, INO(KIND_JOB, jv.id, JF_LAST), ret);
 			}
-			if (!name_valid(name) || box_name_of(t, parent, box, sizeof box) < 0 ||
-			    engine_job_get(t->engine, box, name, &jv) < 0)
-				return -ENOENT;
-			return tree_getattr(t, INO(KIND_JOB, jv.id, JF_DIR), ret);
+			if (name_valid(name) && box_name_of(t, parent, box, sizeof box) >= 0 &&
+			    engine_job_get(t->engine, box, name, &jv) >= 0)
+				return tree_getattr(t, INO(KIND_JOB, jv.id, JF_DIR), ret);
+			return lookup_temp(t, parent, name, ret);
 		}
 		if (INO_FILE(parent) == BF_SNAPSHOTS) {
 			struct snapshot_view sv;
@@ -1201,17 +1214,24 @@ static int add_by_lookup(struct tree *t, struct entries *es, uint64_t parent, co
 	return add_entry(es, name, &a);
 }
 
+/* The temps of a directory, but for one a real entry shadows (a job that
+ * exec/new numbered as a temp was named): lookups find the entry. */
 static int add_temps(struct tree *t, struct entries *es, uint64_t parent)
 {
+	size_t listed = es->n;
 	int r = 0;
 
 	pd_mutex_lock(&t->lock);
-	for (struct temp_file *f = t->temps; f && r >= 0; f = f->next)
-		if (f->parent == parent) {
+	for (struct temp_file *f = t->temps; f && r >= 0; f = f->next) {
+		bool shadowed = false;
+		for (size_t i = 0; i < listed && !shadowed; i++)
+			shadowed = strcmp(es->v[i].name, f->name) == 0;
+		if (f->parent == parent && !shadowed) {
 			struct tree_attr ta = mkattr(INO(KIND_TEMP, f->id, 0),
 						     S_IFREG | (f->mode & 07777), f->len, f->mtime);
 			r = add_entry(es, f->name, &ta);
 		}
+	}
 	pd_mutex_unlock(&t->lock);
 	return r;
 }
@@ -1282,6 +1302,7 @@ int tree_readdir(struct tree *t, uint64_t ino, struct tree_entry **ret, size_t *
 		}
 		for (size_t i = 1; i < ELEMENTSOF(volume_files) && r >= 0; i++)
 			r = add_by_lookup(t, &es, ino, volume_files[i].name);
+		r = r < 0 ? r : add_temps(t, &es, ino);
 		break;
 	case KIND_JOB:
 		if (INO_FILE(ino) != JF_DIR) {
@@ -1305,6 +1326,7 @@ int tree_readdir(struct tree *t, uint64_t ino, struct tree_entry **ret, size_t *
 			for (size_t i = 0; i < n && r >= 0; i++)
 				r = add_by_lookup(t, &es, ino, names[i]);
 			image_list_free(names, n);
+			r = r < 0 ? r : add_temps(t, &es, ino);
 			break;
 		}
 		if (INO_FILE(ino) == BF_SNAPSHOTS) {
@@ -1411,6 +1433,9 @@ int tree_open(struct tree *t, uint64_t ino, int flags, struct tree_file **ret)
 		return -EACCES;
 	if (acc != O_WRONLY && !(a.mode & 0444))
 		return -EACCES;
+	r = refuse_unstarted(t, ino);
+	if (r < 0)
+		return r;
 	f = calloc(1, sizeof *f);
 	if (!f)
 		return -ENOMEM;
@@ -1441,7 +1466,7 @@ int tree_open(struct tree *t, uint64_t ino, int flags, struct tree_file **ret)
 			free(f);
 			return r;
 		}
-	} else if (acc != O_WRONLY) {
+	} else if (acc != O_WRONLY && INO_KIND(ino) != KIND_TEMP) {
 		r = render(t, ino, &b);
 		if (r < 0) {
 			free(b.data);
@@ -1507,6 +1532,9 @@ uint64_t tree_file_wait_key(const struct tree_file *f)
 	return f->wait_key;
 }
 
+static int temp_read(struct tree *t, uint64_t id, uint64_t off, char *buf, size_t size,
+		     size_t *ret_n);
+
 int tree_read(struct tree *t, struct tree_file *f, uint64_t off, char *buf, size_t size,
 	      size_t *ret_n)
 {
@@ -1521,7 +1549,10 @@ int tree_read(struct tree *t, struct tree_file *f, uint64_t off, char *buf, size
 		if (n < 0)
 			return -errno;
 		if (n == 0 && size > 0) {
-			if (stream_live(t, f->wait_key))
+			int live = stream_live(t, f->wait_key);
+			if (live < 0)
+				return live;
+			if (live)
 				return f->flags & O_NONBLOCK ? -EAGAIN : TREE_WAIT;
 			/* Ended: all it wrote is there now, but it may have
 			 * written and ended between the read and the check. */
@@ -1535,8 +1566,10 @@ int tree_read(struct tree *t, struct tree_file *f, uint64_t off, char *buf, size
 	if (f->wait_exit && !f->content) {
 		/* exit answers once the job has ended. */
 		struct buf b = {0};
-		int r;
-		if (stream_live(t, f->wait_key))
+		int r = stream_live(t, f->wait_key);
+		if (r < 0)
+			return r;
+		if (r)
 			return f->flags & O_NONBLOCK ? -EAGAIN : TREE_WAIT;
 		r = render(t, f->ino, &b);
 		if (r < 0)
@@ -1544,16 +1577,8 @@ int tree_read(struct tree *t, struct tree_file *f, uint64_t off, char *buf, size
 		f->content = b.data;
 		f->len = b.len;
 	}
-	if (INO_KIND(f->ino) == KIND_TEMP) {
-		/* Temp files read their current bytes, like a real file. */
-		struct buf b = {0};
-		int r = render(t, f->ino, &b);
-		if (r < 0)
-			return r;
-		free(f->content);
-		f->content = b.data;
-		f->len = b.len;
-	}
+	if (INO_KIND(f->ino) == KIND_TEMP) /* its current bytes, like a real file */
+		return temp_read(t, INO_ID(f->ino), off, buf, size, ret_n);
 	if (off >= f->len) {
 		*ret_n = 0;
 		return 0;
@@ -1658,8 +1683,79 @@ static int write_snap_file(struct tree *t, int64_t seq, unsigned file, const cha
 	return err.code;
 }
 
+/* What a temp of parent may hold: a control value, or for a volume's import
+ * an archive (push_max_bytes, the import's own limit). */
+static uint64_t temp_max(struct tree *t, const struct temp_file *f)
+{
+	uint64_t max = engine_config(t->engine)->push_max_bytes;
+
+	return f->fd < 0 ? TEMP_DATA_MAX : max ? max : UINT64_MAX;
+}
+
+/* Where a spooled temp's bytes are: a descriptor of its own, to work on
+ * outside the tree lock. Tree lock held. */
+static int temp_dup(const struct temp_file *f)
+{
+	int fd = fcntl(f->fd, F_DUPFD_CLOEXEC, 3);
+
+	return fd < 0 ? -errno : fd;
+}
+
+/* After a change of a spooled temp through fd: its size and time. */
+static void temp_changed(struct tree *t, uint64_t id, int fd)
+{
+	struct stat st;
+	struct temp_file *f;
+
+	if (fstat(fd, &st) < 0)
+		return;
+	pd_mutex_lock(&t->lock);
+	f = find_temp_id(t, id);
+	if (f) {
+		f->len = (uint64_t)st.st_size;
+		f->mtime = time(NULL);
+	}
+	pd_mutex_unlock(&t->lock);
+}
+
+/* pread(2) of a temp. */
+static int temp_read(struct tree *t, uint64_t id, uint64_t off, char *buf, size_t size,
+		     size_t *ret_n)
+{
+	_cleanup_close_ int fd = -1;
+	struct temp_file *f;
+	size_t n = 0;
+	int r = 0;
+
+	if (off > INT64_MAX)
+		return -EINVAL;
+	pd_mutex_lock(&t->lock);
+	f = find_temp_id(t, id);
+	if (!f)
+		r = -ENOENT;
+	else if (f->fd >= 0)
+		r = fd = temp_dup(f);
+	else if (off < f->len) {
+		n = f->len - off < size ? (size_t)(f->len - off) : size;
+		memcpy(buf, f->data + off, n);
+	}
+	pd_mutex_unlock(&t->lock);
+	if (r < 0)
+		return r;
+	if (fd >= 0) {
+		ssize_t k = pread(fd, buf, size, (off_t)off);
+		if (k < 0)
+			return -errno;
+		n = (size_t)k;
+	}
+	*ret_n = n;
+	return 0;
+}
+
+/* pwrite(2) of a temp. */
 static int write_temp(struct tree *t, uint64_t id, uint64_t off, const char *data, size_t len)
 {
+	_cleanup_close_ int fd = -1;
 	struct temp_file *f;
 	int r = 0;
 
@@ -1669,8 +1765,12 @@ static int write_temp(struct tree *t, uint64_t id, uint64_t off, const char *dat
 		r = -ENOENT;
 		goto out;
 	}
-	if (off > TEMP_DATA_MAX || len > TEMP_DATA_MAX - off) {
+	if (off > temp_max(t, f) || len > temp_max(t, f) - off) {
 		r = -EFBIG;
+		goto out;
+	}
+	if (f->fd >= 0) {
+		r = fd = temp_dup(f);
 		goto out;
 	}
 	if (off + len > f->len) {
@@ -1683,11 +1783,56 @@ static int write_temp(struct tree *t, uint64_t id, uint64_t off, const char *dat
 		f->data = nd;
 		f->len = off + len;
 	}
-	memcpy(f->data + off, data, len);
+	if (len)
+		memcpy(f->data + off, data, len);
 	f->mtime = time(NULL);
 out:
 	pd_mutex_unlock(&t->lock);
-	return r;
+	if (r < 0 || fd < 0)
+		return r;
+	for (size_t done = 0; done < len;) {
+		ssize_t k = pwrite(fd, data + done, len - done, (off_t)(off + done));
+		if (k < 0 && errno != EINTR)
+			return -errno;
+		done += k > 0 ? (size_t)k : 0;
+	}
+	temp_changed(t, id, fd);
+	return 0;
+}
+
+/* truncate(2) of a temp. */
+static int truncate_temp(struct tree *t, uint64_t id, uint64_t size)
+{
+	_cleanup_close_ int fd = -1;
+	struct temp_file *f;
+	int r = 0;
+
+	pd_mutex_lock(&t->lock);
+	f = find_temp_id(t, id);
+	if (!f)
+		r = -ENOENT;
+	else if (size > temp_max(t, f))
+		r = -EFBIG;
+	else if (f->fd >= 0)
+		r = fd = temp_dup(f);
+	else if (size < f->len)
+		f->len = size;
+	else if (size > f->len) {
+		char *nd = realloc(f->data, size);
+		if (nd) {
+			memset(nd + f->len, 0, size - f->len);
+			f->data = nd;
+			f->len = size;
+		} else
+			r = -ENOMEM;
+	}
+	pd_mutex_unlock(&t->lock);
+	if (r < 0 || fd < 0)
+		return r;
+	if (ftruncate(fd, (off_t)size) < 0)
+		return -errno;
+	temp_changed(t, id, fd);
+	return 0;
 }
 
 /* Writes of a job's files (and exec/new), with failures recorded in the
@@ -1878,26 +2023,8 @@ int tree_truncate(struct tree *t, uint64_t ino, uint64_t size)
 	struct tree_attr a;
 	int r;
 
-	if (INO_KIND(ino) == KIND_TEMP) {
-		pd_mutex_lock(&t->lock);
-		struct temp_file *f = find_temp_id(t, INO_ID(ino));
-		r = f ? 0 : -ENOENT;
-		if (f && size > TEMP_DATA_MAX)
-			r = -EFBIG;
-		else if (f && size < f->len)
-			f->len = (size_t)size;
-		else if (f && size > f->len) {
-			char *nd = realloc(f->data, size);
-			if (nd) {
-				memset(nd + f->len, 0, size - f->len);
-				f->data = nd;
-				f->len = (size_t)size;
-			} else
-				r = -ENOMEM;
-		}
-		pd_mutex_unlock(&t->lock);
-		return r;
-	}
+	if (INO_KIND(ino) == KIND_TEMP)
+		return truncate_temp(t, INO_ID(ino), size);
 	r = tree_getattr(t, ino, &a);
 	if (r < 0)
 		return r;
@@ -1912,6 +2039,37 @@ int tree_truncate(struct tree *t, uint64_t ino, uint64_t size)
 
 /* --- directory operations ------------------------------------------------------------------ */
 
+/* Drops the temps of directories that are gone (a deleted box, job,
+ * snapshot or volume): nothing reaches them any more. */
+static void drop_orphan_temps(struct tree *t)
+{
+	_cleanup_free_ uint64_t *dirs = NULL;
+	size_t n = 0, cap = 0, dead = 0;
+	struct tree_attr a;
+
+	pd_mutex_lock(&t->lock);
+	for (struct temp_file *f = t->temps; f; f = f->next)
+		cap++;
+	dirs = cap ? calloc(cap, sizeof *dirs) : NULL;
+	for (struct temp_file *f = t->temps; f && dirs; f = f->next)
+		dirs[n++] = f->parent;
+	pd_mutex_unlock(&t->lock);
+	for (size_t i = 0; i < n; i++)
+		if (tree_getattr(t, dirs[i], &a) < 0)
+			dirs[dead++] = dirs[i];
+	pd_mutex_lock(&t->lock);
+	for (struct temp_file **p = &t->temps; *p;) {
+		bool gone = false;
+		for (size_t i = 0; i < dead && !gone; i++)
+			gone = (*p)->parent == dirs[i];
+		if (gone)
+			drop_temp(t, *p);
+		else
+			p = &(*p)->next;
+	}
+	pd_mutex_unlock(&t->lock);
+}
+
 int tree_mkdir(struct tree *t, uint64_t parent, const char *name, struct tree_attr *ret)
 {
 	pd_error err = {0};
@@ -1923,6 +2081,11 @@ int tree_mkdir(struct tree *t, uint64_t parent, const char *name, struct tree_at
 		if (r < 0)
 			return r;
 		if (strcmp(name, "new") == 0 || strcmp(name, "last") == 0)
+			return -EEXIST;
+		pd_mutex_lock(&t->lock);
+		bool temp = find_temp(t, parent, name) != NULL;
+		pd_mutex_unlock(&t->lock);
+		if (temp)
 			return -EEXIST;
 		r = engine_job_create(t->engine, box, name, &err);
 		if (r < 0)
@@ -1971,6 +2134,8 @@ int tree_rmdir(struct tree *t, uint64_t parent, const char *name)
 			snprintf(label, sizeof label, "exec/%s", name);
 			engine_box_record_error(t->engine, box, label, &err);
 		}
+		if (r >= 0)
+			drop_orphan_temps(t);
 		return r;
 	}
 	if (parent == S_TOKENS)
@@ -1980,17 +2145,16 @@ int tree_rmdir(struct tree *t, uint64_t parent, const char *name)
 		r = engine_snapshot_delete(t->engine, name, &err);
 		if (r < 0 && err.code)
 			engine_snapshot_record_error(t->engine, name, "rmdir", &err);
-		if (r >= 0) {
-			pd_mutex_lock(&t->lock);
-			drop_temps_of(t, a.ino);
-			pd_mutex_unlock(&t->lock);
-		}
+		if (r >= 0)
+			drop_orphan_temps(t);
 		return r;
 	}
 	if (parent == S_VOLUMES) {
 		r = engine_volume_delete(t->engine, name, &err);
 		if (r < 0 && err.code)
 			engine_volume_record_error(t->engine, name, "rmdir", &err);
+		if (r >= 0)
+			drop_orphan_temps(t);
 		return r;
 	}
 	if (parent != S_BOXES)
@@ -2000,32 +2164,69 @@ int tree_rmdir(struct tree *t, uint64_t parent, const char *name)
 		engine_box_record_error(t->engine, name, "rmdir", &err);
 		return r;
 	}
-	pd_mutex_lock(&t->lock);
-	drop_temps_of(t, a.ino);
-	pd_mutex_unlock(&t->lock);
+	drop_orphan_temps(t);
 	return 0;
 }
 
-/* Temp files live in box directories of boxes that exist. */
+/* The files a directory node holds itself (its table above); NULL for one
+ * that holds only objects (boxes/, snapshots/, a box's snapshots/). */
+static const struct node_def *dir_files(uint64_t dir, size_t *ret_n)
+{
+#define FILES(table) (*ret_n = ELEMENTSOF(table), (table))
+	switch (INO_KIND(dir)) {
+	case KIND_STATIC:
+		return dir == S_ROOT ? FILES(root_nodes) : NULL;
+	case KIND_BOX:
+		return INO_FILE(dir) == BF_DIR	  ? FILES(box_files)
+		       : INO_FILE(dir) == BF_EXEC ? FILES(exec_files)
+						  : NULL;
+	case KIND_JOB:
+		return INO_FILE(dir) == JF_DIR ? FILES(job_files) : NULL;
+	case KIND_SNAP:
+		return INO_FILE(dir) == SF_DIR ? FILES(snap_files) : NULL;
+	case KIND_VOLUME:
+		return INO_FILE(dir) == VF_DIR ? FILES(volume_files) : NULL;
+	case KIND_TOKEN:
+		return INO_FILE(dir) == TF_DIR ? FILES(token_files) : NULL;
+	case KIND_IMAGE:
+		return INO_FILE(dir) == IF_DIR ? FILES(image_files) : NULL;
+	}
+	return NULL;
+#undef FILES
+}
+
+/* The temp-then-rename write works for every writable file: temps may be
+ * made in exactly the directories whose table holds a writable regular
+ * file, while the directory's object exists. A new directory or file gets
+ * it from its table, with nothing to add here. */
 static bool temps_allowed(struct tree *t, uint64_t parent)
 {
-	struct box_view v;
+	const struct node_def *defs;
+	struct tree_attr a;
+	bool any = false;
+	size_t n = 0;
 
-	struct job_view jv;
+	defs = dir_files(parent, &n);
+	for (size_t i = 1; defs && i < n && !any; i++)
+		any = defs[i].name && S_ISREG(defs[i].mode) && writable(defs[i].mode);
+	return any && tree_getattr(t, parent, &a) >= 0 && S_ISDIR(a.mode);
+}
 
-	if (INO_KIND(parent) == KIND_JOB && INO_FILE(parent) == JF_DIR)
-		return engine_job_get_by_id(t->engine, (int64_t)INO_ID(parent), &jv) >= 0;
-	if (INO_KIND(parent) == KIND_SNAP && INO_FILE(parent) == SF_DIR) {
-		struct snapshot_view sv;
-		return engine_snapshot_get_by_seq(t->engine, (int64_t)INO_ID(parent), &sv) >= 0;
-	}
-	return INO_KIND(parent) == KIND_BOX && INO_FILE(parent) == BF_DIR &&
-	       engine_box_get_by_id(t->engine, (int64_t)INO_ID(parent), &v) >= 0;
+/* Temps of a volume's directory hold the archive an import takes (its only
+ * writable file): in an unnamed file of the data directory, not in memory. */
+static int temp_spool(struct tree *t, uint64_t parent, int *ret_fd)
+{
+	*ret_fd = -1;
+	if (INO_KIND(parent) != KIND_VOLUME)
+		return 0;
+	*ret_fd = open(engine_config(t->engine)->data, O_TMPFILE | O_RDWR | O_CLOEXEC, 0600);
+	return *ret_fd < 0 ? -errno : 0;
 }
 
 int tree_create(struct tree *t, uint64_t parent, const char *name, int flags, struct tree_attr *ret,
 		struct tree_file **ret_f)
 {
+	_cleanup_close_ int spool = -1;
 	struct tree_attr a;
 	struct temp_file *f;
 	size_t count = 0;
@@ -2047,20 +2248,20 @@ int tree_create(struct tree *t, uint64_t parent, const char *name, int flags, st
 	if (strlen(name) > TREE_NAME_MAX)
 		return -ENAMETOOLONG;
 
+	r = temp_spool(t, parent, &spool);
+	if (r < 0)
+		return r;
 	pd_mutex_lock(&t->lock);
 	for (struct temp_file *p = t->temps; p; p = p->next)
 		count += p->parent == parent;
-	if (count >= TEMP_MAX_PER_DIR) {
-		pd_mutex_unlock(&t->lock);
-		return -ENOSPC;
-	}
-	f = calloc(1, sizeof *f);
+	f = count < TEMP_MAX_PER_DIR ? calloc(1, sizeof *f) : NULL;
 	if (!f) {
 		pd_mutex_unlock(&t->lock);
-		return -ENOMEM;
+		return count < TEMP_MAX_PER_DIR ? -ENOMEM : -ENOSPC;
 	}
 	f->id = ++t->next_temp_id;
 	f->parent = parent;
+	f->fd = TAKE_FD(spool);
 	f->mode = 0644;
 	f->mtime = time(NULL);
 	snprintf(f->name, sizeof f->name, "%s", name);
@@ -2093,54 +2294,65 @@ int tree_unlink(struct tree *t, uint64_t parent, const char *name)
 	return S_ISDIR(a.mode) ? -EISDIR : -EPERM;
 }
 
+/* The temp-then-rename write: the temp's bytes applied to target exactly as
+ * `cat temp > target` would: one open(O_TRUNC), its writes, one close. A
+ * value (at most TEMP_DATA_MAX) goes in one write(2); a spooled archive in
+ * writes of that size, in order. */
+static int apply_temp(struct tree *t, uint64_t id, uint64_t target)
+{
+	_cleanup_free_ char *buf = malloc(TEMP_DATA_MAX);
+	struct tree_file *f;
+	uint64_t off = 0;
+	int r;
+
+	if (!buf)
+		return -ENOMEM;
+	r = tree_open(t, target, O_WRONLY | O_TRUNC, &f);
+	if (r < 0)
+		return r;
+	for (;;) {
+		size_t n = 0;
+		r = temp_read(t, id, off, buf, TEMP_DATA_MAX, &n);
+		if (r < 0 || (n == 0 && off > 0))
+			break;
+		r = tree_write(t, f, off, buf, n);
+		if (r < 0 || n == 0)
+			break;
+		off += n;
+	}
+	if (r >= 0)
+		r = tree_flush(t, f);
+	/* Not tree_release(): after a failure nothing pending is applied. */
+	file_free(t, f);
+	return r;
+}
+
 int tree_rename(struct tree *t, uint64_t parent, const char *name, uint64_t newparent,
 		const char *newname)
 {
 	struct tree_attr target;
-	char *data = NULL;
-	size_t len = 0;
 	int r;
 
 	pd_mutex_lock(&t->lock);
 	struct temp_file *src = find_temp(t, parent, name);
-	if (src && src->len) {
-		data = malloc(src->len);
-		if (data) {
-			memcpy(data, src->data, src->len);
-			len = src->len;
-		}
-	}
 	uint64_t src_id = src ? src->id : 0;
-	bool oom = src && src->len && !data;
 	pd_mutex_unlock(&t->lock);
 	if (!src_id) {
 		r = tree_lookup(t, parent, name, &target);
 		return r < 0 ? r : -EPERM; /* objects are not renamed */
 	}
-	if (oom)
-		return -ENOMEM;
-	if (newparent != parent) {
-		free(data);
+	if (newparent != parent)
 		return -EXDEV;
-	}
 
 	r = tree_lookup(t, newparent, newname, &target);
-	if (r >= 0 && (INO_KIND(target.ino) == KIND_BOX || INO_KIND(target.ino) == KIND_JOB ||
-		       INO_KIND(target.ino) == KIND_SNAP)) {
-		/* The temp-then-rename write: apply the content as one write. */
-		if (!writable(target.mode) || !S_ISREG(target.mode))
-			r = -EACCES;
-		else if (INO_KIND(target.ino) == KIND_JOB)
-			r = write_job_file(t, target.ino, data ? data : "", len);
-		else if (INO_KIND(target.ino) == KIND_SNAP)
-			r = write_snap_file(t, (int64_t)INO_ID(target.ino), INO_FILE(target.ino),
-					    data ? data : "", len);
-		else
-			r = write_box_file(t, (int64_t)INO_ID(target.ino), INO_FILE(target.ino),
-					   data ? data : "", len);
-		free(data);
+	if (r >= 0 && INO_KIND(target.ino) != KIND_TEMP) {
+		if (S_ISDIR(target.mode))
+			return -EISDIR;
+		if (!S_ISREG(target.mode))
+			return -EACCES;
+		r = apply_temp(t, src_id, target.ino);
 		if (r < 0)
-			return r;
+			return r; /* the temp stays, as a failed rename(2) leaves it */
 		pd_mutex_lock(&t->lock);
 		struct temp_file *f = find_temp_id(t, src_id);
 		if (f)
@@ -2148,7 +2360,6 @@ int tree_rename(struct tree *t, uint64_t parent, const char *name, uint64_t newp
 		pd_mutex_unlock(&t->lock);
 		return 0;
 	}
-	free(data);
 	if (r < 0 && r != -ENOENT)
 		return r;
 	/* Temp to temp: a plain rename, replacing any temp of that name. */

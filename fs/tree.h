@@ -8,14 +8,21 @@
  * nothing here is a second copy of engine state.
  *
  * Control files: a write takes effect in tree_write() and returns its error
- * there; the reason goes to the owning box's `error` file. Writes to files
- * that do not exist in a box directory create temporary files held in memory
- * (for the "write a temp file, rename it over the target" pattern): renaming
- * one over a control file applies its content as one write.
+ * there; the reason goes to the owning box's `error` file. Files created in
+ * a directory that holds a writable file (a box, exec/, a job, a snapshot, a
+ * volume: read from the node tables, so none is missed) are temporary files
+ * (for the "write a temp file, rename it over the target" pattern), held in
+ * memory, or on disk for a volume's import archive: renaming one over a
+ * writable file applies its content as `cat TEMP > FILE` would (one open,
+ * its writes, one close). They go with their directory's object.
  *
- * Streams (events): tree_read() at the end of a stream returns TREE_WAIT when
- * more may come. The adapter parks the request and calls tree_read() again
- * after the engine's wake callback names tree_file_wait_key(f).
+ * Streams (events, a job's stdout, stderr and output, and its exit):
+ * tree_read() at the end of a stream returns TREE_WAIT when more may come.
+ * The adapter parks the request and calls tree_read() again after the
+ * engine's wake callback names tree_file_wait_key(f). events follows for as
+ * long as it is read; a job's streams end with the job. Those of a job that
+ * has not started would never end: tree_open() refuses them (-EBUSY, the
+ * reason in the box's error file).
  *
  * All functions are thread-safe. Return values: >= 0 success, -errno.
  */

@@ -1050,6 +1050,177 @@ START_TEST(test_rmdir_ends_stream)
 }
 END_TEST
 
+/* The temp-then-rename write works for every writable file: a directory
+ * takes temp files exactly when it lists a writable regular file. Every
+ * kind of directory of a populated tree is checked from its listing. */
+START_TEST(test_temps_where_writable)
+{
+	char id[NAME_MAX_LEN + 1], snapdir[NAME_MAX_LEN + 16];
+	struct tree_attr a;
+	pd_error err = {0};
+
+	make_box("web");
+	ck_assert_int_eq(tree_mkdir(tr, ino_of("boxes/web/exec"), "j", &a), 0);
+	ck_assert_int_eq(tree_mkdir(tr, ino_of("volumes"), "vol", &a), 0);
+	ck_assert_int_eq(engine_box_snapshot(eng, "web", "s", id, sizeof id, &err), 0);
+	snprintf(snapdir, sizeof snapdir, "snapshots/%s", id);
+
+	const char *dirs[] = {"",
+			      "boxes",
+			      "types",
+			      "images",
+			      "images/tiny",
+			      "boxes/web",
+			      "boxes/web/exec",
+			      "boxes/web/exec/j",
+			      "snapshots",
+			      snapdir,
+			      "boxes/web/snapshots",
+			      "volumes",
+			      "volumes/vol",
+			      "tokens"};
+	size_t allowed = 0;
+	for (size_t i = 0; i < ELEMENTSOF(dirs); i++) {
+		uint64_t dir = ino_of(dirs[i]);
+		struct tree_entry *es = NULL;
+		struct tree_file *f = NULL;
+		size_t n = 0;
+		bool writable = false;
+
+		ck_assert_int_eq(tree_readdir(tr, dir, &es, &n), 0);
+		for (size_t k = 0; k < n; k++)
+			writable |= S_ISREG(es[k].attr.mode) && (es[k].attr.mode & 0200);
+		free(es);
+		int r = tree_create(tr, dir, ".x.tmp", O_WRONLY | O_CREAT | O_EXCL, &a, &f);
+		ck_assert_msg(r == (writable ? 0 : -EACCES), "/%s: create %d, writable %d", dirs[i],
+			      r, writable);
+		if (r == 0) {
+			allowed++;
+			tree_release(tr, f);
+			ck_assert(dir_has(dir, ".x.tmp", NULL));
+			ck_assert_int_eq(tree_unlink(tr, dir, ".x.tmp"), 0);
+		}
+	}
+	/* box, exec, job, snapshot, volume */
+	ck_assert_uint_eq(allowed, 5);
+}
+END_TEST
+
+/* exec/new as a temp file renamed over it: it goes where a write of
+ * exec/new goes (the job cannot start here: the runtime fails). */
+START_TEST(test_temp_rename_exec_new)
+{
+	uint64_t exec;
+	struct tree_attr a;
+
+	make_box("web");
+	exec = ino_of("boxes/web/exec");
+	write_temp(exec, ".new.tmp", "echo hi\n");
+	ck_assert(dir_has(exec, ".new.tmp", NULL));
+	ck_assert_int_lt(tree_rename(tr, exec, ".new.tmp", exec, "new"), 0);
+	assert_has(cat("boxes/web/error"), "exec/new: ");
+	ck_assert_int_eq(tree_lookup(tr, exec, ".new.tmp", &a), 0);
+
+	/* An empty command: refused as a write would be. */
+	write_temp(exec, "empty", "");
+	ck_assert_int_eq(tree_rename(tr, exec, "empty", exec, "new"), -EINVAL);
+	assert_has(cat("boxes/web/error"), "exec/new: cmd: ");
+
+	/* A job's name a temp holds is taken; over a job or exec/last the
+	 * rename is refused. */
+	ck_assert_int_eq(tree_mkdir(tr, exec, "empty", &a), -EEXIST);
+	ck_assert_int_eq(tree_mkdir(tr, exec, "j", &a), 0);
+	ck_assert_int_eq(tree_rename(tr, exec, "empty", exec, "j"), -EISDIR);
+	ck_assert_int_eq(tree_rename(tr, exec, "empty", exec, "last"), -EACCES);
+}
+END_TEST
+
+/* A volume's temps hold archives: on disk, bigger than a control value,
+ * read back, truncated and sized like a file; renamed over import they
+ * go to the import, and they go with the volume. */
+START_TEST(test_temp_volume_spool)
+{
+	size_t big = 3 * TEMP_DATA_MAX + 17;
+	char *data = malloc(big), *back;
+	struct tree_file *f;
+	struct tree_attr a;
+	uint64_t vol;
+	int end;
+
+	ck_assert_ptr_nonnull(data);
+	for (size_t i = 0; i < big; i++)
+		data[i] = (char)('a' + i % 23);
+	ck_assert_int_eq(tree_mkdir(tr, ino_of("volumes"), "vol", &a), 0);
+	vol = a.ino;
+	f = create_temp(vol, ".import.tmp");
+	ck_assert_int_eq(tree_write(tr, f, 0, data, TEMP_DATA_MAX), 0);
+	ck_assert_int_eq(
+	    tree_write(tr, f, TEMP_DATA_MAX, data + TEMP_DATA_MAX, big - TEMP_DATA_MAX), 0);
+	back = read_open(f, &end);
+	ck_assert_int_eq(end, 0);
+	ck_assert_uint_eq(strlen(back), big);
+	ck_assert(memcmp(back, data, big) == 0);
+	tree_release(tr, f);
+	ck_assert_int_eq(tree_lookup(tr, vol, ".import.tmp", &a), 0);
+	ck_assert_uint_eq(a.size, big);
+	ck_assert_int_eq(tree_truncate(tr, a.ino, 100), 0);
+	ck_assert_int_eq(tree_lookup(tr, vol, ".import.tmp", &a), 0);
+	ck_assert_uint_eq(a.size, 100);
+	ck_assert_str_eq(cat("volumes/vol/.import.tmp"), keep(strndup(data, 100)));
+
+	/* Not an archive: the import refuses it, the temp stays. */
+	ck_assert_int_lt(tree_rename(tr, vol, ".import.tmp", vol, "import"), 0);
+	assert_has(cat("volumes/vol/error"), "import: ");
+	ck_assert_int_eq(tree_lookup(tr, vol, ".import.tmp", &a), 0);
+
+	/* Deleting the volume drops it. */
+	ck_assert_int_eq(tree_rmdir(tr, ino_of("volumes"), "vol"), 0);
+	ck_assert_int_eq(tree_getattr(tr, a.ino, &a), -ENOENT);
+	free(data);
+}
+END_TEST
+
+/* A temp left in a job's directory goes with the job. */
+START_TEST(test_temp_goes_with_job)
+{
+	struct tree_attr a, t;
+	uint64_t exec;
+
+	make_box("web");
+	exec = ino_of("boxes/web/exec");
+	ck_assert_int_eq(tree_mkdir(tr, exec, "j", &a), 0);
+	write_temp(a.ino, ".env.tmp", "A=1\n");
+	ck_assert_int_eq(tree_lookup(tr, a.ino, ".env.tmp", &t), 0);
+	ck_assert_int_eq(tree_rmdir(tr, exec, "j"), 0);
+	ck_assert_int_eq(tree_getattr(tr, t.ino, &t), -ENOENT);
+	ck_assert_int_eq(tree_mkdir(tr, exec, "j", &a), 0);
+	ck_assert_int_eq(tree_lookup(tr, a.ino, ".env.tmp", &t), -ENOENT);
+}
+END_TEST
+
+/* exit, stdout, stderr and output of a job not started would wait
+ * forever: the open fails at once, with the reason in the box's error. */
+START_TEST(test_unstarted_job_reads)
+{
+	static const char *const waits[] = {"exit", "stdout", "stderr", "output"};
+	struct tree_file *f = NULL;
+	char path[64];
+
+	make_box("web");
+	ck_assert_int_eq(tree_mkdir(tr, ino_of("boxes/web/exec"), "j", &(struct tree_attr){0}), 0);
+	for (size_t i = 0; i < ELEMENTSOF(waits); i++) {
+		snprintf(path, sizeof path, "boxes/web/exec/j/%s", waits[i]);
+		ck_assert_int_eq(tree_open(tr, ino_of(path), O_RDONLY, &f), -EBUSY);
+		ck_assert_int_eq(tree_open(tr, ino_of(path), O_RDONLY | O_NONBLOCK, &f), -EBUSY);
+		snprintf(path, sizeof path, "exec/j/%s: job j has not started", waits[i]);
+		assert_has(cat("boxes/web/error"), path);
+	}
+	/* Its values read as ever. */
+	ck_assert_str_eq(cat("boxes/web/exec/j/status"), "created\n");
+	ck_assert_str_eq(cat("boxes/web/exec/j/cmd"), "");
+}
+END_TEST
+
 /* The owner's tokens: one directory each, made by a login, revoked by
  * rmdir. (Hashing runs at the production cost here: a second or so.) */
 static void login_token(const char *label, char token[AUTH_TOKEN_LEN + 1], char id[AUTH_ID_LEN + 1])
@@ -1738,6 +1909,11 @@ static Suite *tree_suite(void)
 	tcase_add_test(tc, test_rmdir_ends_stream);
 	tcase_add_test(tc, test_tokens);
 	tcase_add_test(tc, test_exec_last_nodes);
+	tcase_add_test(tc, test_temps_where_writable);
+	tcase_add_test(tc, test_temp_rename_exec_new);
+	tcase_add_test(tc, test_temp_volume_spool);
+	tcase_add_test(tc, test_temp_goes_with_job);
+	tcase_add_test(tc, test_unstarted_job_reads);
 	suite_add_tcase(s, tc);
 
 	tc = tcase_create("kernel cache");

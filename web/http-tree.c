@@ -110,12 +110,29 @@ static void mark_box_error(struct req *r, struct box_error_mark *m)
 	(void)object_error(r, m, m->before, sizeof(m->before));
 }
 
+/* True when error (the object's error line, "TIME FILE: reason (ERRNO)")
+ * is a failure of this very path with this errno: recorded by this call
+ * even when it reads as before (the same failure again within a second). */
+static bool error_is_about(const struct req *r, int k, const char *error)
+{
+	char label[HTTP_PATH_MAX + 4], code[32];
+	const char *file = strchr(r->path, '/');
+
+	file = file ? strchr(file + 1, '/') : NULL; /* past boxes/NAME/ */
+	if (!file || !file[1])
+		return false;
+	snprintf(label, sizeof(label), " %s: ", file + 1);
+	snprintf(code, sizeof(code), "(%s)", errno_name(k < 0 ? -k : k));
+	size_t n = strlen(error), c = strlen(code);
+	return strstr(error, label) && n >= c && strcmp(error + n - c, code) == 0;
+}
+
 static void reply_tree_error(struct req *r, int k, const struct box_error_mark *m)
 {
 	char msg[HTTP_PATH_MAX + PD_ERROR_MAX + 128], now[PD_ERROR_MAX + 64];
 
 	if (m && m->box[0] && object_error(r, m, now, sizeof(now)) == 0 && now[0] &&
-	    strcmp(now, m->before) != 0) {
+	    (strcmp(now, m->before) != 0 || error_is_about(r, k, now))) {
 		snprintf(msg, sizeof(msg), "%s", now);
 		msg[strcspn(msg, "\n")] = '\0';
 	} else
@@ -233,7 +250,12 @@ static void tree_get(struct req *r)
 	}
 	k = tree_open(t, a.ino, O_RDONLY | (r->follow ? 0 : O_NONBLOCK), &f);
 	if (k < 0) {
-		reply_tree_error(r, k, NULL);
+		/* A refused read (exit of a job not started) says why in the
+		 * error file; the mark is taken after, so only an error about
+		 * this file is quoted (error_is_about()). */
+		struct box_error_mark m;
+		mark_box_error(r, &m);
+		reply_tree_error(r, k, &m);
 		return;
 	}
 	if (tree_file_is_stream(f)) {

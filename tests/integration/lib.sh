@@ -343,6 +343,26 @@ test('adds negatives', () => assert.strictEqual(sum(-2, -3), -5));
 JS
 }
 
+# uc METHOD PATH [CURL-ARGS...]: the HTTP API over the unix socket of
+# pd_start_with_socket (no token).
+uc() {
+	local method=$1 path=$2
+	shift 2
+	curl -sS --unix-socket "$SOCK" -X "$method" "$@" "http://paddock/v1/tree/$path"
+}
+
+# errno_of PYTHON-STATEMENTS: runs them, prints OK or the errno's name
+# (TIMEOUT if they have not finished within 30 s).
+errno_of() {
+	timeout 30 python3 -c "
+import errno, os, sys
+try:
+    $1
+    print('OK')
+except OSError as e:
+    print(errno.errorcode[e.errno])" || echo TIMEOUT
+}
+
 # Sets up, serves HTTP on a unix socket ($SOCK, no token needed) and
 # starts the daemon.
 pd_start_with_socket() {

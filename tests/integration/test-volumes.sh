@@ -14,22 +14,6 @@ V=$M/volumes
 H=$PD_TMP/host
 mkdir -p "$H"
 
-# uc METHOD PATH [CURL-ARGS...]: the HTTP API over the unix socket (no token).
-uc() {
-	local method=$1 path=$2
-	shift 2
-	curl -sS --unix-socket "$SOCK" -X "$method" "$@" "http://paddock/v1/tree/$path"
-}
-# errno_of PYTHON-STATEMENTS: runs them, prints OK or the errno name.
-errno_of() {
-	python3 -c "
-import errno, os, sys
-try:
-    $1
-    print('OK')
-except OSError as e:
-    print(errno.errorcode[e.errno])"
-}
 # hashes DIR: sha256 of every file under DIR (followed through the link),
 # with names relative to it.
 hashes() {
