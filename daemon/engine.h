@@ -190,13 +190,17 @@ bool engine_events_live(struct engine *e, uint64_t key);
  *
  * - Stopping a box freezes its upper into a new layer (a rename, O(1)),
  *   pushes it on the box's stack and records a snapshot labelled "stop".
- *   A stop with no changes since the last freeze records none: the newest
- *   snapshot already holds that filesystem.
+ *   Every stop records one, so the newest snapshot of a stopped box always
+ *   holds its filesystem as the stop left it.
  * - engine_box_snapshot() on a stopped or created box does the same with
- *   the given label (always, even with no changes). On a running box it
- *   pauses the box (freezer), copies its upper (its changes since its last
- *   stop) with `cp -a`, always resumes it, and records the copy as the
- *   snapshot's top layer; the box keeps its upper and stack.
+ *   the given label. On a running box it pauses the box (freezer), copies
+ *   its upper (its changes since its last stop) with `cp -a`, always
+ *   resumes it, and records the copy as the snapshot's top layer; the box
+ *   keeps its upper and stack.
+ * - An empty upper (no change since the last freeze) is never frozen: its
+ *   (empty) copy becomes the snapshot's top layer and the box keeps its
+ *   stack, so a stop or snapshot without changes costs the copy of an
+ *   empty directory, unmounts nothing and does not deepen the box's stack.
  * - engine_box_fork(): a snapshot labelled "fork NEW" as above, then box
  *   NEW (same image and type, state created) on the snapshot's stack.
  * - engine_box_restore(): a running box is stopped (which snapshots it),

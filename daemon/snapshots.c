@@ -359,9 +359,10 @@ static void merge_after_take(struct engine *e, struct box *b, bool frozen, struc
 	}
 }
 
-/* Freezes (stopped box: rename) or copies (running box, or a root/ still in
- * use on the host) b's upper into a new layer and records a snapshot; for a
- * fork, also box new_name on it. b is busy; called without the lock. */
+/* Freezes (stopped box: rename) or copies (running box, an empty upper, or
+ * a root/ still in use on the host) b's upper into a new layer and records
+ * a snapshot; for a fork, also box new_name on it. b is busy; called
+ * without the lock. */
 static int take(struct engine *e, struct box *b, const char *kind, const char *label, bool running,
 		const char *new_name, struct box **ret_new, char *ret_id, size_t ret_idsz,
 		pd_error *err)
@@ -370,10 +371,13 @@ static int take(struct engine *e, struct box *b, const char *kind, const char *l
 	struct box *nb = NULL;
 	char upper[4096], layer[4096], tmp[4096], src[4096];
 	struct layer_stack stack;
-	bool unmounted = false;
+	bool unmounted = false, empty;
 	int sealed = 0, r;
 
 	eng_box_upper(e, b, upper, sizeof upper);
+	/* No change since the last freeze: its copy is one empty directory,
+	 * and the box keeps its stack (no deeper, no merge) and its mounts. */
+	empty = !running && eng_dir_empty(upper);
 	/* What a freeze moves: the box's image, or its upper directory. */
 	if (eng_box_has_image(e, b))
 		eng_box_path(e, b, "disk.img", src, sizeof src);
@@ -414,7 +418,7 @@ static int take(struct engine *e, struct box *b, const char *kind, const char *l
 	}
 	snprintf(in.kind, sizeof in.kind, "%s", kind);
 	in.box_id = b->row.id;
-	in.copy = running;
+	in.copy = running || empty;
 	snprintf(in.label, sizeof in.label, "%s", label);
 	if (new_name)
 		snprintf(in.target, sizeof in.target, "%s", new_name);
@@ -443,7 +447,7 @@ static int take(struct engine *e, struct box *b, const char *kind, const char *l
 			in.copy = true;
 	} else
 		in.copy = true;
-	if (in.copy && !running) {
+	if (in.copy && !running && !empty) {
 		/* Something on the host holds root/ (or the box's disk): copy
 		 * instead of move. */
 		pd_mutex_lock(&e->lock);
@@ -567,14 +571,14 @@ rollback:
 	return r;
 }
 
+/* Every stop records a snapshot, changes or not (an unchanged box's costs
+ * an empty directory: see take()), so a stopped box's newest snapshot is
+ * always its filesystem as the stop left it (snapshots/last). */
 void eng_freeze_after_stop(struct engine *e, struct box *b)
 {
-	char upper[4096], id[NAME_MAX_LEN + 1] = "";
+	char id[NAME_MAX_LEN + 1] = "";
 	pd_error err = {0};
 
-	eng_box_upper(e, b, upper, sizeof upper);
-	if (eng_dir_empty(upper))
-		return; /* nothing changed since the last freeze */
 	if (take(e, b, "stop", "stop", /* running= */ false, /* new_name= */ NULL, NULL, id,
 		 sizeof id, &err) < 0) {
 		log_warn("box %s: stopped, but its changes stay unsnapshotted: %s", b->row.name,
