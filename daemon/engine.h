@@ -224,6 +224,9 @@ struct snapshot_view {
 /* Snapshot ids in creation order, of one box (box_name) or all (NULL);
  * free with image_list_free(). -ENOENT if the box does not exist. */
 int engine_snapshot_names(struct engine *e, const char *box_name, char ***ret, size_t *ret_n);
+/* The box's newest snapshot (boxes/NAME/snapshots/last). -ENOENT if the box
+ * does not exist or has none. */
+int engine_snapshot_last(struct engine *e, const char *box_name, struct snapshot_view *ret);
 int engine_snapshot_get(struct engine *e, const char *id, struct snapshot_view *ret);
 int engine_snapshot_get_by_seq(struct engine *e, int64_t seq, struct snapshot_view *ret);
 /* Bytes of its top layer (what no older snapshot holds), measured once. */
@@ -245,10 +248,12 @@ void engine_snapshot_record_error(struct engine *e, const char *id, const char *
 				  const pd_error *err);
 
 /* The box's control files `snapshot`, `fork`, `restore`. ret_id (may be
- * NULL) receives the new snapshot's id. */
+ * NULL) receives the new snapshot's id (a fork's: the one the new box
+ * stands on). */
 int engine_box_snapshot(struct engine *e, const char *name, const char *label, char *ret_id,
 			size_t ret_idsz, pd_error *err);
-int engine_box_fork(struct engine *e, const char *name, const char *new_name, pd_error *err);
+int engine_box_fork(struct engine *e, const char *name, const char *new_name, char *ret_id,
+		    size_t ret_idsz, pd_error *err);
 int engine_box_restore(struct engine *e, const char *name, const char *snapshot_id, pd_error *err);
 
 /* The directory holding installed images. */

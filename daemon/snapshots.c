@@ -638,7 +638,8 @@ int engine_box_snapshot(struct engine *e, const char *name, const char *label_in
 	return r < 0 ? r : 0;
 }
 
-int engine_box_fork(struct engine *e, const char *name, const char *new_name, pd_error *err)
+int engine_box_fork(struct engine *e, const char *name, const char *new_name, char *ret_id,
+		    size_t ret_idsz, pd_error *err)
 {
 	char id[NAME_MAX_LEN + 1] = "", label[NAME_MAX_LEN + 8];
 	struct box *b, *nb = NULL;
@@ -677,6 +678,8 @@ int engine_box_fork(struct engine *e, const char *name, const char *new_name, pd
 	pd_mutex_unlock(&e->lock);
 	if (r >= 0 && e->box_hook)
 		e->box_hook(e->box_hook_data, ENGINE_BOX_CREATED, new_name);
+	if (r >= 0 && ret_id)
+		snprintf(ret_id, ret_idsz, "%s", id);
 	return r < 0 ? r : 0;
 }
 
@@ -890,6 +893,32 @@ int engine_snapshot_names(struct engine *e, const char *box_name, char ***ret, s
 	}
 	*ret = ns.v;
 	*ret_n = ns.n;
+	return 0;
+}
+
+static int keep_row(const struct snapshot_row *row, void *userdata)
+{
+	*(struct snapshot_row *)userdata = *row;
+	return 0;
+}
+
+int engine_snapshot_last(struct engine *e, const char *box_name, struct snapshot_view *ret)
+{
+	struct snapshot_row row = {0};
+	struct box *b;
+	int r;
+
+	pd_mutex_lock(&e->lock);
+	b = eng_find_box(e, box_name);
+	/* In creation order: the last row seen is the newest. */
+	r = b && !b->deleting ? store_snapshot_foreach(e->store, b->row.id, keep_row, &row)
+			      : -ENOENT;
+	pd_mutex_unlock(&e->lock);
+	if (r >= 0 && row.seq == 0)
+		r = -ENOENT;
+	if (r < 0)
+		return r;
+	view_of(&row, ret);
 	return 0;
 }
 
