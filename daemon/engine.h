@@ -254,7 +254,27 @@ int engine_box_snapshot(struct engine *e, const char *name, const char *label, c
 			size_t ret_idsz, pd_error *err);
 int engine_box_fork(struct engine *e, const char *name, const char *new_name, char *ret_id,
 		    size_t ret_idsz, pd_error *err);
-int engine_box_restore(struct engine *e, const char *name, const char *snapshot_id, pd_error *err);
+
+/* What a restore did, for the caller to tell (the HTTP reply). */
+#define ENGINE_RESTORE_JOBS_MAX 1024
+struct engine_restore {
+	char id[NAME_MAX_LEN + 1]; /* the snapshot restored (a label resolved) */
+	bool restarted;		   /* it was running: stopped first, started again */
+	/* restarted: the snapshot the stop took of the files before the
+	 * restore ("" if it took none), and the jobs that were running, which
+	 * the stop ended: names separated by spaces, "…" at the end when more
+	 * did not fit. */
+	char before[NAME_MAX_LEN + 1];
+	char jobs[ENGINE_RESTORE_JOBS_MAX];
+};
+
+/* ref: a snapshot id (any box's), or a label that exactly one of this
+ * box's snapshots has (an id wins over a label). An unknown ref is
+ * -ENOENT, a label several have -EINVAL naming them; nothing changes then.
+ * A running box is stopped first (which ends its jobs: said in its events
+ * and in ret), restored and started again. ret may be NULL. */
+int engine_box_restore(struct engine *e, const char *name, const char *ref,
+		       struct engine_restore *ret, pd_error *err);
 
 /* The directory holding installed images. */
 const char *engine_images_dir(const struct engine *e);

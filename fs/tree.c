@@ -198,6 +198,9 @@ static const char readme_text[] =
     "  readlink boxes/web/snapshots/last the id of its newest snapshot\n"
     "  echo web2 > boxes/web/fork        new box web2 from web's filesystem\n"
     "  echo web-3 > boxes/web/restore    reset web's filesystem to snapshot web-3\n"
+    "                                    (an id, or a label only one of web's\n"
+    "                                    snapshots has); a running box is stopped\n"
+    "                                    first, which ends its jobs (see events)\n"
     "\n"
     "  types/NAME    limits of each box type\n"
     "  images/NAME/  installed base images\n"
@@ -1596,6 +1599,7 @@ static int write_box_file_answer(struct tree *t, int64_t id, unsigned file, cons
 				 size_t len, char **ret_answer)
 {
 	char value[VALUE_MAX + 1], made[NAME_MAX_LEN + 1];
+	struct engine_restore res;
 	json_t *answer = NULL;
 	struct box_view v;
 	pd_error err = {0};
@@ -1648,7 +1652,12 @@ static int write_box_file_answer(struct tree *t, int64_t id, unsigned file, cons
 			answer = json_pack("{s:s, s:s}", "box", value, "snapshot", made);
 		break;
 	case BF_RESTORE:
-		r = engine_box_restore(t->engine, v.name, value, &err);
+		r = engine_box_restore(t->engine, v.name, value, &res, &err);
+		if (r >= 0 && res.restarted)
+			answer = json_pack("{s:s, s:b, s:s, s:s}", "snapshot", res.id, "restarted",
+					   1, "before", res.before, "jobs_ended", res.jobs);
+		else if (r >= 0)
+			answer = json_pack("{s:s, s:b}", "snapshot", res.id, "restarted", 0);
 		break;
 	default:
 		return -EACCES;
