@@ -202,7 +202,8 @@ bool engine_events_live(struct engine *e, uint64_t key);
  *   stack, so a stop or snapshot without changes costs the copy of an
  *   empty directory, unmounts nothing and does not deepen the box's stack.
  * - engine_box_fork(): a snapshot labelled "fork NEW" as above, then box
- *   NEW (same image and type, state created) on the snapshot's stack.
+ *   NEW (state created) on the snapshot's stack, with the source's image,
+ *   type, policy, volumes and TTL deadline (`expires`), and no address.
  * - engine_box_restore(): a running box is stopped (which snapshots it),
  *   its filesystem becomes the snapshot's (its stack, a fresh empty upper,
  *   and the snapshot's image), and it is started again. What it had not

@@ -181,6 +181,9 @@ static int take_begin_tx(struct store *s, void *userdata)
 	if (r >= 0 && c->new_box) {
 		r = store_box_insert(s, c->new_box, c->err);
 		c->in->new_box_id = c->new_box->id;
+		/* A fork runs under its source's policy, with its volumes. */
+		if (r >= 0)
+			r = store_box_copy_settings(s, c->in->box_id, c->new_box->id, c->err);
 	}
 	if (r >= 0)
 		r = store_intent_insert(s, c->in, c->err);
@@ -397,8 +400,9 @@ static int take(struct engine *e, struct box *b, const char *kind, const char *l
 		nb->row.created = time(NULL);
 		nb->row.last_started = 0;
 		nb->row.error[0] = '\0';
-		nb->row.expires =
-		    e->cfg->default_ttl >= 0 ? nb->row.created + e->cfg->default_ttl : 0;
+		/* Its source's deadline (none stays none); an address comes
+		 * with its first start. Policy and volumes: take_begin_tx. */
+		nb->row.net_addr = 0;
 		nb->state = BOX_CREATED;
 	}
 
@@ -666,7 +670,9 @@ int engine_box_fork(struct engine *e, const char *name, const char *new_name, ch
 	if (r >= 0) {
 		eng_emit(e, b, "snapshot %s", id);
 		eng_emit(e, b, "forked %s", new_name);
+		eng_net_load_policy(e, nb); /* its source's, recorded in take() */
 		if (eng_add_box(e, nb) < 0) {
+			policy_release(&nb->policy);
 			free(nb); /* recorded: the next start loads it */
 			nb = NULL;
 		} else {

@@ -197,6 +197,7 @@ static const char readme_text[] =
     "  echo before-upgrade > boxes/web/snapshot   snapshot it (running or not)\n"
     "  readlink boxes/web/snapshots/last the id of its newest snapshot\n"
     "  echo web2 > boxes/web/fork        new box web2 from web's filesystem\n"
+    "                                    (with its type, policy, TTL, volumes)\n"
     "  echo web-3 > boxes/web/restore    reset web's filesystem to snapshot web-3\n"
     "                                    (an id, or a label only one of web's\n"
     "                                    snapshots has); a running box is stopped\n"
