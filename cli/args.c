@@ -364,7 +364,6 @@ static int assign(cli_args *a, const struct command_spec *cmd, const char **pos,
 		}
 		break;
 	case CLI_FORK:
-	case CLI_RESTORE:
 	case CLI_VOLUME_CREATE:
 	case CLI_VOLUME_RM:
 	case CLI_VOLUME_EXPORT:
@@ -391,6 +390,7 @@ static int assign(cli_args *a, const struct command_spec *cmd, const char **pos,
 		a->value = pos[1];
 		break;
 	case CLI_SNAPSHOT:
+	case CLI_RESTORE: /* SNAP: an id or a label */
 		if (n > 1) {
 			if (!one_line(pos[1]))
 				return pd_error_set(err, -EINVAL, "the label must be one line");

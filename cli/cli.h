@@ -143,6 +143,10 @@ int cli_json_string(char **buf, size_t *len, const char *s);
  * (the caller then shows the raw body). \uXXXX escapes (with surrogate
  * pairs) become UTF-8; a NUL escape or invalid escape rejects the body. */
 char *cli_error_from_body(const char *body, size_t len);
+/* The same for any string member `key` of such an object (the answer of a
+ * control write: {"snapshot":"web-3"}); NULL when absent, not a string,
+ * or the body is not of that shape. */
+char *cli_json_flat_get(const char *body, size_t len, const char *key);
 
 /* A random name "PREFIX" + 6 chars of [a-z0-9]. malloc'd; NULL on ENOMEM. */
 char *cli_random_name(const char *prefix);

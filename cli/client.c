@@ -364,13 +364,19 @@ int cli_put(cli_client *c, const char *path, const char *body, size_t len, pd_er
 	return tree_request(c, "PUT", path, body ? body : "", len, NULL, NULL, err);
 }
 
-int cli_put_value(cli_client *c, const char *path, const char *value, pd_error *err)
+int cli_put_value_answer(cli_client *c, const char *path, const char *value, char **ret_body,
+			 size_t *ret_len, pd_error *err)
 {
 	_cleanup_free_ char *line = NULL;
 
 	if (asprintf(&line, "%s\n", value) < 0)
 		return pd_error_set(err, -ENOMEM, "out of memory");
-	return cli_put(c, path, line, strlen(line), err);
+	return tree_request(c, "PUT", path, line, strlen(line), ret_body, ret_len, err);
+}
+
+int cli_put_value(cli_client *c, const char *path, const char *value, pd_error *err)
+{
+	return cli_put_value_answer(c, path, value, NULL, NULL, err);
 }
 
 int cli_delete(cli_client *c, const char *path, pd_error *err)

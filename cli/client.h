@@ -77,6 +77,11 @@ int cli_put(cli_client *c, const char *path, const char *body, size_t len, pd_er
 
 /* PUT of a value: the string with a newline appended. */
 int cli_put_value(cli_client *c, const char *path, const char *value, pd_error *err);
+/* The same, with the server's answer in *ret_body ("" when it sent none:
+ * most writes answer 204; `snapshot`, `fork` and `restore` a JSON object
+ * of what they made). */
+int cli_put_value_answer(cli_client *c, const char *path, const char *value, char **ret_body,
+			 size_t *ret_len, pd_error *err);
 
 int cli_delete(cli_client *c, const char *path, pd_error *err);
 

@@ -554,55 +554,70 @@ static int cmd_fork(struct ctx *x)
 	return 0;
 }
 
-/* The seq of a snapshot id BOX-SEQ (0 if it has none). */
-static long long snapshot_seq(const char *id)
+/* A write to a box's snapshot or restore file; *ret_body is the server's
+ * answer, a JSON object of what the write made (the snapshot's id). */
+static int box_write_answer(struct ctx *x, const char *file, const char *value, char **ret_box,
+			    char **ret_body, size_t *ret_len)
 {
-	const char *dash = strrchr(id, '-');
+	_cleanup_free_ char *path = NULL;
 
-	return dash ? strtoll(dash + 1, NULL, 10) : 0;
+	if (use_box(x, x->a->box, ret_box) < 0)
+		return -1;
+	path = box_path(*ret_box, file);
+	if (!path)
+		return pd_error_set(&x->err, -ENOMEM, "out of memory");
+	return cli_put_value_answer(&x->client, path, value, ret_body, ret_len, &x->err);
 }
 
-/* snapshot BOX [LABEL]: the box's snapshot file takes the label and
- * answers nothing, so the new id is the box's snapshots/ entry that was not
- * there before (the newest, should a stop by someone else add one too). */
+/* snapshot BOX [LABEL]: prints the id the server answers (--json: the
+ * answer). */
 static int cmd_snapshot(struct ctx *x)
 {
-	_cleanup_free_ char *box = NULL, *dir = NULL, *path = NULL;
-	char **before = NULL, **after = NULL;
-	size_t n_before = 0, n_after = 0;
-	const char *found = NULL;
-	int r;
+	_cleanup_free_ char *box = NULL, *body = NULL, *id = NULL;
+	size_t len = 0;
 
-	if (use_box(x, x->a->box, &box) < 0)
+	if (box_write_answer(x, "snapshot", x->a->value ? x->a->value : "manual", &box, &body,
+			     &len) < 0)
 		return fail(x);
-	dir = box_path(box, "snapshots/");
-	path = box_path(box, "snapshot");
-	if (!dir || !path)
-		return oom(x);
-	if (list_names(x, dir, 0, &before, &n_before) < 0)
-		return fail(x);
-	r = cli_put_value(&x->client, path, x->a->value ? x->a->value : "manual", &x->err);
-	if (r >= 0)
-		r = list_names(x, dir, 0, &after, &n_after);
-	for (size_t i = 0; r >= 0 && i < n_after; i++) {
-		bool old = false;
-		for (size_t k = 0; k < n_before && !old; k++)
-			old = strcmp(after[i], before[k]) == 0;
-		if (!old && (!found || snapshot_seq(after[i]) > snapshot_seq(found)))
-			found = after[i];
-	}
-	if (r >= 0 && found)
-		printf("%s\n", found);
-	free_cells(before, n_before);
-	free_cells(after, n_after);
-	if (r < 0)
-		return fail(x);
-	if (!found)
+	id = cli_json_flat_get(body, len, "snapshot");
+	if (!id)
 		return pd_error_set(&x->err, -EIO,
-				    "the snapshot of %s was taken, but it is not "
-				    "listed (deleted meanwhile?)",
-				    box),
+				    "the snapshot of %s was taken, but the server did not say its "
+				    "id (see paddock snapshots %s)",
+				    box, box),
 		       fail(x);
+	if (x->a->json)
+		printf("%.*s\n", (int)len, body);
+	else
+		printf("%s\n", id);
+	return 0;
+}
+
+/* restore BOX SNAP: prints the id restored (SNAP may be a label); when the
+ * box was running, says on stderr that it was stopped and which jobs that
+ * ended (--json: the server's answer). */
+static int cmd_restore(struct ctx *x)
+{
+	_cleanup_free_ char *box = NULL, *body = NULL, *id = NULL, *jobs = NULL, *before = NULL;
+	size_t len = 0;
+
+	if (box_write_answer(x, "restore", x->a->value, &box, &body, &len) < 0)
+		return fail(x);
+	if (x->a->json) {
+		printf("%.*s\n", (int)len, body);
+		return 0;
+	}
+	id = cli_json_flat_get(body, len, "snapshot");
+	jobs = cli_json_flat_get(body, len, "jobs_ended");
+	before = cli_json_flat_get(body, len, "before");
+	printf("%s\n", id ? id : x->a->value);
+	if (jobs) /* it was running */
+		fprintf(stderr,
+			"paddock: %s was running: stopped first (%s%s), restored, started "
+			"again%s%s\n",
+			box, jobs[0] ? "which ended its jobs " : "no job was running", jobs,
+			before && before[0] ? "; its files from before are in snapshot " : "",
+			before && before[0] ? before : "");
 	return 0;
 }
 
@@ -835,7 +850,7 @@ static int dispatch(struct ctx *x)
 	case CLI_SNAPSHOTS:
 		return cmd_snapshots(x);
 	case CLI_RESTORE:
-		return box_write(x, "restore", a->value);
+		return cmd_restore(x);
 	case CLI_VOLUME_CREATE:
 	case CLI_VOLUME_LS:
 	case CLI_VOLUME_RM:

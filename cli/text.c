@@ -122,9 +122,9 @@ int cli_json_string(char **buf, size_t *len, const char *s)
 	return r < 0 ? r : append(buf, len, "\"", 1);
 }
 
-/* The scanner for the error body. It walks one flat JSON object; any
- * nesting or syntax it does not expect makes it give up (NULL), and the
- * caller falls back to the raw body. */
+/* The scanner for the error body and the answers of control writes. It
+ * walks one flat JSON object; any nesting or syntax it does not expect
+ * makes it give up (NULL), and the caller falls back to the raw body. */
 struct scan {
 	const char *p, *end;
 };
@@ -287,6 +287,11 @@ static int scan_scalar(struct scan *s)
 
 char *cli_error_from_body(const char *body, size_t len)
 {
+	return cli_json_flat_get(body, len, "error");
+}
+
+char *cli_json_flat_get(const char *body, size_t len, const char *want)
+{
 	struct scan s = {.p = body, .end = body + len};
 	_cleanup_free_ char *found = NULL;
 
@@ -309,7 +314,7 @@ char *cli_error_from_body(const char *body, size_t len)
 			char *v = NULL;
 			if (scan_string(&s, &v) < 0)
 				return NULL;
-			if (strcmp(key, "error") == 0 && !found)
+			if (strcmp(key, want) == 0 && !found)
 				found = v;
 			else
 				free(v);

@@ -190,15 +190,20 @@ bool engine_events_live(struct engine *e, uint64_t key);
  *
  * - Stopping a box freezes its upper into a new layer (a rename, O(1)),
  *   pushes it on the box's stack and records a snapshot labelled "stop".
- *   A stop with no changes since the last freeze records none: the newest
- *   snapshot already holds that filesystem.
+ *   Every stop records one, so the newest snapshot of a stopped box always
+ *   holds its filesystem as the stop left it.
  * - engine_box_snapshot() on a stopped or created box does the same with
- *   the given label (always, even with no changes). On a running box it
- *   pauses the box (freezer), copies its upper (its changes since its last
- *   stop) with `cp -a`, always resumes it, and records the copy as the
- *   snapshot's top layer; the box keeps its upper and stack.
+ *   the given label. On a running box it pauses the box (freezer), copies
+ *   its upper (its changes since its last stop) with `cp -a`, always
+ *   resumes it, and records the copy as the snapshot's top layer; the box
+ *   keeps its upper and stack.
+ * - An empty upper (no change since the last freeze) is never frozen: its
+ *   (empty) copy becomes the snapshot's top layer and the box keeps its
+ *   stack, so a stop or snapshot without changes costs the copy of an
+ *   empty directory, unmounts nothing and does not deepen the box's stack.
  * - engine_box_fork(): a snapshot labelled "fork NEW" as above, then box
- *   NEW (same image and type, state created) on the snapshot's stack.
+ *   NEW (state created) on the snapshot's stack, with the source's image,
+ *   type, policy, volumes and TTL deadline (`expires`), and no address.
  * - engine_box_restore(): a running box is stopped (which snapshots it),
  *   its filesystem becomes the snapshot's (its stack, a fresh empty upper,
  *   and the snapshot's image), and it is started again. What it had not
@@ -220,6 +225,9 @@ struct snapshot_view {
 /* Snapshot ids in creation order, of one box (box_name) or all (NULL);
  * free with image_list_free(). -ENOENT if the box does not exist. */
 int engine_snapshot_names(struct engine *e, const char *box_name, char ***ret, size_t *ret_n);
+/* The box's newest snapshot (boxes/NAME/snapshots/last). -ENOENT if the box
+ * does not exist or has none. */
+int engine_snapshot_last(struct engine *e, const char *box_name, struct snapshot_view *ret);
 int engine_snapshot_get(struct engine *e, const char *id, struct snapshot_view *ret);
 int engine_snapshot_get_by_seq(struct engine *e, int64_t seq, struct snapshot_view *ret);
 /* Bytes of its top layer (what no older snapshot holds), measured once. */
@@ -241,11 +249,33 @@ void engine_snapshot_record_error(struct engine *e, const char *id, const char *
 				  const pd_error *err);
 
 /* The box's control files `snapshot`, `fork`, `restore`. ret_id (may be
- * NULL) receives the new snapshot's id. */
+ * NULL) receives the new snapshot's id (a fork's: the one the new box
+ * stands on). */
 int engine_box_snapshot(struct engine *e, const char *name, const char *label, char *ret_id,
 			size_t ret_idsz, pd_error *err);
-int engine_box_fork(struct engine *e, const char *name, const char *new_name, pd_error *err);
-int engine_box_restore(struct engine *e, const char *name, const char *snapshot_id, pd_error *err);
+int engine_box_fork(struct engine *e, const char *name, const char *new_name, char *ret_id,
+		    size_t ret_idsz, pd_error *err);
+
+/* What a restore did, for the caller to tell (the HTTP reply). */
+#define ENGINE_RESTORE_JOBS_MAX 1024
+struct engine_restore {
+	char id[NAME_MAX_LEN + 1]; /* the snapshot restored (a label resolved) */
+	bool restarted;		   /* it was running: stopped first, started again */
+	/* restarted: the snapshot the stop took of the files before the
+	 * restore ("" if it took none), and the jobs that were running, which
+	 * the stop ended: names separated by spaces, "…" at the end when more
+	 * did not fit. */
+	char before[NAME_MAX_LEN + 1];
+	char jobs[ENGINE_RESTORE_JOBS_MAX];
+};
+
+/* ref: a snapshot id (any box's), or a label that exactly one of this
+ * box's snapshots has (an id wins over a label). An unknown ref is
+ * -ENOENT, a label several have -EINVAL naming them; nothing changes then.
+ * A running box is stopped first (which ends its jobs: said in its events
+ * and in ret), restored and started again. ret may be NULL. */
+int engine_box_restore(struct engine *e, const char *name, const char *ref,
+		       struct engine_restore *ret, pd_error *err);
 
 /* The directory holding installed images. */
 const char *engine_images_dir(const struct engine *e);

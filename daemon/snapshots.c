@@ -181,6 +181,9 @@ static int take_begin_tx(struct store *s, void *userdata)
 	if (r >= 0 && c->new_box) {
 		r = store_box_insert(s, c->new_box, c->err);
 		c->in->new_box_id = c->new_box->id;
+		/* A fork runs under its source's policy, with its volumes. */
+		if (r >= 0)
+			r = store_box_copy_settings(s, c->in->box_id, c->new_box->id, c->err);
 	}
 	if (r >= 0)
 		r = store_intent_insert(s, c->in, c->err);
@@ -359,9 +362,10 @@ static void merge_after_take(struct engine *e, struct box *b, bool frozen, struc
 	}
 }
 
-/* Freezes (stopped box: rename) or copies (running box, or a root/ still in
- * use on the host) b's upper into a new layer and records a snapshot; for a
- * fork, also box new_name on it. b is busy; called without the lock. */
+/* Freezes (stopped box: rename) or copies (running box, an empty upper, or
+ * a root/ still in use on the host) b's upper into a new layer and records
+ * a snapshot; for a fork, also box new_name on it. b is busy; called
+ * without the lock. */
 static int take(struct engine *e, struct box *b, const char *kind, const char *label, bool running,
 		const char *new_name, struct box **ret_new, char *ret_id, size_t ret_idsz,
 		pd_error *err)
@@ -370,10 +374,13 @@ static int take(struct engine *e, struct box *b, const char *kind, const char *l
 	struct box *nb = NULL;
 	char upper[4096], layer[4096], tmp[4096], src[4096];
 	struct layer_stack stack;
-	bool unmounted = false;
+	bool unmounted = false, empty;
 	int sealed = 0, r;
 
 	eng_box_upper(e, b, upper, sizeof upper);
+	/* No change since the last freeze: its copy is one empty directory,
+	 * and the box keeps its stack (no deeper, no merge) and its mounts. */
+	empty = !running && eng_dir_empty(upper);
 	/* What a freeze moves: the box's image, or its upper directory. */
 	if (eng_box_has_image(e, b))
 		eng_box_path(e, b, "disk.img", src, sizeof src);
@@ -393,8 +400,9 @@ static int take(struct engine *e, struct box *b, const char *kind, const char *l
 		nb->row.created = time(NULL);
 		nb->row.last_started = 0;
 		nb->row.error[0] = '\0';
-		nb->row.expires =
-		    e->cfg->default_ttl >= 0 ? nb->row.created + e->cfg->default_ttl : 0;
+		/* Its source's deadline (none stays none); an address comes
+		 * with its first start. Policy and volumes: take_begin_tx. */
+		nb->row.net_addr = 0;
 		nb->state = BOX_CREATED;
 	}
 
@@ -414,7 +422,7 @@ static int take(struct engine *e, struct box *b, const char *kind, const char *l
 	}
 	snprintf(in.kind, sizeof in.kind, "%s", kind);
 	in.box_id = b->row.id;
-	in.copy = running;
+	in.copy = running || empty;
 	snprintf(in.label, sizeof in.label, "%s", label);
 	if (new_name)
 		snprintf(in.target, sizeof in.target, "%s", new_name);
@@ -443,7 +451,7 @@ static int take(struct engine *e, struct box *b, const char *kind, const char *l
 			in.copy = true;
 	} else
 		in.copy = true;
-	if (in.copy && !running) {
+	if (in.copy && !running && !empty) {
 		/* Something on the host holds root/ (or the box's disk): copy
 		 * instead of move. */
 		pd_mutex_lock(&e->lock);
@@ -567,14 +575,14 @@ rollback:
 	return r;
 }
 
+/* Every stop records a snapshot, changes or not (an unchanged box's costs
+ * an empty directory: see take()), so a stopped box's newest snapshot is
+ * always its filesystem as the stop left it (snapshots/last). */
 void eng_freeze_after_stop(struct engine *e, struct box *b)
 {
-	char upper[4096], id[NAME_MAX_LEN + 1] = "";
+	char id[NAME_MAX_LEN + 1] = "";
 	pd_error err = {0};
 
-	eng_box_upper(e, b, upper, sizeof upper);
-	if (eng_dir_empty(upper))
-		return; /* nothing changed since the last freeze */
 	if (take(e, b, "stop", "stop", /* running= */ false, /* new_name= */ NULL, NULL, id,
 		 sizeof id, &err) < 0) {
 		log_warn("box %s: stopped, but its changes stay unsnapshotted: %s", b->row.name,
@@ -634,7 +642,8 @@ int engine_box_snapshot(struct engine *e, const char *name, const char *label_in
 	return r < 0 ? r : 0;
 }
 
-int engine_box_fork(struct engine *e, const char *name, const char *new_name, pd_error *err)
+int engine_box_fork(struct engine *e, const char *name, const char *new_name, char *ret_id,
+		    size_t ret_idsz, pd_error *err)
 {
 	char id[NAME_MAX_LEN + 1] = "", label[NAME_MAX_LEN + 8];
 	struct box *b, *nb = NULL;
@@ -661,7 +670,9 @@ int engine_box_fork(struct engine *e, const char *name, const char *new_name, pd
 	if (r >= 0) {
 		eng_emit(e, b, "snapshot %s", id);
 		eng_emit(e, b, "forked %s", new_name);
+		eng_net_load_policy(e, nb); /* its source's, recorded in take() */
 		if (eng_add_box(e, nb) < 0) {
+			policy_release(&nb->policy);
 			free(nb); /* recorded: the next start loads it */
 			nb = NULL;
 		} else {
@@ -673,6 +684,8 @@ int engine_box_fork(struct engine *e, const char *name, const char *new_name, pd
 	pd_mutex_unlock(&e->lock);
 	if (r >= 0 && e->box_hook)
 		e->box_hook(e->box_hook_data, ENGINE_BOX_CREATED, new_name);
+	if (r >= 0 && ret_id)
+		snprintf(ret_id, ret_idsz, "%s", id);
 	return r < 0 ? r : 0;
 }
 
@@ -737,35 +750,166 @@ static int restore_finish(struct engine *e, const struct intent_row *in, struct 
 	return 0;
 }
 
-int engine_box_restore(struct engine *e, const char *name, const char *snapshot_id, pd_error *err)
+/* The snapshots of one box whose label is label (as stored: cleaned). */
+struct label_match {
+	const char *label;
+	size_t n;
+	char first[NAME_MAX_LEN + 1];
+	char list[200]; /* their ids, for the error */
+};
+
+static int match_label(const struct snapshot_row *row, void *userdata)
 {
+	struct label_match *m = userdata;
+	char shown[ENGINE_SNAPSHOT_LABEL_MAX + 1];
+	size_t len = strlen(m->list);
+
+	/* As view_of() shows it: rows from before labels were cleaned. */
+	text_printable(row->label, strlen(row->label), shown, sizeof shown);
+	if (strcmp(shown, m->label) != 0)
+		return 0;
+	if (m->n++ == 0)
+		snprintf(m->first, sizeof m->first, "%s", row->id);
+	if (len + strlen(row->id) + 8 < sizeof m->list)
+		snprintf(m->list + len, sizeof m->list - len, "%s%s", len ? ", " : "", row->id);
+	else if (!strstr(m->list, ", …"))
+		snprintf(m->list + len, sizeof m->list - len, ", …");
+	return 0;
+}
+
+/* The snapshot ref names for box b: an id (of any box's snapshot), else a
+ * label exactly one of b's snapshots has. Engine lock held. */
+static int resolve_ref(struct engine *e, const struct box *b, const char *ref,
+		       struct snapshot_row *ret, pd_error *err)
+{
+	char label[ENGINE_SNAPSHOT_LABEL_MAX + 1];
+	struct label_match m = {.label = label};
+	int r;
+
+	if (name_valid(ref) && store_snapshot_get(e->store, ref, ret) >= 0)
+		return 0;
+	if (label_clean(ref, label, NULL) < 0)
+		return pd_error_set(err, -ENOENT,
+				    "no snapshot has that id or label (a label has at most %d "
+				    "bytes)",
+				    ENGINE_SNAPSHOT_LABEL_MAX);
+	r = store_snapshot_foreach(e->store, b->row.id, match_label, &m);
+	if (r < 0)
+		return pd_error_set(err, -EIO, "cannot read the snapshots of %s: %s", b->row.name,
+				    strerror(-r));
+	if (m.n == 0)
+		return pd_error_set(err, -ENOENT,
+				    "no snapshot %s: no snapshot has that id, and none of %s's "
+				    "has that label (see boxes/%s/snapshots)",
+				    label, b->row.name, b->row.name);
+	if (m.n > 1)
+		return pd_error_set(err, -EINVAL,
+				    "%zu snapshots of %s have the label \"%s\" (%s): write the id "
+				    "of the one to restore",
+				    m.n, b->row.name, label, m.list);
+	if (store_snapshot_get(e->store, m.first, ret) < 0)
+		return pd_error_set(err, -ENOENT, "snapshot %s is gone", m.first);
+	return 0;
+}
+
+/* The box's running jobs, names separated by spaces ("…" when more did
+ * not fit); "" when none. */
+static void running_jobs(struct engine *e, const char *box, char *buf, size_t bufsz)
+{
+	char **names = NULL;
+	size_t n = 0, len = 0;
+
+	buf[0] = '\0';
+	if (engine_job_names(e, box, &names, &n) < 0)
+		return;
+	for (size_t i = 0; i < n; i++) {
+		struct job_view jv;
+		if (engine_job_get(e, box, names[i], &jv) < 0 || jv.state != JOB_RUNNING)
+			continue;
+		if (len + strlen(names[i]) + 1 + sizeof " …" > bufsz) {
+			snprintf(buf + len, bufsz - len, "%s…", len ? " " : "");
+			break;
+		}
+		len += (size_t)snprintf(buf + len, bufsz - len, "%s%s", len ? " " : "", names[i]);
+	}
+	image_list_free(names, n);
+}
+
+/* The seq of the box's newest snapshot, 0 for none. */
+static int64_t last_seq(struct engine *e, const char *box, char *ret_id, size_t ret_idsz)
+{
+	struct snapshot_view v;
+
+	if (engine_snapshot_last(e, box, &v) < 0)
+		return 0;
+	if (ret_id)
+		snprintf(ret_id, ret_idsz, "%s", v.id);
+	return v.seq;
+}
+
+/* Emits one event of box name, if it still exists. */
+static void emit_named(struct engine *e, const char *name, const char *text)
+{
+	struct box *box;
+
+	pd_mutex_lock(&e->lock);
+	box = eng_find_box(e, name);
+	if (box && !box->deleting)
+		eng_emit(e, box, "%s", text);
+	pd_mutex_unlock(&e->lock);
+}
+
+int engine_box_restore(struct engine *e, const char *name, const char *ref,
+		       struct engine_restore *ret, pd_error *err)
+{
+	struct engine_restore res = {0};
 	struct snapshot_row snap;
 	struct intent_row in = {0};
 	struct image_info img;
-	char old[4096], old_img[4096];
+	char old[4096], old_img[4096], snapshot_id[NAME_MAX_LEN + 1];
 	struct box *b;
 	bool running;
-	int r;
+	int64_t before = 0;
+	int r = 0;
 
-	if (!name_valid(snapshot_id))
-		return pd_error_set(err, -EINVAL, "invalid snapshot id \"%s\"", snapshot_id);
+	/* Which snapshot, before anything changes: a bad ref changes nothing. */
 	pd_mutex_lock(&e->lock);
-	r = store_snapshot_get(e->store, snapshot_id, &snap);
 	b = eng_find_box(e, name);
 	running = b && b->state == BOX_RUNNING;
+	if (b)
+		r = resolve_ref(e, b, ref, &snap, err);
 	pd_mutex_unlock(&e->lock);
 	if (!b)
 		return pd_error_set(err, -ENOENT, "no box named %s", name);
 	if (r < 0)
-		return pd_error_set(err, -ENOENT, "no snapshot %s (see /snapshots)", snapshot_id);
+		return r;
+	snprintf(snapshot_id, sizeof snapshot_id, "%s", snap.id);
+	snprintf(res.id, sizeof res.id, "%s", snap.id);
 	if (image_get(e->images_dir, snap.image, &img) < 0)
 		return pd_error_set(err, -ENOENT, "image %s of snapshot %s is not installed",
 				    snap.image, snapshot_id);
-	/* A running box is stopped first (its stop takes a snapshot). */
+	/* A running box is stopped first (its stop takes a snapshot), which
+	 * ends its jobs: said before, in its events, and to the caller. */
 	if (running) {
+		char text[NAME_MAX_LEN + ENGINE_RESTORE_JOBS_MAX + 128];
+		res.restarted = true;
+		running_jobs(e, name, res.jobs, sizeof res.jobs);
+		before = last_seq(e, name, NULL, 0);
+		if (res.jobs[0])
+			snprintf(text, sizeof text,
+				 "restoring %s: stopping the box first, which ends its running "
+				 "jobs: %s",
+				 snapshot_id, res.jobs);
+		else
+			snprintf(text, sizeof text,
+				 "restoring %s: stopping the box first (no job is running)",
+				 snapshot_id);
+		emit_named(e, name, text);
 		r = engine_box_set_state(e, name, "stopped", err);
 		if (r < 0)
 			return r;
+		if (last_seq(e, name, res.before, sizeof res.before) <= before)
+			res.before[0] = '\0'; /* its stop took none (see the events) */
 	}
 
 	pd_mutex_lock(&e->lock);
@@ -819,15 +963,20 @@ int engine_box_restore(struct engine *e, const char *name, const char *snapshot_
 out:
 	pd_mutex_lock(&e->lock);
 	b->busy = false;
-	if (r >= 0)
+	if (r >= 0 && res.before[0])
+		eng_emit(e, b, "restored %s (its files from before are in snapshot %s)",
+			 snapshot_id, res.before);
+	else if (r >= 0)
 		eng_emit(e, b, "restored %s", snapshot_id);
 	pd_mutex_unlock(&e->lock);
 	if (r < 0)
 		return r;
 	eng_gc(e, false);
 	if (running)
-		return engine_box_set_state(e, name, "running", err);
-	return 0;
+		r = engine_box_set_state(e, name, "running", err);
+	if (r >= 0 && ret)
+		*ret = res;
+	return r < 0 ? r : 0;
 }
 
 /* --- snapshots ----------------------------------------------------------------- */
@@ -886,6 +1035,32 @@ int engine_snapshot_names(struct engine *e, const char *box_name, char ***ret, s
 	}
 	*ret = ns.v;
 	*ret_n = ns.n;
+	return 0;
+}
+
+static int keep_row(const struct snapshot_row *row, void *userdata)
+{
+	*(struct snapshot_row *)userdata = *row;
+	return 0;
+}
+
+int engine_snapshot_last(struct engine *e, const char *box_name, struct snapshot_view *ret)
+{
+	struct snapshot_row row = {0};
+	struct box *b;
+	int r;
+
+	pd_mutex_lock(&e->lock);
+	b = eng_find_box(e, box_name);
+	/* In creation order: the last row seen is the newest. */
+	r = b && !b->deleting ? store_snapshot_foreach(e->store, b->row.id, keep_row, &row)
+			      : -ENOENT;
+	pd_mutex_unlock(&e->lock);
+	if (r >= 0 && row.seq == 0)
+		r = -ENOENT;
+	if (r < 0)
+		return r;
+	view_of(&row, ret);
 	return 0;
 }
 

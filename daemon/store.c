@@ -493,6 +493,23 @@ int store_box_policy_set(struct store *s, int64_t id, const char *text, pd_error
 	return r < 0 ? r : 0;
 }
 
+int store_box_copy_settings(struct store *s, int64_t from, int64_t to, pd_error *err)
+{
+	int r = update_int64(s,
+			     "UPDATE boxes SET policy = (SELECT policy FROM boxes WHERE id = ?1)"
+			     " WHERE id = ?2",
+			     from, to, err, "copy policy");
+
+	if (r == 0)
+		return pd_error_set(err, -ENOENT, "box %lld is not in the database", (long long)to);
+	if (r > 0)
+		r = update_int64(s,
+				 "INSERT INTO box_volumes (box_id, volume_id, pos)"
+				 " SELECT ?2, volume_id, pos FROM box_volumes WHERE box_id = ?1",
+				 from, to, err, "copy volumes");
+	return r < 0 ? r : 0;
+}
+
 int store_box_get(struct store *s, int64_t id, struct box_row *ret)
 {
 	_cleanup_stmt_ sqlite3_stmt *st = NULL;

@@ -69,6 +69,9 @@ int store_box_get(struct store *s, int64_t id, struct box_row *ret);
  */
 int store_box_policy_get(struct store *s, int64_t id, char **ret);
 int store_box_policy_set(struct store *s, int64_t id, const char *text, pd_error *err);
+/* Gives box `to` the policy and the list of volumes of box `from` (a
+ * fork); `to` has no volumes yet. Part of the caller's transaction. */
+int store_box_copy_settings(struct store *s, int64_t from, int64_t to, pd_error *err);
 
 /* Calls fn for every box in id order; stops early when fn returns < 0 and
  * returns that value. */

@@ -76,9 +76,12 @@ static const struct node_def root_nodes[] = {
 };
 
 /* snapshots/ID/. SF_LINK: the entry ID of a box's snapshots/ directory, a
- * link to ../../../snapshots/ID (not a name in the snapshot's directory). */
+ * link to ../../../snapshots/ID (not a name in the snapshot's directory).
+ * SF_LAST: the entry `last` there while this is the box's newest snapshot,
+ * a link to its sibling ID (one inode per snapshot, like exec/last). */
 enum { SF_DIR, SF_BOX, SF_LABEL, SF_CREATED, SF_SIZE, SF_ROOT, SF_ERROR, SF_EXPORT, _SF_MAX };
 #define SF_LINK 0x40
+#define SF_LAST 0x41
 static const struct node_def snap_files[] = {
     [SF_BOX] = {"box", S_IFREG | 0444},		[SF_LABEL] = {"label", S_IFREG | 0644},
     [SF_CREATED] = {"created", S_IFREG | 0444}, [SF_SIZE] = {"size", S_IFREG | 0444},
@@ -197,15 +200,20 @@ static const char readme_text[] =
     "  cat boxes/web/events              follow its lifecycle events\n"
     "  rmdir boxes/web                   stop and delete it\n"
     "  echo before-upgrade > boxes/web/snapshot   snapshot it (running or not)\n"
+    "  readlink boxes/web/snapshots/last the id of its newest snapshot\n"
     "  echo web2 > boxes/web/fork        new box web2 from web's filesystem\n"
+    "                                    (with its type, policy, TTL, volumes)\n"
     "  echo web-3 > boxes/web/restore    reset web's filesystem to snapshot web-3\n"
+    "                                    (an id, or a label only one of web's\n"
+    "                                    snapshots has); a running box is stopped\n"
+    "                                    first, which ends its jobs (see events)\n"
     "\n"
     "  types/NAME    limits of each box type\n"
     "  images/NAME/  installed base images\n"
     "  events        every lifecycle event, live\n"
     "  snapshots/ID/ box, label, created, size, root/ (read-only), export\n"
     "                (a zstd tar; import it into a volume);\n"
-    "                stopping a box takes one; rmdir snapshots/ID deletes one\n"
+    "                every stop takes one; rmdir snapshots/ID deletes one\n"
     "                (EBUSY while a box is built on it: see its error file)\n"
     "  tokens/ID/    access tokens of the HTTP API (made by logging in):\n"
     "                label, created, last_used; rmdir tokens/ID revokes one\n"
@@ -275,6 +283,7 @@ struct tree_file {
 	char *wbuf;
 	size_t wlen;
 	bool pending;		       /* cmd/new: applied at flush (close) */
+	char *answer;		       /* what the last write made (tree_file_answer) */
 	struct export_stream *export;  /* volumes/NAME/export, snapshots/ID/export */
 	struct volume_import *import;  /* volumes/NAME/import: applied at flush */
 	struct tree_file *prev, *next; /* tree->files */
@@ -895,15 +904,15 @@ int tree_getattr(struct tree *t, uint64_t ino, struct tree_attr *ret)
 	case KIND_SNAP: {
 		struct snapshot_view sv;
 		unsigned file = INO_FILE(ino);
-		if (file >= _SF_MAX && file != SF_LINK)
+		if (file >= _SF_MAX && file != SF_LINK && file != SF_LAST)
 			return -ENOENT;
 		r = engine_snapshot_get_by_seq(t->engine, (int64_t)INO_ID(ino), &sv);
 		if (r < 0)
 			return r;
 		mtime = sv.created;
-		mode = file == SF_DIR	 ? (S_IFDIR | 0755)
-		       : file == SF_LINK ? (S_IFLNK | 0777)
-					 : snap_files[file].mode;
+		mode = file == SF_DIR			    ? (S_IFDIR | 0755)
+		       : file == SF_LINK || file == SF_LAST ? (S_IFLNK | 0777)
+							    : snap_files[file].mode;
 		if (file == SF_EXPORT) {
 			*ret = mkattr(ino, mode, 0, mtime); /* a stream */
 			return 0;
@@ -996,6 +1005,12 @@ int tree_readlink(struct tree *t, uint64_t ino, char *buf, size_t bufsz)
 			return r;
 		if (INO_FILE(ino) == SF_ROOT)
 			return engine_snapshot_root(t->engine, sv.id, buf, bufsz);
+		if (INO_FILE(ino) == SF_LAST) {
+			/* Its id, even once a newer one is the last (as exec/last). */
+			if ((size_t)snprintf(buf, bufsz, "%s", sv.id) >= bufsz)
+				return -ENAMETOOLONG;
+			return 0;
+		}
 		if (INO_FILE(ino) != SF_LINK)
 			return -EINVAL;
 		if ((size_t)snprintf(buf, bufsz, "../../../snapshots/%s", sv.id) >= bufsz)
@@ -1131,8 +1146,14 @@ int tree_lookup(struct tree *t, uint64_t parent, const char *name, struct tree_a
 		if (INO_FILE(parent) == BF_SNAPSHOTS) {
 			struct snapshot_view sv;
 			struct box_view v;
-			if (engine_box_get_by_id(t->engine, (int64_t)INO_ID(parent), &v) < 0 ||
-			    engine_snapshot_get(t->engine, name, &sv) < 0 || sv.box_id != v.id)
+			if (engine_box_get_by_id(t->engine, (int64_t)INO_ID(parent), &v) < 0)
+				return -ENOENT;
+			/* Never an id: those are BOX-SEQ. */
+			if (strcmp(name, "last") == 0)
+				return engine_snapshot_last(t->engine, v.name, &sv) < 0
+					   ? -ENOENT
+					   : tree_getattr(t, INO(KIND_SNAP, sv.seq, SF_LAST), ret);
+			if (engine_snapshot_get(t->engine, name, &sv) < 0 || sv.box_id != v.id)
 				return -ENOENT;
 			return tree_getattr(t, INO(KIND_SNAP, sv.seq, SF_LINK), ret);
 		}
@@ -1333,6 +1354,8 @@ int tree_readdir(struct tree *t, uint64_t ino, struct tree_entry **ret, size_t *
 			char box[NAME_MAX_LEN + 1];
 			r = box_name_of(t, ino, box, sizeof box);
 			if (r >= 0)
+				r = add_by_lookup(t, &es, ino, "last");
+			if (r >= 0)
 				r = engine_snapshot_names(t->engine, box, &names, &n);
 			for (size_t i = 0; i < n && r >= 0; i++)
 				r = add_by_lookup(t, &es, ino, names[i]);
@@ -1510,6 +1533,7 @@ static void file_free(struct tree *t, struct tree_file *f)
 		close(f->stream_fd);
 	free(f->content);
 	free(f->wbuf);
+	free(f->answer);
 	free(f);
 }
 
@@ -1520,6 +1544,11 @@ void tree_release(struct tree *t, struct tree_file *f)
 	if (f->pending)
 		(void)tree_flush(t, f);
 	file_free(t, f);
+}
+
+const char *tree_file_answer(const struct tree_file *f)
+{
+	return f->answer;
 }
 
 bool tree_file_is_stream(const struct tree_file *f)
@@ -1590,10 +1619,14 @@ int tree_read(struct tree *t, struct tree_file *f, uint64_t off, char *buf, size
 }
 
 /* Applies one value to a box control file, recording a failure in the box's
- * error file. */
-static int write_box_file(struct tree *t, int64_t id, unsigned file, const char *data, size_t len)
+ * error file. What `snapshot`, `fork` and `restore` made goes to
+ * *ret_answer (may be NULL) as a JSON object (tree_file_answer). */
+static int write_box_file_answer(struct tree *t, int64_t id, unsigned file, const char *data,
+				 size_t len, char **ret_answer)
 {
-	char value[VALUE_MAX + 1];
+	char value[VALUE_MAX + 1], made[NAME_MAX_LEN + 1];
+	struct engine_restore res;
+	json_t *answer = NULL;
 	struct box_view v;
 	pd_error err = {0};
 	int r;
@@ -1635,24 +1668,42 @@ static int write_box_file(struct tree *t, int64_t id, unsigned file, const char 
 		r = engine_box_set_ttl(t->engine, v.name, value, &err);
 		break;
 	case BF_SNAPSHOT:
-		r = engine_box_snapshot(t->engine, v.name, value, NULL, 0, &err);
+		r = engine_box_snapshot(t->engine, v.name, value, made, sizeof made, &err);
+		if (r >= 0)
+			answer = json_pack("{s:s}", "snapshot", made);
 		break;
 	case BF_FORK:
-		r = engine_box_fork(t->engine, v.name, value, &err);
+		r = engine_box_fork(t->engine, v.name, value, made, sizeof made, &err);
+		if (r >= 0)
+			answer = json_pack("{s:s, s:s}", "box", value, "snapshot", made);
 		break;
 	case BF_RESTORE:
-		r = engine_box_restore(t->engine, v.name, value, &err);
+		r = engine_box_restore(t->engine, v.name, value, &res, &err);
+		if (r >= 0 && res.restarted)
+			answer = json_pack("{s:s, s:b, s:s, s:s}", "snapshot", res.id, "restarted",
+					   1, "before", res.before, "jobs_ended", res.jobs);
+		else if (r >= 0)
+			answer = json_pack("{s:s, s:b}", "snapshot", res.id, "restarted", 0);
 		break;
 	default:
 		return -EACCES;
 	}
-	if (r >= 0)
+	if (r >= 0) {
+		if (answer && ret_answer)
+			*ret_answer = json_dumps(answer, JSON_COMPACT);
+		json_decref(answer);
 		return 0;
+	}
 fail:
 	if (!err.code)
 		pd_error_set(&err, r, "%s", strerror(-r));
 	engine_box_record_error(t->engine, v.name, box_files[file].name, &err);
 	return err.code;
+}
+
+static int write_box_file(struct tree *t, int64_t id, unsigned file, const char *data, size_t len)
+{
+	return write_box_file_answer(t, id, file, data, len, NULL);
 }
 
 /* A snapshot's label, with a failure recorded in the snapshot's error. */
@@ -2009,7 +2060,10 @@ int tree_write(struct tree *t, struct tree_file *f, uint64_t off, const char *bu
 	switch (INO_KIND(f->ino)) {
 	case KIND_BOX:
 		(void)off; /* each write(2) is one whole value */
-		return write_box_file(t, (int64_t)INO_ID(f->ino), INO_FILE(f->ino), buf, len);
+		free(f->answer);
+		f->answer = NULL;
+		return write_box_file_answer(t, (int64_t)INO_ID(f->ino), INO_FILE(f->ino), buf, len,
+					     &f->answer);
 	case KIND_SNAP:
 		return write_snap_file(t, (int64_t)INO_ID(f->ino), INO_FILE(f->ino), buf, len);
 	case KIND_TEMP:

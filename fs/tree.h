@@ -103,6 +103,14 @@ uint64_t tree_file_wait_key(const struct tree_file *f);
 /* One write(2). Returns 0 (all of len taken) or -errno. */
 int tree_write(struct tree *t, struct tree_file *f, uint64_t off, const char *buf, size_t len);
 
+/* What the last write of f made, as a JSON object, or NULL: `snapshot`
+ * {"snapshot":ID}, `fork` {"box":NEW,"snapshot":ID}, `restore`
+ * {"snapshot":ID,"restarted":BOOL} and, if the box was running (stopped
+ * and started again), "before" (the snapshot its stop took, or "") and
+ * "jobs_ended" (the jobs that stop ended, names separated by spaces). Valid
+ * until the next write or the release. */
+const char *tree_file_answer(const struct tree_file *f);
+
 /* close(2) of one descriptor: applies a value that waits for it (a job's
  * cmd, exec/new) and returns its error. Called again by tree_release(). */
 int tree_flush(struct tree *t, struct tree_file *f);

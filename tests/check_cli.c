@@ -256,6 +256,9 @@ START_TEST(parse_settings_snapshots)
 	PARSE_OK(&a, "restore", "b", "s1");
 	ck_assert_int_eq(a.verb, CLI_RESTORE);
 	ck_assert_str_eq(a.value, "s1");
+	PARSE_OK(&a, "restore", "b", "before upgrade"); /* a label */
+	ck_assert_str_eq(a.value, "before upgrade");
+	PARSE_BAD("restore", "b", "two\nlines");
 	PARSE_BAD("restore", "b");
 }
 END_TEST
@@ -424,6 +427,16 @@ START_TEST(error_body)
 		else
 			ck_assert_msg(got == NULL, "case %zu: got %s", i, got);
 	}
+	/* Any string member: the answer of a control write. */
+	const char *answer = "{\"snapshot\":\"web-3\",\"restarted\":true,\"jobs_ended\":\"1 b\"}";
+	_cleanup_free_ char *id = cli_json_flat_get(answer, strlen(answer), "snapshot");
+	_cleanup_free_ char *jobs = cli_json_flat_get(answer, strlen(answer), "jobs_ended");
+	ck_assert_str_eq(id, "web-3");
+	ck_assert_str_eq(jobs, "1 b");
+	ck_assert_ptr_null(
+	    cli_json_flat_get(answer, strlen(answer), "restarted")); /* not a string */
+	ck_assert_ptr_null(cli_json_flat_get(answer, strlen(answer), "before"));
+	ck_assert_ptr_null(cli_json_flat_get("", 0, "snapshot"));
 	/* a body cut short inside a string */
 	const char *cut = "{\"error\":\"abc\"}";
 	ck_assert_ptr_null(cli_error_from_body(cut, 8));

@@ -201,6 +201,42 @@ START_TEST(test_store_attach)
 }
 END_TEST
 
+/* A fork's settings: the source's policy and volumes, in its order. */
+START_TEST(test_store_copy_settings)
+{
+	struct box_row src = box("src"), fork = box("fork");
+	struct volume_row x = volume("x"), y = volume("y");
+	int64_t yx[] = {0, 0}, *ids = NULL;
+	_cleanup_free_ char *policy = NULL;
+	size_t n = 0;
+	pd_error err = {0};
+
+	ck_assert_int_eq(store_box_insert(st, &src, &err), 0);
+	ck_assert_int_eq(store_box_insert(st, &fork, &err), 0);
+	ck_assert_int_eq(store_volume_insert(st, &x, &err), 0);
+	ck_assert_int_eq(store_volume_insert(st, &y, &err), 0);
+	yx[0] = y.id;
+	yx[1] = x.id;
+	ck_assert_int_eq(store_box_set_volumes(st, src.id, yx, 2, &err), 0);
+	ck_assert_int_eq(store_box_policy_set(st, src.id, "allowlist\nexample.com\n", &err), 0);
+
+	ck_assert_int_eq(store_box_copy_settings(st, src.id, fork.id, &err), 0);
+	ck_assert_int_eq(store_box_policy_get(st, fork.id, &policy), 0);
+	ck_assert_str_eq(policy, "allowlist\nexample.com\n");
+	ck_assert_int_eq(store_box_volumes(st, fork.id, &ids, &n), 0);
+	ck_assert_uint_eq(n, 2);
+	ck_assert_int_eq(ids[0], y.id);
+	ck_assert_int_eq(ids[1], x.id);
+	free(ids);
+	/* The source keeps its own. */
+	ck_assert_int_eq(store_box_volumes(st, src.id, &ids, &n), 0);
+	ck_assert_uint_eq(n, 2);
+	free(ids);
+	/* No such box: refused. */
+	ck_assert_int_eq(store_box_copy_settings(st, src.id, 12345, &err), -ENOENT);
+}
+END_TEST
+
 static Suite *volumes_suite(void)
 {
 	Suite *s = suite_create("volumes");
@@ -214,6 +250,7 @@ static Suite *volumes_suite(void)
 	tcase_add_checked_fixture(tc, setup, teardown);
 	tcase_add_test(tc, test_store_volumes);
 	tcase_add_test(tc, test_store_attach);
+	tcase_add_test(tc, test_store_copy_settings);
 	suite_add_tcase(s, tc);
 	return s;
 }

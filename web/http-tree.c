@@ -316,6 +316,7 @@ static void work_write(struct req *r)
 	struct box_error_mark m;
 	struct tree_attr a;
 	struct tree_file *f = NULL;
+	_cleanup_free_ char *answer = NULL;
 	int k;
 
 	mark_box_error(r, &m);
@@ -328,13 +329,20 @@ static void work_write(struct req *r)
 		k = tree_write(t, f, 0, r->body ? r->body : "", r->len);
 		if (k >= 0)
 			k = tree_flush(t, f);
+		/* What the write made (a snapshot's id): the reply's body (none
+		 * if there is no memory for it: the write itself happened). */
+		if (k >= 0 && tree_file_answer(f))
+			answer = strdup(tree_file_answer(f));
 		tree_release(t, f);
 	}
 	if (k < 0) {
 		reply_tree_error(r, k, &m);
 		return;
 	}
-	req_reply_text(r, 204, NULL, "", 0);
+	if (answer)
+		req_reply_json(r, 200, answer);
+	else
+		req_reply_text(r, 204, NULL, "", 0);
 }
 
 static void work_mkdir(struct req *r)

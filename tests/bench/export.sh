@@ -41,7 +41,7 @@ for i in range(40):
         f.write((words * ((2 << 20) // len(words) + 1))[: 2 << 20])
 PY
 echo snap >"$M/boxes/big/snapshot" || bench_broken "cannot snapshot"
-id=$(ls "$M/boxes/big/snapshots" | tail -1)
+id=$(readlink "$M/boxes/big/snapshots/last")
 mkdir "$M/volumes/big" && cp -a "$T/." "$M/volumes/big/data/" || bench_broken "cannot fill a volume"
 sync
 bytes=$(du -sb "$T" | cut -f1)

@@ -61,7 +61,7 @@ for ((r = 0; r < RUNS; r++)); do
 	ms "$t0" "$t1" >>"$cp"
 	rm -rf "$PD_TMP/cp-copy"
 	timed_write "$M/boxes/$b/snapshot" "bench" >>"$snap"
-	sid=$(ls "$M/boxes/$b/snapshots" | tail -1)
+	sid=$(readlink "$M/boxes/$b/snapshots/last")
 	echo more >"$M/boxes/$b/root/more"
 	timed_write "$M/boxes/$b/restore" "$sid" >>"$res"
 	for x in "s10-$r" "s1000-$r" "f10-$r" "f1000-$r" "$b"; do rmdir "$M/boxes/$x"; done

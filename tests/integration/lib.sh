@@ -597,11 +597,12 @@ pd_cleanup() {
 	umount -l "$M" 2>/dev/null
 	pd_lxcfs_cleanup
 	# Box roots and their views, volume views, snapshot mounts and the
-	# boxes' network namespaces (bind mounts that would keep the namespaces
-	# alive).
+	# boxes' network and user namespaces (bind mounts that would keep the
+	# namespaces alive).
 	grep -o -e " $PD_TMP/run/roots/[^ ]* " -e " $PD_TMP/run/volumes/[^ ]* " \
 		-e " $D/boxes/[0-9]*/rootfs " -e " $PD_TMP/run/snapshots/[^ ]* " \
-		-e " $PD_TMP/run/netns/[^ ]* " /proc/self/mountinfo | while read -r mp; do
+		-e " $PD_TMP/run/netns/[^ ]* " -e " $PD_TMP/run/userns/[^ ]* " \
+		/proc/self/mountinfo | while read -r mp; do
 		umount -l "$mp"
 	done
 	# Then what those held: the boxes' disk images and the image layers'

@@ -1,7 +1,8 @@
 #!/bin/bash
 # The paddock CLI's snapshot and volume commands against a real daemon over
 # its unix socket: new, exec, snapshot (prints the id), snapshots (and
-# --json), fork (both diverge), stop (takes a snapshot), restore, volume
+# --json), fork (both diverge), stop (takes a snapshot), restore (by id or
+# label; a running box's jobs it ended are said), volume
 # create/ls/attach/detach/export/import/rm, and the server's reasons for
 # bad requests (exit 1).
 . "$(dirname "$0")/lib.sh"
@@ -47,10 +48,25 @@ ok "paddock stop" pd stop s1
 ok "stop takes a snapshot labelled stop" bash -c "same \$(pd snapshots s1 | tail -n +2 | wc -l) $((n_before + 1)) && pd snapshots s1 | grep -Eq ' stop +'"
 ok "paddock start" pd start s1
 pd exec s1 -- sh -c 'echo later > /later'
-ok "paddock restore BOX SNAP" pd restore s1 "$SNAP1"
+pd exec s1 -- sleep 1000 >/dev/null 2>&1 &
+exec_pid=$!
+wait_for 10 bash -c "grep -lx 'sleep 1000' '$M'/boxes/s1/exec/*/cmd >/dev/null" >/dev/null
+job=$(basename "$(dirname "$(grep -lx 'sleep 1000' "$M"/boxes/s1/exec/*/cmd | grep -v /last/)")")
+wait_for 10 bash -c "same \"\$(cat '$M/boxes/s1/exec/$job/status')\" running" >/dev/null
+pd restore s1 "$SNAP1" >"$H/o" 2>"$H/e"
+ok "paddock restore BOX SNAP" same "$?" 0
 ok "changes after the snapshot are gone, older ones stay" bash -c "
 	test ! -e '$M/boxes/s1/root/later' && test ! -e '$M/boxes/s1/root/only-s1' &&
 	same \"\$(cat '$M/boxes/s1/root/f1')\" one"
+ok "it prints the id restored" same "$(cat "$H/o")" "$SNAP1"
+ok "it says the running box was stopped, which job that ended, and where its files went" \
+	grep -Eq "^paddock: s1 was running: stopped first \(which ended its jobs $job\), restored, started again; its files from before are in snapshot s1-[0-9]+\$" "$H/e"
+wait "$exec_pid"
+ok "the paddock exec following that job ends with its code (SIGTERM: 143)" same "$?" 143
+ok "paddock restore BOX LABEL (a label one snapshot has)" bash -c "same \"\$(pd restore s1 manual 2>/dev/null)\" '$SNAP2'"
+pd restore s1 stop >"$H/o" 2>"$H/e"
+rc=$?
+ok "a label several snapshots have exits 1, naming them" bash -c "same $rc 1 && grep -q 'snapshots of s1 have the label \"stop\" (s1-' '$H/e' && test ! -s '$H/o'"
 
 # Errors: the server's reason, exit 1.
 pd restore s1 nosuch-99 >"$H/o" 2>"$H/e"

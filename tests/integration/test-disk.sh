@@ -87,7 +87,7 @@ ok "one mount and one loop device for the box's image" bash -c "same \$(mounts_o
 echo kept >"$B/full/root/kept"
 old_img_ino=$(stat -c %i "$(img_of full)")
 echo stopped >"$B/full/state"
-sid=$(ls "$B/full/snapshots" | tail -1)
+sid=$(readlink "$B/full/snapshots/last")
 ok "a stop freezes the image into a layer (a file)" bash -c "[ -n '$sid' ] && find '$D/layers' -maxdepth 1 -type f -name 'L*' -inum $old_img_ino | grep -q ."
 ok "the box has a fresh image" bash -c "[ \$(stat -c %i '$(img_of full)') != $old_img_ino ] && [ \$(usage_disk full) -lt $((8 * MiB)) ]"
 ok "its files are intact through the frozen layer" same "$(cat "$B/full/root/kept")" kept

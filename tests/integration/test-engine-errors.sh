@@ -144,7 +144,7 @@ ok "info parses as JSON, its error clean" bash -c "cat '$B/u/info' >'$PD_TMP/inf
 ok "a hostile policy line: EINVAL" write_expect EINVAL "$B/u/policy" "hex:$(printf 'allow \033]0;pwned\007\377\n' | xxd -p)"
 ok "error and info stay clean, the line shown escaped" bash -c "clean '$B/u/error' && grep -qF 'pwned\x07\xff' '$B/u/error' && cat '$B/u/info' >'$PD_TMP/info' && info_ok '$PD_TMP/info'"
 echo "snap" >"$B/u/snapshot"
-S=$(ls "$B/u/snapshots" | tail -1)
+S=$(readlink "$B/u/snapshots/last")
 ok "a hostile label is stored escaped" bash -c "printf 'l\033[2J\377\n' >'$M/snapshots/$S/label' && clean '$M/snapshots/$S/label' && grep -qF 'l\x1b[2J\xff' '$M/snapshots/$S/label'"
 ok "a label is at most 255 bytes as stored: EINVAL" write_expect EINVAL "$M/snapshots/$S/label" "hex:$(head -c 100 /dev/zero | tr '\0' '\377' | xxd -p -c 1000)"
 ok "...and the snapshot's error is clean" clean "$M/snapshots/$S/error"

@@ -304,7 +304,7 @@ case "$FLIPS" in flip*swaps=*) ;; *) record race-http ESCAPED "the box's flips d
 # directory) are seen, not followed. The HTTP mirror resolves them inside
 # the box: race/l1/hostfile is the box's /host... path, which it lacks.
 echo links >"$B/atk/snapshot"
-SNAP=$(ls "$B/atk/snapshots" | tail -n 1)
+SNAP=$(readlink "$B/atk/snapshots/last")
 mkdir "$M/volumes/lv" && ln -s "$HD" "$M/volumes/lv/data/evil"
 via() { cat "$1/hostfile" 2>&1 | sed 's/.*: //'; }
 views="snapshot:$(via "$M/snapshots/$SNAP/root/race/l1") $(via "$M/snapshots/$SNAP/root/race/l2")"

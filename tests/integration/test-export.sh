@@ -38,7 +38,7 @@ head -c 3000000 /dev/urandom >"$B/web/root/srv/sub/big"
 printf 'new\nline' >"$B/web/root/srv/name with space"
 ln -s ../a "$B/web/root/srv/sub/link"
 echo snap >"$B/web/snapshot"
-s=$(ls "$B/web/snapshots" | tail -1)
+s=$(readlink "$B/web/snapshots/last")
 S=$M/snapshots/$s
 ok "snapshots/ID/export is listed, read-only" same "$(stat -c %a "$S/export")" 440
 ok "reading it gives a valid tar.zst" bash -c "cat '$S/export' > '$H/snap.tar.zst' && zstd -tq '$H/snap.tar.zst'"

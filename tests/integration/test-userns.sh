@@ -127,7 +127,7 @@ ok "a pull gives the ids the box sees (1000, not the host's)" \
 # Snapshot, fork, restore across ranges.
 echo stopped >"$M/boxes/a/state"
 echo one >"$M/boxes/a/snapshot"
-sid=$(ls "$M/boxes/a/snapshots" | tail -1)
+sid=$(readlink "$M/boxes/a/snapshots/last")
 ok "a snapshot's root shows the ids a box sees" \
 	same "$(stat -c %u "$M/snapshots/$sid/root/made"):$(stat -c %u "$M/snapshots/$sid/root/bin")" "1000:0"
 ok "its export has them too" \
