@@ -46,6 +46,9 @@ struct box {
 	 * tries again then (row.expires stays set until the stop worked). */
 	time_t expire_retry;
 	struct du_cache disk; /* its upper (its own changes) */
+	/* Its cgroup's CPU time, sampled every second by the timer thread
+	 * while it runs (usage's cpu_percent). */
+	struct cgroup_cpu_window cpu;
 	struct policy policy; /* network policy in force (engine-net.c) */
 	/* Addresses the box's allowed lookups returned (engine-dns.c). */
 	struct net_name *names;
@@ -114,6 +117,7 @@ struct engine {
 
 	pthread_t timer;
 	bool timer_started;
+	uint64_t cpu_sampled_usec; /* the timer's last CPU sampling round */
 	bool stopping;
 	pthread_cond_t timer_cond; /* signalled when a deadline changes */
 	pthread_cond_t du_cond;	   /* broadcast when a disk walk ends */

@@ -1011,8 +1011,13 @@ int engine_box_set_state(struct engine *e, const char *name, const char *value, 
 	pd_mutex_lock(&e->lock);
 	b->busy = false;
 	b->state = box_state_finish(prior, action, r >= 0);
-	if (r >= 0 && action == BOX_ACTION_START)
+	if (r >= 0 && action == BOX_ACTION_START) {
 		b->row.last_started = time(NULL);
+		/* A new cgroup: its CPU samples start now (timer_main). */
+		b->cpu.n = 0;
+		e->cpu_sampled_usec = 0;
+		pthread_cond_signal(&e->timer_cond);
+	}
 	if (r >= 0 && action == BOX_ACTION_STOP) {
 		b->pid = 0;
 		b->lxcfs_gen = 0;
@@ -1252,15 +1257,75 @@ static void expire_stopped(struct engine *e, const char *name, int r, const pd_e
 	pd_mutex_unlock(&e->lock);
 }
 
+#define CPU_SAMPLE_USEC 1000000ULL
+
+/* Takes a sample of the CPU time of every running box (cpu_percent). The
+ * cgroup files are read without the engine lock, which is dropped and
+ * taken again. Returns whether a box runs: when none does, no round is due
+ * until a start resets cpu_sampled_usec and signals timer_cond. Engine
+ * lock held. */
+static bool sample_cpu(struct engine *e)
+{
+	struct cpu_sample {
+		int64_t id;
+		pid_t pid; /* the same box, not started again meanwhile */
+		char name[NAME_MAX_LEN + 1];
+		uint64_t at_usec, cpu_usec;
+		bool ok;
+	};
+	_cleanup_free_ struct cpu_sample *s = NULL;
+	size_t n = 0;
+
+	e->cpu_sampled_usec = now_usec();
+	s = calloc(e->n_boxes ? e->n_boxes : 1, sizeof *s);
+	if (!s)
+		return true; /* try again in a second */
+	for (size_t i = 0; i < e->n_boxes; i++) {
+		struct box *b = e->boxes[i];
+		if (b->state != BOX_RUNNING || b->deleting) {
+			b->cpu.n = 0;
+			continue;
+		}
+		s[n].id = b->row.id;
+		s[n].pid = b->pid;
+		snprintf(s[n].name, sizeof s[n].name, "%s", b->row.name);
+		n++;
+	}
+	if (!n)
+		return false;
+	pd_mutex_unlock(&e->lock);
+	for (size_t i = 0; i < n; i++) {
+		struct cgroup_usage cg;
+		s[i].ok = runtime_usage(e->rt, s[i].name, &cg) >= 0;
+		s[i].at_usec = now_usec();
+		s[i].cpu_usec = cg.cpu_usec;
+	}
+	pd_mutex_lock(&e->lock);
+	for (size_t i = 0; i < n; i++) {
+		struct box *b = eng_find_box_id(e, s[i].id);
+		if (s[i].ok && b && b->state == BOX_RUNNING && b->pid == s[i].pid)
+			cgroup_cpu_add(&b->cpu, s[i].at_usec, s[i].cpu_usec);
+	}
+	return true;
+}
+
 static void *timer_main(void *userdata)
 {
 	struct engine *e = userdata;
+	bool sampling = true;
 
 	pd_mutex_lock(&e->lock);
 	while (!e->stopping) {
 		char **stop;
 		size_t n;
-		time_t next = expire_due(e, &stop, &n);
+		time_t next;
+
+		if (now_usec() - e->cpu_sampled_usec >= CPU_SAMPLE_USEC) {
+			sampling = sample_cpu(e);
+			if (e->stopping)
+				break;
+		}
+		next = expire_due(e, &stop, &n);
 
 		if (n) {
 			pd_mutex_unlock(&e->lock);
@@ -1280,7 +1345,22 @@ static void *timer_main(void *userdata)
 			continue;
 		}
 		free(stop);
-		if (next) {
+		if (sampling) {
+			/* The next round, or the deadline if it comes first. */
+			uint64_t due = e->cpu_sampled_usec + CPU_SAMPLE_USEC, now = now_usec();
+			struct timespec ts;
+			clock_gettime(CLOCK_REALTIME, &ts);
+			uint64_t at = (uint64_t)ts.tv_sec * 1000000ULL +
+				      (uint64_t)ts.tv_nsec / 1000 + (due > now ? due - now : 0);
+			if (!next || (uint64_t)next * 1000000ULL > at) {
+				ts.tv_sec = (time_t)(at / 1000000ULL);
+				ts.tv_nsec = (long)(at % 1000000ULL) * 1000;
+			} else {
+				ts.tv_sec = next;
+				ts.tv_nsec = 0;
+			}
+			pd_cond_timedwait(&e->timer_cond, &e->lock, &ts);
+		} else if (next) {
 			struct timespec ts = {.tv_sec = next, .tv_nsec = 0};
 			pd_cond_timedwait(&e->timer_cond, &e->lock, &ts);
 		} else
@@ -1388,6 +1468,7 @@ void engine_box_record_error(struct engine *e, const char *name, const char *fil
 int engine_box_usage(struct engine *e, const char *name, unsigned flags, struct box_usage *ret)
 {
 	struct cgroup_usage cg = {0};
+	struct cgroup_cpu_window cpu;
 	struct box_usage u = {0};
 	struct box *b;
 	bool running;
@@ -1400,6 +1481,7 @@ int engine_box_usage(struct engine *e, const char *name, unsigned flags, struct 
 		return -ENOENT;
 	}
 	running = b->state == BOX_RUNNING || b->state == BOX_STOPPING;
+	cpu = b->cpu;
 	/* Its image says at once what it holds; a directory is walked. */
 	r = eng_disk_usage(e, b, &u.disk_bytes);
 	if (r < 0) {
@@ -1412,6 +1494,8 @@ int engine_box_usage(struct engine *e, const char *name, unsigned flags, struct 
 		return r;
 	if (running && runtime_usage(e->rt, name, &cg) >= 0) {
 		u.cpu_usec = cg.cpu_usec;
+		u.cpu_percent = cgroup_cpu_percent(&cpu, ENGINE_CPU_WINDOW_S * 1000000ULL,
+						   1000000ULL, now_usec(), cg.cpu_usec);
 		u.memory_bytes = cg.memory_bytes;
 		u.pids = cg.pids;
 	}

@@ -60,8 +60,13 @@ struct box_view {
 	int64_t uid_base; /* host id of its root (its range: idmap.h), 0: none */
 };
 
+#define ENGINE_CPU_WINDOW_S 5
+
 struct box_usage {
 	uint64_t cpu_usec;
+	/* CPU use over the last ENGINE_CPU_WINDOW_S seconds (5 to 6: the
+	 * samples are a second apart), in percent of one CPU. */
+	unsigned cpu_percent;
 	uint64_t memory_bytes;
 	uint64_t pids;
 	uint64_t disk_bytes;
@@ -144,7 +149,8 @@ int engine_box_rootfs(struct engine *e, const char *name, char *buf, size_t bufs
 void engine_box_record_error(struct engine *e, const char *name, const char *file,
 			     const pd_error *err);
 
-/* CPU, memory and pids from the box's cgroup while it runs, and the bytes
+/* CPU, memory and pids from the box's cgroup while it runs (cpu_percent
+ * from the timer thread's samples: engine_start_timers()), and the bytes
  * its own files hold (its upper). The bytes come from a walk of its files
  * that runs outside the engine lock, one at a time per box, and is reused
  * for a few seconds: a reader that comes while a walk runs gets the last

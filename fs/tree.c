@@ -186,7 +186,8 @@ static const char readme_text[] =
     "\n"
     "  mkdir boxes/web                   create a box (state: created)\n"
     "  echo running > boxes/web/state    start it; echo stopped > ... stops it\n"
-    "  cat boxes/web/usage               cpu_usec, memory_bytes, pids, disk_bytes\n"
+    "  cat boxes/web/usage               cpu_usec, cpu_percent (last 5 s, 100 = one CPU),\n"
+    "                                    memory_bytes, pids, disk_bytes\n"
     "  echo medium > boxes/web/type      change its limits (live when running)\n"
     "  cat boxes/web/error               why the last control write failed\n"
     "  cat boxes/web/events              follow its lifecycle events\n"
@@ -412,9 +413,10 @@ static int buf_printf(struct buf *b, const char *fmt, ...)
 
 static json_t *usage_json(const struct box_usage *u)
 {
-	return json_pack("{s:I, s:I, s:I, s:I}", "cpu_usec", (json_int_t)u->cpu_usec,
-			 "memory_bytes", (json_int_t)u->memory_bytes, "pids", (json_int_t)u->pids,
-			 "disk_bytes", (json_int_t)u->disk_bytes);
+	return json_pack("{s:I, s:I, s:I, s:I, s:I}", "cpu_usec", (json_int_t)u->cpu_usec,
+			 "cpu_percent", (json_int_t)u->cpu_percent, "memory_bytes",
+			 (json_int_t)u->memory_bytes, "pids", (json_int_t)u->pids, "disk_bytes",
+			 (json_int_t)u->disk_bytes);
 }
 
 /* A JSON string of text from anywhere (a box, a client, an old row):
@@ -522,9 +524,9 @@ static int render_box_file(struct tree *t, int64_t id, unsigned file, struct buf
 		if (r < 0)
 			return r;
 		return buf_printf(out,
-				  "cpu_usec %" PRIu64 "\nmemory_bytes %" PRIu64 "\npids %" PRIu64
-				  "\ndisk_bytes %" PRIu64 "\n",
-				  u.cpu_usec, u.memory_bytes, u.pids, u.disk_bytes);
+				  "cpu_usec %" PRIu64 "\ncpu_percent %u\nmemory_bytes %" PRIu64
+				  "\npids %" PRIu64 "\ndisk_bytes %" PRIu64 "\n",
+				  u.cpu_usec, u.cpu_percent, u.memory_bytes, u.pids, u.disk_bytes);
 	case BF_INFO:
 		return render_info(t, &v, out);
 	case BF_ERROR:

@@ -582,6 +582,7 @@ START_TEST(test_mkdir_box)
 	ck_assert(created[4] == '-' && created[10] == 'T' && created[19] == 'Z');
 	const char *usage = cat("boxes/web/usage");
 	assert_has(usage, "cpu_usec 0\n");
+	assert_has(usage, "cpu_percent 0\n");
 	assert_has(usage, "memory_bytes 0\n");
 	assert_has(usage, "pids 0\n");
 	assert_has(usage, "disk_bytes ");
