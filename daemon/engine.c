@@ -618,9 +618,12 @@ int engine_box_create(struct engine *e, const char *name, pd_error *err)
 	if (!name_valid(name))
 		return pd_error_set(err, -EINVAL,
 				    "invalid box name \"%s\": use [a-z0-9][a-z0-9._-]{0,62}", name);
-	if (!config_find_type(cfg, cfg->default_type))
-		return pd_error_set(err, -EINVAL, "default type %s is not defined",
-				    cfg->default_type);
+	if (!config_find_type(cfg, cfg->default_type)) {
+		char types[256];
+		config_type_names(cfg, types, sizeof types);
+		return pd_error_set(err, -EINVAL, "default type %s is not defined: types are %s",
+				    cfg->default_type, types);
+	}
 	r = image_get(e->images_dir, cfg->default_image, &img);
 	if (r < 0)
 		return pd_error_set(err, -ENOENT,
@@ -892,9 +895,14 @@ static int eng_box_start(struct engine *e, struct box *b, pd_error *err)
 	pid_t pid = 0;
 	int r;
 
-	if (!type)
-		return pd_error_set(err, -EINVAL, "type %s is not defined in the configuration",
-				    b->row.type);
+	if (!type) {
+		char types[256];
+		config_type_names(e->cfg, types, sizeof types);
+		return pd_error_set(err, -EINVAL,
+				    "type %s is not defined in the configuration: types are %s "
+				    "(write one to type)",
+				    b->row.type, types);
+	}
 	r = eng_box_own_ids(e, b, err);
 	if (r < 0)
 		return r;
@@ -1049,7 +1057,9 @@ int engine_box_set_type(struct engine *e, const char *name, const char *value, p
 		goto out;
 	type = config_find_type(e->cfg, value);
 	if (!type) {
-		r = pd_error_set(err, -EINVAL, "unknown type \"%s\" (see /types)", value);
+		char types[256];
+		config_type_names(e->cfg, types, sizeof types);
+		r = pd_error_set(err, -EINVAL, "unknown type \"%s\": types are %s", value, types);
 		goto out;
 	}
 	if (strcmp(b->row.type, value) == 0)

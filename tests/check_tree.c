@@ -1393,6 +1393,9 @@ START_TEST(test_write_type_invalid)
 	assert_has(cat("boxes/web/error"), "type:");
 	assert_has(cat("boxes/web/error"), "nope");
 	assert_has(cat("boxes/web/error"), "(EINVAL)");
+	/* The reason names the types there are. */
+	assert_has(cat("boxes/web/error"),
+		   "type: unknown type \"nope\": types are small, medium, large (EINVAL)");
 
 	/* A later success does not clear the record of the failure. */
 	ck_assert_int_eq(write_str("boxes/web/type", "medium"), 0);

@@ -10,7 +10,9 @@
 #  - a TTL whose stop fails keeps its deadline and is tried again, also
 #    after a restart;
 #  - bytes a client writes (ESC, bytes that are not UTF-8) come back in
-#    `error`, `info` and labels as valid UTF-8 without control characters.
+#    `error`, `info` and labels as valid UTF-8 without control characters;
+#  - the reasons for a bad type, volume or signal name the valid ones,
+#    through the mount and over HTTP.
 . "$(dirname "$0")/lib.sh"
 pd_setup || exit 1
 pd_fake_crun
@@ -148,5 +150,50 @@ S=$(ls "$B/u/snapshots" | tail -1)
 ok "a hostile label is stored escaped" bash -c "printf 'l\033[2J\377\n' >'$M/snapshots/$S/label' && clean '$M/snapshots/$S/label' && grep -qF 'l\x1b[2J\xff' '$M/snapshots/$S/label'"
 ok "a label is at most 255 bytes as stored: EINVAL" write_expect EINVAL "$M/snapshots/$S/label" "hex:$(head -c 100 /dev/zero | tr '\0' '\377' | xxd -p -c 1000)"
 ok "...and the snapshot's error is clean" clean "$M/snapshots/$S/error"
+
+# --- reasons that name the valid values ---------------------------------------
+pd_owner || diag "cannot log in"
+mkdir "$B/e"
+# err BOX: the box's error file.
+err() { cat "$B/$1/error"; }
+export -f err
+export B
+ok "a bad type: EINVAL" write_expect EINVAL "$B/e/type" hug
+ok "...error is 'TIME type: reason (ERRNO)', the reason naming the types" grep -Eqx \
+	'[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}Z type: unknown type "hug": types are small, medium, large, tiny \(EINVAL\)' "$B/e/error"
+ok "over HTTP: a bad type is 400, the body naming the types" bash -c "
+	out=\$(hc -w ' %{http_code}' -X PUT --data-binary hugs boxes/e/type)
+	[[ \$out == *'types are small, medium, large, tiny (EINVAL)\",\"errno\":\"EINVAL\"}'*' 400' ]]"
+ok "...the body's error is the error file's line" bash -c "
+	hc -X PUT --data-binary huge boxes/e/type | python3 -c '
+import json, sys
+e = json.load(sys.stdin)[\"error\"]
+assert e == open(\"$B/e/error\").read().rstrip(\"\\n\"), e
+assert e.endswith(\" type: unknown type \\\"huge\\\": types are small, medium, large, tiny (EINVAL)\"), e'"
+ok "...and GET error shows it" bash -c "hc boxes/e/error | grep -q ' type: unknown type \"huge\"'"
+
+# Signals: the reason names them.
+mkdir "$B/e/exec/j"
+echo 'sleep 60' >"$B/e/exec/j/cmd"
+ok "an unknown signal: EINVAL" write_expect EINVAL "$B/e/exec/j/ctl" "signal HUG"
+ok "...the reason names the signals" grep -Eq \
+	' exec/j/ctl: unknown signal "HUG": signals are HUP, INT, QUIT, .*, KILL, .*, TERM, .*, SYS \(with or without SIG\), or a number 1-64 \(EINVAL\)$' "$B/e/error"
+ok "...over HTTP too" bash -c "
+	out=\$(hc -w ' %{http_code}' -X PUT --data-binary 'signal 99' boxes/e/exec/j/ctl)
+	[[ \$out == *'unknown signal \\\"99\\\": signals are HUP, INT, QUIT'*' 400' ]]"
+ok "a good signal works" bash -c "echo 'signal TERM' >'$B/e/exec/j/ctl'"
+ok "...and the job ends by it" same "$(timeout 10 cat "$B/e/exec/j/exit")" 143
+
+# Volumes: the reason names those there are.
+ok "a volume that does not exist: ENOENT" write_expect ENOENT "$B/e/volumes" nosuch
+ok "...the reason says there are none" grep -q \
+	' volumes: line 1: no volume named nosuch: there are no volumes (mkdir volumes/NAME makes one) (ENOENT)$' "$B/e/error"
+mkdir "$M/volumes/v1" "$M/volumes/v2"
+ok "...or names those there are" bash -c "
+	write_expect ENOENT '$B/e/volumes' \$'v1\nnosuch' &&
+	err e | grep -q ' volumes: line 2: no volume named nosuch: volumes are v1, v2 (ENOENT)\$'"
+
+echo stopped >"$B/e/state"
+rmdir "$B/e" "$M/volumes/v1" "$M/volumes/v2"
 rmdir "$B/u" "$B/src" "$B/run"
 pd_done
