@@ -135,8 +135,10 @@ int eng_save_box(struct engine *e, struct box *b, const char *marker, pd_error *
 /* An `error` line, "TIME FILE: reason (ERRNO)", in buf: valid UTF-8
  * without control characters whatever bytes the reason echoes (a box's or
  * a client's: text_printable()), cut to fit at a character boundary, the
- * errno name always kept. */
-void eng_format_error(const char *file, const pd_error *err, char *buf, size_t bufsz);
+ * errno name always kept. err NULL records a success of FILE instead: buf
+ * is emptied when the line in it is FILE's, another file's stays. Returns
+ * whether buf changed. */
+bool eng_format_error(const char *file, const pd_error *err, char *buf, size_t bufsz);
 /* The box table and filesystems (engine.c). Engine lock held for
  * eng_claim() and eng_add_box(); the mount helpers need no lock but the
  * box must be busy (claimed) or not yet shared. */

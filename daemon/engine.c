@@ -517,12 +517,29 @@ static struct du_cache *box_disk(struct engine *e, int64_t id, bool *ret_deletin
 
 /* --- lifecycle --------------------------------------------------------------- */
 
-void eng_format_error(const char *file, const pd_error *err, char *buf, size_t bufsz)
+/* Whether line, as eng_format_error() wrote it ("TIME FILE: ..."), is
+ * about file. */
+static bool error_is_for(const char *line, const char *file)
+{
+	const char *p = strchr(line, ' ');
+	size_t n = strlen(file);
+
+	return p && strncmp(p + 1, file, n) == 0 && strncmp(p + 1 + n, ": ", 2) == 0;
+}
+
+bool eng_format_error(const char *file, const pd_error *err, char *buf, size_t bufsz)
 {
 	char ts[32], msg[PD_ERROR_MAX], line[PD_ERROR_MAX + 256];
-	const char *code = errno_name(-err->code);
+	const char *code;
 	size_t fixed, room;
 
+	if (!err) {
+		if (!error_is_for(buf, file))
+			return false;
+		buf[0] = '\0';
+		return true;
+	}
+	code = errno_name(-err->code);
 	format_rfc3339(time(NULL), ts, sizeof ts);
 	/* The reason gets what the rest leaves, so "(ERRNO)" always shows. */
 	fixed = strlen(ts) + strlen(file) + strlen(code) + 7;
@@ -531,14 +548,16 @@ void eng_format_error(const char *file, const pd_error *err, char *buf, size_t b
 		       room < sizeof msg ? room : sizeof msg);
 	snprintf(line, sizeof line, "%s %s: %s (%s)", ts, file, msg, code);
 	text_printable(line, strlen(line), buf, bufsz);
+	return true;
 }
 
 /* b's error: "TIME FILE: reason (ERRNO)", made fit for any reader (a box
- * or a client may have written the bytes the reason echoes). Engine lock
- * held (or start-up); the caller records the row. */
-static void set_error(struct box *b, const char *file, const pd_error *err)
+ * or a client may have written the bytes the reason echoes); err NULL
+ * clears FILE's. Engine lock held (or start-up); the caller records the row
+ * when it changed. */
+static bool set_error(struct box *b, const char *file, const pd_error *err)
 {
-	eng_format_error(file, err, b->row.error, sizeof b->row.error);
+	return eng_format_error(file, err, b->row.error, sizeof b->row.error);
 }
 
 static void view_of(const struct box *b, struct box_view *v)
@@ -1254,10 +1273,13 @@ static void expire_stopped(struct engine *e, const char *name, int r, const pd_e
 	b = eng_find_box(e, name);
 	if (b && !b->deleting && b->expire_retry) {
 		if (r >= 0 || b->state != BOX_RUNNING) {
+			/* A failure of an earlier try is over. */
+			bool cleared = set_error(b, "ttl", /* err= */ NULL);
 			if (b->row.expires && b->row.expires <= time(NULL)) {
 				b->row.expires = 0;
 				(void)eng_save_box(e, b, NULL, NULL);
-			}
+			} else if (cleared)
+				(void)store_box_update(e->store, &b->row, NULL);
 			b->expire_retry = 0;
 		} else {
 			set_error(b, "ttl", err);
@@ -1467,11 +1489,9 @@ void engine_box_record_error(struct engine *e, const char *name, const char *fil
 
 	pd_mutex_lock(&e->lock);
 	b = eng_find_box(e, name);
-	if (b && !b->deleting) {
-		set_error(b, file, err);
-		/* Keep the marker of an action in flight. */
+	/* Keep the marker of an action in flight. */
+	if (b && !b->deleting && set_error(b, file, err))
 		(void)store_box_update(e->store, &b->row, NULL);
-	}
 	pd_mutex_unlock(&e->lock);
 }
 

@@ -145,7 +145,9 @@ int engine_box_root(struct engine *e, const char *name, char *buf, size_t bufsz)
 int engine_box_rootfs(struct engine *e, const char *name, char *buf, size_t bufsz);
 
 /* Records a failed control write as the box's `error` ("TIME FILE: reason
- * (ERRNO)"). */
+ * (ERRNO)"). err NULL records that file was written successfully: the
+ * error is cleared when it is file's, and stays when it is another file's.
+ * (Of two writers of one file at once, the one recorded last wins.) */
 void engine_box_record_error(struct engine *e, const char *name, const char *file,
 			     const pd_error *err);
 
@@ -242,7 +244,8 @@ int engine_snapshot_export(struct engine *e, const char *id, struct export_strea
 int engine_snapshot_set_label(struct engine *e, const char *id, const char *label, pd_error *err);
 /* rmdir: -EBUSY (reason in err) while a box's filesystem is built on it. */
 int engine_snapshot_delete(struct engine *e, const char *id, pd_error *err);
-/* Records a failed write or rmdir as the snapshot's `error`. */
+/* Records a failed write or rmdir as the snapshot's `error`; err NULL
+ * records a success of file, which clears file's error (as for boxes). */
 void engine_snapshot_record_error(struct engine *e, const char *id, const char *file,
 				  const pd_error *err);
 

@@ -1051,6 +1051,7 @@ int volume_import_finish(struct volume_import *imp, pd_error *err)
 		pd_error_prefix(err, "import rejected, the volume is unchanged");
 		engine_volume_record_error(imp->e, imp->name, "import", err);
 	} else {
+		engine_volume_record_error(imp->e, imp->name, "import", /* err= */ NULL);
 		char what[160];
 		if (verify.manifest)
 			snprintf(what, sizeof what,

@@ -189,7 +189,8 @@ static const char readme_text[] =
     "  cat boxes/web/usage               cpu_usec, cpu_percent (last 5 s, 100 = one CPU),\n"
     "                                    memory_bytes, pids, disk_bytes\n"
     "  echo medium > boxes/web/type      change its limits (live when running)\n"
-    "  cat boxes/web/error               why the last control write failed\n"
+    "  cat boxes/web/error               why the last control write failed: TIME FILE:\n"
+    "                                    reason (ERRNO), until FILE is written fine\n"
     "  cat boxes/web/events              follow its lifecycle events\n"
     "  rmdir boxes/web                   stop and delete it\n"
     "  echo before-upgrade > boxes/web/snapshot   snapshot it (running or not)\n"
@@ -1368,8 +1369,10 @@ static int open_volume_archive(struct tree *t, struct tree_file *f)
 	} else {
 		r = volume_import_begin(t->engine, vv.name, &f->import, &err);
 	}
-	if (r < 0 && err.code)
-		engine_volume_record_error(t->engine, vv.name, export ? "export" : "import", &err);
+	/* An import is done (and its error cleared) only at close. */
+	if ((r < 0 && err.code) || (r >= 0 && export))
+		engine_volume_record_error(t->engine, vv.name, export ? "export" : "import",
+					   r < 0 ? &err : NULL);
 	return r;
 }
 
@@ -1387,8 +1390,8 @@ static int open_snapshot_export(struct tree *t, struct tree_file *f)
 	r = engine_snapshot_export(t->engine, sv.id, &f->export, &err);
 	if (r >= 0)
 		f->wait_key = export_stream_key(f->export);
-	else if (err.code)
-		engine_snapshot_record_error(t->engine, sv.id, "export", &err);
+	if (r >= 0 || err.code)
+		engine_snapshot_record_error(t->engine, sv.id, "export", r < 0 ? &err : NULL);
 	return r;
 }
 
@@ -1567,7 +1570,7 @@ int tree_read(struct tree *t, struct tree_file *f, uint64_t off, char *buf, size
 }
 
 /* Applies one value to a box control file, recording a failure in the box's
- * error file. */
+ * error file (and a success, which clears that file's). */
 static int write_box_file(struct tree *t, int64_t id, unsigned file, const char *data, size_t len)
 {
 	char value[VALUE_MAX + 1];
@@ -1581,15 +1584,11 @@ static int write_box_file(struct tree *t, int64_t id, unsigned file, const char 
 	if (file == BF_VOLUMES) {
 		/* A list: several lines, parsed by the engine. */
 		r = engine_box_set_volumes(t->engine, v.name, data, len, &err);
-		if (r >= 0)
-			return 0;
-		goto fail;
+		goto done;
 	}
 	if (file == BF_POLICY) {
 		r = engine_box_set_policy(t->engine, v.name, data, len, &err);
-		if (r >= 0)
-			return 0;
-		goto fail;
+		goto done;
 	}
 	r = value_from_write(data, len, VALUE_MAX, value, sizeof value);
 	if (r < 0) {
@@ -1623,8 +1622,11 @@ static int write_box_file(struct tree *t, int64_t id, unsigned file, const char 
 	default:
 		return -EACCES;
 	}
-	if (r >= 0)
+done:
+	if (r >= 0) {
+		engine_box_record_error(t->engine, v.name, box_files[file].name, /* err= */ NULL);
 		return 0;
+	}
 fail:
 	if (!err.code)
 		pd_error_set(&err, r, "%s", strerror(-r));
@@ -1652,8 +1654,11 @@ static int write_snap_file(struct tree *t, int64_t seq, unsigned file, const cha
 			     VALUE_MAX);
 	else
 		r = engine_snapshot_set_label(t->engine, v.id, value, &err);
-	if (r >= 0)
+	if (r >= 0) {
+		engine_snapshot_record_error(t->engine, v.id, snap_files[file].name,
+					     /* err= */ NULL);
 		return 0;
+	}
 	if (!err.code)
 		pd_error_set(&err, r, "%s", strerror(-r));
 	engine_snapshot_record_error(t->engine, v.id, snap_files[file].name, &err);
@@ -1693,7 +1698,7 @@ out:
 }
 
 /* Writes of a job's files (and exec/new), with failures recorded in the
- * box's error file as "exec/JOB/FILE". */
+ * box's error file as "exec/JOB/FILE" (a success clears that file's). */
 static int write_job_file(struct tree *t, uint64_t ino, const char *data, size_t len)
 {
 	char box[NAME_MAX_LEN + 1], label[160], value[256], name[NAME_MAX_LEN + 1];
@@ -1744,8 +1749,10 @@ static int write_job_file(struct tree *t, uint64_t ino, const char *data, size_t
 		r = engine_job_set(t->engine, jv.id, job_files[file].name, data, len, &err);
 	}
 done:
-	if (r >= 0)
+	if (r >= 0) {
+		engine_box_record_error(t->engine, box, label, /* err= */ NULL);
 		return 0;
+	}
 	if (!err.code)
 		pd_error_set(&err, r, "%s", strerror(-r));
 	engine_box_record_error(t->engine, box, label, &err);
@@ -1968,10 +1975,10 @@ int tree_rmdir(struct tree *t, uint64_t parent, const char *name)
 		r = box_name_of(t, parent, box, sizeof box);
 		if (r >= 0)
 			r = engine_job_delete(t->engine, box, name, &err);
-		if (r < 0 && err.code) {
+		if (r >= 0 || err.code) {
 			char label[100];
 			snprintf(label, sizeof label, "exec/%s", name);
-			engine_box_record_error(t->engine, box, label, &err);
+			engine_box_record_error(t->engine, box, label, r < 0 ? &err : NULL);
 		}
 		return r;
 	}
