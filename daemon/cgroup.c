@@ -202,3 +202,44 @@ int cgroup_read_limits(const char *root, enum cgroup_mode mode, const char *path
 	*ret = l;
 	return 0;
 }
+
+void cgroup_cpu_add(struct cgroup_cpu_window *w, uint64_t at_usec, uint64_t cpu_usec)
+{
+	if (w->n) {
+		unsigned last = (w->next + CGROUP_CPU_SAMPLES - 1) % CGROUP_CPU_SAMPLES;
+		if (cpu_usec < w->s[last].cpu_usec)
+			w->n = 0;
+	}
+	w->s[w->next].at_usec = at_usec;
+	w->s[w->next].cpu_usec = cpu_usec;
+	w->next = (w->next + 1) % CGROUP_CPU_SAMPLES;
+	if (w->n < CGROUP_CPU_SAMPLES)
+		w->n++;
+}
+
+unsigned cgroup_cpu_percent(const struct cgroup_cpu_window *w, uint64_t window_usec,
+			    uint64_t min_usec, uint64_t now_usec, uint64_t cpu_usec)
+{
+	uint64_t span, used;
+	int base = -1;
+
+	/* From the newest sample back to the oldest. */
+	for (unsigned k = 1; k <= w->n; k++) {
+		unsigned i = (w->next + CGROUP_CPU_SAMPLES - k) % CGROUP_CPU_SAMPLES;
+		if (w->s[i].at_usec > now_usec)
+			continue;
+		uint64_t age = now_usec - w->s[i].at_usec;
+		if (age >= min_usec)
+			base = (int)i;
+		if (age >= window_usec)
+			break;
+	}
+	if (base < 0 || cpu_usec < w->s[base].cpu_usec)
+		return 0;
+	span = now_usec - w->s[base].at_usec;
+	used = cpu_usec - w->s[base].cpu_usec;
+	if (span == 0)
+		return 0;
+	/* used * 100 cannot overflow for centuries of CPU time. */
+	return (unsigned)((used * 100 + span / 2) / span);
+}

@@ -42,6 +42,32 @@ const char *cgroup_mode_to_string(enum cgroup_mode m);
 int cgroup_read_usage(const char *root, enum cgroup_mode mode, const char *path,
 		      struct cgroup_usage *ret);
 
+/* Recent CPU use from samples of a cgroup's cumulative CPU time (cpu_usec
+ * above), taken by the caller at its own pace: a ring of the last
+ * CGROUP_CPU_SAMPLES (time, CPU time) pairs. Times are monotonic
+ * microseconds. Not locked: the owner's lock guards it. */
+#define CGROUP_CPU_SAMPLES 8
+struct cgroup_cpu_window {
+	struct {
+		uint64_t at_usec;
+		uint64_t cpu_usec;
+	} s[CGROUP_CPU_SAMPLES];
+	unsigned n;    /* samples held */
+	unsigned next; /* slot of the next sample */
+};
+
+/* Adds a sample, dropping the oldest when full. A CPU time below the last
+ * sample's (a new cgroup: the box was restarted) starts the window over. */
+void cgroup_cpu_add(struct cgroup_cpu_window *w, uint64_t at_usec, uint64_t cpu_usec);
+
+/* CPU use from a base sample to (now_usec, cpu_usec), in percent of one
+ * CPU, rounded (a box busy on two CPUs: 200). The base is the newest sample
+ * at least window_usec old or, when none is that old, the oldest if at
+ * least min_usec old. 0 without such a sample or when the CPU time went
+ * back. */
+unsigned cgroup_cpu_percent(const struct cgroup_cpu_window *w, uint64_t window_usec,
+			    uint64_t min_usec, uint64_t now_usec, uint64_t cpu_usec);
+
 /* Reads the limits in force. Returns 0 or -ENOENT. */
 int cgroup_read_limits(const char *root, enum cgroup_mode mode, const char *path,
 		       struct cgroup_limits *ret);

@@ -815,9 +815,13 @@ static int config_parse_file(struct parser *p)
 	if (r != 0) /* whatever inih refused that read_line let through */
 		return fail_at(p, r, -EINVAL, "syntax error");
 
-	if (!config_find_type(p->c, p->c->default_type))
+	if (!config_find_type(p->c, p->c->default_type)) {
+		char types[256];
+		config_type_names(p->c, types, sizeof types);
 		return fail_at(p, p->default_type_line, -EINVAL,
-			       "default_type \"%s\" names no type", p->c->default_type);
+			       "default_type \"%s\" names no type: types are %s",
+			       p->c->default_type, types);
+	}
 	return 0;
 }
 
@@ -883,6 +887,16 @@ const struct box_type *config_find_type(const struct pd_config *c, const char *n
 		if (strcmp(c->types[i].name, name) == 0)
 			return &c->types[i];
 	return NULL;
+}
+
+void config_type_names(const struct pd_config *c, char *buf, size_t bufsz)
+{
+	size_t len = 0;
+
+	buf[0] = '\0';
+	for (size_t i = 0; i < c->n_types; i++)
+		if (!text_list_add(buf, bufsz, &len, c->types[i].name))
+			break;
 }
 
 int box_type_format(const struct box_type *t, char *buf, size_t bufsz)

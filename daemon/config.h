@@ -156,7 +156,7 @@ struct pd_config {
 	 * CONFIG_BOX_IDS ids from user_ids_first, a multiple of CONFIG_BOX_IDS. */
 	uint32_t user_ids_first;
 	uint32_t user_ids_count;
-	char *lxcfs;  /* the lxcfs binary, or NULL: lxcfs = off */
+	char *lxcfs; /* the lxcfs binary, or NULL: lxcfs = off */
 	struct net_prefix trusted_proxies[CONFIG_PROXIES_MAX];
 	size_t n_trusted_proxies;
 	struct box_type types[CONFIG_MAX_TYPES];
@@ -174,6 +174,10 @@ void config_release(struct pd_config *c);
 
 /* The type called name, or NULL. */
 const struct box_type *config_find_type(const struct pd_config *c, const char *name);
+
+/* The types' names for an error text, "small, medium, large" in buf; a list
+ * that does not fit ends in ", ..." (bufsz at least TEXT_LIST_MIN). */
+void config_type_names(const struct pd_config *c, char *buf, size_t bufsz);
 
 /* True if addr (family AF_INET or AF_INET6, network byte order) lies in
  * network p. An IPv4-mapped IPv6 address (::ffff:a.b.c.d) matches the IPv4

@@ -46,6 +46,9 @@ struct box {
 	 * tries again then (row.expires stays set until the stop worked). */
 	time_t expire_retry;
 	struct du_cache disk; /* its upper (its own changes) */
+	/* Its cgroup's CPU time, sampled every second by the timer thread
+	 * while it runs (usage's cpu_percent). */
+	struct cgroup_cpu_window cpu;
 	struct policy policy; /* network policy in force (engine-net.c) */
 	/* Addresses the box's allowed lookups returned (engine-dns.c). */
 	struct net_name *names;
@@ -114,6 +117,7 @@ struct engine {
 
 	pthread_t timer;
 	bool timer_started;
+	uint64_t cpu_sampled_usec; /* the timer's last CPU sampling round */
 	bool stopping;
 	pthread_cond_t timer_cond; /* signalled when a deadline changes */
 	pthread_cond_t du_cond;	   /* broadcast when a disk walk ends */
@@ -131,8 +135,10 @@ int eng_save_box(struct engine *e, struct box *b, const char *marker, pd_error *
 /* An `error` line, "TIME FILE: reason (ERRNO)", in buf: valid UTF-8
  * without control characters whatever bytes the reason echoes (a box's or
  * a client's: text_printable()), cut to fit at a character boundary, the
- * errno name always kept. */
-void eng_format_error(const char *file, const pd_error *err, char *buf, size_t bufsz);
+ * errno name always kept. err NULL records a success of FILE instead: buf
+ * is emptied when the line in it is FILE's, another file's stays. Returns
+ * whether buf changed. */
+bool eng_format_error(const char *file, const pd_error *err, char *buf, size_t bufsz);
 /* The box table and filesystems (engine.c). Engine lock held for
  * eng_claim() and eng_add_box(); the mount helpers need no lock but the
  * box must be busy (claimed) or not yet shared. */

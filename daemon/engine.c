@@ -517,12 +517,29 @@ static struct du_cache *box_disk(struct engine *e, int64_t id, bool *ret_deletin
 
 /* --- lifecycle --------------------------------------------------------------- */
 
-void eng_format_error(const char *file, const pd_error *err, char *buf, size_t bufsz)
+/* Whether line, as eng_format_error() wrote it ("TIME FILE: ..."), is
+ * about file. */
+static bool error_is_for(const char *line, const char *file)
+{
+	const char *p = strchr(line, ' ');
+	size_t n = strlen(file);
+
+	return p && strncmp(p + 1, file, n) == 0 && strncmp(p + 1 + n, ": ", 2) == 0;
+}
+
+bool eng_format_error(const char *file, const pd_error *err, char *buf, size_t bufsz)
 {
 	char ts[32], msg[PD_ERROR_MAX], line[PD_ERROR_MAX + 256];
-	const char *code = errno_name(-err->code);
+	const char *code;
 	size_t fixed, room;
 
+	if (!err) {
+		if (!error_is_for(buf, file))
+			return false;
+		buf[0] = '\0';
+		return true;
+	}
+	code = errno_name(-err->code);
 	format_rfc3339(time(NULL), ts, sizeof ts);
 	/* The reason gets what the rest leaves, so "(ERRNO)" always shows. */
 	fixed = strlen(ts) + strlen(file) + strlen(code) + 7;
@@ -531,14 +548,16 @@ void eng_format_error(const char *file, const pd_error *err, char *buf, size_t b
 		       room < sizeof msg ? room : sizeof msg);
 	snprintf(line, sizeof line, "%s %s: %s (%s)", ts, file, msg, code);
 	text_printable(line, strlen(line), buf, bufsz);
+	return true;
 }
 
 /* b's error: "TIME FILE: reason (ERRNO)", made fit for any reader (a box
- * or a client may have written the bytes the reason echoes). Engine lock
- * held (or start-up); the caller records the row. */
-static void set_error(struct box *b, const char *file, const pd_error *err)
+ * or a client may have written the bytes the reason echoes); err NULL
+ * clears FILE's. Engine lock held (or start-up); the caller records the row
+ * when it changed. */
+static bool set_error(struct box *b, const char *file, const pd_error *err)
 {
-	eng_format_error(file, err, b->row.error, sizeof b->row.error);
+	return eng_format_error(file, err, b->row.error, sizeof b->row.error);
 }
 
 static void view_of(const struct box *b, struct box_view *v)
@@ -618,9 +637,12 @@ int engine_box_create(struct engine *e, const char *name, pd_error *err)
 	if (!name_valid(name))
 		return pd_error_set(err, -EINVAL,
 				    "invalid box name \"%s\": use [a-z0-9][a-z0-9._-]{0,62}", name);
-	if (!config_find_type(cfg, cfg->default_type))
-		return pd_error_set(err, -EINVAL, "default type %s is not defined",
-				    cfg->default_type);
+	if (!config_find_type(cfg, cfg->default_type)) {
+		char types[256];
+		config_type_names(cfg, types, sizeof types);
+		return pd_error_set(err, -EINVAL, "default type %s is not defined: types are %s",
+				    cfg->default_type, types);
+	}
 	r = image_get(e->images_dir, cfg->default_image, &img);
 	if (r < 0)
 		return pd_error_set(err, -ENOENT,
@@ -892,9 +914,14 @@ static int eng_box_start(struct engine *e, struct box *b, pd_error *err)
 	pid_t pid = 0;
 	int r;
 
-	if (!type)
-		return pd_error_set(err, -EINVAL, "type %s is not defined in the configuration",
-				    b->row.type);
+	if (!type) {
+		char types[256];
+		config_type_names(e->cfg, types, sizeof types);
+		return pd_error_set(err, -EINVAL,
+				    "type %s is not defined in the configuration: types are %s "
+				    "(write one to type)",
+				    b->row.type, types);
+	}
 	r = eng_box_own_ids(e, b, err);
 	if (r < 0)
 		return r;
@@ -1011,8 +1038,13 @@ int engine_box_set_state(struct engine *e, const char *name, const char *value, 
 	pd_mutex_lock(&e->lock);
 	b->busy = false;
 	b->state = box_state_finish(prior, action, r >= 0);
-	if (r >= 0 && action == BOX_ACTION_START)
+	if (r >= 0 && action == BOX_ACTION_START) {
 		b->row.last_started = time(NULL);
+		/* A new cgroup: its CPU samples start now (timer_main). */
+		b->cpu.n = 0;
+		e->cpu_sampled_usec = 0;
+		pthread_cond_signal(&e->timer_cond);
+	}
 	if (r >= 0 && action == BOX_ACTION_STOP) {
 		b->pid = 0;
 		b->lxcfs_gen = 0;
@@ -1044,7 +1076,9 @@ int engine_box_set_type(struct engine *e, const char *name, const char *value, p
 		goto out;
 	type = config_find_type(e->cfg, value);
 	if (!type) {
-		r = pd_error_set(err, -EINVAL, "unknown type \"%s\" (see /types)", value);
+		char types[256];
+		config_type_names(e->cfg, types, sizeof types);
+		r = pd_error_set(err, -EINVAL, "unknown type \"%s\": types are %s", value, types);
 		goto out;
 	}
 	if (strcmp(b->row.type, value) == 0)
@@ -1239,10 +1273,13 @@ static void expire_stopped(struct engine *e, const char *name, int r, const pd_e
 	b = eng_find_box(e, name);
 	if (b && !b->deleting && b->expire_retry) {
 		if (r >= 0 || b->state != BOX_RUNNING) {
+			/* A failure of an earlier try is over. */
+			bool cleared = set_error(b, "ttl", /* err= */ NULL);
 			if (b->row.expires && b->row.expires <= time(NULL)) {
 				b->row.expires = 0;
 				(void)eng_save_box(e, b, NULL, NULL);
-			}
+			} else if (cleared)
+				(void)store_box_update(e->store, &b->row, NULL);
 			b->expire_retry = 0;
 		} else {
 			set_error(b, "ttl", err);
@@ -1252,15 +1289,75 @@ static void expire_stopped(struct engine *e, const char *name, int r, const pd_e
 	pd_mutex_unlock(&e->lock);
 }
 
+#define CPU_SAMPLE_USEC 1000000ULL
+
+/* Takes a sample of the CPU time of every running box (cpu_percent). The
+ * cgroup files are read without the engine lock, which is dropped and
+ * taken again. Returns whether a box runs: when none does, no round is due
+ * until a start resets cpu_sampled_usec and signals timer_cond. Engine
+ * lock held. */
+static bool sample_cpu(struct engine *e)
+{
+	struct cpu_sample {
+		int64_t id;
+		pid_t pid; /* the same box, not started again meanwhile */
+		char name[NAME_MAX_LEN + 1];
+		uint64_t at_usec, cpu_usec;
+		bool ok;
+	};
+	_cleanup_free_ struct cpu_sample *s = NULL;
+	size_t n = 0;
+
+	e->cpu_sampled_usec = now_usec();
+	s = calloc(e->n_boxes ? e->n_boxes : 1, sizeof *s);
+	if (!s)
+		return true; /* try again in a second */
+	for (size_t i = 0; i < e->n_boxes; i++) {
+		struct box *b = e->boxes[i];
+		if (b->state != BOX_RUNNING || b->deleting) {
+			b->cpu.n = 0;
+			continue;
+		}
+		s[n].id = b->row.id;
+		s[n].pid = b->pid;
+		snprintf(s[n].name, sizeof s[n].name, "%s", b->row.name);
+		n++;
+	}
+	if (!n)
+		return false;
+	pd_mutex_unlock(&e->lock);
+	for (size_t i = 0; i < n; i++) {
+		struct cgroup_usage cg;
+		s[i].ok = runtime_usage(e->rt, s[i].name, &cg) >= 0;
+		s[i].at_usec = now_usec();
+		s[i].cpu_usec = cg.cpu_usec;
+	}
+	pd_mutex_lock(&e->lock);
+	for (size_t i = 0; i < n; i++) {
+		struct box *b = eng_find_box_id(e, s[i].id);
+		if (s[i].ok && b && b->state == BOX_RUNNING && b->pid == s[i].pid)
+			cgroup_cpu_add(&b->cpu, s[i].at_usec, s[i].cpu_usec);
+	}
+	return true;
+}
+
 static void *timer_main(void *userdata)
 {
 	struct engine *e = userdata;
+	bool sampling = true;
 
 	pd_mutex_lock(&e->lock);
 	while (!e->stopping) {
 		char **stop;
 		size_t n;
-		time_t next = expire_due(e, &stop, &n);
+		time_t next;
+
+		if (now_usec() - e->cpu_sampled_usec >= CPU_SAMPLE_USEC) {
+			sampling = sample_cpu(e);
+			if (e->stopping)
+				break;
+		}
+		next = expire_due(e, &stop, &n);
 
 		if (n) {
 			pd_mutex_unlock(&e->lock);
@@ -1280,7 +1377,22 @@ static void *timer_main(void *userdata)
 			continue;
 		}
 		free(stop);
-		if (next) {
+		if (sampling) {
+			/* The next round, or the deadline if it comes first. */
+			uint64_t due = e->cpu_sampled_usec + CPU_SAMPLE_USEC, now = now_usec();
+			struct timespec ts;
+			clock_gettime(CLOCK_REALTIME, &ts);
+			uint64_t at = (uint64_t)ts.tv_sec * 1000000ULL +
+				      (uint64_t)ts.tv_nsec / 1000 + (due > now ? due - now : 0);
+			if (!next || (uint64_t)next * 1000000ULL > at) {
+				ts.tv_sec = (time_t)(at / 1000000ULL);
+				ts.tv_nsec = (long)(at % 1000000ULL) * 1000;
+			} else {
+				ts.tv_sec = next;
+				ts.tv_nsec = 0;
+			}
+			pd_cond_timedwait(&e->timer_cond, &e->lock, &ts);
+		} else if (next) {
 			struct timespec ts = {.tv_sec = next, .tv_nsec = 0};
 			pd_cond_timedwait(&e->timer_cond, &e->lock, &ts);
 		} else
@@ -1377,17 +1489,16 @@ void engine_box_record_error(struct engine *e, const char *name, const char *fil
 
 	pd_mutex_lock(&e->lock);
 	b = eng_find_box(e, name);
-	if (b && !b->deleting) {
-		set_error(b, file, err);
-		/* Keep the marker of an action in flight. */
+	/* Keep the marker of an action in flight. */
+	if (b && !b->deleting && set_error(b, file, err))
 		(void)store_box_update(e->store, &b->row, NULL);
-	}
 	pd_mutex_unlock(&e->lock);
 }
 
 int engine_box_usage(struct engine *e, const char *name, unsigned flags, struct box_usage *ret)
 {
 	struct cgroup_usage cg = {0};
+	struct cgroup_cpu_window cpu;
 	struct box_usage u = {0};
 	struct box *b;
 	bool running;
@@ -1400,6 +1511,7 @@ int engine_box_usage(struct engine *e, const char *name, unsigned flags, struct 
 		return -ENOENT;
 	}
 	running = b->state == BOX_RUNNING || b->state == BOX_STOPPING;
+	cpu = b->cpu;
 	/* Its image says at once what it holds; a directory is walked. */
 	r = eng_disk_usage(e, b, &u.disk_bytes);
 	if (r < 0) {
@@ -1412,6 +1524,8 @@ int engine_box_usage(struct engine *e, const char *name, unsigned flags, struct 
 		return r;
 	if (running && runtime_usage(e->rt, name, &cg) >= 0) {
 		u.cpu_usec = cg.cpu_usec;
+		u.cpu_percent = cgroup_cpu_percent(&cpu, ENGINE_CPU_WINDOW_S * 1000000ULL,
+						   1000000ULL, now_usec(), cg.cpu_usec);
 		u.memory_bytes = cg.memory_bytes;
 		u.pids = cg.pids;
 	}

@@ -60,8 +60,13 @@ struct box_view {
 	int64_t uid_base; /* host id of its root (its range: idmap.h), 0: none */
 };
 
+#define ENGINE_CPU_WINDOW_S 5
+
 struct box_usage {
 	uint64_t cpu_usec;
+	/* CPU use over the last ENGINE_CPU_WINDOW_S seconds (5 to 6: the
+	 * samples are a second apart), in percent of one CPU. */
+	unsigned cpu_percent;
 	uint64_t memory_bytes;
 	uint64_t pids;
 	uint64_t disk_bytes;
@@ -140,11 +145,14 @@ int engine_box_root(struct engine *e, const char *name, char *buf, size_t bufsz)
 int engine_box_rootfs(struct engine *e, const char *name, char *buf, size_t bufsz);
 
 /* Records a failed control write as the box's `error` ("TIME FILE: reason
- * (ERRNO)"). */
+ * (ERRNO)"). err NULL records that file was written successfully: the
+ * error is cleared when it is file's, and stays when it is another file's.
+ * (Of two writers of one file at once, the one recorded last wins.) */
 void engine_box_record_error(struct engine *e, const char *name, const char *file,
 			     const pd_error *err);
 
-/* CPU, memory and pids from the box's cgroup while it runs, and the bytes
+/* CPU, memory and pids from the box's cgroup while it runs (cpu_percent
+ * from the timer thread's samples: engine_start_timers()), and the bytes
  * its own files hold (its upper). The bytes come from a walk of its files
  * that runs outside the engine lock, one at a time per box, and is reused
  * for a few seconds: a reader that comes while a walk runs gets the last
@@ -244,7 +252,8 @@ int engine_snapshot_export(struct engine *e, const char *id, struct export_strea
 int engine_snapshot_set_label(struct engine *e, const char *id, const char *label, pd_error *err);
 /* rmdir: -EBUSY (reason in err) while a box's filesystem is built on it. */
 int engine_snapshot_delete(struct engine *e, const char *id, pd_error *err);
-/* Records a failed write or rmdir as the snapshot's `error`. */
+/* Records a failed write or rmdir as the snapshot's `error`; err NULL
+ * records a success of file, which clears file's error (as for boxes). */
 void engine_snapshot_record_error(struct engine *e, const char *id, const char *file,
 				  const pd_error *err);
 

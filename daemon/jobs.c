@@ -807,6 +807,19 @@ int engine_job_stdin(struct engine *e, int64_t id, const char *data, size_t len,
 	return (int)n;
 }
 
+/* "HUP, INT, ..., SYS": the names `signal NAME` takes, for an error text. */
+static void signal_names(char *buf, size_t bufsz)
+{
+	size_t len = 0;
+
+	buf[0] = '\0';
+	for (int i = 1; i < 65; i++) {
+		const char *abbrev = sigabbrev_np(i);
+		if (abbrev && !text_list_add(buf, bufsz, &len, abbrev))
+			break;
+	}
+}
+
 int engine_job_ctl(struct engine *e, int64_t id, const char *cmd, pd_error *err)
 {
 	struct job_view v;
@@ -835,8 +848,15 @@ int engine_job_ctl(struct engine *e, int64_t id, const char *cmd, pd_error *err)
 					break;
 				}
 			}
-			if (sig < 0)
-				return pd_error_set(err, -EINVAL, "unknown signal \"%s\"", s);
+			if (sig < 0) {
+				char names[256];
+				signal_names(names, sizeof names);
+				return pd_error_set(
+				    err, -EINVAL,
+				    "unknown signal \"%s\": signals are %s (with or "
+				    "without SIG), or a number 1-64",
+				    s, names);
+			}
 		}
 	} else
 		return pd_error_set(err, -EINVAL,

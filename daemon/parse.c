@@ -1,4 +1,5 @@
 /* parse.c - strict parsers and formatters for user-written values. */
+#include <assert.h>
 #include <errno.h>
 #include <inttypes.h>
 #include <stdio.h>
@@ -352,4 +353,19 @@ size_t text_sanitize(const char *in, size_t len, char *out, size_t outsz)
 size_t text_printable(const char *in, size_t len, char *out, size_t outsz)
 {
 	return text_escape(in, len, out, outsz, /* backslash= */ false);
+}
+
+bool text_list_add(char *buf, size_t bufsz, size_t *len, const char *name)
+{
+	static const char more[] = ", ...";
+	const char *sep = *len ? ", " : "";
+
+	assert(bufsz >= TEXT_LIST_MIN && *len + sizeof more <= bufsz);
+	/* After each name there stays room for ", ..." and the NUL. */
+	if (*len + strlen(sep) + strlen(name) + sizeof more > bufsz) {
+		*len += (size_t)snprintf(buf + *len, bufsz - *len, "%s", *len ? more : more + 2);
+		return false;
+	}
+	*len += (size_t)snprintf(buf + *len, bufsz - *len, "%s%s", sep, name);
+	return true;
 }

@@ -71,3 +71,11 @@ size_t text_sanitize(const char *in, size_t len, char *out, size_t outsz);
  * went through it comes back unchanged). Two inputs may give the same
  * text (the byte 0xff and the characters \xff): never for names. */
 size_t text_printable(const char *in, size_t len, char *out, size_t outsz);
+
+/* Builds the list "a, b, c" an error text names valid values with. Start
+ * with buf[0] = '\0' and *len = 0; each call appends name. A name that
+ * does not fit with room left for ", ..." ends the list with ", ..."
+ * ("..." when it is the first) and returns false: add no more. bufsz must
+ * be at least TEXT_LIST_MIN. */
+#define TEXT_LIST_MIN 8
+bool text_list_add(char *buf, size_t bufsz, size_t *len, const char *name);

@@ -1305,10 +1305,9 @@ void engine_snapshot_record_error(struct engine *e, const char *id, const char *
 	struct snapshot_row row;
 
 	pd_mutex_lock(&e->lock);
-	if (store_snapshot_get(e->store, id, &row) >= 0) {
-		eng_format_error(file, err, row.error, sizeof row.error);
+	if (store_snapshot_get(e->store, id, &row) >= 0 &&
+	    eng_format_error(file, err, row.error, sizeof row.error))
 		(void)store_snapshot_update(e->store, &row, NULL);
-	}
 	pd_mutex_unlock(&e->lock);
 }
 

@@ -125,6 +125,27 @@ static struct volume *find_live(struct engine *e, const char *name)
 	return v && !v->deleting ? v : NULL;
 }
 
+/* "line N: no volume named X" and what there is instead. Engine lock held. */
+static int no_such_volume(struct engine *e, size_t line, const char *name, pd_error *err)
+{
+	struct volumes *vs = e->volumes;
+	char names[256];
+	size_t len = 0;
+
+	names[0] = '\0';
+	for (size_t i = 0; i < vs->n; i++)
+		if (!vs->v[i]->deleting &&
+		    !text_list_add(names, sizeof names, &len, vs->v[i]->row.name))
+			break;
+	if (!len)
+		return pd_error_set(err, -ENOENT,
+				    "line %zu: no volume named %s: there are no volumes (mkdir "
+				    "volumes/NAME makes one)",
+				    line, name);
+	return pd_error_set(err, -ENOENT, "line %zu: no volume named %s: volumes are %s", line,
+			    name, names);
+}
+
 static int add_volume(struct engine *e, struct volume *v)
 {
 	struct volumes *vs = e->volumes;
@@ -618,8 +639,7 @@ int engine_box_set_volumes(struct engine *e, const char *box, const char *text, 
 	for (size_t i = 0; i < n; i++) {
 		struct volume *v = find_live(e, names[i]);
 		if (!v) {
-			r = pd_error_set(err, -ENOENT, "line %zu: no volume named %s",
-					 line_of(text, len, names[i]), names[i]);
+			r = no_such_volume(e, line_of(text, len, names[i]), names[i], err);
 			goto out;
 		}
 		ids[i] = v->row.id;
@@ -1031,6 +1051,7 @@ int volume_import_finish(struct volume_import *imp, pd_error *err)
 		pd_error_prefix(err, "import rejected, the volume is unchanged");
 		engine_volume_record_error(imp->e, imp->name, "import", err);
 	} else {
+		engine_volume_record_error(imp->e, imp->name, "import", /* err= */ NULL);
 		char what[160];
 		if (verify.manifest)
 			snprintf(what, sizeof what,

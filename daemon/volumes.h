@@ -58,7 +58,8 @@ int engine_volume_create(struct engine *e, const char *name, pd_error *err);
 /* rmdir volumes/NAME: deletes the volume and its data; -EBUSY while a box
  * lists it (the reason names the boxes) or an export or import runs. */
 int engine_volume_delete(struct engine *e, const char *name, pd_error *err);
-/* Records a failed action as the volume's `error` ("TIME FILE: reason (ERRNO)"). */
+/* Records a failed action as the volume's `error` ("TIME FILE: reason (ERRNO)");
+ * err NULL records a success of file, which clears file's error. */
 void engine_volume_record_error(struct engine *e, const char *name, const char *file,
 				const pd_error *err);
 

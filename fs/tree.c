@@ -194,9 +194,11 @@ static const char readme_text[] =
     "\n"
     "  mkdir boxes/web                   create a box (state: created)\n"
     "  echo running > boxes/web/state    start it; echo stopped > ... stops it\n"
-    "  cat boxes/web/usage               cpu_usec, memory_bytes, pids, disk_bytes\n"
+    "  cat boxes/web/usage               cpu_usec, cpu_percent (last 5 s, 100 = one CPU),\n"
+    "                                    memory_bytes, pids, disk_bytes\n"
     "  echo medium > boxes/web/type      change its limits (live when running)\n"
-    "  cat boxes/web/error               why the last control write failed\n"
+    "  cat boxes/web/error               why the last control write failed: TIME FILE:\n"
+    "                                    reason (ERRNO), until FILE is written fine\n"
     "  cat boxes/web/events              follow its lifecycle events\n"
     "  rmdir boxes/web                   stop and delete it\n"
     "  echo before-upgrade > boxes/web/snapshot   snapshot it (running or not)\n"
@@ -415,9 +417,10 @@ static int buf_printf(struct buf *b, const char *fmt, ...)
 
 static json_t *usage_json(const struct box_usage *u)
 {
-	return json_pack("{s:I, s:I, s:I, s:I}", "cpu_usec", (json_int_t)u->cpu_usec,
-			 "memory_bytes", (json_int_t)u->memory_bytes, "pids", (json_int_t)u->pids,
-			 "disk_bytes", (json_int_t)u->disk_bytes);
+	return json_pack("{s:I, s:I, s:I, s:I, s:I}", "cpu_usec", (json_int_t)u->cpu_usec,
+			 "cpu_percent", (json_int_t)u->cpu_percent, "memory_bytes",
+			 (json_int_t)u->memory_bytes, "pids", (json_int_t)u->pids, "disk_bytes",
+			 (json_int_t)u->disk_bytes);
 }
 
 /* A JSON string of text from anywhere (a box, a client, an old row):
@@ -525,9 +528,9 @@ static int render_box_file(struct tree *t, int64_t id, unsigned file, struct buf
 		if (r < 0)
 			return r;
 		return buf_printf(out,
-				  "cpu_usec %" PRIu64 "\nmemory_bytes %" PRIu64 "\npids %" PRIu64
-				  "\ndisk_bytes %" PRIu64 "\n",
-				  u.cpu_usec, u.memory_bytes, u.pids, u.disk_bytes);
+				  "cpu_usec %" PRIu64 "\ncpu_percent %u\nmemory_bytes %" PRIu64
+				  "\npids %" PRIu64 "\ndisk_bytes %" PRIu64 "\n",
+				  u.cpu_usec, u.cpu_percent, u.memory_bytes, u.pids, u.disk_bytes);
 	case BF_INFO:
 		return render_info(t, &v, out);
 	case BF_ERROR:
@@ -1411,8 +1414,10 @@ static int open_volume_archive(struct tree *t, struct tree_file *f)
 	} else {
 		r = volume_import_begin(t->engine, vv.name, &f->import, &err);
 	}
-	if (r < 0 && err.code)
-		engine_volume_record_error(t->engine, vv.name, export ? "export" : "import", &err);
+	/* An import is done (and its error cleared) only at close. */
+	if ((r < 0 && err.code) || (r >= 0 && export))
+		engine_volume_record_error(t->engine, vv.name, export ? "export" : "import",
+					   r < 0 ? &err : NULL);
 	return r;
 }
 
@@ -1430,8 +1435,8 @@ static int open_snapshot_export(struct tree *t, struct tree_file *f)
 	r = engine_snapshot_export(t->engine, sv.id, &f->export, &err);
 	if (r >= 0)
 		f->wait_key = export_stream_key(f->export);
-	else if (err.code)
-		engine_snapshot_record_error(t->engine, sv.id, "export", &err);
+	if (r >= 0 || err.code)
+		engine_snapshot_record_error(t->engine, sv.id, "export", r < 0 ? &err : NULL);
 	return r;
 }
 
@@ -1619,8 +1624,9 @@ int tree_read(struct tree *t, struct tree_file *f, uint64_t off, char *buf, size
 }
 
 /* Applies one value to a box control file, recording a failure in the box's
- * error file. What `snapshot`, `fork` and `restore` made goes to
- * *ret_answer (may be NULL) as a JSON object (tree_file_answer). */
+ * error file (and a success, which clears that file's). What `snapshot`,
+ * `fork` and `restore` made goes to *ret_answer (may be NULL) as a JSON
+ * object (tree_file_answer). */
 static int write_box_file_answer(struct tree *t, int64_t id, unsigned file, const char *data,
 				 size_t len, char **ret_answer)
 {
@@ -1637,15 +1643,11 @@ static int write_box_file_answer(struct tree *t, int64_t id, unsigned file, cons
 	if (file == BF_VOLUMES) {
 		/* A list: several lines, parsed by the engine. */
 		r = engine_box_set_volumes(t->engine, v.name, data, len, &err);
-		if (r >= 0)
-			return 0;
-		goto fail;
+		goto done;
 	}
 	if (file == BF_POLICY) {
 		r = engine_box_set_policy(t->engine, v.name, data, len, &err);
-		if (r >= 0)
-			return 0;
-		goto fail;
+		goto done;
 	}
 	r = value_from_write(data, len, VALUE_MAX, value, sizeof value);
 	if (r < 0) {
@@ -1688,10 +1690,12 @@ static int write_box_file_answer(struct tree *t, int64_t id, unsigned file, cons
 	default:
 		return -EACCES;
 	}
+done:
 	if (r >= 0) {
 		if (answer && ret_answer)
 			*ret_answer = json_dumps(answer, JSON_COMPACT);
 		json_decref(answer);
+		engine_box_record_error(t->engine, v.name, box_files[file].name, /* err= */ NULL);
 		return 0;
 	}
 fail:
@@ -1726,8 +1730,11 @@ static int write_snap_file(struct tree *t, int64_t seq, unsigned file, const cha
 			     VALUE_MAX);
 	else
 		r = engine_snapshot_set_label(t->engine, v.id, value, &err);
-	if (r >= 0)
+	if (r >= 0) {
+		engine_snapshot_record_error(t->engine, v.id, snap_files[file].name,
+					     /* err= */ NULL);
 		return 0;
+	}
 	if (!err.code)
 		pd_error_set(&err, r, "%s", strerror(-r));
 	engine_snapshot_record_error(t->engine, v.id, snap_files[file].name, &err);
@@ -1887,7 +1894,7 @@ static int truncate_temp(struct tree *t, uint64_t id, uint64_t size)
 }
 
 /* Writes of a job's files (and exec/new), with failures recorded in the
- * box's error file as "exec/JOB/FILE". */
+ * box's error file as "exec/JOB/FILE" (a success clears that file's). */
 static int write_job_file(struct tree *t, uint64_t ino, const char *data, size_t len)
 {
 	char box[NAME_MAX_LEN + 1], label[160], value[256], name[NAME_MAX_LEN + 1];
@@ -1938,8 +1945,10 @@ static int write_job_file(struct tree *t, uint64_t ino, const char *data, size_t
 		r = engine_job_set(t->engine, jv.id, job_files[file].name, data, len, &err);
 	}
 done:
-	if (r >= 0)
+	if (r >= 0) {
+		engine_box_record_error(t->engine, box, label, /* err= */ NULL);
 		return 0;
+	}
 	if (!err.code)
 		pd_error_set(&err, r, "%s", strerror(-r));
 	engine_box_record_error(t->engine, box, label, &err);
@@ -2183,10 +2192,10 @@ int tree_rmdir(struct tree *t, uint64_t parent, const char *name)
 		r = box_name_of(t, parent, box, sizeof box);
 		if (r >= 0)
 			r = engine_job_delete(t->engine, box, name, &err);
-		if (r < 0 && err.code) {
+		if (r >= 0 || err.code) {
 			char label[100];
 			snprintf(label, sizeof label, "exec/%s", name);
-			engine_box_record_error(t->engine, box, label, &err);
+			engine_box_record_error(t->engine, box, label, r < 0 ? &err : NULL);
 		}
 		if (r >= 0)
 			drop_orphan_temps(t);

@@ -591,6 +591,25 @@ END_TEST
 
 /* ---- limits ---- */
 
+/* The list an error text names the types with: all of them, or as many
+ * as fit and ", ...". */
+START_TEST(test_type_names)
+{
+	struct pd_config c;
+	pd_error err;
+	char buf[256], small[TEXT_LIST_MIN + 4];
+
+	ck_assert_int_eq(config_load(NULL, &c, &err), 0);
+	config_type_names(&c, buf, sizeof buf);
+	ck_assert_str_eq(buf, "small, medium, large");
+	config_type_names(&c, small, sizeof small);
+	ck_assert_str_eq(small, "small, ...");
+	config_type_names(&c, small, TEXT_LIST_MIN);
+	ck_assert_str_eq(small, "...");
+	config_release(&c);
+}
+END_TEST
+
 START_TEST(test_max_types)
 {
 	char *text = NULL;
@@ -606,6 +625,12 @@ START_TEST(test_max_types)
 	pd_error err;
 	ck_assert_int_eq(load_text(text, &c, &err), 0);
 	ck_assert_uint_eq(c.n_types, CONFIG_MAX_TYPES);
+	/* 64 names do not fit an error text: cut, never overrun. */
+	char names[256];
+	config_type_names(&c, names, sizeof names);
+	ck_assert_uint_lt(strlen(names), sizeof names);
+	ck_assert_str_eq(names + strlen(names) - 5, ", ...");
+	ck_assert_ptr_eq(strstr(names, "small, medium, large, t0, t1, "), names);
 	config_release(&c);
 
 	/* Redefining an existing type adds none. */
@@ -867,7 +892,7 @@ END_TEST
 START_TEST(test_default_type_missing)
 {
 	expect_error("[paddock]\nmount = /a\n\ndefault_type = huge\ndata = /b\n[types.x]\n", 4,
-		     "default_type \"huge\" names no type");
+		     "default_type \"huge\" names no type: types are small, medium, large, x");
 }
 END_TEST
 
@@ -961,6 +986,7 @@ static Suite *config_suite(void)
 	tc = tcase_create("limits");
 	tcase_add_checked_fixture(tc, setup, teardown);
 	tcase_add_test(tc, test_max_types);
+	tcase_add_test(tc, test_type_names);
 	tcase_add_test(tc, test_type_name_length);
 	tcase_add_test(tc, test_value_bounds);
 	tcase_add_test(tc, test_long_line);

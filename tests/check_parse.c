@@ -603,6 +603,29 @@ START_TEST(test_rfc3339)
 }
 END_TEST
 
+/* A list of valid values for an error text: whole names only, ", ..."
+ * when one does not fit, never past the buffer. */
+START_TEST(test_text_list)
+{
+	char buf[16];
+	size_t len = 0;
+
+	buf[0] = '\0';
+	ck_assert(text_list_add(buf, sizeof buf, &len, "a"));
+	ck_assert(text_list_add(buf, sizeof buf, &len, "bb"));
+	ck_assert_str_eq(buf, "a, bb");
+	ck_assert_uint_eq(len, 5);
+	ck_assert(!text_list_add(buf, sizeof buf, &len, "cccccc"));
+	ck_assert_str_eq(buf, "a, bb, ...");
+	ck_assert_uint_eq(len, strlen(buf));
+
+	len = 0;
+	buf[0] = '\0';
+	ck_assert(!text_list_add(buf, sizeof buf, &len, "a-name-too-long-to-fit"));
+	ck_assert_str_eq(buf, "...");
+}
+END_TEST
+
 static Suite *parse_suite(void)
 {
 	Suite *s = suite_create("parse");
@@ -628,6 +651,7 @@ static Suite *parse_suite(void)
 	tcase_add_test(tc, test_uint64_range);
 	tcase_add_test(tc, test_size_range);
 	tcase_add_test(tc, test_size_format_small_buffer);
+	tcase_add_test(tc, test_text_list);
 	suite_add_tcase(s, tc);
 
 	tc = tcase_create("errors");

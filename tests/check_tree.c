@@ -582,6 +582,7 @@ START_TEST(test_mkdir_box)
 	ck_assert(created[4] == '-' && created[10] == 'T' && created[19] == 'Z');
 	const char *usage = cat("boxes/web/usage");
 	assert_has(usage, "cpu_usec 0\n");
+	assert_has(usage, "cpu_percent 0\n");
 	assert_has(usage, "memory_bytes 0\n");
 	assert_has(usage, "pids 0\n");
 	assert_has(usage, "disk_bytes ");
@@ -1561,12 +1562,68 @@ START_TEST(test_write_type_invalid)
 	ck_assert_int_eq(write_str("boxes/web/type", "nope"), -EINVAL);
 	ck_assert_str_eq(cat("boxes/web/type"), "small\n");
 	assert_has(cat("boxes/web/error"), "type:");
-	assert_has(cat("boxes/web/error"), "nope");
 	assert_has(cat("boxes/web/error"), "(EINVAL)");
+	/* The reason names the types there are. */
+	assert_has(cat("boxes/web/error"),
+		   "type: unknown type \"nope\": types are small, medium, large (EINVAL)");
+}
+END_TEST
 
-	/* A later success does not clear the record of the failure. */
+/* `error` is the last failure of a file until that file is written
+ * successfully; a success of another file leaves it. */
+START_TEST(test_error_cleared)
+{
+	char id[NAME_MAX_LEN + 1], path[128], label[300];
+	struct tree_attr a;
+	pd_error err = {0};
+
+	make_box("web");
+	ck_assert_int_eq(write_str("boxes/web/type", "nope"), -EINVAL);
+	assert_has(cat("boxes/web/error"), " type: ");
+	ck_assert_int_eq(write_str("boxes/web/ttl", "60"), 0);
+	ck_assert_int_eq(write_str("boxes/web/volumes", ""), 0);
+	assert_has(cat("boxes/web/error"), " type: ");
+	assert_has(cat("boxes/web/info"), " type: ");
 	ck_assert_int_eq(write_str("boxes/web/type", "medium"), 0);
-	assert_has(cat("boxes/web/error"), "type:");
+	ck_assert_str_eq(cat("boxes/web/error"), "");
+	assert_has(cat("boxes/web/info"), "\"error\":\"\"");
+
+	/* Another file's failure, then a success of the first file. */
+	ck_assert_int_eq(write_str("boxes/web/ttl", "soon"), -EINVAL);
+	ck_assert_int_eq(write_str("boxes/web/type", "large"), 0);
+	assert_has(cat("boxes/web/error"), " ttl: ");
+	ck_assert_int_eq(write_str("boxes/web/ttl", "none"), 0);
+	ck_assert_str_eq(cat("boxes/web/error"), "");
+
+	/* A list file. */
+	ck_assert_int_eq(write_str("boxes/web/volumes", "nosuch\n"), -ENOENT);
+	assert_has(cat("boxes/web/error"), " volumes: ");
+	ck_assert_int_eq(write_str("boxes/web/volumes", "\n"), 0);
+	ck_assert_str_eq(cat("boxes/web/error"), "");
+
+	/* A job's file is its own: exec/a/cwd, not exec/b/cwd nor exec/a. */
+	ck_assert_int_eq(tree_mkdir(tr, ino_of("boxes/web/exec"), "a", &a), 0);
+	ck_assert_int_eq(tree_mkdir(tr, ino_of("boxes/web/exec"), "b", &a), 0);
+	ck_assert_int_eq(write_str("boxes/web/exec/a/cwd", "relative"), -EINVAL);
+	assert_has(cat("boxes/web/error"), " exec/a/cwd: ");
+	ck_assert_int_eq(write_str("boxes/web/exec/b/cwd", "/tmp"), 0);
+	ck_assert_int_eq(write_str("boxes/web/exec/a/env", "A=1\n"), 0);
+	assert_has(cat("boxes/web/error"), " exec/a/cwd: ");
+	ck_assert_int_eq(write_str("boxes/web/exec/a/cwd", "/tmp"), 0);
+	ck_assert_str_eq(cat("boxes/web/error"), "");
+
+	/* A snapshot's label. */
+	ck_assert_int_eq(engine_box_snapshot(eng, "web", "one", id, sizeof id, &err), 0);
+	snprintf(path, sizeof path, "snapshots/%s/label", id);
+	memset(label, 'x', sizeof label - 1);
+	label[sizeof label - 1] = '\0';
+	ck_assert_int_eq(write_str(path, label), -EINVAL);
+	snprintf(path, sizeof path, "snapshots/%s/error", id);
+	assert_has(cat(path), " label: ");
+	snprintf(path, sizeof path, "snapshots/%s/label", id);
+	ck_assert_int_eq(write_str(path, "two"), 0);
+	snprintf(path, sizeof path, "snapshots/%s/error", id);
+	ck_assert_str_eq(cat(path), "");
 }
 END_TEST
 
@@ -1943,6 +2000,7 @@ static Suite *tree_suite(void)
 	tcase_add_test(tc, test_write_nul);
 	tcase_add_test(tc, test_start_fails);
 	tcase_add_test(tc, test_write_type_invalid);
+	tcase_add_test(tc, test_error_cleared);
 	tcase_add_test(tc, test_write_image_invalid);
 	tcase_add_test(tc, test_error_text_hostile);
 	tcase_add_test(tc, test_error_text_old_row);

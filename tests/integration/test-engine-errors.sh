@@ -10,7 +10,11 @@
 #  - a TTL whose stop fails keeps its deadline and is tried again, also
 #    after a restart;
 #  - bytes a client writes (ESC, bytes that are not UTF-8) come back in
-#    `error`, `info` and labels as valid UTF-8 without control characters.
+#    `error`, `info` and labels as valid UTF-8 without control characters;
+#  - `error` is "TIME FILE: reason (ERRNO)" until FILE is written
+#    successfully (another file's success leaves it), for boxes, jobs,
+#    snapshots and volumes, through the mount and over HTTP; the reasons
+#    for a bad type, volume or signal name the valid ones.
 . "$(dirname "$0")/lib.sh"
 pd_setup || exit 1
 pd_fake_crun
@@ -104,6 +108,7 @@ ok "...and the deadline stays (expires is not never)" bash -c "! grep -qx never 
 rm -f "$FLAG"
 ok "once crun answers, the stop is tried again and works" wait_for 20 bash -c "same \$(cat '$B/run/state') stopped"
 ok "...and the deadline is done with" same "$(cat "$B/run/expires")" never
+ok "...and the failure of the earlier try is cleared from error" same "$(cat "$B/run/error")" ""
 echo running >"$B/run/state"
 touch "$FLAG"
 echo 1 >"$B/run/ttl"
@@ -148,5 +153,89 @@ S=$(readlink "$B/u/snapshots/last")
 ok "a hostile label is stored escaped" bash -c "printf 'l\033[2J\377\n' >'$M/snapshots/$S/label' && clean '$M/snapshots/$S/label' && grep -qF 'l\x1b[2J\xff' '$M/snapshots/$S/label'"
 ok "a label is at most 255 bytes as stored: EINVAL" write_expect EINVAL "$M/snapshots/$S/label" "hex:$(head -c 100 /dev/zero | tr '\0' '\377' | xxd -p -c 1000)"
 ok "...and the snapshot's error is clean" clean "$M/snapshots/$S/error"
+
+# --- error: time and file, until that file's next success ------------------
+pd_owner || diag "cannot log in"
+mkdir "$B/e"
+# err BOX: the box's error file; none: it is empty.
+err() { cat "$B/$1/error"; }
+none() { same "$(cat "$1")" ""; }
+export -f err none
+export B
+ok "a bad type: EINVAL" write_expect EINVAL "$B/e/type" hug
+ok "...error is 'TIME type: reason (ERRNO)', the reason naming the types" grep -Eqx \
+	'[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}Z type: unknown type "hug": types are small, medium, large, tiny \(EINVAL\)' "$B/e/error"
+ok "a success of another file leaves it" bash -c "echo 60 >'$B/e/ttl' && echo none >'$B/e/ttl' && err e | grep -q ' type: unknown type'"
+ok "a success of the same file clears it" bash -c "echo medium >'$B/e/type' && none '$B/e/error'"
+ok "...and info's error with it" python3 -c "import json; assert json.load(open('$B/e/info'))['error'] == ''"
+ok "over HTTP: a bad type is 400, the body naming the types" bash -c "
+	out=\$(hc -w ' %{http_code}' -X PUT --data-binary hugs boxes/e/type)
+	[[ \$out == *'types are small, medium, large, tiny (EINVAL)\",\"errno\":\"EINVAL\"}'*' 400' ]]"
+ok "...the body's error is the error file's line" bash -c "
+	hc -X PUT --data-binary huge boxes/e/type | python3 -c '
+import json, sys
+e = json.load(sys.stdin)[\"error\"]
+assert e == open(\"$B/e/error\").read().rstrip(\"\\n\"), e
+assert e.endswith(\" type: unknown type \\\"huge\\\": types are small, medium, large, tiny (EINVAL)\"), e'"
+ok "...and GET error shows it" bash -c "hc boxes/e/error | grep -q ' type: unknown type \"huge\"'"
+ok "over HTTP, a success of another file leaves it" bash -c "
+	hc -f -X PUT --data-binary 60 boxes/e/ttl && err e | grep -q ' type: '"
+ok "over HTTP, a success of the same file clears it" bash -c "
+	hc -f -X PUT --data-binary small boxes/e/type && none '$B/e/error' && same \"\$(hc boxes/e/error)\" ''"
+ok "a write through a temp file and rename clears it too" bash -c "
+	echo hug >'$B/e/type' 2>/dev/null; err e | grep -q ' type: ' &&
+	echo large >'$B/e/.type.tmp' && mv '$B/e/.type.tmp' '$B/e/type' && none '$B/e/error'"
+
+# A job's file is its own: exec/j/cwd, cleared by exec/j/cwd only.
+mkdir "$B/e/exec/j" "$B/e/exec/k"
+ok "a job's bad cwd: EINVAL" write_expect EINVAL "$B/e/exec/j/cwd" relative
+ok "...is the box's error as exec/j/cwd" bash -c "err e | grep -Eq '^[0-9T:-]{19}Z exec/j/cwd: '"
+ok "...which another job's success leaves" bash -c "echo /tmp >'$B/e/exec/k/cwd' && err e | grep -q ' exec/j/cwd: '"
+ok "...and a good cwd for that job clears" bash -c "echo /tmp >'$B/e/exec/j/cwd' && none '$B/e/error'"
+
+# Signals: the reason names them.
+echo 'sleep 60' >"$B/e/exec/j/cmd"
+ok "an unknown signal: EINVAL" write_expect EINVAL "$B/e/exec/j/ctl" "signal HUG"
+ok "...the reason names the signals" grep -Eq \
+	' exec/j/ctl: unknown signal "HUG": signals are HUP, INT, QUIT, .*, KILL, .*, TERM, .*, SYS \(with or without SIG\), or a number 1-64 \(EINVAL\)$' "$B/e/error"
+ok "...over HTTP too" bash -c "
+	out=\$(hc -w ' %{http_code}' -X PUT --data-binary 'signal 99' boxes/e/exec/j/ctl)
+	[[ \$out == *'unknown signal \\\"99\\\": signals are HUP, INT, QUIT'*' 400' ]]"
+ok "a good signal clears it" bash -c "echo 'signal TERM' >'$B/e/exec/j/ctl' && none '$B/e/error'"
+ok "...and the job ends by it" same "$(timeout 10 cat "$B/e/exec/j/exit")" 143
+
+# Volumes: the reason names those there are.
+ok "a volume that does not exist: ENOENT" write_expect ENOENT "$B/e/volumes" nosuch
+ok "...the reason says there are none" grep -q \
+	' volumes: line 1: no volume named nosuch: there are no volumes (mkdir volumes/NAME makes one) (ENOENT)$' "$B/e/error"
+mkdir "$M/volumes/v1" "$M/volumes/v2"
+ok "...or names those there are" bash -c "
+	write_expect ENOENT '$B/e/volumes' \$'v1\nnosuch' &&
+	err e | grep -q ' volumes: line 2: no volume named nosuch: volumes are v1, v2 (ENOENT)\$'"
+ok "a good list clears it" bash -c "echo v1 >'$B/e/volumes' && none '$B/e/error'"
+
+# A volume's error: a refused import, then one that works.
+ok "a volume: a refused import" bash -c "! echo 'not a tar archive' | cat >'$M/volumes/v2/import' 2>/dev/null"
+ok "...is its error as import" bash -c "grep -Eq '^[0-9T:-]{19}Z import: import rejected' '$M/volumes/v2/error'"
+mkdir -p "$PD_TMP/imp" && echo hi >"$PD_TMP/imp/f"
+ok "...a good import clears it" bash -c "tar -C '$PD_TMP/imp' -cf - f >'$M/volumes/v2/import' && none '$M/volumes/v2/error' && same \"\$(cat '$M/volumes/v2/data/f')\" hi"
+
+# A snapshot's error: a refused label, then one that works (over HTTP).
+echo one >"$B/e/snapshot"
+S=$(ls "$B/e/snapshots" | tail -1)
+long=$(head -c 300 /dev/zero | tr '\0' x)
+ok "a snapshot: a label too long is 400 over HTTP" same "$(hc -o /dev/null -w '%{http_code}' -X PUT --data-binary "$long" "snapshots/$S/label")" 400
+ok "...is its error as label" bash -c "grep -Eq '^[0-9T:-]{19}Z label: ' '$M/snapshots/$S/error'"
+ok "...a good label over HTTP clears it" bash -c "
+	hc -f -X PUT --data-binary two 'snapshots/$S/label' && none '$M/snapshots/$S/error' && same \"\$(hc snapshots/$S/error)\" ''"
+ok "a box's error stays cleared across a restart" bash -c "
+	echo hug >'$B/e/type' 2>/dev/null; echo small >'$B/e/type' && none '$B/e/error'"
+pd_stop
+pd_start
+ok "...(empty after the restart)" none "$B/e/error"
+
+echo stopped >"$B/e/state"
+echo >"$B/e/volumes"
+rmdir "$B/e" "$M/volumes/v1" "$M/volumes/v2"
 rmdir "$B/u" "$B/src" "$B/run"
 pd_done

@@ -35,12 +35,53 @@ ok "/sys is read-only inside" bash -c "! pd_crun exec life touch /sys/x 2>/dev/n
 ok "/proc is mounted inside" bash -c "pd_crun exec life test -r /proc/self/status"
 ok "a file written in the box lands in its upper layer" bash -c "
 	pd_crun exec life sh -c 'echo hi > /root/hello' && test \"\$(cat '$D'/boxes/*/disk/upper/root/hello)\" = hi"
-ok "usage is flat keyed" same "$(cut -d' ' -f1 "$B/usage" | tr '\n' ' ')" "cpu_usec memory_bytes pids disk_bytes "
+ok "usage is flat keyed" same "$(cut -d' ' -f1 "$B/usage" | tr '\n' ' ')" "cpu_usec cpu_percent memory_bytes pids disk_bytes "
 ok "info is one JSON object" python3 -c "
 import json, sys
 j = json.load(open('$B/info'))
 assert j['name'] == 'life' and j['state'] == 'running' and j['type'] == 'small', j
 assert j['usage']['pids'] >= 1, j"
+
+# cpu_percent: CPU over the last 5 s (5 to 6: the daemon samples every
+# second), 100 = one CPU. A box spinning a core reads about 100 (small: one
+# CPU); an idle box, and the same box once it stopped spinning, about 0.
+# Loose bounds: the machine may be busy with other work.
+H=$M/boxes/hot
+pct() { awk '/^cpu_percent/ {print $2}' "$M/boxes/$1/usage"; }
+pct_in() { local p; p=$(pct "$1"); [ "${p:-x}" -ge "$2" ] && [ "$p" -le "$3" ]; }
+export -f pct pct_in
+mkdir "$H"
+echo 'while :; do :; done' >"$H/exec/new" # starts the box
+spin=$(readlink "$H/exec/last")
+ok "a box spinning one core reads cpu_percent about 100" wait_for 20 pct_in hot 50 115
+# What the box's cumulative cpu_usec says over the same last 5 s: the two
+# agree whatever share of a core the spinner gets on a busy machine.
+own_rate() {
+	local c0 c1 t0 t1
+	c0=$(awk '/^cpu_usec/ {print $2}' "$H/usage") t0=$(date +%s%N)
+	sleep 5
+	c1=$(awk '/^cpu_usec/ {print $2}' "$H/usage") t1=$(date +%s%N)
+	echo $(((c1 - c0) * 100 / ((t1 - t0) / 1000)))
+}
+rate=$(own_rate) p=$(pct hot)
+diag "spinning: cpu_percent $p, its cpu_usec grew by $rate% of a core over 5 s, idle beside it: $(pct life)"
+ok "...agreeing with the growth of its cpu_usec over those 5 s (within 20)" \
+	test $((p - rate)) -le 20 -a $((rate - p)) -le 20
+ok "...and within its one CPU, read after read" bash -c "
+	for i in 1 2 3 4 5 6 7 8 9 10; do pct_in hot 30 115 || exit 1; sleep 0.3; done"
+ok "...while the idle box beside it reads about 0" pct_in life 0 5
+ok "info has cpu_percent too" python3 -c "
+import json
+j = json.load(open('$H/info'))
+assert 30 <= j['usage']['cpu_percent'] <= 115, j"
+pd_owner || diag "cannot log in"
+ok "...and so does HTTP (usage and info)" bash -c "
+	hc boxes/hot/usage | awk '/^cpu_percent/ {exit !(\$2 >= 30 && \$2 <= 115)}' &&
+	hc boxes/hot/info | python3 -c 'import json, sys; assert 30 <= json.load(sys.stdin)[\"usage\"][\"cpu_percent\"] <= 115'"
+echo kill >"$H/exec/$spin/ctl"
+ok "once it stops spinning it reads about 0 again (the window moves on)" wait_for 15 pct_in hot 0 5
+ok "a stopped box reads 0" bash -c "echo stopped >'$H/state' && same \$(pct hot) 0"
+rmdir "$H"
 
 # Limits from the type, live.
 ok "small's memory limit is in the cgroup" same "$(cgv1 memory memory.limit_in_bytes)" $((2 * 1024 * 1024 * 1024))
