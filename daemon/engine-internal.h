@@ -102,9 +102,13 @@ struct engine {
 
 	/* owners.c: a fanotify group on the boxes' root/ views. */
 	int owners_fd;
-	int owners_stop; /* eventfd: ends its thread */
+	int owners_stop;  /* eventfd: ends its thread */
+	int owners_flush; /* eventfd: eng_owners_flush() asks */
 	pthread_t owners_thread;
 	bool owners_started;
+	struct pd_mutex owners_lock; /* LEAF: the two counts below */
+	pthread_cond_t owners_cond;
+	uint64_t owners_asked, owners_done; /* flushes asked and done */
 
 	struct volumes *volumes; /* volumes.c */
 	/* Ids of the snapshots being exported, one per running export
@@ -173,6 +177,12 @@ void eng_net_userns_path(const struct engine *e, const struct box *b, char *buf,
 int eng_owners_start(struct engine *e);
 void eng_owners_stop(struct engine *e);
 void eng_owners_watch(struct engine *e, const char *view);
+/* Returns once every file written through a root/ view before the call has
+ * been given its owner (and the directories above it), or after a second.
+ * Before a view is unmounted: the queue's events hold the files, so the
+ * mount would be busy, and what is frozen has its owners. Slow: no lock
+ * held. */
+void eng_owners_flush(struct engine *e);
 /* The range a box's files are in, where its upper is: its own, or 0 for a
  * box from before user namespaces not yet moved to one. */
 uint32_t eng_box_base(const struct engine *e, const struct box *b);

@@ -373,6 +373,7 @@ int eng_umount_root_strict(struct engine *e, struct box *b)
 
 	eng_box_root(e, b, view, sizeof view);
 	eng_box_path(e, b, "rootfs", merged, sizeof merged);
+	eng_owners_flush(e);
 	while (eng_is_mountpoint(view))
 		if (umount2(view, 0) < 0)
 			return -errno;
@@ -1791,7 +1792,7 @@ int engine_new(const struct pd_config *cfg, const char *init_path, struct engine
 	e->cfg = cfg;
 	e->events_fd = -1;
 	e->inotify_fd = -1;
-	e->owners_fd = e->owners_stop = -1;
+	e->owners_fd = e->owners_stop = e->owners_flush = -1;
 	e->inotify_stop = -1;
 	{
 		pd_error aerr = {0};

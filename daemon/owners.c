@@ -237,6 +237,27 @@ static void handle(struct engine *e, int fd, struct owner *o, char *last_dir, si
 	pending_add(pend, o->box_id, rel);
 }
 
+/* Reads every event queued now (the group is non-blocking). */
+static void drain(struct engine *e, struct owner *o, char *last_dir, size_t last_dirsz,
+		  struct pending *pend, char *buf, size_t bufsz)
+{
+	for (;;) {
+		ssize_t len = read(e->owners_fd, buf, bufsz);
+		if (len <= 0)
+			return;
+		for (struct fanotify_event_metadata *m = (void *)buf; FAN_EVENT_OK(m, len);
+		     m = FAN_EVENT_NEXT(m, len)) {
+			if (m->mask & FAN_Q_OVERFLOW)
+				log_warn("too many files written through root/ at once: some "
+					 "keep their host owner");
+			if (m->fd >= 0) {
+				handle(e, m->fd, o, last_dir, last_dirsz, pend);
+				close(m->fd);
+			}
+		}
+	}
+}
+
 static void *owners_main(void *userdata)
 {
 	struct engine *e = userdata;
@@ -246,12 +267,29 @@ static void *owners_main(void *userdata)
 	char buf[64 * 1024] __attribute__((aligned(__alignof__(struct fanotify_event_metadata))));
 
 	for (;;) {
-		struct pollfd p[2] = {{.fd = e->owners_fd, .events = POLLIN},
-				      {.fd = e->owners_stop, .events = POLLIN}};
-		if (poll(p, 2, pend.n ? OWNERS_QUIET_MS : 1000) < 0 && errno != EINTR)
+		struct pollfd p[3] = {{.fd = e->owners_fd, .events = POLLIN},
+				      {.fd = e->owners_stop, .events = POLLIN},
+				      {.fd = e->owners_flush, .events = POLLIN}};
+		if (poll(p, 3, pend.n ? OWNERS_QUIET_MS : 1000) < 0 && errno != EINTR)
 			break;
 		if (p[1].revents)
 			break;
+		if (p[2].revents & POLLIN) {
+			/* Everything queued before the ask, the burst's
+			 * directories too, then the answer. */
+			uint64_t n, asked;
+			(void)!read(e->owners_flush, &n, sizeof n);
+			pd_mutex_lock(&e->owners_lock);
+			asked = e->owners_asked;
+			pd_mutex_unlock(&e->owners_lock);
+			drain(e, &o, last_dir, sizeof last_dir, &pend, buf, sizeof buf);
+			pending_run(e, &pend);
+			pd_mutex_lock(&e->owners_lock);
+			e->owners_done = asked;
+			pthread_cond_broadcast(&e->owners_cond);
+			pd_mutex_unlock(&e->owners_lock);
+			continue;
+		}
 		if (!(p[0].revents & POLLIN)) {
 			/* Quiet: the burst's directories again, and forget the
 			 * cache (a box may have changed). */
@@ -260,19 +298,7 @@ static void *owners_main(void *userdata)
 			last_dir[0] = '\0';
 			continue;
 		}
-		ssize_t len = read(e->owners_fd, buf, sizeof buf);
-		if (len <= 0)
-			continue;
-		for (struct fanotify_event_metadata *m = (void *)buf; FAN_EVENT_OK(m, len);
-		     m = FAN_EVENT_NEXT(m, len)) {
-			if (m->mask & FAN_Q_OVERFLOW)
-				log_warn("too many files written through root/ at once: some "
-					 "keep their host owner");
-			if (m->fd >= 0) {
-				handle(e, m->fd, &o, last_dir, sizeof last_dir, &pend);
-				close(m->fd);
-			}
-		}
+		drain(e, &o, last_dir, sizeof last_dir, &pend, buf, sizeof buf);
 	}
 	for (size_t i = 0; i < pend.n; i++)
 		free(pend.rel[i]);
@@ -282,16 +308,35 @@ static void *owners_main(void *userdata)
 
 void eng_owners_watch(struct engine *e, const char *view)
 {
-	if (e->owners_fd >= 0 &&
-	    fanotify_mark(e->owners_fd, FAN_MARK_ADD | FAN_MARK_MOUNT, FAN_CLOSE_WRITE, AT_FDCWD,
-			  view) < 0)
+	if (e->owners_fd >= 0 && fanotify_mark(e->owners_fd, FAN_MARK_ADD | FAN_MARK_MOUNT,
+					       FAN_CLOSE_WRITE, AT_FDCWD, view) < 0)
 		log_warn("cannot watch %s: files written there keep their host owner: %s", view,
 			 strerror(errno));
+}
+
+void eng_owners_flush(struct engine *e)
+{
+	uint64_t one = 1, mine;
+	struct timespec until;
+
+	if (!e->owners_started)
+		return;
+	lock_assert_no_slow("a wait for the owners of files written through root/");
+	clock_gettime(CLOCK_MONOTONIC, &until);
+	until.tv_sec += 1;
+	pd_mutex_lock(&e->owners_lock);
+	mine = ++e->owners_asked;
+	(void)!write(e->owners_flush, &one, sizeof one);
+	while (e->owners_done < mine)
+		if (pd_cond_timedwait(&e->owners_cond, &e->owners_lock, &until) == ETIMEDOUT)
+			break;
+	pd_mutex_unlock(&e->owners_lock);
 }
 
 int eng_owners_start(struct engine *e)
 {
 	char view[4096];
+	pthread_condattr_t ca;
 	int r;
 
 	e->owners_fd = fanotify_init(FAN_CLASS_NOTIF | FAN_CLOEXEC | FAN_NONBLOCK,
@@ -299,8 +344,15 @@ int eng_owners_start(struct engine *e)
 	if (e->owners_fd < 0)
 		return -errno;
 	e->owners_stop = eventfd(0, EFD_CLOEXEC);
-	if (e->owners_stop < 0)
+	e->owners_flush = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+	if (e->owners_stop < 0 || e->owners_flush < 0)
 		return -errno;
+	pd_mutex_init(&e->owners_lock, LOCK_RANK_LEAF, 0, "owners_lock");
+	pthread_condattr_init(&ca);
+	pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
+	pthread_cond_init(&e->owners_cond, &ca);
+	pthread_condattr_destroy(&ca);
+	e->owners_asked = e->owners_done = 0;
 	pd_mutex_lock(&e->lock);
 	for (size_t i = 0; i < e->n_boxes; i++) {
 		eng_box_root(e, e->boxes[i], view, sizeof view);
@@ -322,10 +374,14 @@ void eng_owners_stop(struct engine *e)
 		(void)!write(e->owners_stop, &one, sizeof one);
 		pthread_join(e->owners_thread, NULL);
 		e->owners_started = false;
+		pd_mutex_destroy(&e->owners_lock);
+		pthread_cond_destroy(&e->owners_cond);
 	}
 	if (e->owners_fd >= 0)
 		close(e->owners_fd);
 	if (e->owners_stop >= 0)
 		close(e->owners_stop);
-	e->owners_fd = e->owners_stop = -1;
+	if (e->owners_flush >= 0)
+		close(e->owners_flush);
+	e->owners_fd = e->owners_stop = e->owners_flush = -1;
 }
