@@ -298,7 +298,7 @@ ok "a member cannot open a device node a box made" same "$(as member read "$B/ro
 # with the reason, and root/ stays reachable.
 mkdir "$M/boxes/h"
 echo x >"$M/boxes/h/snapshot"
-snap=$(ls "$M/boxes/h/snapshots" | head -n1)
+snap=$(readlink "$M/boxes/h/snapshots/last")
 # setpriv itself in the background (not a function: a subshell), so that
 # $! is the process whose working directory is in root/.
 setpriv --reuid=65534 --regid="$G" --clear-groups -- $USER_ENV \

@@ -222,7 +222,7 @@ ok "...a good import clears it" bash -c "tar -C '$PD_TMP/imp' -cf - f >'$M/volum
 
 # A snapshot's error: a refused label, then one that works (over HTTP).
 echo one >"$B/e/snapshot"
-S=$(ls "$B/e/snapshots" | tail -1)
+S=$(readlink "$B/e/snapshots/last")
 long=$(head -c 300 /dev/zero | tr '\0' x)
 ok "a snapshot: a label too long is 400 over HTTP" same "$(hc -o /dev/null -w '%{http_code}' -X PUT --data-binary "$long" "snapshots/$S/label")" 400
 ok "...is its error as label" bash -c "grep -Eq '^[0-9T:-]{19}Z label: ' '$M/snapshots/$S/error'"

@@ -96,7 +96,7 @@ ok "the job was killed" job_ends s 137
 
 echo before >"$B/root/marker"
 ok "snapshot: temp file renamed" same "$(tmp_rename "$B/snapshot" snap-label)" OK
-SNAP=$(ls "$B/snapshots" | head -n1)
+SNAP=$(readlink "$B/snapshots/last")
 ok "the snapshot exists, labelled" same "$(cat "$M/snapshots/$SNAP/label" 2>&1)" snap-label
 ok "a snapshot's writable file is label" covers "$M/snapshots/$SNAP" "label "
 ok "label: sed -i" bash -c "sed -i 's/snap-label/relabelled/' '$M/snapshots/$SNAP/label' &&
