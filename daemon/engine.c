@@ -1887,6 +1887,7 @@ int engine_new(const struct pd_config *cfg, const char *init_path, struct engine
 	r = eng_volumes_load(e, err);
 	if (r < 0)
 		goto fail;
+	eng_volumes_reconcile(e);
 	r = eng_net_dns_start(e, err);
 	if (r < 0)
 		goto fail;

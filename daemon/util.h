@@ -130,7 +130,10 @@ int pidfd_wait_exit(int pidfd, int timeout_ms);
  *   merge-committed   the box's stack swapped, old layers not yet collected
  *   volumes (volumes.c):
  *   volume-create-row, volume-create-dir, volume-delete-mark,
- *   volume-delete-files, volume-delete-rows */
+ *   volume-delete-files, volume-delete-rows,
+ *   volume-live-recorded  a running box's new list recorded, its mounts
+ *                         not yet changed
+ *   volume-live-applied   its mounts changed, bundle/volumes not yet */
 void pd_fault(const char *step);
 
 /* Hold points, for the tests that prove what goes on while slow work
@@ -141,5 +144,7 @@ void pd_fault(const char *step);
  *   disk-walk   a box's disk usage or a volume's size is about to be
  *               walked (engine.c), the engine lock not held
  *   config-check  the configuration file was checked and is about to be
- *               loaded (main.c) */
+ *               loaded (main.c)
+ *   volume-live a running box's new list of volumes is recorded and its
+ *               mounts are about to change (volumes.c), the box busy */
 void pd_hold(const char *step);

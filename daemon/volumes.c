@@ -12,6 +12,7 @@
 #include "log.h"
 #include "runtime.h"
 #include "tarsafe.h"
+#include "volume-live.h"
 #include "volumes.h"
 
 struct volume {
@@ -19,6 +20,7 @@ struct volume {
 	bool deleting;	/* rmdir in progress: hidden */
 	bool importing; /* an import holds it */
 	unsigned exports;
+	unsigned live;	    /* mounts in, or unmounts from, running boxes under way */
 	struct du_cache du; /* its data */
 	char error[PD_ERROR_MAX + 64];
 };
@@ -395,6 +397,13 @@ int engine_volume_delete(struct engine *e, const char *name, pd_error *err)
 				 list);
 		goto out;
 	}
+	if (v->live) {
+		r = pd_error_set(err, -EBUSY,
+				 "volume %s is being detached from a running box; try again when "
+				 "it is done",
+				 name);
+		goto out;
+	}
 	if (v->importing || v->exports) {
 		r = pd_error_set(err, -EBUSY, "volume %s is being %s; try again when it is done",
 				 name, v->importing ? "imported into" : "exported");
@@ -613,6 +622,275 @@ static size_t line_of(const char *text, size_t len, const char *name)
 
 #define LIST_TEXT_MAX (VOLUMES_PER_BOX_MAX * (NAME_MAX_LEN + 1) + 1)
 
+/*
+ * What is mounted in a running box is recorded beside its bundle:
+ *   bundle/volumes       the volumes mounted in it (at its start, and live
+ *                        since), one name a line; a change is pending while
+ *                        its list says otherwise;
+ *   bundle/volumes-live  while a live change runs, every volume that may be
+ *                        mounted in it (the old ones and the new). Written
+ *                        before the list is recorded, removed once the mounts
+ *                        and bundle/volumes agree with the list: a daemon
+ *                        killed in between finds it at its next start, and
+ *                        eng_volumes_reconcile() brings the box's mounts in
+ *                        line with its list.
+ */
+#define RECORD_MAX (2 * VOLUMES_PER_BOX_MAX)
+
+/* "a,b", or "none", for events. */
+static void comma_list(char **names, size_t n, char *buf, size_t bufsz)
+{
+	if (!n || join_names(names, n, buf, bufsz) < 0) {
+		snprintf(buf, bufsz, "%s", n ? "(too long)" : "none");
+		return;
+	}
+	for (char *c = buf; *c; c++)
+		if (*c == '\n')
+			*c = c[1] ? ',' : '\0';
+}
+
+static bool has_name(char **names, size_t n, const char *name)
+{
+	for (size_t i = 0; i < n; i++)
+		if (strcmp(names[i], name) == 0)
+			return true;
+	return false;
+}
+
+/* Appends a copy of name to the list unless it is there. */
+static int add_name(char ***names, size_t *n, const char *name)
+{
+	char **nn;
+
+	if (has_name(*names, *n, name))
+		return 0;
+	nn = realloc(*names, (*n + 1) * sizeof *nn);
+	if (!nn)
+		return -ENOMEM;
+	*names = nn;
+	if (!(nn[*n] = strdup(name)))
+		return -ENOMEM;
+	(*n)++;
+	return 0;
+}
+
+static void record_path(const struct engine *e, const struct box *b, bool live, char *buf,
+			size_t bufsz)
+{
+	eng_box_path(e, b, live ? "bundle/volumes-live" : "bundle/volumes", buf, bufsz);
+}
+
+/* Adds the names a record holds to the list (none when it is missing). */
+static int record_read(const struct engine *e, const struct box *b, bool live, char ***names,
+		       size_t *n)
+{
+	_cleanup_free_ char *text = NULL;
+	char path[4096], *save = NULL;
+	int r;
+
+	record_path(e, b, live, path, sizeof path);
+	r = read_file_at(AT_FDCWD, path, RECORD_MAX * (NAME_MAX_LEN + 1) + 1, &text, NULL);
+	if (r == -ENOENT)
+		return 0;
+	for (char *tok = r < 0 ? NULL : strtok_r(text, "\n", &save); tok;
+	     tok = strtok_r(NULL, "\n", &save)) {
+		if (!name_valid(tok) || *n == RECORD_MAX)
+			continue;
+		r = add_name(names, n, tok);
+		if (r < 0)
+			return r;
+	}
+	return r;
+}
+
+static int record_write(const struct engine *e, const struct box *b, bool live, char **names,
+			size_t n)
+{
+	char path[4096], text[RECORD_MAX * (NAME_MAX_LEN + 1) + 1];
+	int r = join_names(names, n, text, sizeof text);
+
+	if (r < 0)
+		return r;
+	record_path(e, b, live, path, sizeof path);
+	return write_file_replace(path, text, strlen(text));
+}
+
+static void record_done(const struct engine *e, const struct box *b)
+{
+	char path[4096];
+
+	record_path(e, b, /* live= */ true, path, sizeof path);
+	(void)unlink(path);
+}
+
+/* One volume to mount in, or unmount from, a running box. */
+struct live_step {
+	char name[NAME_MAX_LEN + 1];
+	char src[4096]; /* its data directory */
+	bool attach;
+	int result; /* what volume_live_attach() or _detach() returned */
+};
+
+/* The steps from the volumes mounted in a box to names: mounts first (a
+ * box can make those fail), then unmounts. Engine lock held. */
+static int live_plan(struct engine *e, char **mounted, size_t n_mounted, char **names, size_t n,
+		     struct live_step **ret, size_t *ret_n)
+{
+	struct live_step *s = calloc(n + n_mounted + 1, sizeof *s);
+	size_t k = 0;
+
+	if (!s)
+		return -ENOMEM;
+	for (size_t i = 0; i < n + n_mounted; i++) {
+		bool attach = i < n;
+		const char *name = attach ? names[i] : mounted[i - n];
+
+		if (attach ? has_name(mounted, n_mounted, name) : has_name(names, n, name))
+			continue;
+		/* A volume deleted meanwhile has no files to unmount. */
+		if (!attach && !find_volume(e, name))
+			continue;
+		snprintf(s[k].name, sizeof s[k].name, "%s", name);
+		volume_path(e, name, "data", s[k].src, sizeof s[k].src);
+		s[k++].attach = attach;
+	}
+	*ret = s;
+	*ret_n = k;
+	return 0;
+}
+
+/* While a step runs, its volume cannot be deleted (rmdir: -EBUSY). */
+static void live_mark(struct engine *e, const struct live_step *s, size_t n, bool on)
+{
+	for (size_t i = 0; i < n; i++) {
+		struct volume *v = find_volume(e, s[i].name);
+		if (v)
+			v->live += on ? 1 : -1;
+	}
+}
+
+static int live_step_run(const struct volume_live_box *lb, struct live_step *s, bool undo,
+			 pd_error *err)
+{
+	return s->attach != undo ? volume_live_attach(lb, s->src, s->name, err)
+				 : volume_live_detach(lb, s->src, s->name, err);
+}
+
+/* Runs the steps in order; after a failure, undoes the ones that changed
+ * something, last first (*ret_clean false when an undo failed too). No
+ * lock held. */
+static int live_apply(const struct volume_live_box *lb, struct live_step *s, size_t n,
+		      bool *ret_clean, pd_error *err)
+{
+	size_t i;
+	int r = 0;
+
+	*ret_clean = true;
+	for (i = 0; i < n && r >= 0; i++) {
+		r = live_step_run(lb, &s[i], /* undo= */ false, err);
+		s[i].result = r;
+	}
+	if (r >= 0)
+		return 0;
+	for (i--; i-- > 0;) {
+		pd_error uerr = {0};
+		/* Mounted there before this change, or not mounted at all. */
+		if (s[i].attach ? s[i].result == 1 : s[i].result == VOLUME_LIVE_NONE)
+			continue;
+		if (live_step_run(lb, &s[i], /* undo= */ true, &uerr) < 0) {
+			log_warn("box %s: cannot undo the %s of volume %s: %s", lb->name,
+				 s[i].attach ? "mount" : "unmount", s[i].name, uerr.msg);
+			*ret_clean = false;
+		}
+	}
+	return r;
+}
+
+static void emit_lazy(struct engine *e, struct box *b, const char *name)
+{
+	eng_emit(e, b,
+		 "volume %s detached lazily: a process in the box still uses /mnt/%s (its "
+		 "working directory or an open file) and keeps that until it lets go",
+		 name, name);
+}
+
+/* The volumes file of a running box: the list recorded, then the box's
+ * mounts changed live (see above); a failure puts both back. Engine lock
+ * held on entry and on return, dropped meanwhile with b busy. */
+static int live_change(struct engine *e, struct box *b, char **names, size_t n, const int64_t *ids,
+		       bool same, pd_error *err)
+{
+	_cleanup_free_ int64_t *old_ids = NULL;
+	_cleanup_free_ struct live_step *steps = NULL;
+	char **mounted = NULL, **maybe = NULL;
+	size_t n_old = 0, n_mounted = 0, n_maybe = 0, n_steps = 0;
+	char rootfs[4096], boxname[NAME_MAX_LEN + 1];
+	struct volume_live_box lb;
+	bool clean;
+	int r;
+
+	r = store_box_volumes(e->store, b->row.id, &old_ids, &n_old);
+	if (r >= 0)
+		r = record_read(e, b, /* live= */ false, &mounted, &n_mounted);
+	if (r >= 0)
+		r = live_plan(e, mounted, n_mounted, names, n, &steps, &n_steps);
+	for (size_t i = 0; r >= 0 && i < n_mounted + n; i++)
+		r = add_name(&maybe, &n_maybe, i < n_mounted ? mounted[i] : names[i - n_mounted]);
+	if (r < 0) {
+		pd_error_set(err, r, "cannot read the volumes of box %s", b->row.name);
+		goto out;
+	}
+	if (same && !n_steps)
+		goto out;
+	/* Recorded first: what may be mounted, then the list. */
+	r = record_write(e, b, /* live= */ true, maybe, n_maybe);
+	if (r < 0) {
+		pd_error_set(err, r, "cannot record the volumes of box %s: %s", b->row.name,
+			     strerror(-r));
+		goto out;
+	}
+	r = store_box_set_volumes(e->store, b->row.id, ids, n, err);
+	if (r < 0) {
+		record_done(e, b);
+		goto out;
+	}
+	live_mark(e, steps, n_steps, true);
+	b->busy = true;
+	snprintf(boxname, sizeof boxname, "%s", b->row.name);
+	eng_box_path(e, b, "rootfs", rootfs, sizeof rootfs);
+	lb = (struct volume_live_box){.name = boxname, .pid = b->pid, .rootfs = rootfs};
+	pd_mutex_unlock(&e->lock);
+
+	pd_fault("volume-live-recorded");
+	pd_hold("volume-live");
+	r = live_apply(&lb, steps, n_steps, &clean, err);
+	pd_fault("volume-live-applied");
+
+	pd_mutex_lock(&e->lock);
+	if (r < 0 && store_box_set_volumes(e->store, b->row.id, old_ids, n_old, NULL) < 0)
+		clean = false;
+	if (clean && record_write(e, b, /* live= */ false, r < 0 ? mounted : names,
+				  r < 0 ? n_mounted : n) >= 0)
+		record_done(e, b);
+	else
+		log_warn("box %s: its volumes and its mounts may differ until paddockd restarts",
+			 boxname);
+	live_mark(e, steps, n_steps, false);
+	b->busy = false;
+	if (r >= 0) {
+		char list[LIST_TEXT_MAX];
+		comma_list(names, n, list, sizeof list);
+		eng_emit(e, b, "volumes %s", list);
+		for (size_t i = 0; i < n_steps; i++)
+			if (!steps[i].attach && steps[i].result == VOLUME_LIVE_LAZY)
+				emit_lazy(e, b, steps[i].name);
+	}
+out:
+	image_list_free(mounted, n_mounted);
+	image_list_free(maybe, n_maybe);
+	return r;
+}
+
 int engine_box_set_volumes(struct engine *e, const char *box, const char *text, size_t len,
 			   pd_error *err)
 {
@@ -620,6 +898,7 @@ int engine_box_set_volumes(struct engine *e, const char *box, const char *text, 
 	char **names = NULL, **old = NULL;
 	size_t n = 0, n_old = 0;
 	struct box *b;
+	bool running, same;
 	int r;
 
 	r = volumes_parse_list(text, len, &names, &n, err);
@@ -644,14 +923,26 @@ int engine_box_set_volumes(struct engine *e, const char *box, const char *text, 
 		}
 		ids[i] = v->row.id;
 	}
+	running = b->state == BOX_RUNNING || b->state == BOX_STARTING || b->state == BOX_STOPPING;
+	/* A box on its way up or down, or busy with another change, has
+	 * mounts that are about to change: not now. */
+	if (running) {
+		r = eng_claim(e, box, &b, err);
+		if (r < 0)
+			goto out;
+	}
 	r = box_volume_names(e, b, &old, &n_old);
 	if (r < 0) {
 		pd_error_set(err, r, "cannot read the volumes of box %s", box);
 		goto out;
 	}
-	bool same = n == n_old;
+	same = n == n_old;
 	for (size_t i = 0; same && i < n; i++)
 		same = strcmp(names[i], old[i]) == 0;
+	if (b->state == BOX_RUNNING && b->pid > 0) {
+		r = live_change(e, b, names, n, ids, same, err);
+		goto out;
+	}
 	if (same)
 		goto out;
 	r = store_box_set_volumes(e->store, b->row.id, ids, n, err);
@@ -659,14 +950,12 @@ int engine_box_set_volumes(struct engine *e, const char *box, const char *text, 
 		goto out;
 	{
 		char list[LIST_TEXT_MAX];
-		(void)join_names(names, n, list, sizeof list);
-		for (char *c = list; *c; c++)
-			if (*c == '\n')
-				*c = c[1] ? ',' : '\0';
-		if (b->state == BOX_RUNNING || b->state == BOX_STARTING)
-			eng_emit(e, b, "volumes %s (applies at the next start)", n ? list : "none");
+		comma_list(names, n, list, sizeof list);
+		/* Running, its PID unknown (crun did not answer at start). */
+		if (running)
+			eng_emit(e, b, "volumes %s (applies at the next start)", list);
 		else
-			eng_emit(e, b, "volumes %s", n ? list : "none");
+			eng_emit(e, b, "volumes %s", list);
 	}
 out:
 	pd_mutex_unlock(&e->lock);
@@ -740,6 +1029,122 @@ void eng_volumes_started(struct engine *e, struct box *b, const struct box_mount
 	eng_box_path(e, b, "bundle/volumes", path, sizeof path);
 	if (write_file_replace(path, list, len) < 0)
 		log_warn("box %s: cannot record its volumes", b->row.name);
+	record_done(e, b); /* a live change cut short: its mounts ended with the box */
+}
+
+/* The ids of names, in order (volumes that no longer exist left out). */
+static int ids_of(struct engine *e, char **names, size_t n, int64_t **ret, size_t *ret_n)
+{
+	int64_t *ids = calloc(n ? n : 1, sizeof *ids);
+	size_t k = 0;
+
+	if (!ids)
+		return -ENOMEM;
+	for (size_t i = 0; i < n; i++) {
+		struct volume *v = find_live(e, names[i]);
+		if (v)
+			ids[k++] = v->row.id;
+	}
+	*ret = ids;
+	*ret_n = k;
+	return 0;
+}
+
+static void reconcile_failed(struct engine *e, struct box *b, const char *name, bool attach,
+			     const pd_error *err)
+{
+	log_warn("box %s: %s", b->row.name, err->msg);
+	eng_emit(e, b, "volume %s %s after a restart: %s", name,
+		 attach ? "taken out of the list: it could not be mounted"
+			: "kept in the list: it could not be unmounted",
+		 err->msg);
+}
+
+/* A live change a crash cut short, finished (see bundle/volumes-live). */
+static void reconcile_box(struct engine *e, struct box *b)
+{
+	_cleanup_free_ int64_t *ids = NULL;
+	char **want = NULL, **maybe = NULL, **now = NULL;
+	size_t n_want = 0, n_maybe = 0, n_now = 0, n_ids = 0;
+	char path[4096], rootfs[4096];
+	struct volume_live_box lb;
+	bool changed = false;
+	int r;
+
+	record_path(e, b, /* live= */ true, path, sizeof path);
+	if (access(path, F_OK) < 0)
+		return;
+	if (b->state != BOX_RUNNING) {
+		record_done(e, b); /* its mounts ended with it */
+		return;
+	}
+	if (b->pid <= 0)
+		return; /* crun did not answer: at a later start */
+	r = box_volume_names(e, b, &want, &n_want);
+	if (r >= 0)
+		r = record_read(e, b, /* live= */ true, &maybe, &n_maybe);
+	if (r >= 0)
+		r = record_read(e, b, /* live= */ false, &maybe, &n_maybe);
+	if (r < 0) {
+		log_warn("box %s: cannot read its volumes: %s", b->row.name, strerror(-r));
+		goto out;
+	}
+	eng_box_path(e, b, "rootfs", rootfs, sizeof rootfs);
+	lb = (struct volume_live_box){.name = b->row.name, .pid = b->pid, .rootfs = rootfs};
+	/* Every step is a no-op where the mount is as it should be. What a
+	 * step cannot do, the list follows: it and the mounts agree. */
+	for (size_t i = 0; r >= 0 && i < n_want; i++) {
+		pd_error err = {0};
+
+		volume_path(e, want[i], "data", path, sizeof path);
+		if (volume_live_attach(&lb, path, want[i], &err) >= 0) {
+			r = add_name(&now, &n_now, want[i]);
+			continue;
+		}
+		changed = true;
+		reconcile_failed(e, b, want[i], /* attach= */ true, &err);
+	}
+	for (size_t i = 0; r >= 0 && i < n_maybe; i++) {
+		pd_error err = {0};
+		int d;
+
+		if (has_name(want, n_want, maybe[i]) || !find_volume(e, maybe[i]))
+			continue;
+		volume_path(e, maybe[i], "data", path, sizeof path);
+		d = volume_live_detach(&lb, path, maybe[i], &err);
+		if (d == VOLUME_LIVE_LAZY)
+			emit_lazy(e, b, maybe[i]);
+		if (d >= 0)
+			continue;
+		changed = true;
+		reconcile_failed(e, b, maybe[i], /* attach= */ false, &err);
+		r = add_name(&now, &n_now, maybe[i]);
+	}
+	if (r >= 0 && changed) {
+		r = ids_of(e, now, n_now, &ids, &n_ids);
+		if (r >= 0)
+			r = store_box_set_volumes(e->store, b->row.id, ids, n_ids, NULL);
+	}
+	if (r >= 0)
+		r = record_write(e, b, /* live= */ false, now, n_now);
+	if (r >= 0) {
+		record_done(e, b);
+		log_info("box %s: volumes mounted as its list says (a change was cut short)",
+			 b->row.name);
+	} else
+		log_warn("box %s: cannot finish a change of its volumes: %s", b->row.name,
+			 strerror(-r));
+out:
+	image_list_free(want, n_want);
+	image_list_free(maybe, n_maybe);
+	image_list_free(now, n_now);
+}
+
+void eng_volumes_reconcile(struct engine *e)
+{
+	for (size_t i = 0; i < e->n_boxes; i++)
+		if (!e->boxes[i]->deleting)
+			reconcile_box(e, e->boxes[i]);
 }
 
 /* --- start-up ---------------------------------------------------------------------- */

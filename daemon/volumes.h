@@ -4,14 +4,18 @@
  * A volume NAME lives in DATA/volumes/NAME/data on the host; the tree shows
  * that directory as a link, so its data never passes through the daemon.
  * The store holds the volumes and, per box, the ordered list of attached
- * volumes. Attachments apply when a box starts (there is no live attach):
- * a change on a running box is pending until its next start.
+ * volumes. crun mounts them when a box starts; a change of a running box's
+ * list mounts and unmounts them live, in the box (volume-live.h).
  *
  * Crash safety: create and delete record their intent first ("creating",
  * "deleting") and the engine finishes or rolls back an interrupted one at
- * start. Named fault points (util.h pd_fault()) sit between the steps:
+ * start. A live change records what may be mounted, then the list, then
+ * changes the mounts; at start a change cut short is finished, so that a
+ * running box's mounts and its list agree (eng_volumes_reconcile()). Named
+ * fault points (util.h pd_fault()) sit between the steps:
  * volume-create-row, volume-create-dir, volume-delete-mark,
- * volume-delete-files, volume-delete-rows.
+ * volume-delete-files, volume-delete-rows, volume-live-recorded,
+ * volume-live-applied.
  *
  * Locking: the engine lock guards the volume table with the box table;
  * slow work (deleting files, archives) runs outside it. Every function here
@@ -80,12 +84,17 @@ int engine_volume_boxes(struct engine *e, const char *name, char ***ret, size_t 
 int engine_box_volumes(struct engine *e, const char *box, char ***ret, size_t *ret_n);
 /* Replaces the box's list with the parsed text (see volumes_parse_list).
  * -ENOENT for a volume that does not exist (the reason has its line). On a
- * running box the change applies at its next start. A failure changes
- * nothing. */
+ * running box the volumes added are mounted at /mnt/NAME and those removed
+ * unmounted (lazily when a process in the box still uses one) before it
+ * returns; -EBUSY while the box starts, stops or is busy with another
+ * change, and the errors of volume-live.h when the box's /mnt/NAME cannot
+ * take the mount. A failure changes nothing: the list and the mounts stay
+ * as they were. A slow call (a fork per volume changed). */
 int engine_box_set_volumes(struct engine *e, const char *box, const char *text, size_t len,
 			   pd_error *err);
 /* True if the box runs with another list of volumes than it now has (the
- * change waits for the next start). */
+ * change waits for the next start: a box whose PID crun did not give at
+ * the daemon's start). */
 bool engine_box_volumes_pending(struct engine *e, const char *box);
 
 /*
@@ -127,3 +136,8 @@ int eng_volume_mounts(struct engine *e, struct box *b, struct box_mount **ret, s
 		      pd_error *err);
 /* Records which volumes a box was started with (engine lock not held). */
 void eng_volumes_started(struct engine *e, struct box *b, const struct box_mount *m, size_t n);
+/* At start, after eng_volumes_load(): a live change of a running box's
+ * volumes that a crash cut short is finished. Each mount or unmount is
+ * redone where it is missing; one the box prevents (a file at /mnt/NAME)
+ * changes the list instead, with an event saying so. */
+void eng_volumes_reconcile(struct engine *e);

@@ -243,7 +243,7 @@ static const char readme_text[] =
     "                label, created, last_used; rmdir tokens/ID revokes one\n"
     "\n"
     "  mkdir volumes/data                a named volume; outlives every box\n"
-    "  echo data > boxes/web/volumes     mount it at /mnt/data (next start)\n"
+    "  echo data > boxes/web/volumes     mount it at /mnt/data (at once)\n"
     "  cat volumes/data/export > v.tzst  a zstd tar; write one to import\n"
     "  volumes/data/data/                its files; size, boxes, error\n"
     "  rmdir volumes/data                delete it (EBUSY while attached)\n"

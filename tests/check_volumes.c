@@ -1,12 +1,19 @@
 /* check_volumes.c - named volumes: the parser of a box's `volumes` list and
  * the store's volume and attachment tables. */
 #include <errno.h>
+#include <sched.h>
+#include <signal.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/mount.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include "check-tap.h"
 #include "image.h"
 #include "store.h"
+#include "volume-live.h"
 #include "volumes.h"
 
 static char tmpdir[64];
@@ -28,6 +35,69 @@ static void teardown(void)
 	st = store_close(st);
 	rm_rf(tmpdir);
 }
+
+/* A child that waits to be killed: a process that is not a box. In a
+ * mount namespace of its own when it may: a regression that took it for
+ * a box then mounts nothing on the host's tree. */
+static pid_t idle_child(void)
+{
+	pid_t pid = fork();
+
+	ck_assert_int_ge(pid, 0);
+	if (pid == 0) {
+		if (unshare(CLONE_NEWNS) == 0)
+			(void)mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL);
+		pause();
+		_exit(0);
+	}
+	return pid;
+}
+
+static void reap(pid_t pid)
+{
+	kill(pid, SIGKILL);
+	waitpid(pid, NULL, 0);
+}
+
+/* A PID that is not the box's PID 1 any more (a host process got it, or
+ * nobody has it): refused, and nothing made on the host, neither through
+ * the box's root nor at the host's own /mnt/NAME. */
+START_TEST(test_live_not_the_box)
+{
+	char name[64], path[256], rootfs[128];
+	pid_t pid = idle_child();
+	struct volume_live_box box = {.name = "b", .pid = pid, .rootfs = rootfs};
+	pd_error err = {0};
+
+	snprintf(rootfs, sizeof rootfs, "%s/rootfs", tmpdir);
+	ck_assert_int_eq(mkdir(rootfs, 0755), 0);
+	snprintf(name, sizeof name, "check-live-%d", (int)getpid());
+	ck_assert_int_eq(volume_live_attach(&box, tmpdir, name, &err), -EBUSY);
+	ck_assert_msg(strstr(err.msg, "box b no longer runs (PID"), "%s", err.msg);
+	pd_error_clear(&err);
+	ck_assert_int_eq(volume_live_detach(&box, tmpdir, name, &err), -EBUSY);
+	snprintf(path, sizeof path, "/mnt/%s", name);
+	ck_assert_int_eq(access(path, F_OK), -1);
+	snprintf(path, sizeof path, "%s/mnt", rootfs);
+	ck_assert_int_eq(access(path, F_OK), -1);
+	reap(pid);
+}
+END_TEST
+
+START_TEST(test_live_gone)
+{
+	pid_t pid = idle_child();
+	struct volume_live_box box = {.name = "b", .pid = pid, .rootfs = tmpdir};
+	pd_error err = {0};
+
+	reap(pid);
+	ck_assert_int_eq(volume_live_attach(&box, tmpdir, "v", &err), -EBUSY);
+	ck_assert_msg(strstr(err.msg, "box b no longer runs"), "%s", err.msg);
+	box.pid = 0;
+	pd_error_clear(&err);
+	ck_assert_int_eq(volume_live_detach(&box, tmpdir, "v", &err), -EBUSY);
+}
+END_TEST
 
 /* Parses text; returns the names joined by ',' or "ERR <errno>: <reason>". */
 static const char *parse(const char *text, size_t len)
@@ -251,6 +321,12 @@ static Suite *volumes_suite(void)
 	tcase_add_test(tc, test_store_volumes);
 	tcase_add_test(tc, test_store_attach);
 	tcase_add_test(tc, test_store_copy_settings);
+	suite_add_tcase(s, tc);
+
+	tc = tcase_create("live");
+	tcase_add_checked_fixture(tc, setup, teardown);
+	tcase_add_test(tc, test_live_not_the_box);
+	tcase_add_test(tc, test_live_gone);
 	suite_add_tcase(s, tc);
 	return s;
 }

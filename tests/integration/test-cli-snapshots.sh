@@ -85,7 +85,7 @@ ok "snapshots of an unknown box exits 1" same "$?" 1
 # --- volumes -----------------------------------------------------------------
 ok "paddock volume create" pd volume create v1
 ok "paddock volume ls lists it" bash -c "pd volume ls | grep -q '^v1 '"
-# exec started s2; attachments apply at the next start.
+# exec started s2; stopped, it gets the volume from crun at its start.
 ok "paddock stop s2" pd stop s2
 ok "paddock volume attach BOX NAME" pd volume attach s2 v1
 ok "the box's volumes list has it" same "$(cat "$M/boxes/s2/volumes")" v1
