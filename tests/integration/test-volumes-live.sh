@@ -187,9 +187,10 @@ ok "unmounted" same "$(mounted a)" ""
 
 # --- kill -9 at each step of a live change ------------------------------------------------
 # crash STEP LIST: the daemon started with PADDOCK_FAULT=STEP dies while
-# LIST is written to box a's volumes; box a runs on. crash_at: then it
-# starts again normally.
+# LIST is written to box a's volumes; box a runs on. The daemon is down
+# afterwards, whatever happened. crash_at: then it starts again normally.
 crash() {
+	local rc
 	pd_stop
 	export PADDOCK_FAULT=$1
 	pd_start
@@ -197,14 +198,23 @@ crash() {
 	# One write(2): a shell's printf may write line by line.
 	python3 -c 'import os, sys; os.write(os.open(sys.argv[1], os.O_WRONLY | os.O_TRUNC), sys.argv[2].encode())' \
 		"$M/boxes/a/volumes" "$2" 2>/dev/null
+	if ! wait_for 30 pd_ended "$PD_PID"; then
+		diag "the daemon did not die at $1"
+		pd_stop
+		return 1
+	fi
 	wait "$PD_PID" 2>/dev/null
-	local rc=$?
+	rc=$?
 	PD_PID=
 	[ $rc = 137 ] || { diag "the daemon did not die at $1 (status $rc)"; return 1; }
 	[ -n "$(box_pid a)" ] || { diag "box a died with the daemon"; return 1; }
 }
 crash_at() {
-	crash "$@" && pd_start
+	local rc
+	crash "$@"
+	rc=$?
+	pd_start
+	return $rc
 }
 # agree BOX: its list, its mounts and the record of them agree; no live
 # change is left over.
