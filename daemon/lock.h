@@ -78,6 +78,7 @@
 
 #include <pthread.h>
 #include <stdbool.h>
+#include <stdint.h>
 
 #include "autoconfig.h"
 
@@ -93,11 +94,18 @@ enum lock_rank {
  * held. */
 #define LOCK_NO_SLOW 1u
 
+struct lock_stat;
+
 struct pd_mutex {
 	pthread_mutex_t m;
 	enum lock_rank rank;
 	unsigned flags;
 	const char *name; /* in the check's messages; static storage */
+	/* The statistics (below): when it was taken, and its name's counts. */
+	uint64_t taken_ns;
+	struct lock_stat *stat;
+	const char *taken_file; /* where it was taken */
+	int taken_line;
 };
 
 void pd_mutex_init(struct pd_mutex *m, enum lock_rank rank, unsigned flags, const char *name);
@@ -109,6 +117,22 @@ void pd_mutex_init(struct pd_mutex *m, enum lock_rank rank, unsigned flags, cons
 		.name = (name_)                                                                    \
 	}
 void pd_mutex_destroy(struct pd_mutex *m);
+
+/* Lock statistics, for measuring contention (tests/bench/lock.sh): off
+ * unless the daemon starts with PADDOCK_LOCK_STATS=1 in its environment
+ * (lock_stats_enable() before any thread; a branch per lock and unlock
+ * when off). Counted per lock name (every HTTP request lock is one line):
+ * acquisitions, those that had to wait, and the wait and hold times in
+ * power-of-two buckets of microseconds. A condition wait does not count
+ * as holding. A hold of a millisecond or more is also counted by where the
+ * lock was taken (file:line). lock_stats_dump() gives out() one line
+ * per name and per such place (the daemon logs them when it stops). */
+extern bool lock_stats_on;
+void lock_stats_enable(void);
+void lock_stats_dump(void (*out)(const char *line));
+void lock_stats_taken(struct pd_mutex *m, uint64_t t0_ns, bool waited, const char *file, int line);
+void lock_stats_release(struct pd_mutex *m);
+uint64_t lock_now_ns(void);
 
 /* The check, called by the wrappers below when PD_LOCK_CHECK is defined.
  * A violation writes what was held and what was taken to stderr and
@@ -122,12 +146,27 @@ void lock_check_release(const struct pd_mutex *m);
 void lock_check_slow(const char *what);
 void lock_check_must_hold(const struct pd_mutex *m);
 
-static inline void pd_mutex_lock(struct pd_mutex *m)
+/* pd_mutex_lock(m), pd_cond_wait(c, m), pd_cond_timedwait(c, m, t): the
+ * wrappers below, told where they are called from (the statistics). */
+#define pd_mutex_lock(m) pd_mutex_lock_at((m), __FILE__, __LINE__)
+#define pd_cond_wait(c, m) pd_cond_wait_at((c), (m), __FILE__, __LINE__)
+#define pd_cond_timedwait(c, m, t) pd_cond_timedwait_at((c), (m), (t), __FILE__, __LINE__)
+
+static inline void pd_mutex_lock_at(struct pd_mutex *m, const char *file, int line)
 {
 #ifdef PD_LOCK_CHECK
 	lock_check_take(m);
 #endif
-	pthread_mutex_lock(&m->m);
+	if (__builtin_expect(lock_stats_on, 0)) {
+		uint64_t t0 = lock_now_ns();
+		bool waited = pthread_mutex_trylock(&m->m) != 0;
+
+		if (waited)
+			pthread_mutex_lock(&m->m);
+		lock_stats_taken(m, t0, waited, file, line);
+	} else {
+		pthread_mutex_lock(&m->m);
+	}
 #ifdef PD_LOCK_CHECK
 	lock_check_taken(m);
 #endif
@@ -138,20 +177,37 @@ static inline void pd_mutex_unlock(struct pd_mutex *m)
 #ifdef PD_LOCK_CHECK
 	lock_check_release(m);
 #endif
+	if (__builtin_expect(lock_stats_on, 0))
+		lock_stats_release(m);
 	pthread_mutex_unlock(&m->m);
 }
 
 /* Waits on cond, releasing m meanwhile. m stays recorded as held: the
  * thread takes nothing else while it waits. */
-static inline int pd_cond_wait(pthread_cond_t *cond, struct pd_mutex *m)
+static inline int pd_cond_wait_at(pthread_cond_t *cond, struct pd_mutex *m, const char *file,
+				  int line)
 {
-	return pthread_cond_wait(cond, &m->m);
+	int r;
+
+	if (__builtin_expect(lock_stats_on, 0))
+		lock_stats_release(m);
+	r = pthread_cond_wait(cond, &m->m);
+	if (__builtin_expect(lock_stats_on, 0))
+		lock_stats_taken(m, lock_now_ns(), false, file, line);
+	return r;
 }
 
-static inline int pd_cond_timedwait(pthread_cond_t *cond, struct pd_mutex *m,
-				    const struct timespec *abstime)
+static inline int pd_cond_timedwait_at(pthread_cond_t *cond, struct pd_mutex *m,
+				       const struct timespec *abstime, const char *file, int line)
 {
-	return pthread_cond_timedwait(cond, &m->m, abstime);
+	int r;
+
+	if (__builtin_expect(lock_stats_on, 0))
+		lock_stats_release(m);
+	r = pthread_cond_timedwait(cond, &m->m, abstime);
+	if (__builtin_expect(lock_stats_on, 0))
+		lock_stats_taken(m, lock_now_ns(), false, file, line);
+	return r;
 }
 
 /* Marks a call that may take long (walks a box's files, removes a tree,

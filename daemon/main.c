@@ -15,6 +15,7 @@
 #include "engine.h"
 #include "fuse-adapter.h"
 #include "http.h"
+#include "lock.h"
 #include "log.h"
 #include "tree.h"
 #include "util.h"
@@ -167,6 +168,11 @@ static void notify(int *fd, const char *msg)
 	*fd = -1;
 }
 
+static void log_lock_stat(const char *line)
+{
+	log_info("%s", line);
+}
+
 int main(int argc, char **argv)
 {
 	static const struct option opts[] = {
@@ -212,6 +218,9 @@ int main(int argc, char **argv)
 		usage(stderr);
 		return 2;
 	}
+	/* Contention figures for the benchmarks (lock.h), logged at stop. */
+	if (getenv("PADDOCK_LOCK_STATS") && strcmp(getenv("PADDOCK_LOCK_STATS"), "1") == 0)
+		lock_stats_enable();
 
 	r = check_config_file(config_path, config_real, &config_readable, &err);
 	pd_hold("config-check");
@@ -340,6 +349,7 @@ int main(int argc, char **argv)
 	fuse_adapter_free(fa);
 	tree_free(tree);
 	engine_free(engine);
+	lock_stats_dump(log_lock_stat);
 	config_release(&cfg);
 	return r < 0 ? 1 : 0;
 

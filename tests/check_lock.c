@@ -6,7 +6,9 @@
 #include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -277,6 +279,111 @@ START_TEST(test_message)
 }
 END_TEST
 
+/* --- statistics (PADDOCK_LOCK_STATS) --------------------------------------- */
+
+static char stat_lines[8][512];
+static unsigned n_stat_lines;
+
+static void collect(const char *line)
+{
+	if (n_stat_lines < 8)
+		snprintf(stat_lines[n_stat_lines++], sizeof stat_lines[0], "%s", line);
+}
+
+static const char *stat_line(const char *needle)
+{
+	for (unsigned i = 0; i < n_stat_lines; i++)
+		if (strstr(stat_lines[i], needle))
+			return stat_lines[i];
+	return NULL;
+}
+
+static void *hold_a_moment(void *arg)
+{
+	struct pd_mutex *m = arg;
+
+	pd_mutex_lock(m);
+	usleep(20 * 1000);
+	pd_mutex_unlock(m);
+	return NULL;
+}
+
+/* Off: nothing counted, nothing dumped. */
+START_TEST(test_stats_off)
+{
+	n_stat_lines = 0;
+	pd_mutex_lock(&leaf);
+	pd_mutex_unlock(&leaf);
+	lock_stats_dump(collect);
+	ck_assert_uint_eq(n_stat_lines, 0);
+}
+END_TEST
+
+/* Takes, waits and holds are counted per name; a hold of 1 ms or more is
+ * also counted where it was taken (this file and line); a condition wait
+ * does not count as holding. */
+START_TEST(test_stats_counted)
+{
+	pthread_t t;
+	pthread_cond_t cond = PTHREAD_COND_INITIALIZER;
+	struct timespec until;
+	const char *l;
+	int line;
+
+	lock_stats_enable();
+	n_stat_lines = 0;
+	for (int i = 0; i < 3; i++) {
+		pd_mutex_lock(&leaf2);
+		pd_mutex_unlock(&leaf2);
+	}
+	/* Another thread holds leaf 20 ms; we wait for it. */
+	ck_assert_int_eq(pthread_create(&t, NULL, hold_a_moment, &leaf), 0);
+	usleep(5 * 1000);
+	pd_mutex_lock(&leaf);
+	pd_mutex_unlock(&leaf);
+	pthread_join(t, NULL);
+	/* Held 2 ms at a known line. */
+	line = __LINE__ + 1;
+	pd_mutex_lock(&leaf2);
+	usleep(2000);
+	pd_mutex_unlock(&leaf2);
+	/* 50 ms in a condition wait: not a hold. */
+	pd_mutex_lock(&leaf);
+	clock_gettime(CLOCK_REALTIME, &until);
+	until.tv_nsec += 50 * 1000 * 1000;
+	if (until.tv_nsec >= 1000000000) {
+		until.tv_sec++;
+		until.tv_nsec -= 1000000000;
+	}
+	(void)pd_cond_timedwait(&cond, &leaf, &until);
+	pd_mutex_unlock(&leaf);
+
+	lock_stats_dump(collect);
+	l = stat_line("lock stats: leaf two:");
+	ck_assert_msg(l, "no line for leaf two");
+	ck_assert_msg(strstr(l, "taken 4, waited 0"), "%s", l);
+	l = stat_line("lock stats: leaf one:");
+	ck_assert_msg(l, "no line for leaf one");
+	ck_assert_msg(strstr(l, "waited 1"), "%s", l);
+	{
+		/* The longest hold of leaf one is the other thread's 20 ms,
+		 * not the 50 ms condition wait. */
+		unsigned long long max_us = 0;
+		const char *p = strstr(l, "held");
+		ck_assert_ptr_nonnull(p);
+		p = strstr(p, "max ");
+		ck_assert_ptr_nonnull(p);
+		max_us = strtoull(p + 4, NULL, 10);
+		ck_assert_msg(max_us >= 19000 && max_us < 45000, "%s", l);
+	}
+	{
+		char where[128];
+		snprintf(where, sizeof where, "leaf two taken at %s:%d: 1 holds", __FILE__, line);
+		ck_assert_msg(stat_line(where), "no long-hold line \"%s\"", where);
+	}
+}
+END_TEST
+
 static Suite *lock_suite(void)
 {
 	Suite *s = suite_create("lock");
@@ -291,6 +398,8 @@ static Suite *lock_suite(void)
 	tcase_add_test(tc, test_per_thread);
 	tcase_add_test(tc, test_cond_wait);
 	tcase_add_test(tc, test_message);
+	tcase_add_test(tc, test_stats_off);
+	tcase_add_test(tc, test_stats_counted);
 	suite_add_tcase(s, tc);
 
 	tc = tcase_create("errors");
