@@ -53,7 +53,9 @@ for ((r = 0; r < RUNS; r++)); do
 	b=snap-$r
 	mkdir "$M/boxes/$b"
 	fill "$b" 1000
-	upper=$(ls -d "$D"/boxes/*/upper | while read -r u; do [ -d "$u/data" ] && [ "$(ls "$u/data" | wc -l)" = 100 ] && echo "$u"; done | tail -1)
+	# Its upper: boxes/ID/upper, or boxes/ID/disk/upper in its image
+	# (the disk limit).
+	upper=$(ls -d "$D"/boxes/*/upper "$D"/boxes/*/disk/upper 2>/dev/null | while read -r u; do [ -d "$u/data" ] && [ "$(ls "$u/data" | wc -l)" = 100 ] && echo "$u"; done | tail -1)
 	t0=$(date +%s%N)
 	cp -a "$upper" "$PD_TMP/cp-copy" || bench_broken "cp -a failed"
 	sync -f "$PD_TMP/cp-copy"
