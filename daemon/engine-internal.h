@@ -8,6 +8,7 @@
 #include "auth.h"
 #include "dns.h"
 #include "engine.h"
+#include "hmap.h"
 #include "jobs.h"
 #include "lock.h"
 #include "policy.h"
@@ -38,6 +39,8 @@ struct du_cache {
 
 struct box {
 	struct box_row row; /* what the store holds */
+	/* In the engine's indexes (e->by_name, e->by_id), while in its table. */
+	struct hmap_node by_name, by_id;
 	enum box_state state;
 	pid_t pid;
 	bool busy;     /* a slow action runs outside the lock */
@@ -68,6 +71,8 @@ struct engine {
 	struct pd_mutex lock;
 	struct box **boxes;
 	size_t n_boxes;
+	/* The same boxes by name and by id (eng_find_box(), eng_find_box_id()). */
+	struct hmap by_name, by_id;
 	char *images_dir;
 	char *boxes_dir;
 	char *layers_dir;  /* DATA/layers: L<ID> frozen layers */

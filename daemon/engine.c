@@ -40,26 +40,45 @@ void eng_box_root(const struct engine *e, const struct box *b, char *buf, size_t
 
 struct box *eng_find_box(struct engine *e, const char *name)
 {
-	for (size_t i = 0; i < e->n_boxes; i++)
-		if (strcmp(e->boxes[i]->row.name, name) == 0)
-			return e->boxes[i];
+	uint64_t hash = hmap_hash_str(name);
+	struct hmap_node *node;
+
+	HMAP_FOR_HASH(node, &e->by_name, hash)
+	{
+		struct box *b = HMAP_ENTRY(node, struct box, by_name);
+		if (strcmp(b->row.name, name) == 0)
+			return b;
+	}
 	return NULL;
 }
 
 struct box *eng_find_box_id(struct engine *e, int64_t id)
 {
-	for (size_t i = 0; i < e->n_boxes; i++)
-		if (e->boxes[i]->row.id == id)
-			return e->boxes[i];
+	uint64_t hash = hmap_hash_u64((uint64_t)id);
+	struct hmap_node *node;
+
+	HMAP_FOR_HASH(node, &e->by_id, hash)
+	{
+		struct box *b = HMAP_ENTRY(node, struct box, by_id);
+		if (b->row.id == id)
+			return b;
+	}
 	return NULL;
 }
 
 int eng_add_box(struct engine *e, struct box *b)
 {
 	struct box **nb = realloc(e->boxes, (e->n_boxes + 1) * sizeof *nb);
+
 	if (!nb)
 		return -ENOMEM;
 	e->boxes = nb;
+	if (hmap_insert(&e->by_name, &b->by_name, hmap_hash_str(b->row.name)) < 0)
+		return -ENOMEM;
+	if (hmap_insert(&e->by_id, &b->by_id, hmap_hash_u64((uint64_t)b->row.id)) < 0) {
+		hmap_remove(&e->by_name, &b->by_name);
+		return -ENOMEM;
+	}
 	e->boxes[e->n_boxes++] = b;
 	return 0;
 }
@@ -71,6 +90,8 @@ static void remove_box(struct engine *e, struct box *b)
 			memmove(&e->boxes[i], &e->boxes[i + 1],
 				(e->n_boxes - i - 1) * sizeof *e->boxes);
 			e->n_boxes--;
+			hmap_remove(&e->by_name, &b->by_name);
+			hmap_remove(&e->by_id, &b->by_id);
 			return;
 		}
 }
@@ -331,6 +352,7 @@ int eng_mount_root(struct engine *e, struct box *b, pd_error *err)
 	char merged[4096], view[4096];
 	int r;
 
+	lock_assert_no_slow("mounting a box's root");
 	eng_box_path(e, b, "rootfs", merged, sizeof merged);
 	eng_box_root(e, b, view, sizeof view);
 	if (!eng_is_mountpoint(merged)) {
@@ -672,13 +694,17 @@ int engine_box_create(struct engine *e, const char *name, pd_error *err)
 	r = store_box_insert(e->store, &b->row, err);
 	if (r < 0)
 		goto fail;
+	/* Its "creating" row keeps the name (a create or fork of the same
+	 * name fails on it): its files and mounts are made outside the lock,
+	 * the box not yet in the table. */
+	pd_mutex_unlock(&e->lock);
 	r = eng_make_box_dirs(e, b, err);
 	if (r >= 0)
 		r = eng_mount_root(e, b, err);
+	pd_mutex_lock(&e->lock);
 	if (r >= 0)
 		r = eng_save_box(e, b, NULL, err);
 	if (r < 0) {
-		/* Its "creating" row keeps the name meanwhile. */
 		pd_mutex_unlock(&e->lock);
 		remove_box_files(e, b);
 		pd_mutex_lock(&e->lock);
@@ -940,11 +966,12 @@ static int eng_box_start(struct engine *e, struct box *b, pd_error *err)
 			eng_emit(e, b, "disk resized to type %s", b->row.type);
 		pd_mutex_unlock(&e->lock);
 	}
-	pd_mutex_lock(&e->lock);
-	r = eng_mount_root(e, b, err);
-	if (r >= 0)
+	r = eng_mount_root(e, b, err); /* b is busy: no lock needed */
+	if (r >= 0) {
+		pd_mutex_lock(&e->lock);
 		r = eng_volume_mounts(e, b, &mounts, &n_mounts, err);
-	pd_mutex_unlock(&e->lock);
+		pd_mutex_unlock(&e->lock);
+	}
 	if (r < 0)
 		return r;
 	eng_box_path(e, b, "bundle", bundle, sizeof bundle);
@@ -1134,18 +1161,25 @@ int engine_box_set_image(struct engine *e, const char *name, const char *value, 
 		goto out;
 	}
 	snprintf(old, sizeof old, "%s", b->row.image);
-	eng_umount_root(e, b);
+	/* The mounts change outside the lock, the box busy meanwhile. */
+	b->busy = true;
 	snprintf(b->row.image, sizeof b->row.image, "%s", value);
+	pd_mutex_unlock(&e->lock);
+	eng_umount_root(e, b);
 	r = eng_mount_root(e, b, err);
+	pd_mutex_lock(&e->lock);
 	if (r >= 0)
 		r = eng_save_box(e, b, NULL, err);
 	if (r < 0) {
-		eng_umount_root(e, b);
 		snprintf(b->row.image, sizeof b->row.image, "%s", old);
+		pd_mutex_unlock(&e->lock);
+		eng_umount_root(e, b);
 		(void)eng_mount_root(e, b, NULL);
-		goto out;
+		pd_mutex_lock(&e->lock);
 	}
-	eng_emit(e, b, "image %s", value);
+	b->busy = false;
+	if (r >= 0)
+		eng_emit(e, b, "image %s", value);
 out:
 	pd_mutex_unlock(&e->lock);
 	return r;
@@ -1923,6 +1957,8 @@ struct engine *engine_free(struct engine *e)
 		free(e->boxes[i]);
 	}
 	free(e->boxes);
+	hmap_free(&e->by_name);
+	hmap_free(&e->by_id);
 	eng_volumes_free(e);
 	for (size_t i = 0; i < e->n_snap_exports; i++)
 		free(e->snap_exports[i]);
