@@ -9,7 +9,7 @@
 
 #include "engine/internal.h"
 #include "runtime/idmap.h"
-#include "runtime/layers.h"
+#include "store/layers.h"
 #include "common/log.h"
 #include "engine/volumes.h"
 

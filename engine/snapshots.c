@@ -30,7 +30,7 @@
 #include "runtime/export.h"
 #include "runtime/idmap.h"
 #include "runtime/layer-merge.h"
-#include "runtime/layers.h"
+#include "store/layers.h"
 #include "common/log.h"
 
 static void layer_path(const struct engine *e, int64_t id, const char *suffix, char *buf,

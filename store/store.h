@@ -12,7 +12,7 @@
 #include <time.h>
 
 #include "common/error.h"
-#include "runtime/layers.h"
+#include "store/layers.h"
 #include "common/parse.h"
 
 /* The schema version this build writes. */

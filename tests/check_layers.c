@@ -14,7 +14,7 @@
 
 #include "check-tap.h"
 #include "runtime/layer-merge.h"
-#include "runtime/layers.h"
+#include "store/layers.h"
 #include "common/util.h"
 
 START_TEST(test_parse_format)

@@ -4,7 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "runtime/layers.h"
+#include "store/layers.h"
 #include "common/parse.h"
 
 int layer_stack_parse(const char *text, struct layer_stack *ret)
