@@ -4,7 +4,7 @@
  * `paddock exec b ls -la` passes "-la" to ls. */
 #include <string.h>
 
-#include "cli.h"
+#include "cli/cli.h"
 
 enum {
 	OPT_GLOBAL = 1u << 0,

@@ -7,8 +7,8 @@
 
 #include <ini.h>
 
-#include "cli-config.h"
-#include "cli.h"
+#include "cli/cli-config.h"
+#include "cli/cli.h"
 
 int cli_config_path(char **ret)
 {

@@ -12,7 +12,7 @@
  */
 #pragma once
 
-#include "error.h"
+#include "common/error.h"
 
 typedef struct cli_config {
 	char *url;

@@ -14,7 +14,7 @@
 #include <stddef.h>
 #include <stdio.h>
 
-#include "error.h"
+#include "common/error.h"
 
 #define CLI_EXIT_FAIL 1
 #define CLI_EXIT_USAGE 2

@@ -3,8 +3,8 @@
 #include <string.h>
 
 #include "autoconfig.h" /* PACKAGE_VERSION */
-#include "cli.h"
-#include "client.h"
+#include "cli/cli.h"
+#include "cli/client.h"
 
 #define USER_AGENT "paddock-cli/" PACKAGE_VERSION
 

@@ -17,7 +17,7 @@
 
 #include <curl/curl.h>
 
-#include "error.h"
+#include "common/error.h"
 
 /* Bodies read into memory are capped: lists and small files only. */
 #define CLI_BODY_MAX (16u << 20)

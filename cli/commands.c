@@ -7,11 +7,11 @@
 #include <termios.h>
 
 #include "autoconfig.h" /* PACKAGE_VERSION */
-#include "cli-config.h"
-#include "cli.h"
-#include "client.h"
-#include "exec.h"
-#include "transfer.h"
+#include "cli/cli-config.h"
+#include "cli/cli.h"
+#include "cli/client.h"
+#include "cli/exec.h"
+#include "cli/transfer.h"
 
 #define PASSWORD_MAX 1024
 

@@ -2,8 +2,8 @@
 #include <signal.h>
 #include <string.h>
 
-#include "cli.h"
-#include "exec.h"
+#include "cli/cli.h"
+#include "cli/exec.h"
 
 static volatile sig_atomic_t interrupts;
 

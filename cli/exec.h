@@ -2,7 +2,7 @@
  * followed live to fd 1 and 2, and its exit code. */
 #pragma once
 
-#include "client.h"
+#include "cli/client.h"
 
 struct cli_args;
 

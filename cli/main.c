@@ -6,7 +6,7 @@
 
 #include <curl/curl.h>
 
-#include "cli.h"
+#include "cli/cli.h"
 
 int main(int argc, char **argv)
 {

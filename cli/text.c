@@ -5,7 +5,7 @@
 #include <string.h>
 #include <time.h>
 
-#include "cli.h"
+#include "cli/cli.h"
 
 static bool shell_safe(unsigned char ch)
 {

@@ -11,8 +11,8 @@
 #include <archive.h>
 #include <archive_entry.h>
 
-#include "tarsafe.h"
-#include "transfer.h"
+#include "common/tarsafe.h"
+#include "cli/transfer.h"
 
 #define COPY_BUF (64 * 1024)
 

@@ -9,7 +9,7 @@
 
 #include <stdbool.h>
 
-#include "client.h"
+#include "cli/client.h"
 
 /* Sends SRCs as one tar stream (pax) to PUT boxes/BOX/root/TO/?format=tar.
  * A directory SRC contributes its contents (like SRC/.), anything else

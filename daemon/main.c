@@ -9,16 +9,16 @@
 #include <sys/resource.h>
 #include <sys/stat.h>
 
-#include "access.h"
+#include "engine/access.h"
 #include "autoconfig.h"
-#include "config.h"
-#include "engine.h"
-#include "fuse-adapter.h"
-#include "http.h"
-#include "lock.h"
-#include "log.h"
-#include "tree.h"
-#include "util.h"
+#include "common/config.h"
+#include "engine/engine.h"
+#include "fs/fuse-adapter.h"
+#include "web/http.h"
+#include "common/lock.h"
+#include "common/log.h"
+#include "fs/tree.h"
+#include "common/util.h"
 
 #ifndef LIBEXECDIR
 #define LIBEXECDIR "/usr/local/libexec/paddock"

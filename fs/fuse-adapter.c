@@ -13,10 +13,10 @@
 #include <sys/mount.h>
 #include <sys/stat.h>
 
-#include "access.h"
-#include "fuse-adapter.h"
-#include "lock.h"
-#include "log.h"
+#include "engine/access.h"
+#include "fs/fuse-adapter.h"
+#include "common/lock.h"
+#include "common/log.h"
 
 #define READ_MAX (128 * 1024)
 #define WAKE_QUEUE_MAX 1024

@@ -5,8 +5,8 @@
  */
 #pragma once
 
-#include "error.h"
-#include "tree.h"
+#include "common/error.h"
+#include "fs/tree.h"
 
 struct fuse_adapter;
 

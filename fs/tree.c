@@ -16,14 +16,14 @@
 #include <string.h>
 #include <sys/stat.h>
 
-#include "auth.h"
+#include "engine/auth.h"
 #include "autoconfig.h"
-#include "jobs.h"
-#include "lock.h"
-#include "policy.h"
-#include "tree.h"
-#include "export.h"
-#include "volumes.h"
+#include "engine/jobs.h"
+#include "common/lock.h"
+#include "net/policy.h"
+#include "fs/tree.h"
+#include "runtime/export.h"
+#include "engine/volumes.h"
 
 #define KIND_STATIC 0ULL
 #define KIND_TYPE 1ULL

@@ -33,7 +33,7 @@
 #include <sys/types.h>
 #include <time.h>
 
-#include "engine.h"
+#include "engine/engine.h"
 
 #define TREE_ROOT_INO 1
 #define TREE_IMAGES_INO 5 /* directories whose entries the daemon changes */

@@ -13,9 +13,9 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "access.h"
+#include "engine/access.h"
 #include "check-tap.h"
-#include "util.h"
+#include "common/util.h"
 
 START_TEST(test_numeric_group)
 {

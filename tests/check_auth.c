@@ -12,9 +12,9 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "auth.h"
+#include "engine/auth.h"
 #include "check-tap.h"
-#include "store.h"
+#include "store/store.h"
 
 #define PASSWORD "correct horse battery"
 

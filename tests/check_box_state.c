@@ -3,7 +3,7 @@
 #include <errno.h>
 #include <string.h>
 
-#include "box-state.h"
+#include "engine/box-state.h"
 #include "check-tap.h"
 
 #define NSTATES _BOX_STATE_MAX

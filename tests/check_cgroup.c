@@ -6,9 +6,9 @@
 #include <string.h>
 #include <sys/stat.h>
 
-#include "cgroup.h"
+#include "runtime/cgroup.h"
 #include "check-tap.h"
-#include "util.h"
+#include "common/util.h"
 
 #define S 1000000ULL /* a second, in microseconds */
 

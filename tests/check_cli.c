@@ -14,10 +14,10 @@
 
 #include "check-links.h"
 #include "check-tap.h"
-#include "cli-config.h"
-#include "cli.h"
-#include "client.h"
-#include "transfer.h"
+#include "cli/cli-config.h"
+#include "cli/cli.h"
+#include "cli/client.h"
+#include "cli/transfer.h"
 
 /* Parses a NULL-terminated word list (without the program name). */
 static int parse(cli_args *a, pd_error *err, const char *first, ...)

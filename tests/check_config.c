@@ -10,7 +10,7 @@
 #include <unistd.h>
 
 #include "check-tap.h"
-#include "config.h"
+#include "common/config.h"
 
 #ifdef HAVE_CONFIG_H
 #include "autoconfig.h"

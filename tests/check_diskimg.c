@@ -13,8 +13,8 @@
 #include <unistd.h>
 
 #include "check-tap.h"
-#include "diskimg.h"
-#include "util.h"
+#include "runtime/diskimg.h"
+#include "common/util.h"
 
 #define MIB (1ull << 20)
 

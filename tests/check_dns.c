@@ -20,7 +20,7 @@
 #include <unistd.h>
 
 #include "check-tap.h"
-#include "dns.h"
+#include "net/dns.h"
 
 #define LOOPBACK 0x7f000001u
 #define CLIENT_ADDR 0x7f000005u /* the "box": 127.0.0.5 */

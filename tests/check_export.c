@@ -11,10 +11,10 @@
 #include <unistd.h>
 
 #include "check-tap.h"
-#include "error.h"
-#include "export.h"
-#include "tarsafe.h"
-#include "util.h"
+#include "common/error.h"
+#include "runtime/export.h"
+#include "common/tarsafe.h"
+#include "common/util.h"
 
 static char tmpdir[64];
 

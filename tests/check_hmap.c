@@ -6,7 +6,7 @@
 #include <string.h>
 
 #include "check-tap.h"
-#include "hmap.h"
+#include "common/hmap.h"
 
 struct item {
 	char name[16];

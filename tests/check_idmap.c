@@ -13,9 +13,9 @@
 #include <unistd.h>
 
 #include "check-tap.h"
-#include "idmap.h"
-#include "store.h"
-#include "util.h"
+#include "runtime/idmap.h"
+#include "store/store.h"
+#include "common/util.h"
 
 #define B1 1073741824u
 #define B2 (B1 + IDMAP_IDS)

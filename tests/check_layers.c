@@ -13,9 +13,9 @@
 #include <unistd.h>
 
 #include "check-tap.h"
-#include "layer-merge.h"
-#include "layers.h"
-#include "util.h"
+#include "runtime/layer-merge.h"
+#include "store/layers.h"
+#include "common/util.h"
 
 START_TEST(test_parse_format)
 {

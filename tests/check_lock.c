@@ -24,8 +24,8 @@
 #endif
 
 #include "check-tap.h"
-#include "lock.h"
-#include "util.h"
+#include "common/lock.h"
+#include "common/util.h"
 
 static struct pd_mutex engine, wake, listener, leaf, leaf2, outer;
 /* Like the nftables context's lock (net-nft.c). */

@@ -13,8 +13,8 @@
 #include <unistd.h>
 
 #include "check-tap.h"
-#include "lxcfs.h"
-#include "util.h"
+#include "runtime/lxcfs.h"
+#include "common/util.h"
 
 static char tmpdir[64];
 

@@ -25,7 +25,7 @@
 #include <unistd.h>
 
 #include "check-tap.h"
-#include "net-link.h"
+#include "net/link.h"
 
 #define BRIDGE "pdl0"
 #define HOST_IF "pdl0v1"

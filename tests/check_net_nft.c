@@ -11,7 +11,7 @@
 #include <unistd.h>
 
 #include "check-tap.h"
-#include "net-nft.h"
+#include "net/nft.h"
 
 static const struct nft_net net = {
     .table = "pdt",

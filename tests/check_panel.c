@@ -7,8 +7,8 @@
 #include <string.h>
 
 #include "check-tap.h"
-#include "panel-assets.h"
-#include "util.h"
+#include "web/panel-assets.h"
+#include "common/util.h"
 
 static const struct {
 	const char *name;

@@ -5,7 +5,7 @@
 #include <string.h>
 
 #include "check-tap.h"
-#include "parse.h"
+#include "common/parse.h"
 
 #define NAME_63 "abcdefghij0123456789abcdefghij0123456789abcdefghij0123456789abc"
 #define NAME_64 NAME_63 "d"

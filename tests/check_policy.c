@@ -7,7 +7,7 @@
 #include <string.h>
 
 #include "check-tap.h"
-#include "policy.h"
+#include "net/policy.h"
 
 static int parse(const char *text, struct policy *p, pd_error *err)
 {

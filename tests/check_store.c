@@ -11,7 +11,7 @@
 #include <unistd.h>
 
 #include "check-tap.h"
-#include "store.h"
+#include "store/store.h"
 
 /* Each test runs in its own process (fork mode) with a fresh directory. */
 static char tmpdir[64];

@@ -11,8 +11,8 @@
 #include <unistd.h>
 
 #include "check-tap.h"
-#include "supervisor.h"
-#include "util.h"
+#include "box/supervisor.h"
+#include "common/util.h"
 
 #define FULL_SPEC                                                                                  \
 	"{\"container\": \"web\", \"crun\": \"/usr/bin/crun\", \"crun_root\": \"/run/p/crun\","    \

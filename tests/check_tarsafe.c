@@ -19,9 +19,9 @@
 
 #include "check-links.h"
 #include "check-tap.h"
-#include "error.h"
-#include "tarsafe.h"
-#include "util.h"
+#include "common/error.h"
+#include "common/tarsafe.h"
+#include "common/util.h"
 
 /* Each test runs in its own process (fork mode) with a fresh directory:
  * tmpdir/root is the box root, tmpdir/outside must stay empty. They live

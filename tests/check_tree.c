@@ -21,14 +21,14 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
-#include "auth.h"
+#include "engine/auth.h"
 #include "autoconfig.h"
 #include "check-tap.h"
-#include "engine.h"
-#include "fuse-adapter.h"
-#include "jobs.h"
-#include "tree.h"
-#include "volumes.h"
+#include "engine/engine.h"
+#include "fs/fuse-adapter.h"
+#include "engine/jobs.h"
+#include "fs/tree.h"
+#include "engine/volumes.h"
 
 #define TEMP_MAX_PER_DIR 32
 #define TEMP_DATA_MAX (64 * 1024)

@@ -12,8 +12,8 @@
 #include <unistd.h>
 
 #include "check-tap.h"
-#include "error.h"
-#include "util.h"
+#include "common/error.h"
+#include "common/util.h"
 
 /* Each test runs in its own process (fork mode) with a fresh directory. */
 static char tmpdir[64];

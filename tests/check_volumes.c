@@ -11,10 +11,10 @@
 #include <unistd.h>
 
 #include "check-tap.h"
-#include "image.h"
-#include "store.h"
-#include "volume-live.h"
-#include "volumes.h"
+#include "runtime/image.h"
+#include "store/store.h"
+#include "runtime/volume-live.h"
+#include "engine/volumes.h"
 
 static char tmpdir[64];
 static struct store *st;

@@ -10,11 +10,11 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "auth.h"
-#include "engine.h"
-#include "error.h"
-#include "lock.h"
-#include "tree.h"
+#include "engine/auth.h"
+#include "engine/engine.h"
+#include "common/error.h"
+#include "common/lock.h"
+#include "fs/tree.h"
 
 #define HTTP_BODY_MAX (64 * 1024) /* control writes, login, setup */
 #define HTTP_WORKERS 8

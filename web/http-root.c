@@ -17,14 +17,14 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "config.h"
-#include "export.h"
-#include "http-internal.h"
-#include "image.h"
-#include "log.h"
-#include "tarsafe.h"
-#include "util.h"
-#include "volumes.h"
+#include "common/config.h"
+#include "runtime/export.h"
+#include "web/http-internal.h"
+#include "runtime/image.h"
+#include "common/log.h"
+#include "common/tarsafe.h"
+#include "common/util.h"
+#include "engine/volumes.h"
 
 #define PIPE_SIZE (1 << 20)
 

@@ -9,9 +9,9 @@
 #include <string.h>
 #include <sys/stat.h>
 
-#include "http-internal.h"
-#include "util.h"
-#include "volumes.h"
+#include "web/http-internal.h"
+#include "common/util.h"
+#include "engine/volumes.h"
 
 #define VALUE_READ_MAX (16u << 20)
 #define LINK_HOPS_MAX 4

@@ -16,16 +16,16 @@
 #include <sys/un.h>
 #include <unistd.h>
 
-#include "access.h"
-#include "auth.h"
-#include "config.h"
-#include "http-internal.h"
-#include "http.h"
-#include "lock.h"
-#include "log.h"
-#include "panel-assets.h"
-#include "parse.h"
-#include "util.h"
+#include "engine/access.h"
+#include "engine/auth.h"
+#include "common/config.h"
+#include "web/http-internal.h"
+#include "web/http.h"
+#include "common/lock.h"
+#include "common/log.h"
+#include "web/panel-assets.h"
+#include "common/parse.h"
+#include "common/util.h"
 
 #define HEAD_SPAN_MAX (64 * 1024) /* no request head is longer (MHD's buffer) */
 

@@ -18,9 +18,9 @@
  */
 #pragma once
 
-#include "engine.h"
-#include "error.h"
-#include "tree.h"
+#include "engine/engine.h"
+#include "common/error.h"
+#include "fs/tree.h"
 
 struct http;
 

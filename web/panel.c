@@ -1,7 +1,7 @@
 /* panel.c - lookup in the web panel's compiled-in assets (panel-assets.h). */
 #include <string.h>
 
-#include "panel-assets.h"
+#include "web/panel-assets.h"
 
 const struct panel_asset *panel_asset_find(const char *path)
 {

@@ -36,7 +36,7 @@ set_mode() {
 	pd_stop || bench_broken "the daemon did not stop cleanly"
 	sed -i '/^seccomp = /d; /^userns = /d; /^lxcfs = /d' "$PD_TMP/paddock.ini"
 	sed -i "s|^\[paddock\]\$|[paddock]\nseccomp = $v\nuserns = $u|" "$PD_TMP/paddock.ini"
-	[ -e "$TOP_SRCDIR/daemon/lxcfs.c" ] &&
+	[ -e "$TOP_SRCDIR/runtime/lxcfs.c" ] &&
 		sed -i "s|^\[paddock\]\$|[paddock]\nlxcfs = $u|" "$PD_TMP/paddock.ini"
 	pd_start
 }

@@ -1,0 +1,822 @@
+/* dns.c - the boxes' DNS resolver: decide per query, forward, record the
+ * answers (see dns.h). One thread serves UDP with an epoll loop; each TCP
+ * connection gets a short-lived thread of its own. ldns parses and builds
+ * the messages. */
+#include <arpa/inet.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <ldns/ldns.h>
+#include <netinet/in.h>
+#include <pthread.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/epoll.h>
+#include <sys/eventfd.h>
+#include <sys/random.h>
+#include <sys/socket.h>
+#include <sys/timerfd.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "net/dns.h"
+#include "common/lock.h"
+#include "common/log.h"
+#include "common/util.h"
+
+#define DNS_NAME_MAX 256
+#define DNS_UDP_MAX 65535
+#define DNS_HEADER 12
+
+/* What a query turned out to be. */
+struct query {
+	uint16_t id; /* the box's */
+	uint16_t qtype;
+	bool record;
+	char name[DNS_NAME_MAX];
+	ldns_rdf *owner; /* the question's name, for matching the reply */
+};
+
+struct pending {
+	int fd; /* connected to upstream; -1: slot free */
+	uint16_t up_id;
+	uint32_t src;
+	struct sockaddr_in client;
+	int64_t deadline_ms;
+	struct query q;
+};
+
+struct dns {
+	const struct dns_hooks *hooks;
+	void *opaque;
+	struct sockaddr_in upstream;
+	int udp, tcp, epfd, wake, timer;
+	pthread_t thread;
+	bool thread_started;
+	struct pending *pending; /* DNS_MAX_PENDING slots */
+	size_t n_pending;
+
+	struct pd_mutex tcp_lock;
+	pthread_cond_t tcp_done;
+	int tcp_fds[DNS_MAX_TCP]; /* connections being served; -1 free */
+	uint32_t tcp_srcs[DNS_MAX_TCP];
+	size_t n_tcp;
+	bool stopping;
+};
+
+static int64_t now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+static uint16_t random_id(void)
+{
+	uint16_t v = 0;
+
+	if (getrandom(&v, sizeof v, 0) != sizeof v)
+		v = (uint16_t)(now_ms() * 2654435761u >> 7);
+	return v;
+}
+
+static void query_release(struct query *q)
+{
+	if (q->owner)
+		ldns_rdf_deep_free(q->owner);
+	q->owner = NULL;
+}
+
+/* A reply made here: the query's ID, flags and question, rcode, no
+ * records. NULL on failure. */
+static uint8_t *local_reply(const ldns_pkt *qp, ldns_pkt_rcode rcode, size_t *ret_len)
+{
+	ldns_pkt *r = ldns_pkt_new();
+	uint8_t *wire = NULL;
+	ldns_rr_list *qs = qp ? ldns_pkt_question(qp) : NULL;
+
+	if (!r)
+		return NULL;
+	if (qp) {
+		ldns_pkt_set_id(r, ldns_pkt_id(qp));
+		ldns_pkt_set_opcode(r, ldns_pkt_get_opcode(qp));
+		ldns_pkt_set_rd(r, ldns_pkt_rd(qp));
+		ldns_pkt_set_cd(r, ldns_pkt_cd(qp));
+	}
+	ldns_pkt_set_qr(r, true);
+	ldns_pkt_set_ra(r, true);
+	ldns_pkt_set_rcode(r, (uint8_t)rcode);
+	if (qs && ldns_rr_list_rr_count(qs) == 1) {
+		ldns_rr *c = ldns_rr_clone(ldns_rr_list_rr(qs, 0));
+		if (!c || !ldns_pkt_push_rr(r, LDNS_SECTION_QUESTION, c)) {
+			ldns_rr_free(c);
+			ldns_pkt_free(r);
+			return NULL;
+		}
+	}
+	if (ldns_pkt2wire(&wire, r, ret_len) != LDNS_STATUS_OK)
+		wire = NULL;
+	ldns_pkt_free(r);
+	return wire;
+}
+
+/* A reply that only echoes the header of an unparsable query. */
+static uint8_t *header_reply(const uint8_t *msg, size_t len, ldns_pkt_rcode rcode, size_t *ret_len)
+{
+	uint8_t *w;
+
+	if (len < DNS_HEADER)
+		return NULL;
+	w = calloc(1, DNS_HEADER);
+	if (!w)
+		return NULL;
+	w[0] = msg[0];
+	w[1] = msg[1];
+	w[2] = 0x80 | (msg[2] & 0x79); /* QR, the opcode and RD back */
+	w[3] = 0x80 | (uint8_t)rcode;  /* RA */
+	*ret_len = DNS_HEADER;
+	return w;
+}
+
+/* Sorts out a query from src. Returns 1 with *q filled when it goes
+ * upstream; 0 with a reply made here in *ret_reply (NULL: say nothing). */
+static int classify(struct dns *d, uint32_t src, const uint8_t *msg, size_t len, struct query *q,
+		    uint8_t **ret_reply, size_t *ret_len)
+{
+	ldns_pkt *qp = NULL;
+	ldns_rr *qr;
+	char *name;
+	size_t n;
+	enum dns_verdict v;
+	int r = 0;
+
+	*ret_reply = NULL;
+	memset(q, 0, sizeof *q);
+	if (len < DNS_HEADER || (msg[2] & 0x80)) /* too short, or a reply */
+		return 0;
+	if (ldns_wire2pkt(&qp, msg, len) != LDNS_STATUS_OK) {
+		*ret_reply = header_reply(msg, len, LDNS_RCODE_FORMERR, ret_len);
+		return 0;
+	}
+	if (ldns_pkt_get_opcode(qp) != LDNS_PACKET_QUERY) {
+		*ret_reply = local_reply(qp, LDNS_RCODE_NOTIMPL, ret_len);
+		goto out;
+	}
+	if (ldns_pkt_qdcount(qp) != 1 || ldns_pkt_ancount(qp) != 0 ||
+	    ldns_rr_list_rr_count(ldns_pkt_question(qp)) != 1) {
+		*ret_reply = local_reply(qp, LDNS_RCODE_FORMERR, ret_len);
+		goto out;
+	}
+	qr = ldns_rr_list_rr(ldns_pkt_question(qp), 0);
+	if (ldns_rr_get_class(qr) != LDNS_RR_CLASS_IN) {
+		*ret_reply = local_reply(qp, LDNS_RCODE_REFUSED, ret_len);
+		goto out;
+	}
+	name = ldns_rdf2str(ldns_rr_owner(qr));
+	if (!name) {
+		*ret_reply = local_reply(qp, LDNS_RCODE_SERVFAIL, ret_len);
+		goto out;
+	}
+	n = strlen(name);
+	if (n && name[n - 1] == '.')
+		name[--n] = '\0';
+	if (n >= sizeof q->name) {
+		free(name);
+		*ret_reply = local_reply(qp, LDNS_RCODE_FORMERR, ret_len);
+		goto out;
+	}
+	for (size_t i = 0; i < n; i++)
+		q->name[i] =
+		    (name[i] >= 'A' && name[i] <= 'Z') ? (char)(name[i] - 'A' + 'a') : name[i];
+	q->name[n] = '\0';
+	free(name);
+
+	v = d->hooks->decide(d->opaque, src, q->name);
+	if (v == DNS_REFUSE) {
+		*ret_reply = local_reply(qp, LDNS_RCODE_REFUSED, ret_len);
+		goto out;
+	}
+	if (ldns_rr_get_type(qr) == LDNS_RR_TYPE_AAAA) {
+		*ret_reply = local_reply(qp, LDNS_RCODE_NOERROR, ret_len);
+		goto out;
+	}
+	q->owner = ldns_rdf_clone(ldns_rr_owner(qr));
+	if (!q->owner) {
+		*ret_reply = local_reply(qp, LDNS_RCODE_SERVFAIL, ret_len);
+		goto out;
+	}
+	q->id = ldns_pkt_id(qp);
+	q->qtype = (uint16_t)ldns_rr_get_type(qr);
+	q->record = v == DNS_FORWARD_RECORD;
+	r = 1;
+out:
+	ldns_pkt_free(qp);
+	return r;
+}
+
+/* The reply from upstream to q (sent with ID up_id), from src's box.
+ * Returns the message to send back (reply itself, ID restored, or a reply
+ * made here), or NULL when reply is not the answer to q (drop it and keep
+ * waiting). *ret_own: the result was allocated here. */
+static uint8_t *finish(struct dns *d, uint32_t src, struct query *q, uint16_t up_id, uint8_t *reply,
+		       size_t len, size_t *ret_len, bool *ret_own)
+{
+	ldns_pkt *rp = NULL;
+	ldns_rr *qr;
+	ldns_rr_list *answer;
+	struct dns_addr addrs[64];
+	size_t n = 0;
+	uint8_t *out = reply;
+
+	*ret_own = false;
+	if (len < DNS_HEADER || ldns_wire2pkt(&rp, reply, len) != LDNS_STATUS_OK)
+		return NULL;
+	if (!ldns_pkt_qr(rp) || ldns_pkt_id(rp) != up_id ||
+	    ldns_rr_list_rr_count(ldns_pkt_question(rp)) != 1) {
+		ldns_pkt_free(rp);
+		return NULL;
+	}
+	qr = ldns_rr_list_rr(ldns_pkt_question(rp), 0);
+	if (ldns_rr_get_type(qr) != q->qtype || ldns_rr_get_class(qr) != LDNS_RR_CLASS_IN ||
+	    ldns_dname_compare(ldns_rr_owner(qr), q->owner) != 0) {
+		ldns_pkt_free(rp);
+		return NULL;
+	}
+	answer = ldns_pkt_answer(rp);
+	for (size_t i = 0; q->record && answer && i < ldns_rr_list_rr_count(answer); i++) {
+		ldns_rr *rr = ldns_rr_list_rr(answer, i);
+		ldns_rdf *a;
+		uint32_t be;
+
+		if (ldns_rr_get_type(rr) != LDNS_RR_TYPE_A ||
+		    ldns_rr_get_class(rr) != LDNS_RR_CLASS_IN || ldns_rr_rd_count(rr) != 1)
+			continue;
+		a = ldns_rr_rdf(rr, 0);
+		if (ldns_rdf_size(a) != 4 || n == ELEMENTSOF(addrs))
+			continue;
+		memcpy(&be, ldns_rdf_data(a), 4);
+		addrs[n++] = (struct dns_addr){.addr = ntohl(be), .ttl = ldns_rr_ttl(rr)};
+	}
+	if (n) {
+		int r = d->hooks->record(d->opaque, src, q->name, addrs, n);
+		if (r < 0) {
+			ldns_pkt_set_id(rp, q->id);
+			out = local_reply(
+			    rp, r == -EACCES ? LDNS_RCODE_REFUSED : LDNS_RCODE_SERVFAIL, ret_len);
+			*ret_own = true;
+			ldns_pkt_free(rp);
+			return out;
+		}
+	}
+	ldns_pkt_free(rp);
+	reply[0] = (uint8_t)(q->id >> 8);
+	reply[1] = (uint8_t)q->id;
+	*ret_len = len;
+	return out;
+}
+
+/* ---- UDP ---------------------------------------------------------------- */
+
+static void send_to(int fd, const struct sockaddr_in *to, const uint8_t *msg, size_t len)
+{
+	if (sendto(fd, msg, len, MSG_DONTWAIT | MSG_NOSIGNAL, (const struct sockaddr *)to,
+		   sizeof *to) < 0 &&
+	    errno != EAGAIN)
+		log_debug("dns: cannot answer: %s", strerror(errno));
+}
+
+static void pending_free(struct dns *d, struct pending *p)
+{
+	epoll_ctl(d->epfd, EPOLL_CTL_DEL, p->fd, NULL);
+	close(p->fd);
+	p->fd = -1;
+	query_release(&p->q);
+	d->n_pending--;
+}
+
+/* Answers the box with a reply made here and frees p. */
+/* A reply made here to q: its ID and question, rcode. NULL on failure. */
+static uint8_t *query_reply(const struct query *q, ldns_pkt_rcode rcode, size_t *ret_len)
+{
+	ldns_pkt *qp = ldns_pkt_new();
+	ldns_rr *qr = qp ? ldns_rr_new() : NULL;
+	ldns_rdf *owner = qr && q->owner ? ldns_rdf_clone(q->owner) : NULL;
+	uint8_t *w = NULL;
+
+	if (owner) {
+		ldns_rr_set_owner(qr, owner);
+		ldns_rr_set_type(qr, (ldns_rr_type)q->qtype);
+		ldns_rr_set_class(qr, LDNS_RR_CLASS_IN);
+		ldns_rr_set_question(qr, true);
+		ldns_pkt_set_id(qp, q->id);
+		ldns_pkt_set_rd(qp, true);
+		if (ldns_pkt_push_rr(qp, LDNS_SECTION_QUESTION, qr))
+			qr = NULL;
+		w = local_reply(qp, rcode, ret_len);
+	}
+	ldns_rr_free(qr);
+	ldns_pkt_free(qp);
+	return w;
+}
+
+/* Answers the box with a reply made here and frees p. */
+static void pending_fail(struct dns *d, struct pending *p, ldns_pkt_rcode rcode)
+{
+	size_t len = 0;
+	uint8_t *w = query_reply(&p->q, rcode, &len);
+
+	if (w)
+		send_to(d->udp, &p->client, w, len);
+	free(w);
+	pending_free(d, p);
+}
+
+static void set_timeouts(int fd);
+
+static int upstream_socket(struct dns *d, int type)
+{
+	int fd = socket(AF_INET, type | SOCK_CLOEXEC | (type == SOCK_DGRAM ? SOCK_NONBLOCK : 0), 0);
+
+	if (fd < 0)
+		return -errno;
+	if (type == SOCK_STREAM)
+		set_timeouts(fd); /* connect() too */
+	if (connect(fd, (struct sockaddr *)&d->upstream, sizeof d->upstream) < 0) {
+		int r = -errno;
+		close(fd);
+		return r;
+	}
+	return fd;
+}
+
+static void udp_query(struct dns *d, uint8_t *msg, size_t len, const struct sockaddr_in *from)
+{
+	struct query q;
+	uint8_t *local = NULL;
+	size_t local_len = 0;
+	struct pending *p = NULL;
+	uint32_t src = ntohl(from->sin_addr.s_addr);
+	int fd;
+
+	if (classify(d, src, msg, len, &q, &local, &local_len) == 0) {
+		if (local)
+			send_to(d->udp, from, local, local_len);
+		free(local);
+		return;
+	}
+	size_t same = 0;
+	for (size_t i = 0; i < DNS_MAX_PENDING; i++) {
+		if (d->pending[i].fd < 0) {
+			if (!p)
+				p = &d->pending[i];
+		} else if (d->pending[i].src == src)
+			same++;
+	}
+	fd = p && same < DNS_MAX_PENDING_PER_SOURCE ? upstream_socket(d, SOCK_DGRAM) : -EAGAIN;
+	if (fd < 0) {
+		log_debug("dns: cannot forward %s: %s", q.name, strerror(-fd));
+		local = query_reply(&q, LDNS_RCODE_SERVFAIL, &local_len);
+		query_release(&q);
+		if (local)
+			send_to(d->udp, from, local, local_len);
+		free(local);
+		return;
+	}
+	*p = (struct pending){.fd = fd,
+			      .up_id = random_id(),
+			      .src = src,
+			      .client = *from,
+			      .deadline_ms = now_ms() + DNS_TIMEOUT_MS,
+			      .q = q};
+	d->n_pending++;
+	msg[0] = (uint8_t)(p->up_id >> 8);
+	msg[1] = (uint8_t)p->up_id;
+	struct epoll_event ev = {.events = EPOLLIN, .data.ptr = p};
+	if (epoll_ctl(d->epfd, EPOLL_CTL_ADD, fd, &ev) < 0 || send(fd, msg, len, MSG_NOSIGNAL) < 0)
+		pending_fail(d, p, LDNS_RCODE_SERVFAIL);
+}
+
+static void udp_reply(struct dns *d, struct pending *p, uint8_t *buf)
+{
+	ssize_t n = recv(p->fd, buf, DNS_UDP_MAX, MSG_DONTWAIT);
+	size_t out_len = 0;
+	bool own;
+	uint8_t *out;
+
+	if (n < 0) {
+		if (errno != EAGAIN && errno != EINTR)
+			pending_fail(d, p, LDNS_RCODE_SERVFAIL); /* e.g. ICMP refused */
+		return;
+	}
+	out = finish(d, p->src, &p->q, p->up_id, buf, (size_t)n, &out_len, &own);
+	if (!out)
+		return; /* not the reply: keep waiting */
+	send_to(d->udp, &p->client, out, out_len);
+	if (own)
+		free(out);
+	pending_free(d, p);
+}
+
+static void expire(struct dns *d)
+{
+	int64_t now = now_ms();
+	uint64_t ticks;
+
+	if (read(d->timer, &ticks, sizeof ticks) < 0) {
+		/* nothing to read: spurious */
+	}
+	for (size_t i = 0; i < DNS_MAX_PENDING && d->n_pending; i++)
+		if (d->pending[i].fd >= 0 && d->pending[i].deadline_ms <= now)
+			pending_fail(d, &d->pending[i], LDNS_RCODE_SERVFAIL);
+}
+
+/* ---- TCP ---------------------------------------------------------------- */
+
+static int read_full(int fd, uint8_t *buf, size_t len)
+{
+	while (len) {
+		ssize_t n = read(fd, buf, len);
+		if (n == 0)
+			return -EPIPE;
+		if (n < 0) {
+			if (errno == EINTR)
+				continue;
+			return -errno;
+		}
+		buf += n;
+		len -= (size_t)n;
+	}
+	return 0;
+}
+
+/* One length-prefixed message: *ret malloc'd. */
+static int read_msg(int fd, uint8_t **ret, size_t *ret_len)
+{
+	uint8_t hdr[2];
+	size_t len;
+	uint8_t *buf;
+	int r = read_full(fd, hdr, 2);
+
+	if (r < 0)
+		return r;
+	len = (size_t)hdr[0] << 8 | hdr[1];
+	if (len < DNS_HEADER)
+		return -EBADMSG;
+	buf = malloc(len);
+	if (!buf)
+		return -ENOMEM;
+	r = read_full(fd, buf, len);
+	if (r < 0) {
+		free(buf);
+		return r;
+	}
+	*ret = buf;
+	*ret_len = len;
+	return 0;
+}
+
+static int write_msg(int fd, const uint8_t *msg, size_t len)
+{
+	uint8_t hdr[2] = {(uint8_t)(len >> 8), (uint8_t)len};
+	struct iovec iov[2] = {{hdr, 2}, {(void *)msg, len}};
+	struct msghdr mh = {.msg_iov = iov, .msg_iovlen = 2};
+	size_t want = len + 2;
+	ssize_t n = sendmsg(fd, &mh, MSG_NOSIGNAL);
+
+	return n == (ssize_t)want ? 0 : -EIO;
+}
+
+static void set_timeouts(int fd)
+{
+	struct timeval tv = {.tv_sec = DNS_TIMEOUT_MS / 1000,
+			     .tv_usec = DNS_TIMEOUT_MS % 1000 * 1000};
+
+	setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
+	setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof tv);
+}
+
+struct tcp_conn {
+	struct dns *d;
+	int fd;
+	size_t slot;
+	uint32_t src;
+};
+
+/* Serves the queries of one connection, one after another. */
+static void tcp_serve(struct tcp_conn *c)
+{
+	struct dns *d = c->d;
+
+	for (;;) {
+		_cleanup_free_ uint8_t *msg = NULL, *local = NULL, *reply = NULL;
+		size_t len = 0, local_len = 0, reply_len = 0, out_len = 0;
+		struct query q;
+		uint16_t up_id;
+		int up, r;
+		bool own = false;
+		uint8_t *out;
+
+		if (read_msg(c->fd, &msg, &len) < 0)
+			return;
+		if (classify(d, c->src, msg, len, &q, &local, &local_len) == 0) {
+			if (!local || write_msg(c->fd, local, local_len) < 0)
+				return;
+			continue;
+		}
+		up_id = random_id();
+		msg[0] = (uint8_t)(up_id >> 8);
+		msg[1] = (uint8_t)up_id;
+		up = upstream_socket(d, SOCK_STREAM);
+		if (up >= 0) {
+			r = write_msg(up, msg, len);
+			if (r >= 0)
+				r = read_msg(up, &reply, &reply_len);
+			close(up);
+		} else
+			r = up;
+		out =
+		    r >= 0 ? finish(d, c->src, &q, up_id, reply, reply_len, &out_len, &own) : NULL;
+		if (!out) {
+			out = query_reply(&q, LDNS_RCODE_SERVFAIL, &out_len);
+			own = true;
+		}
+		query_release(&q);
+		r = out ? write_msg(c->fd, out, out_len) : -ENOMEM;
+		if (own)
+			free(out);
+		if (r < 0)
+			return;
+	}
+}
+
+static void *tcp_thread(void *arg)
+{
+	struct tcp_conn *c = arg;
+	struct dns *d = c->d;
+
+	tcp_serve(c);
+	pd_mutex_lock(&d->tcp_lock);
+	d->tcp_fds[c->slot] = -1;
+	d->n_tcp--;
+	close(c->fd);
+	pthread_cond_broadcast(&d->tcp_done);
+	pd_mutex_unlock(&d->tcp_lock);
+	free(c);
+	return NULL;
+}
+
+static void tcp_accept(struct dns *d)
+{
+	struct sockaddr_in from;
+	socklen_t fl = sizeof from;
+	int fd = accept4(d->tcp, (struct sockaddr *)&from, &fl, SOCK_CLOEXEC);
+	struct tcp_conn *c;
+	pthread_t t;
+	pthread_attr_t attr;
+	size_t slot = DNS_MAX_TCP, same = 0;
+	uint32_t src;
+
+	if (fd < 0)
+		return;
+	src = ntohl(from.sin_addr.s_addr);
+	pd_mutex_lock(&d->tcp_lock);
+	for (size_t i = 0; i < DNS_MAX_TCP; i++) {
+		if (d->tcp_fds[i] < 0) {
+			if (slot == DNS_MAX_TCP)
+				slot = i;
+		} else if (d->tcp_srcs[i] == src)
+			same++;
+	}
+	c = slot < DNS_MAX_TCP && same < DNS_MAX_TCP_PER_SOURCE && !d->stopping
+		? calloc(1, sizeof *c)
+		: NULL;
+	if (!c) {
+		pd_mutex_unlock(&d->tcp_lock);
+		close(fd);
+		return;
+	}
+	set_timeouts(fd);
+	*c = (struct tcp_conn){.d = d, .fd = fd, .slot = slot, .src = src};
+	d->tcp_fds[slot] = fd;
+	d->tcp_srcs[slot] = src;
+	d->n_tcp++;
+	pthread_attr_init(&attr);
+	pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
+	if (pthread_create(&t, &attr, tcp_thread, c) != 0) {
+		d->tcp_fds[slot] = -1;
+		d->n_tcp--;
+		close(fd);
+		free(c);
+	}
+	pthread_attr_destroy(&attr);
+	pd_mutex_unlock(&d->tcp_lock);
+}
+
+/* ---- the loop ----------------------------------------------------------- */
+
+static void *dns_thread(void *arg)
+{
+	struct dns *d = arg;
+	_cleanup_free_ uint8_t *buf = malloc(DNS_UDP_MAX);
+
+	if (!buf) {
+		log_error("dns: out of memory: the boxes' resolver is not serving");
+		return NULL;
+	}
+	for (;;) {
+		struct epoll_event evs[32];
+		int n = epoll_wait(d->epfd, evs, ELEMENTSOF(evs), -1);
+
+		if (n < 0 && errno != EINTR) {
+			log_error("dns: epoll: %s", strerror(errno));
+			return NULL;
+		}
+		for (int i = 0; i < n; i++) {
+			void *ptr = evs[i].data.ptr;
+			if (ptr == &d->wake)
+				return NULL;
+			if (ptr == &d->timer)
+				expire(d);
+			else if (ptr == &d->tcp)
+				tcp_accept(d);
+			else if (ptr == &d->udp) {
+				for (int k = 0; k < 64; k++) {
+					struct sockaddr_in from;
+					socklen_t fl = sizeof from;
+					ssize_t m = recvfrom(d->udp, buf, DNS_UDP_MAX, MSG_DONTWAIT,
+							     (struct sockaddr *)&from, &fl);
+					if (m < 0)
+						break;
+					udp_query(d, buf, (size_t)m, &from);
+				}
+			} else
+				udp_reply(d, ptr, buf);
+		}
+	}
+}
+
+static int bind_socket(int type, uint32_t addr, uint16_t port)
+{
+	struct sockaddr_in sa = {
+	    .sin_family = AF_INET, .sin_port = htons(port), .sin_addr.s_addr = htonl(addr)};
+	int one = 1;
+	int fd = socket(AF_INET, type | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+
+	if (fd < 0)
+		return -errno;
+	setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
+	/* The bridge may carry its address a moment after it is set. */
+	setsockopt(fd, IPPROTO_IP, IP_FREEBIND, &one, sizeof one);
+	if (bind(fd, (struct sockaddr *)&sa, sizeof sa) < 0 ||
+	    (type == SOCK_STREAM && listen(fd, 64) < 0)) {
+		int r = -errno;
+		close(fd);
+		return r;
+	}
+	return fd;
+}
+
+static int watch(struct dns *d, int fd, void *ptr)
+{
+	struct epoll_event ev = {.events = EPOLLIN, .data.ptr = ptr};
+
+	return epoll_ctl(d->epfd, EPOLL_CTL_ADD, fd, &ev) < 0 ? -errno : 0;
+}
+
+int dns_start(uint32_t listen_addr, uint16_t port, uint32_t upstream, uint16_t upstream_port,
+	      const struct dns_hooks *hooks, void *opaque, struct dns **ret, pd_error *err)
+{
+	struct dns *d = calloc(1, sizeof *d);
+	struct itimerspec tick = {.it_interval = {0, 250000000}, .it_value = {0, 250000000}};
+	int r;
+
+	if (!d)
+		return pd_error_set(err, -ENOMEM, "out of memory");
+	d->udp = d->tcp = d->epfd = d->wake = d->timer = -1;
+	d->hooks = hooks;
+	d->opaque = opaque;
+	d->upstream = (struct sockaddr_in){.sin_family = AF_INET,
+					   .sin_port = htons(upstream_port),
+					   .sin_addr.s_addr = htonl(upstream)};
+	pd_mutex_init(&d->tcp_lock, LOCK_RANK_LEAF, 0, "dns tcp_lock");
+	pthread_cond_init(&d->tcp_done, NULL);
+	for (size_t i = 0; i < DNS_MAX_TCP; i++)
+		d->tcp_fds[i] = -1;
+	d->pending = calloc(DNS_MAX_PENDING, sizeof *d->pending);
+	if (!d->pending) {
+		r = pd_error_set(err, -ENOMEM, "out of memory");
+		goto fail;
+	}
+	for (size_t i = 0; i < DNS_MAX_PENDING; i++)
+		d->pending[i].fd = -1;
+	d->udp = bind_socket(SOCK_DGRAM, listen_addr, port);
+	d->tcp = d->udp >= 0 ? bind_socket(SOCK_STREAM, listen_addr, port) : d->udp;
+	if (d->udp < 0 || d->tcp < 0) {
+		r = pd_error_set(err, d->udp < 0 ? d->udp : d->tcp,
+				 "cannot listen for DNS on %u.%u.%u.%u:%u: %s", listen_addr >> 24,
+				 (listen_addr >> 16) & 0xff, (listen_addr >> 8) & 0xff,
+				 listen_addr & 0xff, port,
+				 strerror(-(d->udp < 0 ? d->udp : d->tcp)));
+		goto fail;
+	}
+	d->epfd = epoll_create1(EPOLL_CLOEXEC);
+	d->wake = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+	d->timer = timerfd_create(CLOCK_MONOTONIC, TFD_CLOEXEC | TFD_NONBLOCK);
+	if (d->epfd < 0 || d->wake < 0 || d->timer < 0 ||
+	    timerfd_settime(d->timer, 0, &tick, NULL) < 0) {
+		r = pd_error_set(err, -errno, "dns: %s", strerror(errno));
+		goto fail;
+	}
+	r = watch(d, d->udp, &d->udp);
+	if (r >= 0)
+		r = watch(d, d->tcp, &d->tcp);
+	if (r >= 0)
+		r = watch(d, d->wake, &d->wake);
+	if (r >= 0)
+		r = watch(d, d->timer, &d->timer);
+	if (r < 0) {
+		pd_error_set(err, r, "dns: epoll: %s", strerror(-r));
+		goto fail;
+	}
+	r = -pthread_create(&d->thread, NULL, dns_thread, d);
+	if (r < 0) {
+		pd_error_set(err, r, "dns: cannot start a thread: %s", strerror(-r));
+		goto fail;
+	}
+	d->thread_started = true;
+	*ret = d;
+	return 0;
+fail:
+	dns_stop(d);
+	return r;
+}
+
+void dns_stop(struct dns *d)
+{
+	uint64_t one = 1;
+
+	if (!d)
+		return;
+	if (d->thread_started) {
+		if (write(d->wake, &one, sizeof one) < 0)
+			log_warn("dns: cannot wake the resolver: %s", strerror(errno));
+		pthread_join(d->thread, NULL);
+	}
+	pd_mutex_lock(&d->tcp_lock);
+	d->stopping = true;
+	for (size_t i = 0; i < DNS_MAX_TCP; i++)
+		if (d->tcp_fds[i] >= 0)
+			shutdown(d->tcp_fds[i], SHUT_RDWR);
+	while (d->n_tcp)
+		pd_cond_wait(&d->tcp_done, &d->tcp_lock);
+	pd_mutex_unlock(&d->tcp_lock);
+	for (size_t i = 0; d->pending && i < DNS_MAX_PENDING; i++)
+		if (d->pending[i].fd >= 0) {
+			close(d->pending[i].fd);
+			query_release(&d->pending[i].q);
+		}
+	free(d->pending);
+	if (d->udp >= 0)
+		close(d->udp);
+	if (d->tcp >= 0)
+		close(d->tcp);
+	if (d->epfd >= 0)
+		close(d->epfd);
+	if (d->wake >= 0)
+		close(d->wake);
+	if (d->timer >= 0)
+		close(d->timer);
+	pd_mutex_destroy(&d->tcp_lock);
+	pthread_cond_destroy(&d->tcp_done);
+	free(d);
+}
+
+int dns_resolv_conf_upstream(const char *path, uint32_t *ret)
+{
+	_cleanup_fclose_ FILE *f = fopen(path, "re");
+	char line[512];
+	bool tail = false; /* line is the rest of a line longer than the buffer */
+
+	if (!f)
+		return -errno;
+	while (fgets(line, sizeof line, f)) {
+		char word[16], addr[64];
+		struct in_addr in;
+		bool in_tail = tail;
+
+		tail = !strchr(line, '\n');
+		if (in_tail)
+			continue;
+		if (sscanf(line, " %15s %63s", word, addr) != 2 || strcmp(word, "nameserver") != 0)
+			continue;
+		if (inet_pton(AF_INET, addr, &in) == 1 && in.s_addr != 0) {
+			*ret = ntohl(in.s_addr);
+			return 0;
+		}
+	}
+	if (ferror(f))
+		return errno > 0 ? -errno : -EIO;
+	return -ENOENT;
+}

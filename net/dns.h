@@ -1,0 +1,81 @@
+/* dns.h - the boxes' DNS resolver.
+ *
+ * A box's /etc/resolv.conf names the bridge address; the resolver listens
+ * there on port 53, UDP and TCP, in the daemon's network namespace. It
+ * knows a box by the query's source address (the bridge table pins each
+ * port to its box's address) and asks its hooks, per query, what to do:
+ *
+ *  - DNS_REFUSE: the answer is REFUSED and nothing is sent on, so a lookup
+ *    of a name the box may not reach cannot carry data out;
+ *  - DNS_FORWARD: the query goes upstream;
+ *  - DNS_FORWARD_RECORD: the same, and the A records of the reply are
+ *    handed to the record hook before the reply goes back to the box, so
+ *    the addresses are allowed by the time the box reads them.
+ *
+ * AAAA queries that are not refused get an empty answer without asking
+ * upstream: boxes are IPv4-only, and an IPv6 address first would send
+ * clients to a route that does not exist.
+ *
+ * Upstream, each query leaves from a fresh socket (a random source port)
+ * with a fresh random ID; the reply must come from the upstream address,
+ * carry that ID and repeat the question, or it is dropped. A query that
+ * gets no reply within DNS_TIMEOUT_MS is answered SERVFAIL. The message
+ * itself is forwarded unchanged but for its ID (EDNS options included),
+ * and so is the reply.
+ *
+ * Queries a box sends over TCP are forwarded over TCP. A malformed query
+ * (not one question, truncated) gets FORMERR, one that is not a standard
+ * query NOTIMP, one of a class other than IN REFUSED, and one whose header
+ * is unreadable nothing. Queries turned away for load (see the limits
+ * below) get SERVFAIL.
+ */
+#pragma once
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "common/error.h"
+
+#define DNS_TIMEOUT_MS 4000
+/* Queries waiting for upstream at once over UDP (more: SERVFAIL). */
+#define DNS_MAX_PENDING 512
+/* ... of which from one box (so one box cannot starve the others). */
+#define DNS_MAX_PENDING_PER_SOURCE 64
+/* TCP connections served at once (more: closed at once). */
+#define DNS_MAX_TCP 16
+#define DNS_MAX_TCP_PER_SOURCE 4
+
+enum dns_verdict { DNS_REFUSE, DNS_FORWARD, DNS_FORWARD_RECORD };
+
+struct dns_addr {
+	uint32_t addr; /* host byte order */
+	uint32_t ttl;  /* seconds, as the record says */
+};
+
+struct dns_hooks {
+	/* What to do with a query for name (lowercase, no trailing dot; "" for
+	 * the root) from src (host byte order). */
+	enum dns_verdict (*decide)(void *opaque, uint32_t src, const char *name);
+	/* The n (>= 1) A records of the reply to a DNS_FORWARD_RECORD query.
+	 * Returns 0 once they are in force; -EACCES when the name is no longer
+	 * allowed (the box gets REFUSED), another -errno on failure
+	 * (SERVFAIL). */
+	int (*record)(void *opaque, uint32_t src, const char *name, const struct dns_addr *a,
+		      size_t n);
+};
+
+struct dns;
+
+/* Binds listen_addr:port (host byte order; port 53 for boxes) over UDP
+ * and TCP and starts serving on a thread of its own, forwarding to
+ * upstream:upstream_port. hooks are called from the resolver's threads,
+ * never with a lock of the resolver's held. */
+int dns_start(uint32_t listen_addr, uint16_t port, uint32_t upstream, uint16_t upstream_port,
+	      const struct dns_hooks *hooks, void *opaque, struct dns **ret, pd_error *err);
+
+/* Stops serving and frees d: no hook runs once it returns. NULL is a no-op. */
+void dns_stop(struct dns *d);
+
+/* The first IPv4 "nameserver" line of a resolv.conf file: 0 and *ret set,
+ * -ENOENT when there is none, or -errno when the file cannot be read. */
+int dns_resolv_conf_upstream(const char *path, uint32_t *ret);

@@ -1,0 +1,245 @@
+#include <fcntl.h>
+#include <inttypes.h>
+#include <linux/magic.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/vfs.h>
+
+#include "runtime/cgroup.h"
+#include "common/util.h"
+
+const char *cgroup_mode_to_string(enum cgroup_mode m)
+{
+	switch (m) {
+	case CGROUP_LEGACY:
+		return "v1";
+	case CGROUP_HYBRID:
+		return "hybrid";
+	case CGROUP_UNIFIED:
+		return "v2";
+	}
+	return "unknown";
+}
+
+int cgroup_detect(const char *root, enum cgroup_mode *ret_mode, bool *ret_crun_private_ns)
+{
+	char path[4096];
+	struct statfs fs;
+	bool private_ns = false;
+
+	if (statfs(root, &fs) < 0)
+		return -errno;
+	if (fs.f_type == CGROUP2_SUPER_MAGIC) {
+		*ret_mode = CGROUP_UNIFIED;
+		*ret_crun_private_ns = false;
+		return 0;
+	}
+	snprintf(path, sizeof path, "%s/unified", root);
+	if (statfs(path, &fs) < 0 || fs.f_type != CGROUP2_SUPER_MAGIC) {
+		*ret_mode = CGROUP_LEGACY;
+		*ret_crun_private_ns = false;
+		return 0;
+	}
+	/* A hybrid host whose v2 tree holds controllers: crun refuses it. */
+	_cleanup_free_ char *ctrl = NULL;
+	snprintf(path, sizeof path, "%s/unified/cgroup.controllers", root);
+	if (read_file_at(AT_FDCWD, path, 4096, &ctrl, NULL) >= 0 &&
+	    ctrl[strspn(ctrl, " \n")] != '\0')
+		private_ns = true;
+	*ret_mode = CGROUP_HYBRID;
+	*ret_crun_private_ns = private_ns;
+	return 0;
+}
+
+/* Reads the first number of a cgroup file; "max" reads as UINT64_MAX. */
+static int read_u64(const char *root, const char *ctrl, const char *path, const char *file,
+		    uint64_t *ret)
+{
+	char p[4096];
+	_cleanup_free_ char *buf = NULL;
+	int r;
+
+	if (ctrl)
+		snprintf(p, sizeof p, "%s/%s%s/%s", root, ctrl, path, file);
+	else
+		snprintf(p, sizeof p, "%s%s/%s", root, path, file);
+	r = read_file_at(AT_FDCWD, p, 4096, &buf, NULL);
+	if (r < 0)
+		return r;
+	if (strncmp(buf, "max", 3) == 0) {
+		*ret = UINT64_MAX;
+		return 0;
+	}
+	char *end;
+	errno = 0;
+	unsigned long long v = strtoull(buf, &end, 10);
+	if (errno || end == buf)
+		return -EIO;
+	*ret = v;
+	return 0;
+}
+
+/* Reads "key value" from a flat-keyed cgroup file (cpu.stat). */
+static int read_keyed(const char *root, const char *path, const char *file, const char *key,
+		      uint64_t *ret)
+{
+	char p[4096];
+	_cleanup_free_ char *buf = NULL;
+	size_t klen = strlen(key);
+	int r;
+
+	snprintf(p, sizeof p, "%s%s/%s", root, path, file);
+	r = read_file_at(AT_FDCWD, p, 65536, &buf, NULL);
+	if (r < 0)
+		return r;
+	for (char *line = buf; line && *line;
+	     line = strchr(line, '\n') ? strchr(line, '\n') + 1 : NULL) {
+		if (strncmp(line, key, klen) == 0 && line[klen] == ' ') {
+			*ret = strtoull(line + klen + 1, NULL, 10);
+			return 0;
+		}
+	}
+	return -ENOENT;
+}
+
+static bool dir_exists(const char *root, const char *ctrl, const char *path)
+{
+	char p[4096];
+	struct stat st;
+
+	if (ctrl)
+		snprintf(p, sizeof p, "%s/%s%s", root, ctrl, path);
+	else
+		snprintf(p, sizeof p, "%s%s", root, path);
+	return stat(p, &st) == 0 && S_ISDIR(st.st_mode);
+}
+
+bool cgroup_exists(const char *root, enum cgroup_mode mode, const char *path)
+{
+	static const char *const v1[] = {"memory",  "pids",  "cpu",    "cpuacct", "freezer",
+					 "devices", "blkio", "cpuset", "systemd"};
+
+	if (mode == CGROUP_UNIFIED)
+		return dir_exists(root, NULL, path);
+	for (size_t i = 0; i < ELEMENTSOF(v1); i++)
+		if (dir_exists(root, v1[i], path))
+			return true;
+	return false;
+}
+
+int cgroup_read_usage(const char *root, enum cgroup_mode mode, const char *path,
+		      struct cgroup_usage *ret)
+{
+	struct cgroup_usage u = {0};
+	uint64_t v;
+
+	if (mode == CGROUP_UNIFIED) {
+		if (!dir_exists(root, NULL, path))
+			return -ENOENT;
+		if (read_keyed(root, path, "cpu.stat", "usage_usec", &v) >= 0)
+			u.cpu_usec = v;
+		if (read_u64(root, NULL, path, "memory.current", &v) >= 0)
+			u.memory_bytes = v;
+		if (read_u64(root, NULL, path, "pids.current", &v) >= 0)
+			u.pids = v;
+	} else {
+		if (!dir_exists(root, "memory", path) && !dir_exists(root, "pids", path))
+			return -ENOENT;
+		if (read_u64(root, "cpuacct", path, "cpuacct.usage", &v) >= 0)
+			u.cpu_usec = v / 1000;
+		if (read_u64(root, "memory", path, "memory.usage_in_bytes", &v) >= 0)
+			u.memory_bytes = v;
+		if (read_u64(root, "pids", path, "pids.current", &v) >= 0)
+			u.pids = v;
+	}
+	*ret = u;
+	return 0;
+}
+
+int cgroup_read_limits(const char *root, enum cgroup_mode mode, const char *path,
+		       struct cgroup_limits *ret)
+{
+	struct cgroup_limits l = {.memory_bytes = UINT64_MAX, .pids = UINT64_MAX};
+	uint64_t v;
+
+	if (mode == CGROUP_UNIFIED) {
+		char p[4096];
+		_cleanup_free_ char *buf = NULL;
+
+		if (!dir_exists(root, NULL, path))
+			return -ENOENT;
+		snprintf(p, sizeof p, "%s%s/cpu.max", root, path);
+		if (read_file_at(AT_FDCWD, p, 4096, &buf, NULL) >= 0) {
+			unsigned long long q, per;
+			if (sscanf(buf, "%llu %llu", &q, &per) == 2) {
+				l.cpu_quota_usec = q;
+				l.cpu_period_usec = per;
+			} else if (sscanf(buf, "max %llu", &per) == 1)
+				l.cpu_period_usec = per;
+		}
+		if (read_u64(root, NULL, path, "memory.max", &v) >= 0)
+			l.memory_bytes = v;
+		if (read_u64(root, NULL, path, "pids.max", &v) >= 0)
+			l.pids = v;
+	} else {
+		if (!dir_exists(root, "memory", path))
+			return -ENOENT;
+		char p[4096];
+		_cleanup_free_ char *buf = NULL;
+		snprintf(p, sizeof p, "%s/cpu%s/cpu.cfs_quota_us", root, path);
+		if (read_file_at(AT_FDCWD, p, 4096, &buf, NULL) >= 0) {
+			long long q = strtoll(buf, NULL, 10);
+			l.cpu_quota_usec = q > 0 ? (uint64_t)q : 0;
+		}
+		if (read_u64(root, "cpu", path, "cpu.cfs_period_us", &v) >= 0)
+			l.cpu_period_usec = v;
+		if (read_u64(root, "memory", path, "memory.limit_in_bytes", &v) >= 0)
+			l.memory_bytes = v;
+		if (read_u64(root, "pids", path, "pids.max", &v) >= 0)
+			l.pids = v;
+	}
+	*ret = l;
+	return 0;
+}
+
+void cgroup_cpu_add(struct cgroup_cpu_window *w, uint64_t at_usec, uint64_t cpu_usec)
+{
+	if (w->n) {
+		unsigned last = (w->next + CGROUP_CPU_SAMPLES - 1) % CGROUP_CPU_SAMPLES;
+		if (cpu_usec < w->s[last].cpu_usec)
+			w->n = 0;
+	}
+	w->s[w->next].at_usec = at_usec;
+	w->s[w->next].cpu_usec = cpu_usec;
+	w->next = (w->next + 1) % CGROUP_CPU_SAMPLES;
+	if (w->n < CGROUP_CPU_SAMPLES)
+		w->n++;
+}
+
+unsigned cgroup_cpu_percent(const struct cgroup_cpu_window *w, uint64_t window_usec,
+			    uint64_t min_usec, uint64_t now_usec, uint64_t cpu_usec)
+{
+	uint64_t span, used;
+	int base = -1;
+
+	/* From the newest sample back to the oldest. */
+	for (unsigned k = 1; k <= w->n; k++) {
+		unsigned i = (w->next + CGROUP_CPU_SAMPLES - k) % CGROUP_CPU_SAMPLES;
+		if (w->s[i].at_usec > now_usec)
+			continue;
+		uint64_t age = now_usec - w->s[i].at_usec;
+		if (age >= min_usec)
+			base = (int)i;
+		if (age >= window_usec)
+			break;
+	}
+	if (base < 0 || cpu_usec < w->s[base].cpu_usec)
+		return 0;
+	span = now_usec - w->s[base].at_usec;
+	used = cpu_usec - w->s[base].cpu_usec;
+	if (span == 0)
+		return 0;
+	/* used * 100 cannot overflow for centuries of CPU time. */
+	return (unsigned)((used * 100 + span / 2) / span);
+}
