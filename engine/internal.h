@@ -100,6 +100,8 @@ struct engine {
 	char *exec_path; /* paddock-exec, beside the box init */
 	struct job **jobs;
 	size_t n_jobs;
+	/* The same jobs by (box id, name) and by id (jobs.c). */
+	struct hmap jobs_by_name, jobs_by_id;
 	int inotify_fd;
 	int inotify_stop; /* eventfd: ends the inotify thread */
 	pthread_t inotify_thread;

@@ -23,6 +23,8 @@ struct job {
 	int64_t id;
 	int64_t box_id;
 	char name[NAME_MAX_LEN + 1];
+	/* In the engine's job indexes (e->jobs_by_name, e->jobs_by_id). */
+	struct hmap_node by_name, by_id;
 	enum job_state state;
 	int wd; /* inotify watch while running, -1 otherwise */
 	/* stdin.fifo opened read-write by the daemon from just before the
@@ -57,19 +59,37 @@ static void job_dir(struct engine *e, struct box *b, const struct job *j, const 
 	eng_box_path(e, b, sub, buf, bufsz);
 }
 
+/* A job's key in e->jobs_by_name: its box and its name. */
+static uint64_t job_name_hash(int64_t box_id, const char *name)
+{
+	return hmap_hash_str(name) ^ hmap_hash_u64((uint64_t)box_id);
+}
+
 static struct job *find_job_id(struct engine *e, int64_t id)
 {
-	for (size_t i = 0; i < e->n_jobs; i++)
-		if (e->jobs[i]->id == id)
-			return e->jobs[i];
+	uint64_t hash = hmap_hash_u64((uint64_t)id);
+	struct hmap_node *node;
+
+	HMAP_FOR_HASH(node, &e->jobs_by_id, hash)
+	{
+		struct job *j = HMAP_ENTRY(node, struct job, by_id);
+		if (j->id == id)
+			return j;
+	}
 	return NULL;
 }
 
 static struct job *find_job(struct engine *e, int64_t box_id, const char *name)
 {
-	for (size_t i = 0; i < e->n_jobs; i++)
-		if (e->jobs[i]->box_id == box_id && strcmp(e->jobs[i]->name, name) == 0)
-			return e->jobs[i];
+	uint64_t hash = job_name_hash(box_id, name);
+	struct hmap_node *node;
+
+	HMAP_FOR_HASH(node, &e->jobs_by_name, hash)
+	{
+		struct job *j = HMAP_ENTRY(node, struct job, by_name);
+		if (j->box_id == box_id && strcmp(j->name, name) == 0)
+			return j;
+	}
 	return NULL;
 }
 
@@ -79,6 +99,12 @@ static int add_job(struct engine *e, struct job *j)
 	if (!nj)
 		return -ENOMEM;
 	e->jobs = nj;
+	if (hmap_insert(&e->jobs_by_name, &j->by_name, job_name_hash(j->box_id, j->name)) < 0)
+		return -ENOMEM;
+	if (hmap_insert(&e->jobs_by_id, &j->by_id, hmap_hash_u64((uint64_t)j->id)) < 0) {
+		hmap_remove(&e->jobs_by_name, &j->by_name);
+		return -ENOMEM;
+	}
 	e->jobs[e->n_jobs++] = j;
 	return 0;
 }
@@ -90,6 +116,8 @@ static void remove_job(struct engine *e, struct job *j)
 			memmove(&e->jobs[i], &e->jobs[i + 1],
 				(e->n_jobs - i - 1) * sizeof *e->jobs);
 			e->n_jobs--;
+			hmap_remove(&e->jobs_by_name, &j->by_name);
+			hmap_remove(&e->jobs_by_id, &j->by_id);
 			return;
 		}
 }
@@ -161,6 +189,7 @@ static int create_locked(struct engine *e, struct box *b, const char *name, stru
 		return r;
 	}
 	r = store_job_insert(e->store, &row, err);
+	j->id = row.id; /* before add_job(): it is indexed by it */
 	if (r < 0 || (r = add_job(e, j)) < 0) {
 		if (row.id)
 			store_job_delete(e->store, row.id, NULL);
@@ -169,7 +198,6 @@ static int create_locked(struct engine *e, struct box *b, const char *name, stru
 		free(j);
 		return err && err->code ? r : pd_error_set(err, r, "out of memory");
 	}
-	j->id = row.id;
 	*ret = j;
 	return 0;
 }
@@ -1020,4 +1048,6 @@ void jobs_stop(struct engine *e)
 	free(e->jobs);
 	e->jobs = NULL;
 	e->n_jobs = 0;
+	hmap_free(&e->jobs_by_name);
+	hmap_free(&e->jobs_by_id);
 }

@@ -17,8 +17,9 @@
 
 struct volume {
 	struct volume_row row;
-	bool deleting;	/* rmdir in progress: hidden */
-	bool importing; /* an import holds it */
+	struct hmap_node by_name, by_id; /* in the table's indexes */
+	bool deleting;			 /* rmdir in progress: hidden */
+	bool importing;			 /* an import holds it */
 	unsigned exports;
 	unsigned live;	    /* mounts in, or unmounts from, running boxes under way */
 	struct du_cache du; /* its data */
@@ -28,8 +29,9 @@ struct volume {
 struct volumes {
 	struct volume **v;
 	size_t n;
-	char *dir;	/* DATA/volumes */
-	char *view_dir; /* RUN/volumes: the data of each, for the group (view_path) */
+	struct hmap by_name, by_id; /* the same volumes */
+	char *dir;		    /* DATA/volumes */
+	char *view_dir;		    /* RUN/volumes: the data of each, for the group (view_path) */
 };
 
 /* --- parsing -------------------------------------------------------------- */
@@ -102,21 +104,29 @@ fail:
 
 static struct volume *find_volume(struct engine *e, const char *name)
 {
-	struct volumes *vs = e->volumes;
+	uint64_t hash = hmap_hash_str(name);
+	struct hmap_node *node;
 
-	for (size_t i = 0; i < vs->n; i++)
-		if (strcmp(vs->v[i]->row.name, name) == 0)
-			return vs->v[i];
+	HMAP_FOR_HASH(node, &e->volumes->by_name, hash)
+	{
+		struct volume *v = HMAP_ENTRY(node, struct volume, by_name);
+		if (strcmp(v->row.name, name) == 0)
+			return v;
+	}
 	return NULL;
 }
 
 static struct volume *find_volume_id(struct engine *e, int64_t id)
 {
-	struct volumes *vs = e->volumes;
+	uint64_t hash = hmap_hash_u64((uint64_t)id);
+	struct hmap_node *node;
 
-	for (size_t i = 0; i < vs->n; i++)
-		if (vs->v[i]->row.id == id)
-			return vs->v[i];
+	HMAP_FOR_HASH(node, &e->volumes->by_id, hash)
+	{
+		struct volume *v = HMAP_ENTRY(node, struct volume, by_id);
+		if (v->row.id == id)
+			return v;
+	}
 	return NULL;
 }
 
@@ -156,6 +166,12 @@ static int add_volume(struct engine *e, struct volume *v)
 	if (!nv)
 		return -ENOMEM;
 	vs->v = nv;
+	if (hmap_insert(&vs->by_name, &v->by_name, hmap_hash_str(v->row.name)) < 0)
+		return -ENOMEM;
+	if (hmap_insert(&vs->by_id, &v->by_id, hmap_hash_u64((uint64_t)v->row.id)) < 0) {
+		hmap_remove(&vs->by_name, &v->by_name);
+		return -ENOMEM;
+	}
 	vs->v[vs->n++] = v;
 	return 0;
 }
@@ -168,6 +184,8 @@ static void remove_volume(struct engine *e, struct volume *v)
 		if (vs->v[i] == v) {
 			memmove(&vs->v[i], &vs->v[i + 1], (vs->n - i - 1) * sizeof *vs->v);
 			vs->n--;
+			hmap_remove(&vs->by_name, &v->by_name);
+			hmap_remove(&vs->by_id, &v->by_id);
 			return;
 		}
 }
@@ -1226,6 +1244,8 @@ void eng_volumes_free(struct engine *e)
 	for (size_t i = 0; i < e->volumes->n; i++)
 		free(e->volumes->v[i]);
 	free(e->volumes->v);
+	hmap_free(&e->volumes->by_name);
+	hmap_free(&e->volumes->by_id);
 	free(e->volumes->dir);
 	free(e->volumes->view_dir);
 	free(e->volumes);
