@@ -63,6 +63,7 @@ struct engine {
 	struct store *store;
 	struct auth *auth; /* its own lock and database connection */
 	struct runtime *rt;
+	bool rt_borrowed; /* engine_new_on()'s: the caller frees it */
 	/* The engine lock (lock.h has the order of every lock). Never held
 	 * across slow work: see struct box's busy and du_cache's walking. */
 	struct pd_mutex lock;
@@ -92,7 +93,6 @@ struct engine {
 	engine_box_fn box_hook;
 	void *box_hook_data;
 
-	char *exec_path; /* paddock-exec, beside the box init */
 	struct job **jobs;
 	size_t n_jobs;
 	int inotify_fd;
