@@ -20,7 +20,7 @@
  *                         slow work under it: disk walks, rm_rf, cp, crun,
  *                         archive streams and waits for a box all run
  *                         outside it, on a box marked busy or with its own
- *                         in-flight mark (engine-internal.h).
+ *                         in-flight mark (engine/internal.h).
  *  LOCK_RANK_ENGINE_WAKE  [checked] e->wake_lock: held while the wake
  *                         listeners run; taken under e->lock (an event
  *                         appended by eng_emit() wakes its readers) and
@@ -47,6 +47,8 @@
  *                           connections; dns_stop() waits on it),
  *                         - an export stream's lock (export.c: its wake
  *                           and release callbacks run with it dropped),
+ *                         - the in-memory runtime's lock (runtime/fake.c,
+ *                           unit tests only: its containers),
  *                         - the tree's lock (fs/tree.c: temp files, image
  *                           slots, open files),
  *                         - the FUSE adapter's verdict_lock (the callers'

@@ -220,7 +220,7 @@ static int lower_add(struct eng_lowers *l, struct ns_cache *c, FILE *f, const ch
 }
 
 /* "lowerdir=DATA/layers/L7:/proc/self/fd/N:..." for a stack over an image
- * (see engine-internal.h). */
+ * (see engine/internal.h). */
 int eng_lowerdir(const struct engine *e, const char *stack, const char *image, uint32_t base,
 		 struct eng_lowers *ret, pd_error *err)
 {
@@ -1806,6 +1806,12 @@ loaded:
 int engine_new(const struct pd_config *cfg, const char *init_path, struct engine **ret,
 	       pd_error *err)
 {
+	return engine_new_on(cfg, init_path, /* rt= */ NULL, ret, err);
+}
+
+int engine_new_on(const struct pd_config *cfg, const char *init_path, struct runtime *rt,
+		  struct engine **ret, pd_error *err)
+{
 	struct engine *e;
 	char path[4096];
 	int r;
@@ -1833,16 +1839,6 @@ int engine_new(const struct pd_config *cfg, const char *init_path, struct engine
 		/* A missing group leaves root alone allowed (access.h). */
 		if (access_init(cfg->group, &e->access, &aerr) < 0)
 			log_warn("%s", aerr.msg);
-	}
-	{
-		_cleanup_free_ char *dir = strdup(init_path);
-		char *slash = dir ? strrchr(dir, '/') : NULL;
-		if (slash)
-			*slash = '\0';
-		if (!dir || asprintf(&e->exec_path, "%s/paddock-exec", slash ? dir : ".") < 0) {
-			r = pd_error_set(err, -ENOMEM, "out of memory");
-			goto fail;
-		}
 	}
 	if (asprintf(&e->images_dir, "%s/images", cfg->data) < 0 ||
 	    asprintf(&e->boxes_dir, "%s/boxes", cfg->data) < 0 ||
@@ -1888,7 +1884,9 @@ int engine_new(const struct pd_config *cfg, const char *init_path, struct engine
 	r = auth_new(path, /* opts= */ NULL, &e->auth, err);
 	if (r < 0)
 		goto fail;
-	r = runtime_new(cfg, init_path, &e->rt, err);
+	e->rt = rt;
+	e->rt_borrowed = rt != NULL;
+	r = rt ? 0 : runtime_crun_new(cfg, init_path, &e->rt, err);
 	if (r < 0)
 		goto fail;
 	r = eng_net_init(e, err);
@@ -1950,7 +1948,6 @@ struct engine *engine_free(struct engine *e)
 	jobs_stop(e);
 	if (e->snapmnt_dir)
 		eng_snapshot_mounts_clear(e);
-	free(e->exec_path);
 	for (size_t i = 0; i < e->n_boxes; i++) {
 		policy_release(&e->boxes[i]->policy);
 		eng_dns_forget(e->boxes[i]);
@@ -1963,7 +1960,8 @@ struct engine *engine_free(struct engine *e)
 	for (size_t i = 0; i < e->n_snap_exports; i++)
 		free(e->snap_exports[i]);
 	free(e->snap_exports);
-	runtime_free(e->rt);
+	if (!e->rt_borrowed)
+		runtime_free(e->rt);
 	auth_free(e->auth);
 	store_close(e->store);
 	if (e->events_fd >= 0)

@@ -78,6 +78,12 @@ struct box_usage {
 int engine_new(const struct pd_config *cfg, const char *init_path, struct engine **ret,
 	       pd_error *err);
 struct engine *engine_free(struct engine *e);
+/* engine_new() on a runtime backend the caller made (runtime.h: the tests'
+ * in-memory one, runtime/fake.h), which it frees after engine_free();
+ * engine_new() makes the crun one (rt NULL here does too). */
+struct runtime;
+int engine_new_on(const struct pd_config *cfg, const char *init_path, struct runtime *rt,
+		  struct engine **ret, pd_error *err);
 
 #define ENGINE_WAKE_MAX 4
 

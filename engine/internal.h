@@ -1,4 +1,4 @@
-/* engine-internal.h - the engine's in-memory box record, shared by engine.c
+/* engine/internal.h - the engine's in-memory box record, shared by engine.c
  * and its unit tests. */
 #pragma once
 
@@ -66,6 +66,7 @@ struct engine {
 	struct store *store;
 	struct auth *auth; /* its own lock and database connection */
 	struct runtime *rt;
+	bool rt_borrowed; /* engine_new_on()'s: the caller frees it */
 	/* The engine lock (lock.h has the order of every lock). Never held
 	 * across slow work: see struct box's busy and du_cache's walking. */
 	struct pd_mutex lock;
@@ -97,7 +98,6 @@ struct engine {
 	engine_box_fn box_hook;
 	void *box_hook_data;
 
-	char *exec_path; /* paddock-exec, beside the box init */
 	struct job **jobs;
 	size_t n_jobs;
 	/* The same jobs by (box id, name) and by id (jobs.c). */

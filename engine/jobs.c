@@ -623,27 +623,6 @@ static int write_spec(struct engine *e, const struct start_info *si, const char 
 	return 0;
 }
 
-/* Runs paddock-exec JOBDIR; it returns once the supervisor has detached. */
-static int spawn_supervisor(struct engine *e, const char *dir, pd_error *err)
-{
-	int status;
-	pid_t pid = fork();
-
-	if (pid < 0)
-		return pd_error_set(err, -errno, "cannot fork: %s", strerror(errno));
-	if (pid == 0) {
-		execl(e->exec_path, "paddock-exec", dir, (char *)NULL);
-		_exit(127);
-	}
-	while (waitpid(pid, &status, 0) < 0)
-		if (errno != EINTR)
-			return pd_error_set(err, -errno, "waitpid: %s", strerror(errno));
-	if (!WIFEXITED(status) || WEXITSTATUS(status) != 0)
-		return pd_error_set(err, -EIO, "the job supervisor failed to start (%s)",
-				    e->exec_path);
-	return 0;
-}
-
 static int start_locked_out(struct engine *e, int64_t id, const char *data, size_t len,
 			    pd_error *err)
 {
@@ -731,7 +710,7 @@ static int start_locked_out(struct engine *e, int64_t id, const char *data, size
 		pd_mutex_unlock(&e->lock);
 		if (hold >= 0)
 			close(hold);
-		r = spawn_supervisor(e, si.dir, err);
+		r = runtime_exec(e->rt, si.box, si.dir, err);
 	}
 	pd_mutex_lock(&e->lock);
 	if (locate(e, id, &j, &b) >= 0) {

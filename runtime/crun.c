@@ -35,6 +35,8 @@
 #define CRUN_OUTPUT_MAX (256 * 1024)
 #define INIT_IN_BOX "/dev/paddock-init"
 
+static const struct runtime_ops crun_ops;
+
 /* The boxes' seccomp filter, in OCI form (linux.seccomp): Docker's default
  * profile decided for the capabilities below (seccomp/NOTICE says where it
  * comes from and how scripts/seccomp-convert made it). Built into the binary
@@ -49,11 +51,13 @@ __asm__(".pushsection .rodata\n"
 	".size pd_seccomp_profile, . - pd_seccomp_profile\n"
 	".popsection\n");
 
-struct runtime {
+struct crun_rt {
+	struct runtime base; /* first: the handle (runtime.h) */
 	char *crun;
 	char *root; /* crun --root */
 	char *cgroup_parent;
 	char *init_path;
+	char *exec_path; /* paddock-exec, beside the box init */
 	enum cgroup_mode mode;
 	bool private_ns;
 	bool swap_accounting;
@@ -61,13 +65,14 @@ struct runtime {
 	char *seccomp_bpf; /* the same compiled, base64 (run.oci.seccomp_bpf_data) */
 };
 
-struct runtime *runtime_free(struct runtime *rt)
+static struct runtime *crun_free(struct crun_rt *rt)
 {
 	if (rt) {
 		free(rt->crun);
 		free(rt->root);
 		free(rt->cgroup_parent);
 		free(rt->init_path);
+		free(rt->exec_path);
 		json_decref(rt->seccomp);
 		free(rt->seccomp_bpf);
 		free(rt);
@@ -235,10 +240,22 @@ out:
 	return r;
 }
 
-int runtime_new(const struct pd_config *cfg, const char *init_path, struct runtime **ret,
-		pd_error *err)
+/* paddock-exec, in the box init's directory; NULL: out of memory. */
+static char *exec_beside(const char *init_path)
 {
-	struct runtime *rt;
+	const char *slash = strrchr(init_path, '/');
+	char *p = NULL;
+
+	if (asprintf(&p, "%.*s/paddock-exec", slash ? (int)(slash - init_path) : 1,
+		     slash ? init_path : ".") < 0)
+		return NULL;
+	return p;
+}
+
+int runtime_crun_new(const struct pd_config *cfg, const char *init_path, struct runtime **ret,
+		     pd_error *err)
+{
+	struct crun_rt *rt;
 	char path[4096];
 	int r;
 
@@ -256,27 +273,28 @@ int runtime_new(const struct pd_config *cfg, const char *init_path, struct runti
 	rt->root = strdup(path);
 	rt->cgroup_parent = strdup(cfg->cgroup_parent);
 	rt->init_path = strdup(init_path);
-	if (!rt->crun || !rt->root || !rt->cgroup_parent || !rt->init_path) {
-		runtime_free(rt);
+	rt->exec_path = exec_beside(init_path);
+	if (!rt->crun || !rt->root || !rt->cgroup_parent || !rt->init_path || !rt->exec_path) {
+		crun_free(rt);
 		return pd_error_set(err, -ENOMEM, "out of memory");
 	}
 	if (cfg->seccomp) {
 		json_error_t jerr;
 		rt->seccomp = json_loads(pd_seccomp_profile, 0, &jerr);
 		if (!json_is_object(rt->seccomp)) {
-			runtime_free(rt);
+			crun_free(rt);
 			return pd_error_set(err, -EINVAL, "built-in seccomp profile: %s",
 					    jerr.text);
 		}
 		r = seccomp_compile(rt->seccomp, &rt->seccomp_bpf, err);
 		if (r < 0) {
-			runtime_free(rt);
+			crun_free(rt);
 			return r;
 		}
 	}
 	r = cgroup_detect(CGROUP_ROOT, &rt->mode, &rt->private_ns);
 	if (r < 0) {
-		runtime_free(rt);
+		crun_free(rt);
 		return pd_error_set(err, r, "cannot detect cgroup layout: %s", strerror(-r));
 	}
 	if (rt->mode == CGROUP_UNIFIED)
@@ -288,29 +306,30 @@ int runtime_new(const struct pd_config *cfg, const char *init_path, struct runti
 	r = mkdir_p(rt->root, 0700);
 	if (r < 0) {
 		pd_error_set(err, r, "cannot create %s: %s", rt->root, strerror(-r));
-		runtime_free(rt);
+		crun_free(rt);
 		return r;
 	}
-	*ret = rt;
+	rt->base.ops = &crun_ops;
+	*ret = &rt->base;
 	return 0;
 }
 
-enum cgroup_mode runtime_cgroup_mode(const struct runtime *rt)
+static enum cgroup_mode crun_cgroup_mode(const struct crun_rt *rt)
 {
 	return rt->mode;
 }
 
-const char *runtime_root(const struct runtime *rt)
+static const char *crun_root(const struct crun_rt *rt)
 {
 	return rt->root;
 }
 
-bool runtime_private_ns(const struct runtime *rt)
+static bool crun_private_ns(const struct crun_rt *rt)
 {
 	return rt->private_ns;
 }
 
-void runtime_cgroup_path(const struct runtime *rt, const char *id, char *buf, size_t bufsz)
+static void crun_cgroup_path(const struct crun_rt *rt, const char *id, char *buf, size_t bufsz)
 {
 	snprintf(buf, bufsz, "/%s/%s", rt->cgroup_parent, id);
 }
@@ -337,7 +356,7 @@ static char *memfd_slurp(int fd)
  * and stderr are returned when asked for. Output goes to memfds rather than
  * pipes: `crun run -d` leaves its stdio to the container, so a pipe would
  * never see EOF. */
-static int crun(struct runtime *rt, const char *const *args, char **ret_out, char **ret_err)
+static int crun(struct crun_rt *rt, const char *const *args, char **ret_out, char **ret_err)
 {
 	const char *argv[32];
 	size_t n = 0;
@@ -404,7 +423,7 @@ static const char *crun_reason(char *text)
 }
 
 /* crun with args; on failure, -errno with "cannot WHAT: crun's reason". */
-static int crun_do(struct runtime *rt, const char *const *args, const char *what, pd_error *err)
+static int crun_do(struct crun_rt *rt, const char *const *args, const char *what, pd_error *err)
 {
 	_cleanup_free_ char *errtext = NULL;
 	int r = crun(rt, args, NULL, &errtext);
@@ -430,7 +449,7 @@ static json_t *mount_entry(const char *dst, const char *type, const char *src,
 			 "options", strv(opts));
 }
 
-static void limits_from_type(const struct runtime *rt, const struct box_type *t, int64_t *quota,
+static void limits_from_type(const struct crun_rt *rt, const struct box_type *t, int64_t *quota,
 			     int64_t *mem, int64_t *swap)
 {
 	*quota = (int64_t)t->millicpus * CPU_PERIOD_USEC / 1000;
@@ -438,7 +457,7 @@ static void limits_from_type(const struct runtime *rt, const struct box_type *t,
 	*swap = rt->swap_accounting ? (int64_t)t->memory : -1;
 }
 
-static json_t *resources_json(const struct runtime *rt, const struct box_type *t)
+static json_t *resources_json(const struct crun_rt *rt, const struct box_type *t)
 {
 	int64_t quota, mem, swap;
 	json_t *memory;
@@ -452,7 +471,7 @@ static json_t *resources_json(const struct runtime *rt, const struct box_type *t
 			 "limit", (json_int_t)t->pids, "devices", "allow", 0, "access", "rwm");
 }
 
-static json_t *config_json_base(const struct runtime *rt, const struct box_spec *spec);
+static json_t *config_json_base(const struct crun_rt *rt, const struct box_spec *spec);
 
 /* [{containerID 0, hostID, size 65536}]: a box's ids onto its range. */
 static json_t *id_mappings(uint32_t host)
@@ -463,7 +482,7 @@ static json_t *id_mappings(uint32_t host)
 
 /* Joins the namespace the engine prepared, when there is one, and adds the
  * seccomp filter (a copy: jansson objects are not shared between threads). */
-static json_t *config_json(const struct runtime *rt, const struct box_spec *spec)
+static json_t *config_json(const struct crun_rt *rt, const struct box_spec *spec)
 {
 	json_t *cfg = config_json_base(rt, spec);
 	json_t *lx = cfg ? json_object_get(cfg, "linux") : NULL;
@@ -482,9 +501,9 @@ static json_t *config_json(const struct runtime *rt, const struct box_spec *spec
 	if (cfg && spec->uid_base) {
 		/* Box root is an unprivileged host id: setuid programs (sudo)
 		 * may raise a process to it, so no_new_privs is not needed. */
-		json_array_append_new(ns, spec->userns ? json_pack("{s:s, s:s}", "type", "user",
-								   "path", spec->userns)
-						       : json_pack("{s:s}", "type", "user"));
+		json_array_append_new(
+		    ns, spec->userns ? json_pack("{s:s, s:s}", "type", "user", "path", spec->userns)
+				     : json_pack("{s:s}", "type", "user"));
 		json_object_set_new(lx, "uidMappings", id_mappings(spec->uid_base));
 		json_object_set_new(lx, "gidMappings", id_mappings(spec->uid_base));
 		json_object_set_new(json_object_get(cfg, "process"), "noNewPrivileges",
@@ -501,7 +520,7 @@ static json_t *config_json(const struct runtime *rt, const struct box_spec *spec
 	return cfg;
 }
 
-static json_t *config_json_base(const struct runtime *rt, const struct box_spec *spec)
+static json_t *config_json_base(const struct crun_rt *rt, const struct box_spec *spec)
 {
 	static const char *const caps[] = {"CAP_CHOWN",
 					   "CAP_DAC_OVERRIDE",
@@ -539,7 +558,7 @@ static json_t *config_json_base(const struct runtime *rt, const struct box_spec 
 	char cgpath[512];
 	json_t *mounts;
 
-	runtime_cgroup_path(rt, spec->id, cgpath, sizeof cgpath);
+	crun_cgroup_path(rt, spec->id, cgpath, sizeof cgpath);
 	mounts = json_array();
 	json_array_append_new(
 	    mounts, mount_entry("/proc", "proc", "proc",
@@ -589,11 +608,11 @@ static json_t *config_json_base(const struct runtime *rt, const struct box_spec 
 		 * namespace onto its range. */
 		json_array_append_new(
 		    mounts,
-		    mount_entry(spec->mounts[i].destination, "bind", spec->mounts[i].source,
-				spec->uid_base ? (const char *const[]){"rbind", "rw", "nosuid",
-								       "nodev", "idmap", NULL}
-					       : (const char *const[]){"rbind", "rw", "nosuid",
-								       "nodev", NULL}));
+		    mount_entry(
+			spec->mounts[i].destination, "bind", spec->mounts[i].source,
+			spec->uid_base
+			    ? (const char *const[]){"rbind", "rw", "nosuid", "nodev", "idmap", NULL}
+			    : (const char *const[]){"rbind", "rw", "nosuid", "nodev", NULL}));
 	}
 
 	return json_pack(
@@ -623,7 +642,7 @@ static int read_pid_file(const char *path, pid_t *ret)
 	return 0;
 }
 
-static bool container_known(const struct runtime *rt, const char *id)
+static bool container_known(const struct crun_rt *rt, const char *id)
 {
 	char path[4200];
 
@@ -631,7 +650,8 @@ static bool container_known(const struct runtime *rt, const char *id)
 	return access(path, F_OK) == 0;
 }
 
-int runtime_start(struct runtime *rt, const struct box_spec *spec, pid_t *ret_pid, pd_error *err)
+static int crun_start(struct crun_rt *rt, const struct box_spec *spec, pid_t *ret_pid,
+		      pd_error *err)
 {
 	char cfgpath[4096], pidpath[4096];
 	_cleanup_free_ char *text = NULL;
@@ -684,7 +704,7 @@ int runtime_start(struct runtime *rt, const struct box_spec *spec, pid_t *ret_pi
 /* Whether crun's failure text says the container is not there: "container
  * `ID` does not exist", or (crun 1.8) "error opening file `ROOT/ID/status`:
  * No such file or directory". */
-static bool crun_says_absent(const struct runtime *rt, const char *id, const char *text)
+static bool crun_says_absent(const struct crun_rt *rt, const char *id, const char *text)
 {
 	char status[4200];
 
@@ -696,8 +716,8 @@ static bool crun_says_absent(const struct runtime *rt, const char *id, const cha
 	return strstr(text, status) && strstr(text, "No such file or directory");
 }
 
-int runtime_status(struct runtime *rt, const char *id, enum runtime_status *ret_status,
-		   pid_t *ret_pid, pd_error *err)
+static int crun_status(struct crun_rt *rt, const char *id, enum runtime_status *ret_status,
+		       pid_t *ret_pid, pd_error *err)
 {
 	_cleanup_free_ char *out = NULL, *errtext = NULL;
 	json_t *j;
@@ -757,13 +777,13 @@ static int wait_gone(pid_t pid, int timeout_ms)
 	return pidfd_wait_exit(pfd, timeout_ms);
 }
 
-int runtime_stop(struct runtime *rt, const char *id, unsigned grace_sec, pd_error *err)
+static int crun_stop(struct crun_rt *rt, const char *id, unsigned grace_sec, pd_error *err)
 {
 	enum runtime_status st;
 	pid_t pid;
 	int r;
 
-	r = runtime_status(rt, id, &st, &pid, err);
+	r = crun_status(rt, id, &st, &pid, err);
 	if (r < 0)
 		return r;
 	if (st == RUNTIME_ABSENT)
@@ -785,18 +805,18 @@ int runtime_stop(struct runtime *rt, const char *id, unsigned grace_sec, pd_erro
 		       err);
 }
 
-int runtime_pause(struct runtime *rt, const char *id, pd_error *err)
+static int crun_pause(struct crun_rt *rt, const char *id, pd_error *err)
 {
 	return crun_do(rt, (const char *const[]){"pause", id, NULL}, "pause the box", err);
 }
 
-int runtime_resume(struct runtime *rt, const char *id, pd_error *err)
+static int crun_resume(struct crun_rt *rt, const char *id, pd_error *err)
 {
 	enum runtime_status st;
 	pid_t pid;
 	int r;
 
-	r = runtime_status(rt, id, &st, &pid, err);
+	r = crun_status(rt, id, &st, &pid, err);
 	if (r < 0)
 		return r;
 	if (st != RUNTIME_PAUSED)
@@ -804,7 +824,8 @@ int runtime_resume(struct runtime *rt, const char *id, pd_error *err)
 	return crun_do(rt, (const char *const[]){"resume", id, NULL}, "resume the box", err);
 }
 
-int runtime_update(struct runtime *rt, const char *id, const struct box_type *type, pd_error *err)
+static int crun_update(struct crun_rt *rt, const char *id, const struct box_type *type,
+		       pd_error *err)
 {
 	char quota[32], period[32], mem[32], swap[32], pids[32];
 	int64_t q, m, s;
@@ -823,18 +844,137 @@ int runtime_update(struct runtime *rt, const char *id, const struct box_type *ty
 		       "update limits", err);
 }
 
-int runtime_usage(struct runtime *rt, const char *id, struct cgroup_usage *ret)
+static int crun_usage(struct crun_rt *rt, const char *id, struct cgroup_usage *ret)
 {
 	char path[512];
 
-	runtime_cgroup_path(rt, id, path, sizeof path);
+	crun_cgroup_path(rt, id, path, sizeof path);
 	return cgroup_read_usage(CGROUP_ROOT, rt->mode, path, ret);
 }
 
-int runtime_limits(struct runtime *rt, const char *id, struct cgroup_limits *ret)
+static int crun_limits(struct crun_rt *rt, const char *id, struct cgroup_limits *ret)
 {
 	char path[512];
 
-	runtime_cgroup_path(rt, id, path, sizeof path);
+	crun_cgroup_path(rt, id, path, sizeof path);
 	return cgroup_read_limits(CGROUP_ROOT, rt->mode, path, ret);
 }
+
+/* Runs paddock-exec JOBDIR; it returns once the supervisor has detached. */
+static int crun_exec(struct crun_rt *rt, const char *id, const char *dir, pd_error *err)
+{
+	int status;
+	pid_t pid;
+
+	(void)id; /* in dir's spec.json */
+	pid = fork();
+	if (pid < 0)
+		return pd_error_set(err, -errno, "cannot fork: %s", strerror(errno));
+	if (pid == 0) {
+		execl(rt->exec_path, "paddock-exec", dir, (char *)NULL);
+		_exit(127);
+	}
+	while (waitpid(pid, &status, 0) < 0)
+		if (errno != EINTR)
+			return pd_error_set(err, -errno, "waitpid: %s", strerror(errno));
+	if (!WIFEXITED(status) || WEXITSTATUS(status) != 0)
+		return pd_error_set(err, -EIO, "the job supervisor failed to start (%s)",
+				    rt->exec_path);
+	return 0;
+}
+
+/* --- the table (runtime.h) --------------------------------------------------- */
+
+/* base is the first member: the handle is the backend's own. */
+static struct crun_rt *of(struct runtime *rt)
+{
+	return (struct crun_rt *)rt;
+}
+
+static const struct crun_rt *of_const(const struct runtime *rt)
+{
+	return (const struct crun_rt *)rt;
+}
+
+static void op_free(struct runtime *rt)
+{
+	crun_free(of(rt));
+}
+
+static enum cgroup_mode op_cgroup_mode(const struct runtime *rt)
+{
+	return crun_cgroup_mode(of_const(rt));
+}
+
+static const char *op_root(const struct runtime *rt)
+{
+	return crun_root(of_const(rt));
+}
+
+static bool op_private_ns(const struct runtime *rt)
+{
+	return crun_private_ns(of_const(rt));
+}
+
+static int op_start(struct runtime *rt, const struct box_spec *spec, pid_t *ret_pid, pd_error *err)
+{
+	return crun_start(of(rt), spec, ret_pid, err);
+}
+
+static int op_status(struct runtime *rt, const char *id, enum runtime_status *ret_status,
+		     pid_t *ret_pid, pd_error *err)
+{
+	return crun_status(of(rt), id, ret_status, ret_pid, err);
+}
+
+static int op_stop(struct runtime *rt, const char *id, unsigned grace_sec, pd_error *err)
+{
+	return crun_stop(of(rt), id, grace_sec, err);
+}
+
+static int op_pause(struct runtime *rt, const char *id, pd_error *err)
+{
+	return crun_pause(of(rt), id, err);
+}
+
+static int op_resume(struct runtime *rt, const char *id, pd_error *err)
+{
+	return crun_resume(of(rt), id, err);
+}
+
+static int op_update(struct runtime *rt, const char *id, const struct box_type *type, pd_error *err)
+{
+	return crun_update(of(rt), id, type, err);
+}
+
+static int op_usage(struct runtime *rt, const char *id, struct cgroup_usage *ret)
+{
+	return crun_usage(of(rt), id, ret);
+}
+
+static int op_limits(struct runtime *rt, const char *id, struct cgroup_limits *ret)
+{
+	return crun_limits(of(rt), id, ret);
+}
+
+static int op_exec(struct runtime *rt, const char *id, const char *job_dir, pd_error *err)
+{
+	return crun_exec(of(rt), id, job_dir, err);
+}
+
+static const struct runtime_ops crun_ops = {
+    .name = "crun",
+    .free = op_free,
+    .cgroup_mode = op_cgroup_mode,
+    .root = op_root,
+    .private_ns = op_private_ns,
+    .start = op_start,
+    .status = op_status,
+    .stop = op_stop,
+    .pause = op_pause,
+    .resume = op_resume,
+    .update = op_update,
+    .usage = op_usage,
+    .limits = op_limits,
+    .exec = op_exec,
+};
