@@ -7,6 +7,7 @@
 #include <signal.h>
 #include <string.h>
 #include <poll.h>
+#include <spawn.h>
 #include <sys/eventfd.h>
 #include <sys/inotify.h>
 #include <sys/stat.h>
@@ -534,7 +535,7 @@ static int write_spec(struct engine *e, const struct start_info *si, const char 
 	_cleanup_free_ char *cwd = setting(si->dir, "cwd", 4096);
 	_cleanup_free_ char *env = setting(si->dir, "env", JOB_ENV_MAX);
 	_cleanup_free_ char *text = NULL;
-	char path[4200], home[4096], ug[64];
+	char path[4200], home[4096], ug[64], server[4200];
 	struct image_info img;
 	unsigned uid, gid;
 	json_t *envs, *spec;
@@ -578,6 +579,8 @@ static int write_spec(struct engine *e, const struct start_info *si, const char 
 			 "private_ns", runtime_private_ns(e->rt), "user", ug, "cwd",
 			 cwd && *cwd ? cwd : home, "env", envs, "argv", img.shell,
 			 bash ? "-lc" : "-c", cmd, "log_max", (json_int_t)e->cfg->exec_log_max);
+	if (spec && runtime_exec_socket(e->rt, si->box, server, sizeof server))
+		json_object_set_new(spec, "server", json_string(server));
 	if (!spec)
 		return pd_error_set(err, -ENOMEM, "cannot build the job spec");
 	text = json_dumps(spec, JSON_COMPACT);
@@ -595,18 +598,18 @@ static int write_spec(struct engine *e, const struct start_info *si, const char 
 	return 0;
 }
 
-/* Runs paddock-exec JOBDIR; it returns once the supervisor has detached. */
+/* Runs paddock-exec JOBDIR; it returns once the supervisor has detached.
+ * posix_spawn(), not fork(): glibc's vfork-like clone copies none of the
+ * daemon's page tables, which a fork of the threaded daemon does. */
 static int spawn_supervisor(struct engine *e, const char *dir, pd_error *err)
 {
-	int status;
-	pid_t pid = fork();
+	char *const argv[] = {(char *)"paddock-exec", (char *)dir, NULL};
+	int status, r;
+	pid_t pid;
 
-	if (pid < 0)
-		return pd_error_set(err, -errno, "cannot fork: %s", strerror(errno));
-	if (pid == 0) {
-		execl(e->exec_path, "paddock-exec", dir, (char *)NULL);
-		_exit(127);
-	}
+	r = posix_spawn(&pid, e->exec_path, NULL, NULL, argv, environ);
+	if (r != 0)
+		return pd_error_set(err, -r, "cannot start %s: %s", e->exec_path, strerror(r));
 	while (waitpid(pid, &status, 0) < 0)
 		if (errno != EINTR)
 			return pd_error_set(err, -errno, "waitpid: %s", strerror(errno));

@@ -18,12 +18,15 @@
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/mount.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/un.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 
 #include <sodium.h>
 
+#include "exec-proto.h"
 #include "lock.h"
 #include "idmap.h"
 #include "lxcfs.h"
@@ -51,7 +54,8 @@ __asm__(".pushsection .rodata\n"
 
 struct runtime {
 	char *crun;
-	char *root; /* crun --root */
+	char *root;	/* crun --root */
+	char *exec_dir; /* the boxes' exec server sockets (0700) */
 	char *cgroup_parent;
 	char *init_path;
 	enum cgroup_mode mode;
@@ -66,6 +70,7 @@ struct runtime *runtime_free(struct runtime *rt)
 	if (rt) {
 		free(rt->crun);
 		free(rt->root);
+		free(rt->exec_dir);
 		free(rt->cgroup_parent);
 		free(rt->init_path);
 		json_decref(rt->seccomp);
@@ -254,9 +259,11 @@ int runtime_new(const struct pd_config *cfg, const char *init_path, struct runti
 	snprintf(path, sizeof path, "%s/crun", cfg->run);
 	rt->crun = strdup(cfg->crun);
 	rt->root = strdup(path);
+	snprintf(path, sizeof path, "%s/exec", cfg->run);
+	rt->exec_dir = strdup(path);
 	rt->cgroup_parent = strdup(cfg->cgroup_parent);
 	rt->init_path = strdup(init_path);
-	if (!rt->crun || !rt->root || !rt->cgroup_parent || !rt->init_path) {
+	if (!rt->crun || !rt->root || !rt->exec_dir || !rt->cgroup_parent || !rt->init_path) {
 		runtime_free(rt);
 		return pd_error_set(err, -ENOMEM, "out of memory");
 	}
@@ -291,6 +298,15 @@ int runtime_new(const struct pd_config *cfg, const char *init_path, struct runti
 		runtime_free(rt);
 		return r;
 	}
+	/* Only root may reach the exec servers; never mounted into a box. */
+	r = mkdir_p(rt->exec_dir, 0700);
+	if (r >= 0 && chmod(rt->exec_dir, 0700) < 0)
+		r = -errno;
+	if (r < 0) {
+		pd_error_set(err, r, "cannot create %s: %s", rt->exec_dir, strerror(-r));
+		runtime_free(rt);
+		return r;
+	}
 	*ret = rt;
 	return 0;
 }
@@ -308,6 +324,46 @@ const char *runtime_root(const struct runtime *rt)
 bool runtime_private_ns(const struct runtime *rt)
 {
 	return rt->private_ns;
+}
+
+bool runtime_exec_socket(const struct runtime *rt, const char *id, char *buf, size_t bufsz)
+{
+	struct sockaddr_un sa;
+	int n = snprintf(buf, bufsz, "%s/%s", rt->exec_dir, id);
+
+	return n > 0 && (size_t)n < bufsz && (size_t)n < sizeof sa.sun_path;
+}
+
+/* Makes the box's exec server socket: listening, bound at its path (any old
+ * one replaced), mode 0600. Returns the fd, or -errno (-ENAMETOOLONG: the
+ * box gets no server). */
+static int exec_socket_make(struct runtime *rt, const char *id)
+{
+	struct sockaddr_un sa = {.sun_family = AF_UNIX};
+	int fd, r;
+
+	if (!runtime_exec_socket(rt, id, sa.sun_path, sizeof sa.sun_path))
+		return -ENAMETOOLONG;
+	(void)unlink(sa.sun_path);
+	fd = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0);
+	if (fd < 0)
+		return -errno;
+	if (bind(fd, (struct sockaddr *)&sa, sizeof sa) < 0 || chmod(sa.sun_path, 0600) < 0 ||
+	    listen(fd, 128) < 0) {
+		r = -errno;
+		close(fd);
+		(void)unlink(sa.sun_path);
+		return r;
+	}
+	return fd;
+}
+
+static void exec_socket_remove(struct runtime *rt, const char *id)
+{
+	char path[4200];
+
+	if (runtime_exec_socket(rt, id, path, sizeof path))
+		(void)unlink(path);
 }
 
 void runtime_cgroup_path(const struct runtime *rt, const char *id, char *buf, size_t bufsz)
@@ -336,8 +392,9 @@ static char *memfd_slurp(int fd)
  * crun's exit status (>= 0) or -errno if it could not run. Captured stdout
  * and stderr are returned when asked for. Output goes to memfds rather than
  * pipes: `crun run -d` leaves its stdio to the container, so a pipe would
- * never see EOF. */
-static int crun(struct runtime *rt, const char *const *args, char **ret_out, char **ret_err)
+ * never see EOF. pass_fd, unless -1, is crun's fd 3 (for --preserve-fds). */
+static int crun_fd(struct runtime *rt, const char *const *args, int pass_fd, char **ret_out,
+		   char **ret_err)
 {
 	const char *argv[32];
 	size_t n = 0;
@@ -376,6 +433,10 @@ static int crun(struct runtime *rt, const char *const *args, char **ret_out, cha
 		}
 		if (dup2(devnull, 0) < 0 || dup2(out, 1) < 0 || dup2(errfd, 2) < 0)
 			_exit(125);
+		/* dup2() onto itself keeps close-on-exec: clear it then. */
+		if (pass_fd >= 0 && (pass_fd == EXEC_SERVER_FD ? fcntl(pass_fd, F_SETFD, 0)
+							       : dup2(pass_fd, EXEC_SERVER_FD)) < 0)
+			_exit(125);
 		execv(argv[0], (char *const *)argv);
 		_exit(127);
 	}
@@ -389,6 +450,11 @@ static int crun(struct runtime *rt, const char *const *args, char **ret_out, cha
 	if (WIFEXITED(status))
 		return WEXITSTATUS(status);
 	return 128 + WTERMSIG(status);
+}
+
+static int crun(struct runtime *rt, const char *const *args, char **ret_out, char **ret_err)
+{
+	return crun_fd(rt, args, -1, ret_out, ret_err);
 }
 
 /* crun's error text, trimmed to its last line, for the user's `error` file. */
@@ -482,9 +548,9 @@ static json_t *config_json(const struct runtime *rt, const struct box_spec *spec
 	if (cfg && spec->uid_base) {
 		/* Box root is an unprivileged host id: setuid programs (sudo)
 		 * may raise a process to it, so no_new_privs is not needed. */
-		json_array_append_new(ns, spec->userns ? json_pack("{s:s, s:s}", "type", "user",
-								   "path", spec->userns)
-						       : json_pack("{s:s}", "type", "user"));
+		json_array_append_new(
+		    ns, spec->userns ? json_pack("{s:s, s:s}", "type", "user", "path", spec->userns)
+				     : json_pack("{s:s}", "type", "user"));
 		json_object_set_new(lx, "uidMappings", id_mappings(spec->uid_base));
 		json_object_set_new(lx, "gidMappings", id_mappings(spec->uid_base));
 		json_object_set_new(json_object_get(cfg, "process"), "noNewPrivileges",
@@ -589,11 +655,11 @@ static json_t *config_json_base(const struct runtime *rt, const struct box_spec 
 		 * namespace onto its range. */
 		json_array_append_new(
 		    mounts,
-		    mount_entry(spec->mounts[i].destination, "bind", spec->mounts[i].source,
-				spec->uid_base ? (const char *const[]){"rbind", "rw", "nosuid",
-								       "nodev", "idmap", NULL}
-					       : (const char *const[]){"rbind", "rw", "nosuid",
-								       "nodev", NULL}));
+		    mount_entry(
+			spec->mounts[i].destination, "bind", spec->mounts[i].source,
+			spec->uid_base
+			    ? (const char *const[]){"rbind", "rw", "nosuid", "nodev", "idmap", NULL}
+			    : (const char *const[]){"rbind", "rw", "nosuid", "nodev", NULL}));
 	}
 
 	return json_pack(
@@ -662,17 +728,34 @@ int runtime_start(struct runtime *rt, const struct box_spec *spec, pid_t *ret_pi
 
 	snprintf(pidpath, sizeof pidpath, "%s/pid", spec->bundle_dir);
 	unlink(pidpath);
-	r = crun_do(rt,
-		    (const char *const[]){"run", "--detach", "--bundle", spec->bundle_dir,
-					  "--pid-file", pidpath, spec->id, NULL},
-		    "start container", err);
+	/* The exec server's socket goes to PID 1 as fd 3, and only there: our
+	 * copy is closed once crun has started the box. Without one (a path
+	 * too long) jobs use crun exec. */
+	_cleanup_close_ int lfd = exec_socket_make(rt, spec->id);
+	_cleanup_free_ char *errtext = NULL;
+	if (lfd < 0 && lfd != -ENAMETOOLONG)
+		return pd_error_set(err, lfd, "cannot make the box's exec socket: %s",
+				    strerror(-lfd));
+	r = crun_fd(rt,
+		    lfd >= 0
+			? (const char *const[]){"run", "--detach", "--preserve-fds=1", "--bundle",
+						spec->bundle_dir, "--pid-file", pidpath, spec->id,
+						NULL}
+			: (const char *const[]){"run", "--detach", "--bundle", spec->bundle_dir,
+						"--pid-file", pidpath, spec->id, NULL},
+		    lfd, NULL, &errtext);
+	if (r != 0)
+		r = pd_error_set(err, r < 0 ? r : -EIO, "cannot start container: %s",
+				 r < 0 ? strerror(-r) : crun_reason(errtext));
 	if (r < 0) {
+		exec_socket_remove(rt, spec->id);
 		(void)crun(rt, (const char *const[]){"delete", "--force", spec->id, NULL}, NULL,
 			   NULL);
 		return r;
 	}
 	r = read_pid_file(pidpath, &pid);
 	if (r < 0) {
+		exec_socket_remove(rt, spec->id);
 		(void)crun(rt, (const char *const[]){"delete", "--force", spec->id, NULL}, NULL,
 			   NULL);
 		return pd_error_set(err, r, "container started but its PID is unknown");
@@ -766,8 +849,10 @@ int runtime_stop(struct runtime *rt, const char *id, unsigned grace_sec, pd_erro
 	r = runtime_status(rt, id, &st, &pid, err);
 	if (r < 0)
 		return r;
-	if (st == RUNTIME_ABSENT)
+	if (st == RUNTIME_ABSENT) {
+		exec_socket_remove(rt, id);
 		return 0;
+	}
 	if (st == RUNTIME_PAUSED) {
 		/* A frozen PID 1 cannot take its SIGTERM. */
 		(void)crun(rt, (const char *const[]){"resume", id, NULL}, NULL, NULL);
@@ -781,8 +866,11 @@ int runtime_stop(struct runtime *rt, const char *id, unsigned grace_sec, pd_erro
 			(void)wait_gone(pid, 10000);
 		}
 	}
-	return crun_do(rt, (const char *const[]){"delete", "--force", id, NULL}, "delete container",
-		       err);
+	r = crun_do(rt, (const char *const[]){"delete", "--force", id, NULL}, "delete container",
+		    err);
+	if (r >= 0)
+		exec_socket_remove(rt, id);
+	return r;
 }
 
 int runtime_pause(struct runtime *rt, const char *id, pd_error *err)

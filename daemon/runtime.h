@@ -68,6 +68,12 @@ enum cgroup_mode runtime_cgroup_mode(const struct runtime *rt);
 const char *runtime_root(const struct runtime *rt);
 bool runtime_private_ns(const struct runtime *rt);
 
+/* The path of a box's exec server socket (exec-proto.h), made at every
+ * runtime_start() and handed to the box's PID 1, in buf (>= 108 bytes).
+ * Returns false when the box has no server because the path would not fit
+ * a unix socket address (a long run directory): jobs then use crun exec. */
+bool runtime_exec_socket(const struct runtime *rt, const char *id, char *buf, size_t bufsz);
+
 /* The cgroup path of a box ("/<cgroup_parent>/<id>"), in buf. */
 void runtime_cgroup_path(const struct runtime *rt, const char *id, char *buf, size_t bufsz);
 
