@@ -143,7 +143,8 @@ static _Noreturn void child(int conn, const int fds[3], uid_t uid, gid_t gid, co
 
 	sigemptyset(&none);
 	sigprocmask(SIG_SETMASK, &none, NULL);
-	/* A session of its own, like a command that `crun exec` started. */
+	/* A session and process group of its own (under crun exec it shares
+	 * crun's): a `kill 0` of the job reaches the job alone. */
 	(void)setsid();
 	if (dup2(fds[0], 0) < 0 || dup2(fds[1], 1) < 0 || dup2(fds[2], 2) < 0) {
 		what = "cannot set up the command's stdio";
@@ -155,7 +156,8 @@ static _Noreturn void child(int conn, const int fds[3], uid_t uid, gid_t gid, co
 	if (conn > 3)
 		(void)syscall(SYS_close_range, 3, conn - 1, 0);
 	(void)syscall(SYS_close_range, conn + 1, ~0U, 0);
-	if (setgroups(1, &gid) < 0 || setresgid(gid, gid, gid) < 0) {
+	/* No supplementary groups, as crun exec --user=UID:GID sets them. */
+	if (setgroups(0, NULL) < 0 || setresgid(gid, gid, gid) < 0) {
 		what = "cannot set the command's group";
 		goto fail;
 	}
