@@ -20,7 +20,7 @@
  * entirely) with SCM_RIGHTS carrying exactly three fds: the command's stdin,
  * stdout and stderr. PID 1 forks; the child starts a session of its own,
  * takes the three fds as 0, 1 and 2, drops every other fd, sets groups (no
- * supplementary ones), GID and UID, changes to CWD and executes ARGV[0] (searched in
+ * supplementary ones), GID and UID, joins a new session keyring, changes to CWD and executes ARGV[0] (searched in
  * PATH when it has no '/'). The child inherits the box's namespaces, cgroup,
  * seccomp filter, capability bounding set and no_new_privs from PID 1, as a
  * `crun exec` would set them from the box's configuration. Replies, one

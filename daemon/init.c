@@ -50,6 +50,7 @@
 #include <fcntl.h>
 #include <grp.h>
 #include <limits.h>
+#include <linux/keyctl.h>
 #include <poll.h>
 #include <signal.h>
 #include <stdbool.h>
@@ -163,6 +164,14 @@ static _Noreturn void child(int conn, const int fds[3], uid_t uid, gid_t gid, co
 	}
 	if (setresuid(uid, uid, uid) < 0) {
 		what = "cannot set the command's user";
+		goto fail;
+	}
+	/* A session keyring of the job's own, not PID 1's (which all jobs
+	 * would share). Where keyrings are refused (the seccomp filter) or
+	 * absent there is nothing to share. */
+	if (syscall(SYS_keyctl, KEYCTL_JOIN_SESSION_KEYRING, NULL) < 0 && errno != EPERM &&
+	    errno != ENOSYS) {
+		what = "cannot make the job's session keyring";
 		goto fail;
 	}
 	if (chdir(cwd) < 0) {

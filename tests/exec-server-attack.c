@@ -15,6 +15,9 @@
  *                  /sys excepted) that answers an exec request: "connect
  *                  OK" if one did, "connect ENOENT" if none did
  *
+ * `exec-server-attack keyring` prints the serial of the process's session
+ * keyring instead (or the errno name), to tell jobs' keyrings apart.
+ *
  * Built statically on the host, so it runs in any image.
  */
 #include <dirent.h>
@@ -81,7 +84,7 @@ static int walk(const char *path, const struct stat *st, int type, struct FTW *f
 	return FTW_CONTINUE;
 }
 
-int main(void)
+int main(int argc, char **argv)
 {
 	char buf[256];
 	struct iovec local = {.iov_base = buf, .iov_len = sizeof buf};
@@ -89,6 +92,15 @@ int main(void)
 	int pidfd, r;
 	FILE *f;
 
+	if (argc == 2 && strcmp(argv[1], "keyring") == 0) {
+		/* KEYCTL_GET_KEYRING_ID 0, KEY_SPEC_SESSION_KEYRING -3 */
+		long id = syscall(SYS_keyctl, 0, -3, 0);
+		if (id < 0)
+			printf("%s\n", strerrorname_np(errno));
+		else
+			printf("%ld\n", id);
+		return 0;
+	}
 	r = (int)ptrace(PTRACE_ATTACH, 1, NULL, NULL);
 	result("ptrace", r);
 	if (r == 0) {

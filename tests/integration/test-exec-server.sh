@@ -158,4 +158,16 @@ ok "its exec socket is gone" test ! -e "$SOCK"
 ok "a restarted box gets a new server" bash -c "echo running > '$B/state'"
 ok "and jobs use it" same "$(job 'grep ^PPid: /proc/self/status')" "PPid:	1"
 
+# Keyrings, where the seccomp filter lets them be used: each job has a
+# session keyring of its own, not PID 1's.
+pd_stop
+sed -i 's|^\[paddock\]$|[paddock]\nseccomp = off|' "$PD_TMP/paddock.ini"
+pd_start
+echo stopped >"$B/state"
+echo running >"$B/state"
+k1=$(job '/attack keyring')
+k2=$(job '/attack keyring')
+ok "seccomp = off: each job has a session keyring of its own" \
+	bash -c "[ -n '$k1' ] && [ -n '$k2' ] && [ '$k1' != '$k2' ] && [ '$k1' -gt 0 ] 2>/dev/null"
+
 pd_done
