@@ -4,7 +4,14 @@
  * signalfd (SIGCHLD, SIGUSR1, SIGTERM, SIGINT), the command's stdout and
  * stderr pipes, stdin.fifo and the command's stdin pipe.
  *
- * The command runs as `crun exec` without a terminal and without --detach:
+ * The command runs through the box's exec server (exec-proto.h) when the
+ * spec names one that answers: the supervisor hands PID 1 the command and its
+ * pipe ends over a unix socket, gets a pidfd of the command back and, once
+ * it ends, its exact wait status. The connection sits in the same poll()
+ * loop; SIGTERM and SIGINT are passed on through the pidfd.
+ *
+ * Otherwise (no server: a box started by an older daemon) the command runs
+ * as `crun exec` without a terminal and without --detach:
  * crun stays the command's parent, proxies catchable signals it receives to
  * it, and exits with its exit code, or with 128+N when it was killed by
  * signal N (crun 1.8.1, checked on this host: `kill -9 $$` -> 137, `exit 3`
@@ -26,17 +33,24 @@
 #include <sys/file.h>
 #include <sys/mount.h>
 #include <sys/signalfd.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/un.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <time.h>
 
+#include "box/exec-proto.h"
 #include "common/parse.h"
 #include "box/supervisor.h"
 #include "common/util.h"
 
 #define SPEC_MAX (4 * 1024 * 1024)
 #define CHUNK (64 * 1024)
+/* The command's stdout and stderr pipes, and the most read from one at a
+ * time: a fast writer then costs a read, two appends and the daemon's
+ * wake-ups per MiB rather than per 64 KiB. */
+#define STREAM_PIPE_SIZE (1024 * 1024)
 #define REASON_MAX 512
 #define CGROUP_UNIFIED "/sys/fs/cgroup/unified"
 /* crun's own environment: nothing of the daemon's (LISTEN_FDS, for one,
@@ -61,6 +75,7 @@ struct sup_spec *sup_spec_free(struct sup_spec *spec)
 		free(spec->container);
 		free(spec->crun);
 		free(spec->crun_root);
+		free(spec->server);
 		free(spec->user);
 		free(spec->cwd);
 		sup_strv_free(spec->env);
@@ -157,6 +172,8 @@ static int spec_validate(const struct sup_spec *spec, pd_error *err)
 	if (spec->crun_root[0] != '/')
 		return pd_error_set(err, -EINVAL,
 				    "spec.json: \"crun_root\" must be an absolute path");
+	if (spec->server && spec->server[0] != '/')
+		return pd_error_set(err, -EINVAL, "spec.json: \"server\" must be an absolute path");
 	if (spec->cwd && spec->cwd[0] != '/')
 		return pd_error_set(err, -EINVAL, "spec.json: \"cwd\" must be an absolute path");
 	if (spec->user && !user_valid(spec->user))
@@ -192,6 +209,7 @@ int sup_spec_parse(const char *text, size_t len, struct sup_spec **ret, pd_error
 	if ((r = get_string(root, "container", true, &spec->container, err)) < 0 ||
 	    (r = get_string(root, "crun", true, &spec->crun, err)) < 0 ||
 	    (r = get_string(root, "crun_root", true, &spec->crun_root, err)) < 0 ||
+	    (r = get_string(root, "server", false, &spec->server, err)) < 0 ||
 	    (r = get_string(root, "user", false, &spec->user, err)) < 0 ||
 	    (r = get_string(root, "cwd", false, &spec->cwd, err)) < 0 ||
 	    (r = get_strv(root, "env", false, &spec->env, err)) < 0 ||
@@ -265,6 +283,57 @@ int sup_crun_argv(const struct sup_spec *spec, const char *jobdir, char ***ret)
 			return -ENOMEM;
 		}
 	*ret = v;
+	return 0;
+}
+
+/* ---- the exec server's request ---- */
+
+/* Appends s and its NUL to buf (len used of cap); false when it overflows. */
+static bool req_add(char *buf, size_t cap, size_t *len, const char *s)
+{
+	size_t n = strlen(s) + 1;
+
+	if (n > cap - *len)
+		return false;
+	memcpy(buf + *len, s, n);
+	*len += n;
+	return true;
+}
+
+int sup_exec_request(const struct sup_spec *spec, char **ret, size_t *ret_len)
+{
+	static const char *const default_env[] = {CRUN_PATH, NULL};
+	const char *const *env = spec->env ? (const char *const *)spec->env : default_env;
+	char uid[16] = "0", gid[16] = "0", argc[16];
+	size_t len = 0, n = 0;
+	bool ok;
+	char *buf;
+
+	if (spec->user) {
+		size_t k = strcspn(spec->user, ":");
+		snprintf(uid, sizeof uid, "%.*s", (int)k, spec->user);
+		snprintf(gid, sizeof gid, "%s", spec->user + k + 1);
+	}
+	for (char **a = spec->argv; *a; a++)
+		n++;
+	snprintf(argc, sizeof argc, "%zu", n);
+	buf = malloc(EXEC_REQ_MAX);
+	if (!buf)
+		return -ENOMEM;
+	ok = req_add(buf, EXEC_REQ_MAX, &len, EXEC_PROTO_MAGIC) &&
+	     req_add(buf, EXEC_REQ_MAX, &len, uid) && req_add(buf, EXEC_REQ_MAX, &len, gid) &&
+	     req_add(buf, EXEC_REQ_MAX, &len, spec->cwd ? spec->cwd : "/") &&
+	     req_add(buf, EXEC_REQ_MAX, &len, argc);
+	for (char **a = spec->argv; ok && *a; a++)
+		ok = req_add(buf, EXEC_REQ_MAX, &len, *a);
+	for (const char *const *e = env; ok && *e; e++)
+		ok = req_add(buf, EXEC_REQ_MAX, &len, *e);
+	if (!ok) {
+		free(buf);
+		return -E2BIG;
+	}
+	*ret = buf;
+	*ret_len = len;
 	return 0;
 }
 
@@ -346,6 +415,15 @@ struct sup_result sup_result_from_wait(int wstatus, bool started)
 	if (code > 128 && code - 128 <= SIGRTMAX)
 		return (struct sup_result){.killed = true, .code = code - 128};
 	return (struct sup_result){.code = code};
+}
+
+struct sup_result sup_result_from_server(int wstatus)
+{
+	if (WIFSIGNALED(wstatus))
+		return (struct sup_result){.killed = true, .code = WTERMSIG(wstatus)};
+	if (WIFEXITED(wstatus))
+		return (struct sup_result){.code = WEXITSTATUS(wstatus)};
+	return (struct sup_result){.code = SUP_EXIT_CANNOT_START};
 }
 
 int sup_result_exit_code(struct sup_result res)
@@ -507,6 +585,11 @@ struct job {
 	bool fifo_empty; /* the last read of stdin.fifo found nothing */
 	bool eof_requested;
 	pid_t child;
+	/* Through the exec server: the connection, the command's pidfd, and
+	 * whether it reported the command running / unable to start. */
+	bool via_server;
+	int conn, pidfd;
+	bool server_pid, server_failed;
 	bool exited;
 	int wstatus;
 	time_t ended;
@@ -532,6 +615,8 @@ static void job_release(struct job *j)
 	close_fd(&j->in_w);
 	close_fd(&j->out_r);
 	close_fd(&j->err_r);
+	close_fd(&j->conn);
+	close_fd(&j->pidfd);
 	free(j->inbuf);
 	j->inbuf = NULL;
 	j->spec = sup_spec_free(j->spec);
@@ -726,7 +811,173 @@ static int spawn(struct job *j, int in_r, int out_w, int err_w)
 	return 0;
 }
 
-/* Creates the pipes and stdin.fifo, then starts crun. */
+static void close_stdin(struct job *j)
+{
+	close_fd(&j->in_w);
+	j->in_start = j->in_len = 0;
+}
+
+/* Connects to the box's exec server. Returns the connection, -ENOENT or
+ * -ECONNREFUSED when there is no server to use (crun exec then), or another
+ * -errno. */
+static int server_connect(const char *path)
+{
+	struct sockaddr_un sa = {.sun_family = AF_UNIX};
+	int fd;
+
+	if (strlen(path) >= sizeof sa.sun_path)
+		return -ENOENT; /* never bound (runtime-crun.c checks the same) */
+	strcpy(sa.sun_path, path);
+	fd = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0);
+	if (fd < 0)
+		return -errno;
+	if (connect(fd, (struct sockaddr *)&sa, sizeof sa) < 0) {
+		int r = -errno;
+		close(fd);
+		return r;
+	}
+	return fd;
+}
+
+/* Hands the command to the exec server: 1 when it took it (the reply comes
+ * through the loop), 0 when there is no server (start with crun), or -errno
+ * with j->why set. */
+static int server_start(struct job *j, int in_r, int out_w, int err_w)
+{
+	_cleanup_free_ char *req = NULL;
+	union {
+		struct cmsghdr h;
+		char buf[CMSG_SPACE(3 * sizeof(int))];
+	} ctl = {0};
+	int fds[3] = {in_r, out_w, err_w}, sndbuf = EXEC_REQ_MAX + 4096, r;
+	struct iovec iov;
+	struct msghdr msg = {.msg_iov = &iov, .msg_iovlen = 1};
+	struct cmsghdr *c;
+	size_t len;
+	int conn;
+
+	r = sup_exec_request(j->spec, &req, &len);
+	if (r < 0) {
+		snprintf(j->why, sizeof j->why, "%s",
+			 r == -E2BIG ? "the command and its environment are too large"
+				     : "out of memory");
+		return r;
+	}
+	conn = server_connect(j->spec->server);
+	if (conn == -ENOENT || conn == -ECONNREFUSED)
+		return 0;
+	if (conn < 0) {
+		snprintf(j->why, sizeof j->why, "cannot reach the box's exec server: %s",
+			 strerror(-conn));
+		return conn;
+	}
+	/* One message: room for the largest request. The supervisor runs as
+	 * root, so the system's cap on buffers does not apply. */
+	(void)setsockopt(conn, SOL_SOCKET, SO_SNDBUFFORCE, &sndbuf, sizeof sndbuf);
+	/* Every reply then carries its sender's credentials, PID translated
+	 * to ours: how the command's "run" tells its host PID. */
+	if (setsockopt(conn, SOL_SOCKET, SO_PASSCRED, &(int){1}, sizeof(int)) < 0) {
+		r = -errno;
+		snprintf(j->why, sizeof j->why, "cannot set up the exec connection: %s",
+			 strerror(-r));
+		close(conn);
+		return r;
+	}
+	iov = (struct iovec){.iov_base = req, .iov_len = len};
+	msg.msg_control = ctl.buf;
+	msg.msg_controllen = sizeof ctl.buf;
+	c = CMSG_FIRSTHDR(&msg);
+	c->cmsg_level = SOL_SOCKET;
+	c->cmsg_type = SCM_RIGHTS;
+	c->cmsg_len = CMSG_LEN(sizeof fds);
+	memcpy(CMSG_DATA(c), fds, sizeof fds);
+	if (sendmsg(conn, &msg, MSG_NOSIGNAL) < 0) {
+		r = -errno;
+		snprintf(j->why, sizeof j->why, "cannot send the command to the box: %s",
+			 strerror(-r));
+		close(conn);
+		return r;
+	}
+	j->conn = conn;
+	j->via_server = true;
+	return 1;
+}
+
+/* The command ended (or, with PID 1 gone, ended with the box). */
+static void mark_exited(struct job *j, int wstatus)
+{
+	j->exited = true;
+	j->wstatus = wstatus;
+	j->ended = time(NULL);
+	j->deadline = now_usec() + SUP_DRAIN_MSEC * 1000ULL;
+	close_stdin(j);
+}
+
+/* One reply of the exec server (exec-proto.h). */
+static void on_server(struct job *j)
+{
+	char buf[REASON_MAX + 16];
+	union {
+		struct cmsghdr h;
+		char buf[CMSG_SPACE(sizeof(int)) + CMSG_SPACE(sizeof(struct ucred))];
+	} ctl;
+	struct ucred cred = {0};
+	struct iovec iov = {.iov_base = buf, .iov_len = sizeof buf - 1};
+	struct msghdr msg = {.msg_iov = &iov,
+			     .msg_iovlen = 1,
+			     .msg_control = ctl.buf,
+			     .msg_controllen = sizeof ctl.buf};
+	ssize_t n = recvmsg(j->conn, &msg, MSG_DONTWAIT | MSG_CMSG_CLOEXEC);
+	int fd = -1;
+
+	if (n < 0 && (errno == EAGAIN || errno == EINTR))
+		return;
+	for (struct cmsghdr *c = CMSG_FIRSTHDR(&msg); n >= 0 && c; c = CMSG_NXTHDR(&msg, c))
+		if (c->cmsg_level == SOL_SOCKET && c->cmsg_type == SCM_RIGHTS &&
+		    c->cmsg_len == CMSG_LEN(sizeof(int))) {
+			if (fd >= 0)
+				close(fd);
+			memcpy(&fd, CMSG_DATA(c), sizeof fd);
+		} else if (c->cmsg_level == SOL_SOCKET && c->cmsg_type == SCM_CREDENTIALS &&
+			   c->cmsg_len == CMSG_LEN(sizeof cred))
+			memcpy(&cred, CMSG_DATA(c), sizeof cred);
+	if (n <= 0) {
+		/* PID 1 is gone, and the box with it: a command that ran was
+		 * killed with the box. */
+		close_fd(&j->conn);
+		if (fd >= 0)
+			close(fd);
+		if (!j->server_pid && !j->server_failed) {
+			j->server_failed = true;
+			snprintf(j->why, sizeof j->why, "the box stopped before the command ran");
+		}
+		if (!j->exited)
+			mark_exited(j, SIGKILL); /* a wait status: killed by SIGKILL */
+		return;
+	}
+	buf[n] = '\0';
+	if (strcmp(buf, "pid") == 0 && fd >= 0 && j->pidfd < 0) {
+		j->pidfd = fd;
+		return;
+	}
+	if (strcmp(buf, "run") == 0 && cred.pid > 0 && !j->server_pid) {
+		char line[32];
+		snprintf(line, sizeof line, "%d\n", (int)cred.pid);
+		(void)sup_write_record(j->dirfd, "pid", line);
+		j->server_pid = true;
+	}
+	if (fd >= 0)
+		close(fd);
+	if (strncmp(buf, "error ", 6) == 0) {
+		j->server_failed = true;
+		snprintf(j->why, sizeof j->why, "%.*s", (int)sizeof j->why - 1, buf + 6);
+	} else if (strncmp(buf, "exit ", 5) == 0 && !j->exited) {
+		mark_exited(j, (int)strtol(buf + 5, NULL, 10));
+		close_fd(&j->conn);
+	}
+}
+
+/* Creates the pipes and stdin.fifo, then starts the command. */
 static int start(struct job *j)
 {
 	int in[2] = {-1, -1}, out[2] = {-1, -1}, err[2] = {-1, -1};
@@ -743,10 +994,15 @@ static int start(struct job *j)
 		snprintf(j->why, sizeof j->why, "cannot create pipes: %s", strerror(-r));
 		goto out;
 	}
+	/* Best effort: the default size works, only slower. */
+	(void)fcntl(out[0], F_SETPIPE_SZ, STREAM_PIPE_SIZE);
+	(void)fcntl(err[0], F_SETPIPE_SZ, STREAM_PIPE_SIZE);
 	/* crun writes these; stale ones would fake a start or a reason. */
 	(void)unlinkat(j->dirfd, "pid", 0);
 	(void)unlinkat(j->dirfd, "crun.log", 0);
-	r = spawn(j, in[0], out[1], err[1]);
+	r = j->spec->server ? server_start(j, in[0], out[1], err[1]) : 0;
+	if (r == 0)
+		r = spawn(j, in[0], out[1], err[1]);
 	if (r >= 0) {
 		j->in_w = TAKE_FD(in[1]);
 		j->out_r = TAKE_FD(out[0]);
@@ -761,12 +1017,6 @@ out:
 	return r;
 }
 
-static void close_stdin(struct job *j)
-{
-	close_fd(&j->in_w);
-	j->in_start = j->in_len = 0;
-}
-
 static void on_signals(struct job *j)
 {
 	struct signalfd_siginfo si;
@@ -777,20 +1027,21 @@ static void on_signals(struct job *j)
 		switch (si.ssi_signo) {
 		case SIGCHLD:
 			while ((p = waitpid(-1, &st, WNOHANG)) > 0) {
-				if (p != j->child)
+				if (p != j->child || j->via_server)
 					continue;
-				j->exited = true;
-				j->wstatus = st;
-				j->ended = time(NULL);
-				j->deadline = now_usec() + SUP_DRAIN_MSEC * 1000ULL;
-				close_stdin(j);
+				mark_exited(j, st);
 			}
 			break;
 		case SIGTERM:
 		case SIGINT:
 			/* crun proxies it to the command; the job ends, and is
 			 * recorded, when the command does. */
-			if (!j->exited && j->child > 0)
+			if (j->exited)
+				break;
+			if (j->pidfd >= 0)
+				(void)syscall(SYS_pidfd_send_signal, j->pidfd, (int)si.ssi_signo,
+					      NULL, 0);
+			else if (j->child > 0)
 				(void)kill(j->child, (int)si.ssi_signo);
 			break;
 		case SIGUSR1:
@@ -803,7 +1054,7 @@ static void on_signals(struct job *j)
 /* Reads one chunk of a stream into its file and into output. */
 static void pump(struct job *j, int *fd, struct sup_log *log)
 {
-	static char buf[CHUNK];
+	static char buf[STREAM_PIPE_SIZE];
 	ssize_t n = read(*fd, buf, sizeof buf);
 
 	if (n > 0) {
@@ -875,8 +1126,9 @@ static void stdin_write(struct job *j)
 static void loop(struct job *j)
 {
 	for (;;) {
-		struct pollfd p[5];
-		int np = 0, timeout = -1, isig, iout = -1, ierr = -1, ififo = -1, iin = -1;
+		struct pollfd p[6];
+		int np = 0, timeout = -1, isig, iout = -1, ierr = -1, ififo = -1, iin = -1,
+		    iconn = -1;
 
 		if (j->exited) {
 			unsigned long long now = now_usec();
@@ -902,6 +1154,10 @@ static void loop(struct job *j)
 			ififo = np;
 			p[np++] = (struct pollfd){.fd = j->fifo, .events = POLLIN};
 		}
+		if (j->conn >= 0) {
+			iconn = np;
+			p[np++] = (struct pollfd){.fd = j->conn, .events = POLLIN};
+		}
 		if (j->in_w >= 0 && j->in_len > 0) {
 			iin = np;
 			p[np++] = (struct pollfd){.fd = j->in_w, .events = POLLOUT};
@@ -916,6 +1172,8 @@ static void loop(struct job *j)
 		}
 		if (p[isig].revents)
 			on_signals(j);
+		if (iconn >= 0 && p[iconn].revents && j->conn >= 0)
+			on_server(j);
 		if (iout >= 0 && p[iout].revents && j->out_r >= 0)
 			pump(j, &j->out_r, &j->out);
 		if (ierr >= 0 && p[ierr].revents && j->err_r >= 0)
@@ -994,6 +1252,8 @@ int sup_run(const char *jobdir, int dirfd)
 {
 	struct job j = {.dir = jobdir,
 			.dirfd = dirfd,
+			.conn = -1,
+			.pidfd = -1,
 			.sigfd = -1,
 			.fifo = -1,
 			.in_w = -1,
@@ -1032,6 +1292,14 @@ int sup_run(const char *jobdir, int dirfd)
 	loop(&j);
 	close_fd(&j.out_r);
 	close_fd(&j.err_r);
+	if (j.via_server) {
+		started = j.server_pid && !j.server_failed;
+		res = started ? sup_result_from_server(j.wstatus)
+			      : (struct sup_result){.code = SUP_EXIT_CANNOT_START};
+		if (!started)
+			note_cannot_start(&j);
+		goto end;
+	}
 	started = faccessat(dirfd, "pid", F_OK, 0) == 0;
 	res = sup_result_from_wait(j.wstatus, started);
 	if (!started && !res.killed) {

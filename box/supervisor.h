@@ -10,14 +10,20 @@
  *
  *	spec.json	{"container": "NAME", "crun": "/usr/bin/crun",
  *			 "crun_root": "/run/paddock/crun", "private_ns": true,
+ *			 "server": "/run/paddock/exec/NAME",
  *			 "user": "1000:1000", "cwd": "/config",
  *			 "env": ["HOME=/config", ...], "argv": ["/bin/sh", "-c", "..."],
  *			 "log_max": 67108864}
  *
- * container, crun, crun_root and argv are required; user, cwd, env,
+ * container, crun, crun_root and argv are required; server, user, cwd, env,
  * private_ns (default false) and log_max (default SUP_LOG_MAX_DEFAULT) are
  * optional. env replaces the container's environment entirely when given
  * (crun exec --env semantics): include PATH.
+ *
+ * How the command is started: through the box's exec server (exec-proto.h)
+ * at the socket path server, when given and the socket is there; otherwise
+ * (no server, or a box whose PID 1 has none: its path is missing or refuses
+ * connections) by `crun exec`, which stays the command's parent.
  *
  * `paddock-exec JOBDIR` detaches (fork, setsid; the parent exits 0 once the
  * supervisor has written supervisor.pid, 1 if it could not get that far) and
@@ -29,12 +35,12 @@
  *	stdin.fifo	FIFO (0600): bytes written are fed to the command's stdin
  *	started		RFC 3339 UTC + "\n"
  *	status		"running\n", at the end "exited N\n" or "killed SIGNAME\n"
- *	pid		the command's PID in the host PID namespace (written by
- *			crun once the command runs; absent if it never started)
+ *	pid		the command's PID in the host PID namespace (written
+ *			once the command runs; absent if it never started)
  *	stdout, stderr	the streams, byte-exact, each capped at log_max bytes
  *	output		both streams interleaved in the order the supervisor
  *			read them, capped at log_max bytes
- *	crun.log	crun's own error messages (also copied to stderr)
+ *	crun.log	crun's own error messages, when crun exec ran it
  *	exit		"N\n": the exit code, 128+SIG if killed, 127 if the command
  *			could not be started
  *	ended		RFC 3339 UTC + "\n"
@@ -70,6 +76,7 @@ struct sup_spec {
 	char *container;
 	char *crun;
 	char *crun_root;
+	char *server; /* the exec server's socket, or NULL */
 	bool private_ns;
 	char *user;  /* "UID:GID", or NULL */
 	char *cwd;   /* absolute, or NULL */
@@ -84,6 +91,15 @@ struct sup_spec {
  * -EINVAL and a reason in err. Returns 0 and a new spec in *ret (free with
  * sup_spec_free()), or -errno. */
 int sup_spec_parse(const char *text, size_t len, struct sup_spec **ret, pd_error *err);
+
+/* Builds the exec server's request (exec-proto.h) for spec: a malloc'd
+ * buffer in *ret, its size in *ret_len. Returns 0, -ENOMEM, or -E2BIG when
+ * it exceeds EXEC_REQ_MAX. */
+int sup_exec_request(const struct sup_spec *spec, char **ret, size_t *ret_len);
+
+/* The result from the exec server's report of a wait status: exact, unlike
+ * sup_result_from_wait(): killed only when the command was. */
+struct sup_result sup_result_from_server(int wstatus);
 
 /* Frees a spec; accepts NULL; returns NULL. */
 struct sup_spec *sup_spec_free(struct sup_spec *spec);

@@ -7,6 +7,7 @@
 #include <signal.h>
 #include <string.h>
 #include <poll.h>
+#include <spawn.h>
 #include <sys/eventfd.h>
 #include <sys/inotify.h>
 #include <sys/stat.h>
@@ -562,7 +563,7 @@ static int write_spec(struct engine *e, const struct start_info *si, const char 
 	_cleanup_free_ char *cwd = setting(si->dir, "cwd", 4096);
 	_cleanup_free_ char *env = setting(si->dir, "env", JOB_ENV_MAX);
 	_cleanup_free_ char *text = NULL;
-	char path[4200], home[4096], ug[64];
+	char path[4200], home[4096], ug[64], server[4200];
 	struct image_info img;
 	unsigned uid, gid;
 	json_t *envs, *spec;
@@ -606,6 +607,8 @@ static int write_spec(struct engine *e, const struct start_info *si, const char 
 			 "private_ns", runtime_private_ns(e->rt), "user", ug, "cwd",
 			 cwd && *cwd ? cwd : home, "env", envs, "argv", img.shell,
 			 bash ? "-lc" : "-c", cmd, "log_max", (json_int_t)e->cfg->exec_log_max);
+	if (spec && runtime_exec_socket(e->rt, si->box, server, sizeof server))
+		json_object_set_new(spec, "server", json_string(server));
 	if (!spec)
 		return pd_error_set(err, -ENOMEM, "cannot build the job spec");
 	text = json_dumps(spec, JSON_COMPACT);

@@ -18,12 +18,16 @@
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/mount.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/un.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 
 #include <sodium.h>
+#include <spawn.h>
 
+#include "box/exec-proto.h"
 #include "common/lock.h"
 #include "runtime/idmap.h"
 #include "runtime/lxcfs.h"
@@ -54,7 +58,8 @@ __asm__(".pushsection .rodata\n"
 struct crun_rt {
 	struct runtime base; /* first: the handle (runtime.h) */
 	char *crun;
-	char *root; /* crun --root */
+	char *root;	/* crun --root */
+	char *exec_dir; /* the boxes' exec server sockets (0700) */
 	char *cgroup_parent;
 	char *init_path;
 	char *exec_path; /* paddock-exec, beside the box init */
@@ -70,6 +75,7 @@ static struct runtime *crun_free(struct crun_rt *rt)
 	if (rt) {
 		free(rt->crun);
 		free(rt->root);
+		free(rt->exec_dir);
 		free(rt->cgroup_parent);
 		free(rt->init_path);
 		free(rt->exec_path);
@@ -271,10 +277,13 @@ int runtime_crun_new(const struct pd_config *cfg, const char *init_path, struct 
 	snprintf(path, sizeof path, "%s/crun", cfg->run);
 	rt->crun = strdup(cfg->crun);
 	rt->root = strdup(path);
+	snprintf(path, sizeof path, "%s/exec", cfg->run);
+	rt->exec_dir = strdup(path);
 	rt->cgroup_parent = strdup(cfg->cgroup_parent);
 	rt->init_path = strdup(init_path);
 	rt->exec_path = exec_beside(init_path);
-	if (!rt->crun || !rt->root || !rt->cgroup_parent || !rt->init_path || !rt->exec_path) {
+	if (!rt->crun || !rt->root || !rt->exec_dir || !rt->cgroup_parent || !rt->init_path ||
+	    !rt->exec_path) {
 		crun_free(rt);
 		return pd_error_set(err, -ENOMEM, "out of memory");
 	}
@@ -309,6 +318,15 @@ int runtime_crun_new(const struct pd_config *cfg, const char *init_path, struct 
 		crun_free(rt);
 		return r;
 	}
+	/* Only root may reach the exec servers; never mounted into a box. */
+	r = mkdir_p(rt->exec_dir, 0700);
+	if (r >= 0 && chmod(rt->exec_dir, 0700) < 0)
+		r = -errno;
+	if (r < 0) {
+		pd_error_set(err, r, "cannot create %s: %s", rt->exec_dir, strerror(-r));
+		crun_free(rt);
+		return r;
+	}
 	rt->base.ops = &crun_ops;
 	*ret = &rt->base;
 	return 0;
@@ -327,6 +345,46 @@ static const char *crun_root(const struct crun_rt *rt)
 static bool crun_private_ns(const struct crun_rt *rt)
 {
 	return rt->private_ns;
+}
+
+static bool crun_exec_socket(const struct crun_rt *rt, const char *id, char *buf, size_t bufsz)
+{
+	struct sockaddr_un sa;
+	int n = snprintf(buf, bufsz, "%s/%s", rt->exec_dir, id);
+
+	return n > 0 && (size_t)n < bufsz && (size_t)n < sizeof sa.sun_path;
+}
+
+/* Makes the box's exec server socket: listening, bound at its path (any old
+ * one replaced), mode 0600. Returns the fd, or -errno (-ENAMETOOLONG: the
+ * box gets no server). */
+static int exec_socket_make(struct crun_rt *rt, const char *id)
+{
+	struct sockaddr_un sa = {.sun_family = AF_UNIX};
+	int fd, r;
+
+	if (!crun_exec_socket(rt, id, sa.sun_path, sizeof sa.sun_path))
+		return -ENAMETOOLONG;
+	(void)unlink(sa.sun_path);
+	fd = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0);
+	if (fd < 0)
+		return -errno;
+	if (bind(fd, (struct sockaddr *)&sa, sizeof sa) < 0 || chmod(sa.sun_path, 0600) < 0 ||
+	    listen(fd, 128) < 0) {
+		r = -errno;
+		close(fd);
+		(void)unlink(sa.sun_path);
+		return r;
+	}
+	return fd;
+}
+
+static void exec_socket_remove(struct crun_rt *rt, const char *id)
+{
+	char path[4200];
+
+	if (crun_exec_socket(rt, id, path, sizeof path))
+		(void)unlink(path);
 }
 
 static void crun_cgroup_path(const struct crun_rt *rt, const char *id, char *buf, size_t bufsz)
@@ -355,8 +413,9 @@ static char *memfd_slurp(int fd)
  * crun's exit status (>= 0) or -errno if it could not run. Captured stdout
  * and stderr are returned when asked for. Output goes to memfds rather than
  * pipes: `crun run -d` leaves its stdio to the container, so a pipe would
- * never see EOF. */
-static int crun(struct crun_rt *rt, const char *const *args, char **ret_out, char **ret_err)
+ * never see EOF. pass_fd, unless -1, is crun's fd 3 (for --preserve-fds). */
+static int crun_fd(struct crun_rt *rt, const char *const *args, int pass_fd, char **ret_out,
+		   char **ret_err)
 {
 	const char *argv[32];
 	size_t n = 0;
@@ -395,6 +454,10 @@ static int crun(struct crun_rt *rt, const char *const *args, char **ret_out, cha
 		}
 		if (dup2(devnull, 0) < 0 || dup2(out, 1) < 0 || dup2(errfd, 2) < 0)
 			_exit(125);
+		/* dup2() onto itself keeps close-on-exec: clear it then. */
+		if (pass_fd >= 0 && (pass_fd == EXEC_SERVER_FD ? fcntl(pass_fd, F_SETFD, 0)
+							       : dup2(pass_fd, EXEC_SERVER_FD)) < 0)
+			_exit(125);
 		execv(argv[0], (char *const *)argv);
 		_exit(127);
 	}
@@ -408,6 +471,11 @@ static int crun(struct crun_rt *rt, const char *const *args, char **ret_out, cha
 	if (WIFEXITED(status))
 		return WEXITSTATUS(status);
 	return 128 + WTERMSIG(status);
+}
+
+static int crun(struct crun_rt *rt, const char *const *args, char **ret_out, char **ret_err)
+{
+	return crun_fd(rt, args, -1, ret_out, ret_err);
 }
 
 /* crun's error text, trimmed to its last line, for the user's `error` file. */
@@ -682,17 +750,34 @@ static int crun_start(struct crun_rt *rt, const struct box_spec *spec, pid_t *re
 
 	snprintf(pidpath, sizeof pidpath, "%s/pid", spec->bundle_dir);
 	unlink(pidpath);
-	r = crun_do(rt,
-		    (const char *const[]){"run", "--detach", "--bundle", spec->bundle_dir,
-					  "--pid-file", pidpath, spec->id, NULL},
-		    "start container", err);
+	/* The exec server's socket goes to PID 1 as fd 3, and only there: our
+	 * copy is closed once crun has started the box. Without one (a path
+	 * too long) jobs use crun exec. */
+	_cleanup_close_ int lfd = exec_socket_make(rt, spec->id);
+	_cleanup_free_ char *errtext = NULL;
+	if (lfd < 0 && lfd != -ENAMETOOLONG)
+		return pd_error_set(err, lfd, "cannot make the box's exec socket: %s",
+				    strerror(-lfd));
+	r = crun_fd(rt,
+		    lfd >= 0
+			? (const char *const[]){"run", "--detach", "--preserve-fds=1", "--bundle",
+						spec->bundle_dir, "--pid-file", pidpath, spec->id,
+						NULL}
+			: (const char *const[]){"run", "--detach", "--bundle", spec->bundle_dir,
+						"--pid-file", pidpath, spec->id, NULL},
+		    lfd, NULL, &errtext);
+	if (r != 0)
+		r = pd_error_set(err, r < 0 ? r : -EIO, "cannot start container: %s",
+				 r < 0 ? strerror(-r) : crun_reason(errtext));
 	if (r < 0) {
+		exec_socket_remove(rt, spec->id);
 		(void)crun(rt, (const char *const[]){"delete", "--force", spec->id, NULL}, NULL,
 			   NULL);
 		return r;
 	}
 	r = read_pid_file(pidpath, &pid);
 	if (r < 0) {
+		exec_socket_remove(rt, spec->id);
 		(void)crun(rt, (const char *const[]){"delete", "--force", spec->id, NULL}, NULL,
 			   NULL);
 		return pd_error_set(err, r, "container started but its PID is unknown");
@@ -786,8 +871,10 @@ static int crun_stop(struct crun_rt *rt, const char *id, unsigned grace_sec, pd_
 	r = crun_status(rt, id, &st, &pid, err);
 	if (r < 0)
 		return r;
-	if (st == RUNTIME_ABSENT)
+	if (st == RUNTIME_ABSENT) {
+		exec_socket_remove(rt, id);
 		return 0;
+	}
 	if (st == RUNTIME_PAUSED) {
 		/* A frozen PID 1 cannot take its SIGTERM. */
 		(void)crun(rt, (const char *const[]){"resume", id, NULL}, NULL, NULL);
@@ -801,8 +888,11 @@ static int crun_stop(struct crun_rt *rt, const char *id, unsigned grace_sec, pd_
 			(void)wait_gone(pid, 10000);
 		}
 	}
-	return crun_do(rt, (const char *const[]){"delete", "--force", id, NULL}, "delete container",
-		       err);
+	r = crun_do(rt, (const char *const[]){"delete", "--force", id, NULL}, "delete container",
+		    err);
+	if (r >= 0)
+		exec_socket_remove(rt, id);
+	return r;
 }
 
 static int crun_pause(struct crun_rt *rt, const char *id, pd_error *err)
@@ -860,20 +950,19 @@ static int crun_limits(struct crun_rt *rt, const char *id, struct cgroup_limits 
 	return cgroup_read_limits(CGROUP_ROOT, rt->mode, path, ret);
 }
 
-/* Runs paddock-exec JOBDIR; it returns once the supervisor has detached. */
+/* Runs paddock-exec JOBDIR; it returns once the supervisor has detached.
+ * posix_spawn(), not fork(): glibc's vfork-like clone copies none of the
+ * daemon's page tables, which a fork of the threaded daemon does. */
 static int crun_exec(struct crun_rt *rt, const char *id, const char *dir, pd_error *err)
 {
-	int status;
+	char *const argv[] = {(char *)"paddock-exec", (char *)dir, NULL};
+	int status, r;
 	pid_t pid;
 
 	(void)id; /* in dir's spec.json */
-	pid = fork();
-	if (pid < 0)
-		return pd_error_set(err, -errno, "cannot fork: %s", strerror(errno));
-	if (pid == 0) {
-		execl(rt->exec_path, "paddock-exec", dir, (char *)NULL);
-		_exit(127);
-	}
+	r = posix_spawn(&pid, rt->exec_path, NULL, NULL, argv, environ);
+	if (r != 0)
+		return pd_error_set(err, -r, "cannot start %s: %s", rt->exec_path, strerror(r));
 	while (waitpid(pid, &status, 0) < 0)
 		if (errno != EINTR)
 			return pd_error_set(err, -errno, "waitpid: %s", strerror(errno));
@@ -962,6 +1051,11 @@ static int op_exec(struct runtime *rt, const char *id, const char *job_dir, pd_e
 	return crun_exec(of(rt), id, job_dir, err);
 }
 
+static bool op_exec_socket(const struct runtime *rt, const char *id, char *buf, size_t bufsz)
+{
+	return crun_exec_socket(of_const(rt), id, buf, bufsz);
+}
+
 static const struct runtime_ops crun_ops = {
     .name = "crun",
     .free = op_free,
@@ -977,4 +1071,5 @@ static const struct runtime_ops crun_ops = {
     .usage = op_usage,
     .limits = op_limits,
     .exec = op_exec,
+    .exec_socket = op_exec_socket,
 };

@@ -86,6 +86,12 @@ struct runtime_ops {
 	int (*usage)(struct runtime *rt, const char *id, struct cgroup_usage *ret);
 	int (*limits)(struct runtime *rt, const char *id, struct cgroup_limits *ret);
 	int (*exec)(struct runtime *rt, const char *id, const char *job_dir, pd_error *err);
+	/* The path of box id's exec server socket (box/exec-proto.h), made at
+	 * every start and handed to the box's PID 1, in buf (>= 108 bytes):
+	 * the supervisor's spec.json names it. False when the box has no
+	 * server: the path would not fit a unix socket address (a long run
+	 * directory; jobs then use crun exec), or the backend has none (NULL). */
+	bool (*exec_socket)(const struct runtime *rt, const char *id, char *buf, size_t bufsz);
 };
 
 /* What every backend's handle starts with. */
@@ -191,4 +197,10 @@ static inline int runtime_exec(struct runtime *rt, const char *id, const char *j
 			       pd_error *err)
 {
 	return rt->ops->exec(rt, id, job_dir, err);
+}
+
+static inline bool runtime_exec_socket(const struct runtime *rt, const char *id, char *buf,
+				       size_t bufsz)
+{
+	return rt->ops->exec_socket && rt->ops->exec_socket(rt, id, buf, bufsz);
 }

@@ -347,6 +347,105 @@ static void check_status(int wstatus, bool started, const char *want_status, int
 	ck_assert_int_eq(sup_result_exit_code(res), want_exit);
 }
 
+/* The exec server's request: the strings of exec-proto.h, in order. */
+START_TEST(exec_request)
+{
+	struct sup_spec *spec = NULL;
+	pd_error err = {0};
+	char *req = NULL;
+	size_t len = 0;
+	static const char want[] = "paddock-exec/1\0"
+				   "1000\0"
+				   "1000\0"
+				   "/config\0"
+				   "3\0"
+				   "/bin/sh\0-c\0echo hi\0"
+				   "HOME=/config\0A=b=c";
+
+	ck_assert_int_eq(parse(FULL_SPEC, &spec, &err), 0);
+	ck_assert_int_eq(sup_exec_request(spec, &req, &len), 0);
+	ck_assert_uint_eq(len, sizeof want);
+	ck_assert(memcmp(req, want, sizeof want) == 0);
+	free(req);
+	sup_spec_free(spec);
+
+	/* Defaults: root, /, and a PATH alone. */
+	ck_assert_int_eq(parse(minimal(), &spec, &err), 0);
+	ck_assert_int_eq(sup_exec_request(spec, &req, &len), 0);
+	static const char want_min[] = "paddock-exec/1\0"
+				       "0\0"
+				       "0\0"
+				       "/\0"
+				       "1\0"
+				       "/bin/true\0PATH=";
+	ck_assert_uint_gt(len, sizeof want_min);
+	ck_assert(memcmp(req, want_min, sizeof want_min - 1) == 0);
+	ck_assert_int_eq(req[len - 1], '\0');
+	free(req);
+	sup_spec_free(spec);
+}
+END_TEST
+
+/* A request larger than the server takes is refused before it is sent. */
+START_TEST(exec_request_too_big)
+{
+	struct sup_spec *spec = NULL;
+	pd_error err = {0};
+	char *req = NULL, *text, *big;
+	size_t len = 0, n = 600 * 1024;
+
+	big = malloc(n + 1);
+	memset(big, 'a', n);
+	big[n] = '\0';
+	ck_assert_int_ge(asprintf(&text,
+				  "{\"container\": \"x\", \"crun\": \"/c\", \"crun_root\": \"/r\","
+				  " \"argv\": [\"/bin/sh\", \"%s\"]}",
+				  big),
+			 0);
+	ck_assert_int_eq(parse(text, &spec, &err), 0);
+	ck_assert_int_eq(sup_exec_request(spec, &req, &len), -E2BIG);
+	ck_assert_ptr_null(req);
+	sup_spec_free(spec);
+	free(text);
+	free(big);
+}
+END_TEST
+
+/* The server reports real wait statuses: no 128+N guessing. */
+START_TEST(server_results)
+{
+	struct sup_result r;
+
+	r = sup_result_from_server(W_EXITCODE(3, 0));
+	ck_assert(!r.killed);
+	ck_assert_int_eq(r.code, 3);
+	r = sup_result_from_server(W_EXITCODE(137, 0));
+	ck_assert(!r.killed);
+	ck_assert_int_eq(sup_result_exit_code(r), 137);
+	r = sup_result_from_server(SIGKILL);
+	ck_assert(r.killed);
+	ck_assert_int_eq(r.code, SIGKILL);
+	ck_assert_int_eq(sup_result_exit_code(r), 137);
+}
+END_TEST
+
+START_TEST(spec_server)
+{
+	struct sup_spec *spec = NULL;
+	pd_error err = {0};
+
+	ck_assert_int_eq(parse("{\"container\": \"x\", \"crun\": \"/c\", \"crun_root\": \"/r\","
+			       " \"server\": \"/run/p/exec/x\", \"argv\": [\"/bin/true\"]}",
+			       &spec, &err),
+			 0);
+	ck_assert_str_eq(spec->server, "/run/p/exec/x");
+	sup_spec_free(spec);
+	refused("{\"container\": \"x\", \"crun\": \"/c\", \"crun_root\": \"/r\","
+		" \"server\": \"exec/x\", \"argv\": [\"/bin/true\"]}",
+		"server");
+}
+END_TEST
+
 START_TEST(results)
 {
 	check_status(exited(0), true, "exited 0\n", 0);
@@ -432,6 +531,9 @@ static Suite *supervisor_suite(void)
 	tcase_add_test(tc, spec_not_nul_terminated);
 	tcase_add_test(tc, argv_full);
 	tcase_add_test(tc, argv_minimal);
+	tcase_add_test(tc, spec_server);
+	tcase_add_test(tc, exec_request);
+	tcase_add_test(tc, exec_request_too_big);
 	suite_add_tcase(s, tc);
 
 	tc = tcase_create("limits");
@@ -446,6 +548,7 @@ static Suite *supervisor_suite(void)
 
 	tc = tcase_create("results");
 	tcase_add_test(tc, results);
+	tcase_add_test(tc, server_results);
 	tcase_add_test(tc, signal_names);
 	suite_add_tcase(s, tc);
 
