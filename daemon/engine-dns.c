@@ -83,41 +83,7 @@ size_t eng_dns_elems(struct box *b, struct nft_elem *out, size_t max)
 static int set_add(const char *table, int64_t id, const struct nft_elem *el, size_t n,
 		   const bool *refresh, pd_error *err)
 {
-	char *buf = NULL;
-	size_t len = 0;
-	bool any = false;
-	FILE *f;
-	int r;
-
-	for (int pass = 0; pass < 2; pass++) {
-		f = open_memstream(&buf, &len);
-		if (!f)
-			return pd_error_set(err, -ENOMEM, "out of memory");
-		for (size_t i = 0; pass == 0 && i < n; i++)
-			if (refresh && refresh[i]) {
-				fprintf(f,
-					"delete element inet %s box_%lld_names { %u.%u.%u.%u }\n",
-					table, (long long)id, IP4(el[i].addr));
-				any = true;
-			}
-		fprintf(f, "add element inet %s box_%lld_names { ", table, (long long)id);
-		for (size_t i = 0; i < n; i++)
-			fprintf(f, "%s%u.%u.%u.%u timeout %us", i ? ", " : "", IP4(el[i].addr),
-				el[i].timeout_s);
-		fprintf(f, " }\n");
-		if (fclose(f) != 0) {
-			free(buf);
-			return pd_error_set(err, -ENOMEM, "out of memory");
-		}
-		r = nft_exec(buf, err);
-		free(buf);
-		buf = NULL;
-		/* An element refreshed here may have timed out meanwhile: then
-		 * its delete fails the batch; add alone. */
-		if (r >= 0 || !any)
-			return r;
-	}
-	return r;
+	return nft_names_add(table, id, el, n, refresh, err);
 }
 
 /* Engine lock held: notes an answer's addresses in b's list; el and

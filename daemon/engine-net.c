@@ -11,6 +11,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "dns.h"
 #include "engine-internal.h"
 #include "idmap.h"
 #include "log.h"
@@ -396,6 +397,8 @@ void eng_net_box_down(struct engine *e, struct box *b)
 	eng_dns_forget(b);
 	if (b->row.net_addr) {
 		uint32_t addr = (uint32_t)b->row.net_addr;
+		/* Its resolver cache: the address may go to the next box. */
+		dns_forget_source(e->dns, addr);
 		box_rules_drop(e, b);
 		/* Under the lock: no other box has the address yet. */
 		forget_flows(addr);
