@@ -675,12 +675,14 @@ static int nl_batch_talk(struct mnl_nlmsg_batch *b, unsigned first, unsigned las
 
 	if (mnl_socket_sendto(nl_sock, mnl_nlmsg_batch_head(b), mnl_nlmsg_batch_size(b)) < 0)
 		return -errno;
-	while (acked < want) {
+	while (acked < want && r == 0) {
 		ssize_t len = recv(mnl_socket_get_fd(nl_sock), buf, sizeof buf, MSG_DONTWAIT);
 		const struct nlmsghdr *h = (const struct nlmsghdr *)buf;
 
-		if (len < 0)
-			return errno == EAGAIN ? (r < 0 ? r : -EIO) : -errno;
+		if (len < 0) {
+			r = errno == EAGAIN ? -EIO : -errno;
+			break;
+		}
 		for (int left = (int)len; mnl_nlmsg_ok(h, left); h = mnl_nlmsg_next(h, &left)) {
 			const struct nlmsgerr *e;
 
@@ -691,11 +693,19 @@ static int nl_batch_talk(struct mnl_nlmsg_batch *b, unsigned first, unsigned las
 				r = e->error;
 			/* An error outside the commands (the batch itself):
 			 * no ack follows. */
-			if (h->nlmsg_seq < first || h->nlmsg_seq > last)
-				return r < 0 ? r : -EIO;
+			if (h->nlmsg_seq < first || h->nlmsg_seq > last) {
+				if (r == 0)
+					r = -EIO;
+				break;
+			}
 			acked++;
 		}
 	}
+	/* After a failure the kernel may have queued more (the acks of the
+	 * other commands, or a failed commit's error before them): read
+	 * everything, so the next exchange starts clean. */
+	while (r < 0 && recv(mnl_socket_get_fd(nl_sock), buf, sizeof buf, MSG_DONTWAIT) > 0)
+		;
 	return r;
 }
 
@@ -749,8 +759,6 @@ int nft_names_add(const char *table, int64_t id, const struct nft_elem *el, size
 		 * delete fails the whole batch; add alone. */
 		if (r == -ENOENT && any)
 			r = names_batch(table, set, el + off, k, NULL);
-		if (r < 0 && r != -ENOENT && r != -EEXIST)
-			nl_drop(); /* replies of a failed exchange may be left */
 	}
 	pd_mutex_unlock(&nl_lock);
 	if (r < 0)
