@@ -78,14 +78,6 @@ size_t eng_dns_elems(struct box *b, struct nft_elem *out, size_t max)
 	return n;
 }
 
-/* Puts addresses into b's set: the refreshed ones (whose element may hold
- * a shorter lifetime) are deleted and added again in the same batch. */
-static int set_add(const char *table, int64_t id, const struct nft_elem *el, size_t n,
-		   const bool *refresh, pd_error *err)
-{
-	return nft_names_add(table, id, el, n, refresh, err);
-}
-
 /* Engine lock held: notes an answer's addresses in b's list; el and
  * refresh (room for n) get what the set needs, *ret_k of them. */
 static int note(struct box *b, const char *name, const struct dns_addr *a, size_t n,
@@ -151,7 +143,7 @@ static int names_sync(struct engine *e, struct box *b, pd_error *err)
 	if (!el)
 		return pd_error_set(err, -ENOMEM, "out of memory");
 	n = eng_dns_elems(b, el, b->n_names);
-	return n ? set_add(e->cfg->nft_table, b->row.id, el, n, NULL, err) : 0;
+	return n ? nft_names_add(e->cfg->nft_table, b->row.id, el, n, NULL, err) : 0;
 }
 
 int eng_dns_policy_changed(struct engine *e, struct box *b, pd_error *err)
@@ -254,8 +246,10 @@ static enum dns_verdict hook_decide(void *opaque, uint32_t src, const char *name
 	return v;
 }
 
-/* The set changes outside the engine lock (a libnftables run costs a few
- * hundred microseconds): the box's list is updated first, under the lock,
+/* The set changes outside the engine lock (a kernel transaction, see
+ * nft_names_add(); refreshed elements, whose element may hold a shorter
+ * lifetime, are deleted and added again in it): the box's list is updated
+ * first, under the lock,
  * and a policy change or stop that came meanwhile (names_gen moved on) is
  * made good after, by setting the set to the list again. */
 static int hook_record(void *opaque, uint32_t src, const char *name, const struct dns_addr *a,
@@ -285,7 +279,7 @@ static int hook_record(void *opaque, uint32_t src, const char *name, const struc
 	pd_mutex_unlock(&e->lock);
 	if (r < 0 || k == 0)
 		goto out;
-	r = set_add(e->cfg->nft_table, id, el, k, refresh, &err);
+	r = nft_names_add(e->cfg->nft_table, id, el, k, refresh, &err);
 	pd_mutex_lock(&e->lock);
 	b = eng_find_box_id(e, id);
 	if (b && b->names_gen != gen && b->row.net_addr && names_sync(e, b, NULL) < 0)
