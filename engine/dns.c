@@ -78,48 +78,6 @@ size_t eng_dns_elems(struct box *b, struct nft_elem *out, size_t max)
 	return n;
 }
 
-/* Puts addresses into b's set: the refreshed ones (whose element may hold
- * a shorter lifetime) are deleted and added again in the same batch. */
-static int set_add(const char *table, int64_t id, const struct nft_elem *el, size_t n,
-		   const bool *refresh, pd_error *err)
-{
-	char *buf = NULL;
-	size_t len = 0;
-	bool any = false;
-	FILE *f;
-	int r;
-
-	for (int pass = 0; pass < 2; pass++) {
-		f = open_memstream(&buf, &len);
-		if (!f)
-			return pd_error_set(err, -ENOMEM, "out of memory");
-		for (size_t i = 0; pass == 0 && i < n; i++)
-			if (refresh && refresh[i]) {
-				fprintf(f,
-					"delete element inet %s box_%lld_names { %u.%u.%u.%u }\n",
-					table, (long long)id, IP4(el[i].addr));
-				any = true;
-			}
-		fprintf(f, "add element inet %s box_%lld_names { ", table, (long long)id);
-		for (size_t i = 0; i < n; i++)
-			fprintf(f, "%s%u.%u.%u.%u timeout %us", i ? ", " : "", IP4(el[i].addr),
-				el[i].timeout_s);
-		fprintf(f, " }\n");
-		if (fclose(f) != 0) {
-			free(buf);
-			return pd_error_set(err, -ENOMEM, "out of memory");
-		}
-		r = nft_exec(buf, err);
-		free(buf);
-		buf = NULL;
-		/* An element refreshed here may have timed out meanwhile: then
-		 * its delete fails the batch; add alone. */
-		if (r >= 0 || !any)
-			return r;
-	}
-	return r;
-}
-
 /* Engine lock held: notes an answer's addresses in b's list; el and
  * refresh (room for n) get what the set needs, *ret_k of them. */
 static int note(struct box *b, const char *name, const struct dns_addr *a, size_t n,
@@ -185,7 +143,7 @@ static int names_sync(struct engine *e, struct box *b, pd_error *err)
 	if (!el)
 		return pd_error_set(err, -ENOMEM, "out of memory");
 	n = eng_dns_elems(b, el, b->n_names);
-	return n ? set_add(e->cfg->nft_table, b->row.id, el, n, NULL, err) : 0;
+	return n ? nft_names_add(e->cfg->nft_table, b->row.id, el, n, NULL, err) : 0;
 }
 
 int eng_dns_policy_changed(struct engine *e, struct box *b, pd_error *err)
@@ -288,8 +246,10 @@ static enum dns_verdict hook_decide(void *opaque, uint32_t src, const char *name
 	return v;
 }
 
-/* The set changes outside the engine lock (a libnftables run costs a few
- * hundred microseconds): the box's list is updated first, under the lock,
+/* The set changes outside the engine lock (a kernel transaction, see
+ * nft_names_add(); refreshed elements, whose element may hold a shorter
+ * lifetime, are deleted and added again in it): the box's list is updated
+ * first, under the lock,
  * and a policy change or stop that came meanwhile (names_gen moved on) is
  * made good after, by setting the set to the list again. */
 static int hook_record(void *opaque, uint32_t src, const char *name, const struct dns_addr *a,
@@ -319,7 +279,7 @@ static int hook_record(void *opaque, uint32_t src, const char *name, const struc
 	pd_mutex_unlock(&e->lock);
 	if (r < 0 || k == 0)
 		goto out;
-	r = set_add(e->cfg->nft_table, id, el, k, refresh, &err);
+	r = nft_names_add(e->cfg->nft_table, id, el, k, refresh, &err);
 	pd_mutex_lock(&e->lock);
 	b = eng_find_box_id(e, id);
 	if (b && b->names_gen != gen && b->row.net_addr && names_sync(e, b, NULL) < 0)

@@ -1005,6 +1005,12 @@ static int eng_box_start(struct engine *e, struct box *b, pd_error *err)
 		lxcfs_gen = spec.lxcfs_dir ? eng_lxcfs_spec(e, &spec) : 0;
 		r = run_box(e, b, &spec, &pid, err);
 	}
+	/* Its link and rules, made while the container started. */
+	int rn = eng_net_box_ready(e, b, r < 0 ? NULL : err);
+	if (rn < 0 && r >= 0) {
+		(void)runtime_stop(e->rt, b->row.name, 0, NULL);
+		r = rn;
+	}
 	if (r < 0) {
 		eng_net_box_down(e, b);
 		return r;

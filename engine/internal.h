@@ -58,6 +58,8 @@ struct box {
 	size_t n_names;
 	uint64_t names_gen; /* moves on when the list is filtered or dropped */
 	uint64_t lxcfs_gen; /* lxcfs generation of the views it holds; 0: none */
+	/* Its link and rules being made during its start (engine-net.c). */
+	struct eng_net_up *net_up;
 };
 
 struct engine {
@@ -285,7 +287,15 @@ void eng_net_ifname(const struct engine *e, const struct box *b, char *buf, size
 int eng_net_init(struct engine *e, pd_error *err);
 int eng_net_apply(struct engine *e, pd_error *err);
 int eng_net_reconcile(struct engine *e, pd_error *err);
+/* A box's network at its start, in two steps so that the second overlaps
+ * the runtime's start of the container: eng_net_box_up() gives b (busy, no
+ * lock held) its address and namespace (ret_ns: the path for the runtime)
+ * and starts making its link and rules on a thread; eng_net_box_ready()
+ * waits for them (0, or -errno with err set, the link and rules undone).
+ * Every successful eng_net_box_up() is followed by eng_net_box_ready(),
+ * and a failed start by eng_net_box_down() (the namespace). */
 int eng_net_box_up(struct engine *e, struct box *b, char *ret_ns, size_t ns_sz, pd_error *err);
+int eng_net_box_ready(struct engine *e, struct box *b, pd_error *err);
 void eng_net_box_down(struct engine *e, struct box *b);
 void eng_net_load_policy(struct engine *e, struct box *b);
 /* RUN/resolv.conf, bound on every box's /etc/resolv.conf. */

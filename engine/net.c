@@ -6,11 +6,13 @@
 #include <errno.h>
 #include <net/if.h>
 #include <fcntl.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 
+#include "net/dns.h"
 #include "engine/internal.h"
 #include "runtime/idmap.h"
 #include "common/log.h"
@@ -319,14 +321,65 @@ static void box_rules_drop(struct engine *e, struct box *b)
 		log_warn("network: %s", err.msg);
 }
 
-/* Gives box b (busy, no lock held) a namespace, veth and address. On
- * success ret_ns is the namespace's path for the runtime. */
+/* The second step of a box's start (see eng_net_box_up()). */
+struct eng_net_up {
+	struct engine *e;
+	struct box *b;
+	char ns[4096];
+	uint32_t addr;
+	pthread_t thread;
+	int r;
+	pd_error err;
+};
+
+/* b's veth (its eth0 in the namespace up->ns, with its address) and rules,
+ * and its address recorded. On failure the veth and rules are undone and b
+ * has no address. */
+static int box_link_rules(struct eng_net_up *up)
+{
+	struct engine *e = up->e;
+	struct box *b = up->b;
+	char ifname[IFNAMSIZ_PD];
+	uint8_t mac[6];
+	bool added = false;
+	int r;
+
+	eng_net_ifname(e, b, ifname, sizeof ifname);
+	netlink_box_mac(up->addr, mac);
+	r = netlink_box_link(e->cfg->bridge, ifname, up->ns, up->addr, mac, e->cfg->subnet_prefix,
+			     gateway_of(e->cfg), &up->err);
+	pd_mutex_lock(&e->lock);
+	if (r >= 0) {
+		r = box_rules_add(e, b, &up->err);
+		added = r >= 0;
+	}
+	if (r >= 0)
+		r = eng_save_box(e, b, NULL, &up->err);
+	if (r < 0 && added)
+		box_rules_drop(e, b);
+	if (r < 0)
+		b->row.net_addr = 0;
+	pd_mutex_unlock(&e->lock);
+	/* The namespace stays for eng_net_box_down(): the runtime may be
+	 * opening it right now. */
+	if (r < 0)
+		(void)netlink_link_delete(ifname);
+	return r;
+}
+
+static void *box_link_thread(void *arg)
+{
+	struct eng_net_up *up = arg;
+
+	up->r = box_link_rules(up);
+	return NULL;
+}
+
 int eng_net_box_up(struct engine *e, struct box *b, char *ret_ns, size_t ns_sz, pd_error *err)
 {
 	uint32_t size = subnet_size(e->cfg), addr = 0;
 	char ifname[IFNAMSIZ_PD];
-	uint8_t mac[6];
-	bool added = false;
+	struct eng_net_up *up;
 	int r;
 
 	if (!e->cfg->network)
@@ -334,6 +387,9 @@ int eng_net_box_up(struct engine *e, struct box *b, char *ret_ns, size_t ns_sz, 
 	eng_net_ifname(e, b, ifname, sizeof ifname);
 	if (strlen(ifname) > 15)
 		return pd_error_set(err, -ENOSPC, "interface name %s is too long", ifname);
+	up = calloc(1, sizeof *up);
+	if (!up)
+		return pd_error_set(err, -ENOMEM, "out of memory");
 	pd_mutex_lock(&e->lock);
 	for (uint32_t h = 2; h < size - 1 && !addr; h++) {
 		bool used = false;
@@ -345,8 +401,10 @@ int eng_net_box_up(struct engine *e, struct box *b, char *ret_ns, size_t ns_sz, 
 	if (addr)
 		b->row.net_addr = addr;
 	pd_mutex_unlock(&e->lock);
-	if (!addr)
+	if (!addr) {
+		free(up);
 		return pd_error_set(err, -ENOSPC, "no free address left in the box subnet");
+	}
 
 	netns_path(e, b->row.name, ret_ns, ns_sz);
 	(void)netlink_netns_remove(ret_ns);
@@ -358,26 +416,43 @@ int eng_net_box_up(struct engine *e, struct box *b, char *ret_ns, size_t ns_sz, 
 		r = idmap_box_namespaces(box_userns_base(e, b), userns, ret_ns, err);
 	} else
 		r = netlink_netns_create(ret_ns, err);
-	netlink_box_mac(addr, mac);
-	if (r >= 0)
-		r = netlink_box_link(e->cfg->bridge, ifname, ret_ns, addr, mac,
-				     e->cfg->subnet_prefix, gateway_of(e->cfg), err);
-	pd_mutex_lock(&e->lock);
-	if (r >= 0) {
-		r = box_rules_add(e, b, err);
-		added = r >= 0;
-	}
-	if (r >= 0)
-		r = eng_save_box(e, b, NULL, err);
-	if (r < 0 && added)
-		box_rules_drop(e, b);
-	if (r < 0)
-		b->row.net_addr = 0;
-	pd_mutex_unlock(&e->lock);
 	if (r < 0) {
-		(void)netlink_link_delete(ifname);
-		(void)netlink_netns_remove(ret_ns);
+		pd_mutex_lock(&e->lock);
+		b->row.net_addr = 0;
+		pd_mutex_unlock(&e->lock);
+		free(up);
+		return r;
 	}
+	*up = (struct eng_net_up){.e = e, .b = b, .addr = addr};
+	snprintf(up->ns, sizeof up->ns, "%s", ret_ns);
+	/* The box's PID 1 may start before its link is there: it has no
+	 * network until then (its namespace's loopback only), and its port
+	 * sends nothing before its rules are in (the bridge table drops
+	 * frames from ports it does not list). Nothing of the box's own runs
+	 * before eng_net_box_ready(). */
+	if (pthread_create(&up->thread, NULL, box_link_thread, up) != 0) {
+		up->r = box_link_rules(up);
+		up->thread = 0;
+	}
+	b->net_up = up;
+	return 0;
+}
+
+int eng_net_box_ready(struct engine *e, struct box *b, pd_error *err)
+{
+	struct eng_net_up *up = b->net_up;
+	int r;
+
+	(void)e;
+	if (!up)
+		return 0;
+	if (up->thread)
+		pthread_join(up->thread, NULL);
+	b->net_up = NULL;
+	r = up->r;
+	if (r < 0 && err)
+		*err = up->err;
+	free(up);
 	return r;
 }
 
@@ -396,6 +471,8 @@ void eng_net_box_down(struct engine *e, struct box *b)
 	eng_dns_forget(b);
 	if (b->row.net_addr) {
 		uint32_t addr = (uint32_t)b->row.net_addr;
+		/* Its resolver cache: the address may go to the next box. */
+		dns_forget_source(e->dns, addr);
 		box_rules_drop(e, b);
 		/* Under the lock: no other box has the address yet. */
 		forget_flows(addr);

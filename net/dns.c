@@ -34,8 +34,26 @@ struct query {
 	uint16_t id; /* the box's */
 	uint16_t qtype;
 	bool record;
+	bool cacheable;	    /* a plain UDP query: its answer may be kept (see cache_put) */
+	uint8_t flags;	    /* the query's RD and CD bits (byte 2 and 3 masks) */
+	uint16_t qname_len; /* the question's name on the wire, from offset 12 */
 	char name[DNS_NAME_MAX];
 	ldns_rdf *owner; /* the question's name, for matching the reply */
+};
+
+/* An answer kept for its records' lifetime. Keyed by the box (its source
+ * address: no box learns from timing what another looked up), the name,
+ * the type and the query's RD and CD bits. */
+struct cache_entry {
+	uint32_t src;
+	uint16_t qtype;
+	uint8_t flags;
+	char name[DNS_NAME_MAX];
+	uint8_t *wire; /* the reply as upstream sent it, TTLs as of stored_s */
+	size_t len;
+	int64_t stored_s, expires_s;
+	struct dns_addr addrs[DNS_CACHE_ADDRS]; /* its A records, TTLs as of stored_s */
+	size_t n_addrs;
 };
 
 struct pending {
@@ -57,6 +75,9 @@ struct dns {
 	struct pending *pending; /* DNS_MAX_PENDING slots */
 	size_t n_pending;
 
+	struct pd_mutex cache_lock;
+	struct cache_entry **cache; /* DNS_CACHE_SLOTS, one entry a slot */
+
 	struct pd_mutex tcp_lock;
 	pthread_cond_t tcp_done;
 	int tcp_fds[DNS_MAX_TCP]; /* connections being served; -1 free */
@@ -73,13 +94,28 @@ static int64_t now_ms(void)
 	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
 }
 
+static int64_t now_s(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (int64_t)ts.tv_sec;
+}
+
+/* Random IDs from the kernel, fetched 128 at a time (one getrandom() per
+ * query was a tenth of a forwarded query's cost). Per thread. */
 static uint16_t random_id(void)
 {
-	uint16_t v = 0;
+	static _Thread_local uint16_t pool[128];
+	static _Thread_local size_t left;
 
-	if (getrandom(&v, sizeof v, 0) != sizeof v)
-		v = (uint16_t)(now_ms() * 2654435761u >> 7);
-	return v;
+	if (!left) {
+		if (getrandom(pool, sizeof pool, 0) == (ssize_t)sizeof pool)
+			left = ELEMENTSOF(pool);
+		else
+			return (uint16_t)(now_ms() * 2654435761u >> 7);
+	}
+	return pool[--left];
 }
 
 static void query_release(struct query *q)
@@ -209,11 +245,179 @@ static int classify(struct dns *d, uint32_t src, const uint8_t *msg, size_t len,
 	}
 	q->id = ldns_pkt_id(qp);
 	q->qtype = (uint16_t)ldns_rr_get_type(qr);
+	q->flags = (uint8_t)((msg[2] & 0x01) | (msg[3] & 0x10));
+	q->qname_len = (uint16_t)ldns_rdf_size(q->owner);
 	q->record = v == DNS_FORWARD_RECORD;
 	r = 1;
 out:
 	ldns_pkt_free(qp);
 	return r;
+}
+
+/* ---- the cache ---------------------------------------------------------- */
+
+static uint32_t cache_hash(uint32_t src, const struct query *q)
+{
+	uint32_t h = 2166136261u;
+
+	for (const char *c = q->name; *c; c++)
+		h = (h ^ (uint8_t)*c) * 16777619u;
+	h = (h ^ q->qtype) * 16777619u;
+	h = (h ^ q->flags) * 16777619u;
+	return (h ^ src) * 16777619u;
+}
+
+static struct cache_entry **cache_slot(struct dns *d, uint32_t src, const struct query *q)
+{
+	return &d->cache[cache_hash(src, q) & (DNS_CACHE_SLOTS - 1)];
+}
+
+static bool cache_match(const struct cache_entry *c, uint32_t src, const struct query *q)
+{
+	return c && c->src == src && c->qtype == q->qtype && c->flags == q->flags &&
+	       strcmp(c->name, q->name) == 0;
+}
+
+static void cache_entry_free(struct cache_entry *c)
+{
+	if (c)
+		free(c->wire);
+	free(c);
+}
+
+/* The smallest TTL of rp's records (UINT32_MAX when it has none). */
+static uint32_t min_ttl(const ldns_pkt *rp)
+{
+	const ldns_rr_list *secs[] = {ldns_pkt_answer(rp), ldns_pkt_authority(rp),
+				      ldns_pkt_additional(rp)};
+	uint32_t m = UINT32_MAX;
+
+	for (size_t s = 0; s < ELEMENTSOF(secs); s++)
+		for (size_t i = 0; secs[s] && i < ldns_rr_list_rr_count(secs[s]); i++) {
+			uint32_t t = ldns_rr_ttl(ldns_rr_list_rr(secs[s], i));
+			if (t < m)
+				m = t;
+		}
+	return m;
+}
+
+/* Keeps rp (wire: reply, len bytes) as the answer to q from src, when it
+ * is a plain, whole, positive answer whose records all live at least a
+ * second: NOERROR, not truncated, no EDNS, at least one answer record,
+ * at most DNS_CACHE_ADDRS A records. It is kept for the smallest TTL of its
+ * records (at most DNS_CACHE_TTL_MAX seconds). */
+static void cache_put(struct dns *d, uint32_t src, const struct query *q, const ldns_pkt *rp,
+		      const uint8_t *reply, size_t len, const struct dns_addr *addrs, size_t n)
+{
+	uint32_t ttl;
+	struct cache_entry *c, **slot;
+
+	if (!q->cacheable || ldns_pkt_get_rcode(rp) != LDNS_RCODE_NOERROR || ldns_pkt_tc(rp) ||
+	    ldns_pkt_edns(rp) || ldns_pkt_ancount(rp) == 0 || n > DNS_CACHE_ADDRS ||
+	    len > DNS_CACHE_WIRE_MAX)
+		return;
+	ttl = min_ttl(rp);
+	if (ttl == 0 || ttl == UINT32_MAX)
+		return;
+	if (ttl > DNS_CACHE_TTL_MAX)
+		ttl = DNS_CACHE_TTL_MAX;
+	c = calloc(1, sizeof *c);
+	if (!c || !(c->wire = malloc(len))) {
+		free(c);
+		return;
+	}
+	memcpy(c->wire, reply, len);
+	c->len = len;
+	c->src = src;
+	c->qtype = q->qtype;
+	c->flags = q->flags;
+	memcpy(c->name, q->name, sizeof c->name);
+	c->stored_s = now_s();
+	c->expires_s = c->stored_s + ttl;
+	memcpy(c->addrs, addrs, n * sizeof *addrs);
+	c->n_addrs = n;
+	pd_mutex_lock(&d->cache_lock);
+	slot = cache_slot(d, src, q);
+	cache_entry_free(*slot);
+	*slot = c;
+	pd_mutex_unlock(&d->cache_lock);
+}
+
+/* Entry c, which is elapsed seconds older than its records' TTLs say,
+ * brought up to date: every TTL lowered by elapsed. Cache lock held. */
+static int cache_age(struct cache_entry *c, int64_t now)
+{
+	uint32_t elapsed = (uint32_t)(now - c->stored_s);
+	ldns_pkt *rp = NULL;
+	ldns_rr_list *secs[3];
+	uint8_t *wire = NULL;
+	size_t len = 0;
+
+	if (ldns_wire2pkt(&rp, c->wire, c->len) != LDNS_STATUS_OK)
+		return -EBADMSG;
+	secs[0] = ldns_pkt_answer(rp);
+	secs[1] = ldns_pkt_authority(rp);
+	secs[2] = ldns_pkt_additional(rp);
+	for (size_t s = 0; s < ELEMENTSOF(secs); s++)
+		for (size_t i = 0; secs[s] && i < ldns_rr_list_rr_count(secs[s]); i++) {
+			ldns_rr *rr = ldns_rr_list_rr(secs[s], i);
+			uint32_t t = ldns_rr_ttl(rr);
+			ldns_rr_set_ttl(rr, t > elapsed ? t - elapsed : 0);
+		}
+	if (ldns_pkt2wire(&wire, rp, &len) != LDNS_STATUS_OK || len > DNS_CACHE_WIRE_MAX) {
+		ldns_pkt_free(rp);
+		free(wire);
+		return -ENOMEM;
+	}
+	ldns_pkt_free(rp);
+	free(c->wire);
+	c->wire = wire;
+	c->len = len;
+	for (size_t i = 0; i < c->n_addrs; i++)
+		c->addrs[i].ttl = c->addrs[i].ttl > elapsed ? c->addrs[i].ttl - elapsed : 0;
+	c->stored_s = now;
+	return 0;
+}
+
+/* The kept answer to q from src, if any and still alive, copied into out
+ * (DNS_CACHE_WIRE_MAX bytes), with its A records (TTLs as of now) in
+ * addrs: its length, or 0. */
+static size_t cache_get(struct dns *d, uint32_t src, const struct query *q, uint8_t *out,
+			struct dns_addr *addrs, size_t *ret_n)
+{
+	int64_t now = now_s();
+	struct cache_entry **slot;
+	size_t len = 0;
+
+	pd_mutex_lock(&d->cache_lock);
+	slot = cache_slot(d, src, q);
+	if (cache_match(*slot, src, q)) {
+		struct cache_entry *c = *slot;
+		if (c->expires_s <= now || (c->stored_s != now && cache_age(c, now) < 0)) {
+			cache_entry_free(c);
+			*slot = NULL;
+		} else {
+			memcpy(out, c->wire, c->len);
+			len = c->len;
+			memcpy(addrs, c->addrs, c->n_addrs * sizeof *addrs);
+			*ret_n = c->n_addrs;
+		}
+	}
+	pd_mutex_unlock(&d->cache_lock);
+	return len;
+}
+
+void dns_forget_source(struct dns *d, uint32_t src)
+{
+	if (!d)
+		return;
+	pd_mutex_lock(&d->cache_lock);
+	for (size_t i = 0; i < DNS_CACHE_SLOTS; i++)
+		if (d->cache[i] && d->cache[i]->src == src) {
+			cache_entry_free(d->cache[i]);
+			d->cache[i] = NULL;
+		}
+	pd_mutex_unlock(&d->cache_lock);
 }
 
 /* The reply from upstream to q (sent with ID up_id), from src's box.
@@ -245,7 +449,7 @@ static uint8_t *finish(struct dns *d, uint32_t src, struct query *q, uint16_t up
 		return NULL;
 	}
 	answer = ldns_pkt_answer(rp);
-	for (size_t i = 0; q->record && answer && i < ldns_rr_list_rr_count(answer); i++) {
+	for (size_t i = 0; answer && i < ldns_rr_list_rr_count(answer); i++) {
 		ldns_rr *rr = ldns_rr_list_rr(answer, i);
 		ldns_rdf *a;
 		uint32_t be;
@@ -259,7 +463,7 @@ static uint8_t *finish(struct dns *d, uint32_t src, struct query *q, uint16_t up
 		memcpy(&be, ldns_rdf_data(a), 4);
 		addrs[n++] = (struct dns_addr){.addr = ntohl(be), .ttl = ldns_rr_ttl(rr)};
 	}
-	if (n) {
+	if (n && q->record) {
 		int r = d->hooks->record(d->opaque, src, q->name, addrs, n);
 		if (r < 0) {
 			ldns_pkt_set_id(rp, q->id);
@@ -270,6 +474,7 @@ static uint8_t *finish(struct dns *d, uint32_t src, struct query *q, uint16_t up
 			return out;
 		}
 	}
+	cache_put(d, src, q, rp, reply, len, addrs, n);
 	ldns_pkt_free(rp);
 	reply[0] = (uint8_t)(q->id >> 8);
 	reply[1] = (uint8_t)q->id;
@@ -289,7 +494,8 @@ static void send_to(int fd, const struct sockaddr_in *to, const uint8_t *msg, si
 
 static void pending_free(struct dns *d, struct pending *p)
 {
-	epoll_ctl(d->epfd, EPOLL_CTL_DEL, p->fd, NULL);
+	/* The socket is in no other process or fd: closing it takes it out
+	 * of the epoll set. */
 	close(p->fd);
 	p->fd = -1;
 	query_release(&p->q);
@@ -351,6 +557,38 @@ static int upstream_socket(struct dns *d, int type)
 	return fd;
 }
 
+/* Answers q (the query msg) from the cache: true when answered (or
+ * refused). A recorded query's addresses are in force before the answer
+ * leaves, as for a forwarded one. */
+static bool cache_reply(struct dns *d, uint32_t src, const struct query *q, const uint8_t *msg,
+			const struct sockaddr_in *from)
+{
+	uint8_t out[DNS_CACHE_WIRE_MAX];
+	struct dns_addr addrs[DNS_CACHE_ADDRS];
+	size_t n = 0, len = cache_get(d, src, q, out, addrs, &n);
+
+	if (!len)
+		return false;
+	if (n && q->record) {
+		int r = d->hooks->record(d->opaque, src, q->name, addrs, n);
+		if (r < 0) {
+			uint8_t *w = query_reply(
+			    q, r == -EACCES ? LDNS_RCODE_REFUSED : LDNS_RCODE_SERVFAIL, &len);
+			if (w)
+				send_to(d->udp, from, w, len);
+			free(w);
+			return true;
+		}
+	}
+	out[0] = (uint8_t)(q->id >> 8);
+	out[1] = (uint8_t)q->id;
+	/* The question as the box wrote it (its letters' case). */
+	if (len >= (size_t)DNS_HEADER + q->qname_len)
+		memcpy(out + DNS_HEADER, msg + DNS_HEADER, q->qname_len);
+	send_to(d->udp, from, out, len);
+	return true;
+}
+
 static void udp_query(struct dns *d, uint8_t *msg, size_t len, const struct sockaddr_in *from)
 {
 	struct query q;
@@ -364,6 +602,13 @@ static void udp_query(struct dns *d, uint8_t *msg, size_t len, const struct sock
 		if (local)
 			send_to(d->udp, from, local, local_len);
 		free(local);
+		return;
+	}
+	/* No authority or additional records (no EDNS): its answer can be
+	 * kept and given again. */
+	q.cacheable = !msg[8] && !msg[9] && !msg[10] && !msg[11];
+	if (q.cacheable && cache_reply(d, src, &q, msg, from)) {
+		query_release(&q);
 		return;
 	}
 	size_t same = 0;
@@ -701,11 +946,13 @@ int dns_start(uint32_t listen_addr, uint16_t port, uint32_t upstream, uint16_t u
 					   .sin_port = htons(upstream_port),
 					   .sin_addr.s_addr = htonl(upstream)};
 	pd_mutex_init(&d->tcp_lock, LOCK_RANK_LEAF, 0, "dns tcp_lock");
+	pd_mutex_init(&d->cache_lock, LOCK_RANK_LEAF, 0, "dns cache_lock");
 	pthread_cond_init(&d->tcp_done, NULL);
 	for (size_t i = 0; i < DNS_MAX_TCP; i++)
 		d->tcp_fds[i] = -1;
 	d->pending = calloc(DNS_MAX_PENDING, sizeof *d->pending);
-	if (!d->pending) {
+	d->cache = calloc(DNS_CACHE_SLOTS, sizeof *d->cache);
+	if (!d->pending || !d->cache) {
 		r = pd_error_set(err, -ENOMEM, "out of memory");
 		goto fail;
 	}
@@ -778,6 +1025,9 @@ void dns_stop(struct dns *d)
 			query_release(&d->pending[i].q);
 		}
 	free(d->pending);
+	for (size_t i = 0; d->cache && i < DNS_CACHE_SLOTS; i++)
+		cache_entry_free(d->cache[i]);
+	free(d->cache);
 	if (d->udp >= 0)
 		close(d->udp);
 	if (d->tcp >= 0)
@@ -789,6 +1039,7 @@ void dns_stop(struct dns *d)
 	if (d->timer >= 0)
 		close(d->timer);
 	pd_mutex_destroy(&d->tcp_lock);
+	pd_mutex_destroy(&d->cache_lock);
 	pthread_cond_destroy(&d->tcp_done);
 	free(d);
 }

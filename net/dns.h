@@ -12,6 +12,13 @@
  *    handed to the record hook before the reply goes back to the box, so
  *    the addresses are allowed by the time the box reads them.
  *
+ * Answers to plain UDP queries (one question, no EDNS) that are positive
+ * and whole are kept per box, name, type and RD/CD bits for the smallest
+ * TTL of their records (see DNS_CACHE_*), and given again with their TTLs
+ * lowered by the time kept and the box's own ID and question. The policy
+ * is asked for every query, cached or not, and a recorded query's
+ * addresses go through the record hook before a cached answer leaves too.
+ *
  * AAAA queries that are not refused get an empty answer without asking
  * upstream: boxes are IPv4-only, and an IPv6 address first would send
  * clients to a route that does not exist.
@@ -44,6 +51,13 @@
 /* TCP connections served at once (more: closed at once). */
 #define DNS_MAX_TCP 16
 #define DNS_MAX_TCP_PER_SOURCE 4
+/* The answer cache: slots (a power of two; one answer each, a new answer
+ * takes the slot of the one it collides with), the longest an answer is
+ * kept, the largest kept, and the most A records in one. */
+#define DNS_CACHE_SLOTS 1024
+#define DNS_CACHE_TTL_MAX 3600
+#define DNS_CACHE_WIRE_MAX 512
+#define DNS_CACHE_ADDRS 16
 
 enum dns_verdict { DNS_REFUSE, DNS_FORWARD, DNS_FORWARD_RECORD };
 
@@ -75,6 +89,10 @@ int dns_start(uint32_t listen_addr, uint16_t port, uint32_t upstream, uint16_t u
 
 /* Stops serving and frees d: no hook runs once it returns. NULL is a no-op. */
 void dns_stop(struct dns *d);
+
+/* Drops what the cache keeps for src (a box that stops: its address may go
+ * to another box). Any thread. NULL d is a no-op. */
+void dns_forget_source(struct dns *d, uint32_t src);
 
 /* The first IPv4 "nameserver" line of a resolv.conf file: 0 and *ret set,
  * -ENOENT when there is none, or -errno when the file cannot be read. */

@@ -1,8 +1,14 @@
 /* net-nft.c - render and apply the daemon's nftables tables, whole or one
  * box at a time. */
+#include <arpa/inet.h>
 #include <dirent.h>
+#include <endian.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <libmnl/libmnl.h>
+#include <linux/netfilter.h>
+#include <linux/netfilter/nf_tables.h>
+#include <linux/netfilter/nfnetlink.h>
 #include <linux/netlink.h>
 #include <nftables/libnftables.h>
 #include <pthread.h>
@@ -570,4 +576,192 @@ int nft_remove(const char *table, pd_error *err)
 	    "%s\n",
 	    table, table, table, table);
 	return nft_run(text, err);
+}
+
+/* --- box_N_names over nfnetlink ------------------------------------------ */
+
+/* Elements per transaction: keeps a batch (about 40 bytes an element, twice
+ * with deletes) well under a netlink socket's send buffer. */
+#define NAMES_BATCH 1024
+
+static struct pd_mutex nl_lock = PD_MUTEX_INITIALIZER(LOCK_RANK_LEAF, 0, "nft nl_lock");
+static struct mnl_socket *nl_sock; /* kept open, like ctx; NULL until first use */
+static unsigned nl_seq;
+
+static void nl_drop(void)
+{
+	if (nl_sock)
+		mnl_socket_close(nl_sock);
+	nl_sock = NULL;
+}
+
+static int nl_ensure(void)
+{
+	if (nl_sock)
+		return 0;
+	nl_sock = mnl_socket_open2(NETLINK_NETFILTER, SOCK_CLOEXEC);
+	if (!nl_sock)
+		return -errno;
+	int one = 1;
+
+	/* Error replies without a copy of the (possibly large) request. */
+	if (mnl_socket_setsockopt(nl_sock, NETLINK_CAP_ACK, &one, sizeof one) < 0 ||
+	    mnl_socket_bind(nl_sock, 0, MNL_SOCKET_AUTOPID) < 0) {
+		int r = -errno;
+		nl_drop();
+		return r;
+	}
+	return 0;
+}
+
+static struct nlmsghdr *nfnl_put(struct mnl_nlmsg_batch *b, uint16_t type, uint16_t flags,
+				 uint8_t family, uint16_t res_id)
+{
+	struct nlmsghdr *h = mnl_nlmsg_put_header(mnl_nlmsg_batch_current(b));
+	struct nfgenmsg *g;
+
+	h->nlmsg_type = type;
+	h->nlmsg_flags = NLM_F_REQUEST | flags;
+	h->nlmsg_seq = ++nl_seq;
+	g = mnl_nlmsg_put_extra_header(h, sizeof(*g));
+	g->nfgen_family = family;
+	g->version = NFNETLINK_V0;
+	g->res_id = htons(res_id);
+	return h;
+}
+
+/* One NEWSETELEM (timeouts) or DELSETELEM message for el[i] with want[i]
+ * (want NULL: all). */
+static void put_setelem(struct mnl_nlmsg_batch *b, bool add, const char *table, const char *set,
+			const struct nft_elem *el, size_t n, const bool *want)
+{
+	uint16_t type =
+	    (uint16_t)(NFNL_SUBSYS_NFTABLES << 8 | (add ? NFT_MSG_NEWSETELEM : NFT_MSG_DELSETELEM));
+	struct nlmsghdr *h =
+	    nfnl_put(b, type, NLM_F_ACK | (add ? NLM_F_CREATE : 0), NFPROTO_INET, 0);
+	struct nlattr *list;
+
+	mnl_attr_put_strz(h, NFTA_SET_ELEM_LIST_TABLE, table);
+	mnl_attr_put_strz(h, NFTA_SET_ELEM_LIST_SET, set);
+	list = mnl_attr_nest_start(h, NFTA_SET_ELEM_LIST_ELEMENTS);
+	for (size_t i = 0; i < n; i++) {
+		struct nlattr *e, *k;
+		uint32_t be = htonl(el[i].addr);
+
+		if (want && !want[i])
+			continue;
+		e = mnl_attr_nest_start(h, NFTA_LIST_ELEM);
+		k = mnl_attr_nest_start(h, NFTA_SET_ELEM_KEY);
+		mnl_attr_put(h, NFTA_DATA_VALUE, sizeof be, &be);
+		mnl_attr_nest_end(h, k);
+		if (add && el[i].timeout_s)
+			mnl_attr_put_u64(h, NFTA_SET_ELEM_TIMEOUT,
+					 htobe64((uint64_t)el[i].timeout_s * 1000));
+		mnl_attr_nest_end(h, e);
+	}
+	mnl_attr_nest_end(h, list);
+	mnl_nlmsg_batch_next(b);
+}
+
+/* Sends batch b (acks expected for seqs first..last) and reads the
+ * replies. The kernel handles a batch in the sender's context: every
+ * reply is queued by the time sendto() returns, so nothing here waits. */
+static int nl_batch_talk(struct mnl_nlmsg_batch *b, unsigned first, unsigned last)
+{
+	char buf[16384];
+	unsigned portid = mnl_socket_get_portid(nl_sock);
+	size_t acked = 0, want = last - first + 1;
+	int r = 0;
+
+	if (mnl_socket_sendto(nl_sock, mnl_nlmsg_batch_head(b), mnl_nlmsg_batch_size(b)) < 0)
+		return -errno;
+	while (acked < want && r == 0) {
+		ssize_t len = recv(mnl_socket_get_fd(nl_sock), buf, sizeof buf, MSG_DONTWAIT);
+		const struct nlmsghdr *h = (const struct nlmsghdr *)buf;
+
+		if (len < 0) {
+			r = errno == EAGAIN ? -EIO : -errno;
+			break;
+		}
+		for (int left = (int)len; mnl_nlmsg_ok(h, left); h = mnl_nlmsg_next(h, &left)) {
+			const struct nlmsgerr *e;
+
+			if (h->nlmsg_pid != portid || h->nlmsg_type != NLMSG_ERROR)
+				continue;
+			e = mnl_nlmsg_get_payload(h);
+			if (e->error && r == 0)
+				r = e->error;
+			/* An error outside the commands (the batch itself):
+			 * no ack follows. */
+			if (h->nlmsg_seq < first || h->nlmsg_seq > last) {
+				if (r == 0)
+					r = -EIO;
+				break;
+			}
+			acked++;
+		}
+	}
+	/* After a failure the kernel may have queued more (the acks of the
+	 * other commands, or a failed commit's error before them): read
+	 * everything, so the next exchange starts clean. */
+	while (r < 0 && recv(mnl_socket_get_fd(nl_sock), buf, sizeof buf, MSG_DONTWAIT) > 0)
+		;
+	return r;
+}
+
+/* One transaction: deletes (refresh) then adds of el[0..n). */
+static int names_batch(const char *table, const char *set, const struct nft_elem *el, size_t n,
+		       const bool *refresh)
+{
+	size_t sz = 1024 + 2 * n * 64;
+	/* libmnl wants twice the batch's limit. */
+	_cleanup_free_ char *buf = malloc(2 * sz);
+	struct mnl_nlmsg_batch *b;
+	unsigned first;
+	int r;
+
+	if (!buf)
+		return -ENOMEM;
+	b = mnl_nlmsg_batch_start(buf, sz);
+	if (!b)
+		return -ENOMEM;
+	nfnl_put(b, NFNL_MSG_BATCH_BEGIN, 0, AF_UNSPEC, NFNL_SUBSYS_NFTABLES);
+	mnl_nlmsg_batch_next(b);
+	first = nl_seq + 1;
+	if (refresh)
+		put_setelem(b, false, table, set, el, n, refresh);
+	put_setelem(b, true, table, set, el, n, NULL);
+	nfnl_put(b, NFNL_MSG_BATCH_END, 0, AF_UNSPEC, NFNL_SUBSYS_NFTABLES);
+	mnl_nlmsg_batch_next(b);
+	r = nl_batch_talk(b, first, nl_seq - 1);
+	mnl_nlmsg_batch_stop(b);
+	return r;
+}
+
+int nft_names_add(const char *table, int64_t id, const struct nft_elem *el, size_t n,
+		  const bool *refresh, pd_error *err)
+{
+	char set[64];
+	int r = 0;
+
+	snprintf(set, sizeof set, "box_%lld_names", (long long)id);
+	pd_mutex_lock(&nl_lock);
+	for (size_t off = 0; off < n && r >= 0; off += NAMES_BATCH) {
+		size_t k = n - off < NAMES_BATCH ? n - off : NAMES_BATCH;
+		bool any = false;
+
+		for (size_t i = 0; refresh && i < k && !any; i++)
+			any = refresh[off + i];
+		r = nl_ensure();
+		if (r >= 0)
+			r = names_batch(table, set, el + off, k, any ? refresh + off : NULL);
+		/* A refreshed element may have timed out meanwhile: its
+		 * delete fails the whole batch; add alone. */
+		if (r == -ENOENT && any)
+			r = names_batch(table, set, el + off, k, NULL);
+	}
+	pd_mutex_unlock(&nl_lock);
+	if (r < 0)
+		return pd_error_set(err, r, "cannot add to the set %s: %s", set, strerror(-r));
+	return 0;
 }

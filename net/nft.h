@@ -51,6 +51,7 @@
  */
 #pragma once
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -117,9 +118,20 @@ int nft_box_set_policy(const struct nft_net *net, const struct nft_box *box, pd_
 /* Deletes both tables; missing ones are success. */
 int nft_remove(const char *table, pd_error *err);
 
+/* Puts n addresses into the set box_<id>_names of table (inet) in one
+ * transaction, straight over nfnetlink (no nft parse, no cache fetch: the
+ * resolver's hot path, tens of microseconds). Those with refresh[i] set
+ * (refresh may be NULL) are deleted first in the same transaction, so they
+ * get el[i]'s timeout even when it is shorter than the one they hold; if
+ * such an element has expired meanwhile, the batch is retried with adds
+ * only. More than a batch's worth of elements go in several transactions.
+ * 0 once the kernel has committed, or -errno (err set; nothing of the
+ * failing transaction changed). Any thread; serialised by this module. */
+int nft_names_add(const char *table, int64_t id, const struct nft_elem *el, size_t n,
+		  const bool *refresh, pd_error *err);
+
 /* Runs one batch of nft commands (text) in one transaction, on the kept
- * context: for changes the functions above do not cover (the resolver's
- * additions to box_N_names). */
+ * context: for changes the functions above do not cover. */
 int nft_exec(const char *text, pd_error *err);
 
 /* Runs a list command (e.g. "list set inet T S") and gives its JSON output,

@@ -216,6 +216,9 @@ static void upstream_answer(const uint8_t *q, size_t len, bool tcp, uint16_t por
 		add_reply(c, qp, id, NULL, LDNS_RCODE_NOERROR,
 			  (const char *const[]){"@ 60 IN CNAME a.test.",
 						"a.test. 30 IN A 192.0.2.1", NULL});
+	} else if (strcmp(name, "short.test") == 0) {
+		add_reply(c, qp, id, NULL, LDNS_RCODE_NOERROR,
+			  (const char *const[]){"@ 2 IN A 192.0.2.4", NULL});
 	} else if (strcmp(name, "plain.example") == 0) {
 		add_reply(c, qp, id, NULL, LDNS_RCODE_NOERROR,
 			  (const char *const[]){"@ 300 IN A 192.0.2.3", NULL});
@@ -418,6 +421,7 @@ static struct hook_state {
 	int record_delay_ms; /* how long record() takes before it is done */
 	unsigned decides, records, after_stop, mismatches;
 	bool stopped;
+	bool refuse_all; /* decide() refuses every name */
 	uint32_t decide_src, record_src;
 	char decided[256], recorded[256];
 	struct dns_addr addrs[8];
@@ -436,7 +440,7 @@ static enum dns_verdict test_decide(void *opaque, uint32_t src, const char *name
 	if (h->stopped)
 		h->after_stop++;
 	pthread_mutex_unlock(&h->lock);
-	if (strstr(name, "deny"))
+	if (strstr(name, "deny") || h->refuse_all)
 		return DNS_REFUSE;
 	if (n >= 5 && strcmp(name + n - 5, ".test") == 0)
 		return DNS_FORWARD_RECORD;
@@ -519,18 +523,25 @@ static struct hook_state hooks_now(void)
 
 /* ---- clients -------------------------------------------------------------- */
 
-static uint8_t *query_wire(const char *name, ldns_rr_type type, ldns_rr_class cls, uint16_t id,
-			   size_t *ret_len)
+static uint8_t *query_wire_edns(const char *name, ldns_rr_type type, ldns_rr_class cls, uint16_t id,
+				bool edns, size_t *ret_len)
 {
 	ldns_pkt *p = NULL;
 	uint8_t *w = NULL;
 
 	ck_assert_int_eq(ldns_pkt_query_new_frm_str(&p, name, type, cls, LDNS_RD), LDNS_STATUS_OK);
 	ldns_pkt_set_id(p, id);
-	ldns_pkt_set_edns_udp_size(p, 1232); /* an OPT record, to be passed on as is */
+	if (edns)
+		ldns_pkt_set_edns_udp_size(p, 1232); /* an OPT record, to be passed on as is */
 	ck_assert_int_eq(ldns_pkt2wire(&w, p, ret_len), LDNS_STATUS_OK);
 	ldns_pkt_free(p);
 	return w;
+}
+
+static uint8_t *query_wire(const char *name, ldns_rr_type type, ldns_rr_class cls, uint16_t id,
+			   size_t *ret_len)
+{
+	return query_wire_edns(name, type, cls, id, true, ret_len);
 }
 
 /* A UDP socket from address from (a "box"), connected to port. */
@@ -610,13 +621,14 @@ static ldns_pkt *parse(const uint8_t *buf, ssize_t len)
 	return p;
 }
 
-/* Asks name over UDP from the box's address; the reply, parsed, with the
- * client's ID. */
-static ldns_pkt *ask(const char *name, ldns_rr_type type, uint16_t id)
+/* Asks name (type) over UDP from address from, with or without EDNS; the
+ * reply, parsed; its raw bytes in raw (MSG_MAX) when not NULL. */
+static ldns_pkt *ask_from(const char *name, ldns_rr_type type, uint16_t id, uint32_t from,
+			  bool edns, uint8_t *raw, size_t *raw_len)
 {
-	int fd = udp_client(resolver_port);
+	int fd = udp_client_from(resolver_port, from);
 	size_t len;
-	uint8_t *q = query_wire(name, type, LDNS_RR_CLASS_IN, id, &len);
+	uint8_t *q = query_wire_edns(name, type, LDNS_RR_CLASS_IN, id, edns, &len);
 	uint8_t buf[MSG_MAX];
 	ssize_t n;
 	ldns_pkt *p;
@@ -626,9 +638,27 @@ static ldns_pkt *ask(const char *name, ldns_rr_type type, uint16_t id)
 	ck_assert_msg(n > 0, "no reply to %s", name);
 	p = parse(buf, n);
 	ck_assert_uint_eq(ldns_pkt_id(p), id);
+	if (raw) {
+		memcpy(raw, buf, (size_t)n);
+		*raw_len = (size_t)n;
+	}
 	free(q);
 	close(fd);
 	return p;
+}
+
+/* Asks name over UDP from the box's address, with EDNS; the reply, parsed,
+ * with the client's ID. */
+static ldns_pkt *ask(const char *name, ldns_rr_type type, uint16_t id)
+{
+	return ask_from(name, type, id, CLIENT_ADDR, true, NULL, NULL);
+}
+
+/* The same for an A query, with or without EDNS. */
+static ldns_pkt *ask_plain(const char *name, uint16_t id, uint32_t from, bool edns, uint8_t *raw,
+			   size_t *raw_len)
+{
+	return ask_from(name, LDNS_RR_TYPE_A, id, from, edns, raw, raw_len);
 }
 
 static ldns_pkt *ask_tcp(int fd, const char *name, ldns_rr_type type, uint16_t id)
@@ -956,6 +986,159 @@ START_TEST(test_unreadable_ignored)
 	p = ask("a.test", LDNS_RR_TYPE_A, 0x5252);
 	expect_a(p, (const char *const[]){"192.0.2.1", "192.0.2.2", NULL});
 	ldns_pkt_free(p);
+}
+END_TEST
+
+/* ---- the cache ------------------------------------------------------------ */
+
+/* The TTL of p's first answer record. */
+static uint32_t first_ttl(const ldns_pkt *p)
+{
+	ck_assert_uint_ge(ldns_rr_list_rr_count(ldns_pkt_answer(p)), 1);
+	return ldns_rr_ttl(ldns_rr_list_rr(ldns_pkt_answer(p), 0));
+}
+
+START_TEST(test_cache_hit)
+{
+	uint8_t raw[MSG_MAX];
+	size_t raw_len;
+	ldns_pkt *p = ask_plain("a.test", 0x0101, CLIENT_ADDR, false, NULL, NULL);
+	struct hook_state s;
+
+	expect_a(p, (const char *const[]){"192.0.2.1", "192.0.2.2", NULL});
+	ldns_pkt_free(p);
+	/* Again, in other letters: from the cache, with this query's ID and
+	 * question as written, the policy asked and the addresses recorded
+	 * again before the answer. */
+	hk.record_delay_ms = 100;
+	p = ask_plain("A.tEsT", 0x0202, CLIENT_ADDR, false, raw, &raw_len);
+	s = hooks_now();
+	ck_assert_uint_eq(upstream_queries(), 1);
+	ck_assert_int_eq(ldns_pkt_get_rcode(p), LDNS_RCODE_NOERROR);
+	expect_a(p, (const char *const[]){"192.0.2.1", "192.0.2.2", NULL});
+	ck_assert_uint_ge(raw_len, 12 + 8);
+	ck_assert_mem_eq(raw + 12,
+			 "\x01"
+			 "A\x04tEsT\x00",
+			 8);
+	ck_assert_uint_eq(s.decides, 2);
+	ck_assert_uint_eq(s.records, 2);
+	ck_assert_uint_eq(s.n_addrs, 2);
+	ck_assert_uint_eq(s.addrs[1].addr, ip("192.0.2.2"));
+	ck_assert_uint_le(s.addrs[1].ttl, 30);
+	ldns_pkt_free(p);
+}
+END_TEST
+
+START_TEST(test_cache_record_refused)
+{
+	ldns_pkt *p = ask_plain("a.test", 1, CLIENT_ADDR, false, NULL, NULL);
+
+	ldns_pkt_free(p);
+	/* A cached answer whose addresses can no longer be allowed is not
+	 * given. */
+	hk.record_result = -EACCES;
+	p = ask_plain("a.test", 2, CLIENT_ADDR, false, NULL, NULL);
+	ck_assert_int_eq(ldns_pkt_get_rcode(p), LDNS_RCODE_REFUSED);
+	ck_assert_uint_eq(ldns_pkt_ancount(p), 0);
+	ldns_pkt_free(p);
+	ck_assert_uint_eq(upstream_queries(), 1);
+	ck_assert_uint_eq(hooks_now().records, 2);
+}
+END_TEST
+
+START_TEST(test_cache_refused_name)
+{
+	ldns_pkt *p = ask_plain("a.test", 1, CLIENT_ADDR, false, NULL, NULL);
+
+	ldns_pkt_free(p);
+	/* The policy is asked before the cache: a kept answer to a name no
+	 * longer allowed is not given. */
+	pthread_mutex_lock(&hk.lock);
+	hk.refuse_all = true;
+	pthread_mutex_unlock(&hk.lock);
+	p = ask_plain("a.test", 2, CLIENT_ADDR, false, NULL, NULL);
+	ck_assert_int_eq(ldns_pkt_get_rcode(p), LDNS_RCODE_REFUSED);
+	ck_assert_uint_eq(ldns_pkt_ancount(p), 0);
+	ldns_pkt_free(p);
+	ck_assert_uint_eq(upstream_queries(), 1);
+}
+END_TEST
+
+START_TEST(test_cache_per_box)
+{
+	ldns_pkt *p = ask_plain("a.test", 1, CLIENT_ADDR, false, NULL, NULL);
+
+	ldns_pkt_free(p);
+	/* Another box does not get this box's answer (nor learn from its
+	 * timing that it was asked). */
+	p = ask_plain("a.test", 2, CLIENT_ADDR + 1, false, NULL, NULL);
+	ldns_pkt_free(p);
+	ck_assert_uint_eq(upstream_queries(), 2);
+	p = ask_plain("a.test", 3, CLIENT_ADDR, false, NULL, NULL);
+	ldns_pkt_free(p);
+	ck_assert_uint_eq(upstream_queries(), 2);
+	/* Forgotten when the box goes. */
+	dns_forget_source(resolver, CLIENT_ADDR);
+	p = ask_plain("a.test", 4, CLIENT_ADDR, false, NULL, NULL);
+	expect_a(p, (const char *const[]){"192.0.2.1", "192.0.2.2", NULL});
+	ldns_pkt_free(p);
+	ck_assert_uint_eq(upstream_queries(), 3);
+	p = ask_plain("a.test", 5, CLIENT_ADDR + 1, false, NULL, NULL);
+	ldns_pkt_free(p);
+	ck_assert_uint_eq(upstream_queries(), 3);
+}
+END_TEST
+
+START_TEST(test_cache_not_kept)
+{
+	/* With EDNS (passed on as is), negative answers, and answers that
+	 * failed: always upstream. */
+	const struct {
+		const char *name;
+		bool edns;
+	} cases[] = {{"a.test", true}, {"nothing.test", false}, {"AAAA-none.example", false}};
+
+	for (size_t i = 0; i < ELEMENTSOF(cases); i++) {
+		unsigned before = upstream_queries();
+		for (int k = 0; k < 2; k++) {
+			ldns_pkt *p = ask_plain(cases[i].name, (uint16_t)(i * 2 + k), CLIENT_ADDR,
+						cases[i].edns, NULL, NULL);
+			ldns_pkt_free(p);
+		}
+		ck_assert_msg(upstream_queries() == before + 2, "%s was kept", cases[i].name);
+	}
+	hk.record_result = -EIO;
+	ldns_pkt_free(ask_plain("cname.test", 9, CLIENT_ADDR, false, NULL, NULL));
+	hk.record_result = 0;
+	ldns_pkt_free(ask_plain("cname.test", 10, CLIENT_ADDR, false, NULL, NULL));
+	ck_assert_uint_eq(upstream_queries(), 8);
+}
+END_TEST
+
+START_TEST(test_cache_ttl)
+{
+	ldns_pkt *p = ask_plain("short.test", 1, CLIENT_ADDR, false, NULL, NULL);
+	int64_t t0 = now_ms();
+
+	ck_assert_uint_eq(first_ttl(p), 2);
+	ldns_pkt_free(p);
+	usleep(1100 * 1000);
+	/* Kept, its TTL lowered by the time it was kept. */
+	p = ask_plain("short.test", 2, CLIENT_ADDR, false, NULL, NULL);
+	if (now_ms() - t0 < 1900) {
+		ck_assert_uint_eq(upstream_queries(), 1);
+		ck_assert_uint_eq(first_ttl(p), 1);
+		ck_assert_uint_eq(hooks_now().addrs[0].ttl, 1);
+	}
+	ldns_pkt_free(p);
+	usleep(1200 * 1000);
+	/* Gone once its TTL is up. */
+	unsigned before = upstream_queries();
+	p = ask_plain("short.test", 3, CLIENT_ADDR, false, NULL, NULL);
+	ck_assert_uint_eq(first_ttl(p), 2);
+	ldns_pkt_free(p);
+	ck_assert_uint_eq(upstream_queries(), before + 1);
 }
 END_TEST
 
@@ -1481,6 +1664,17 @@ static Suite *dns_suite(void)
 	tcase_add_test(core, test_stop_with_idle_tcp);
 	tcase_add_test(core, test_start_port_busy);
 	suite_add_tcase(s, core);
+
+	TCase *cache = tcase_create("cache");
+	tcase_add_checked_fixture(cache, setup, teardown);
+	tcase_add_test(cache, test_cache_hit);
+	tcase_add_test(cache, test_cache_record_refused);
+	tcase_add_test(cache, test_cache_refused_name);
+	tcase_add_test(cache, test_cache_per_box);
+	tcase_add_test(cache, test_cache_not_kept);
+	tcase_add_test(cache, test_cache_ttl);
+	tcase_set_timeout(cache, 20);
+	suite_add_tcase(s, cache);
 
 	tcase_add_checked_fixture(errors, setup, teardown);
 	tcase_add_test(errors, test_non_in_class);

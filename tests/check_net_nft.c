@@ -323,6 +323,61 @@ START_TEST(kernel_refused_batch_changes_nothing)
 }
 END_TEST
 
+START_TEST(kernel_names)
+{
+	struct policy list = parse("allowlist\n198.51.100.0/24\n");
+	struct nft_box b = box(7, 0x0a0b0002, &list);
+	struct nft_elem el[] = {{0xcb007101, 3600}, {0xcb007102, 3600}, {0xcb007103, 0}};
+	bool refresh[] = {false, true, false};
+	size_t many = 2500;
+	struct nft_elem *lots = calloc(many, sizeof *lots);
+	pd_error err = {0};
+	char *r;
+
+	ck_assert_ptr_nonnull(lots);
+	if (!private_netns()) {
+		free(lots);
+		return;
+	}
+	ck_assert_int_eq(nft_apply(&net, &b, 1, &err), 0);
+	ck_assert_msg(nft_names_add(net.table, 7, el, 3, NULL, &err) == 0, "%s", err.msg);
+	r = ruleset();
+	expect(r, "203.0.113.1 timeout 1h", true);
+	expect(r, "203.0.113.2 timeout 1h", true);
+	expect(r, "203.0.113.3 }", true); /* no timeout: never expires */
+	free(r);
+
+	/* A refresh takes a shorter lifetime; an element refreshed that is
+	 * not there (expired) is added all the same. */
+	el[1].timeout_s = 60;
+	el[0].addr = 0xcb007104;
+	refresh[0] = true;
+	ck_assert_msg(nft_names_add(net.table, 7, el, 2, refresh, &err) == 0, "%s", err.msg);
+	r = ruleset();
+	expect(r, "203.0.113.2 timeout 1m", true);
+	expect(r, "203.0.113.4 timeout 1h", true);
+	free(r);
+
+	/* More than one transaction's worth. */
+	for (size_t i = 0; i < many; i++)
+		lots[i] = (struct nft_elem){0xc6120000u + (uint32_t)i, 600};
+	ck_assert_msg(nft_names_add(net.table, 7, lots, many, NULL, &err) == 0, "%s", err.msg);
+	r = ruleset();
+	expect(r, "198.18.0.0 timeout 10m", true);
+	expect(r, "198.18.9.195 timeout 10m", true); /* the 2500th */
+	free(r);
+
+	/* A set that does not exist: an error that says which, and the
+	 * next call works. */
+	ck_assert_int_lt(nft_names_add(net.table, 99, el, 1, NULL, &err), 0);
+	ck_assert_ptr_nonnull(strstr(err.msg, "box_99_names"));
+	ck_assert_msg(nft_names_add(net.table, 7, el + 2, 1, NULL, &err) == 0, "%s", err.msg);
+	ck_assert_int_eq(nft_remove(net.table, &err), 0);
+	free(lots);
+	policy_release(&list);
+}
+END_TEST
+
 START_TEST(kernel_no_fd_leak)
 {
 	struct policy allow = parse("allow-all\n");
@@ -332,8 +387,10 @@ START_TEST(kernel_no_fd_leak)
 	if (!private_netns())
 		return;
 	ck_assert_int_eq(nft_apply(&net, &b, 1, &err), 0);
-	/* The kept context's socket is close-on-exec: a child sees no
-	 * netlink socket of ours. */
+	ck_assert_int_eq(
+	    nft_names_add(net.table, 1, &(struct nft_elem){0xcb007101, 60}, 1, NULL, &err), 0);
+	/* The kept sockets are close-on-exec: a child sees no netlink
+	 * socket of ours. */
 	ck_assert_int_eq(system("! ls -l /proc/self/fd | grep -q socket"), 0);
 	ck_assert_int_eq(nft_remove(net.table, &err), 0);
 	policy_release(&allow);
@@ -354,6 +411,7 @@ static Suite *net_nft_suite(void)
 	tc = tcase_create("kernel");
 	tcase_add_test(tc, kernel_cycle);
 	tcase_add_test(tc, kernel_refused_batch_changes_nothing);
+	tcase_add_test(tc, kernel_names);
 	tcase_add_test(tc, kernel_no_fd_leak);
 	suite_add_tcase(s, tc);
 	return s;
