@@ -398,6 +398,26 @@ static void drop_temp(struct tree *t, struct temp_file *victim)
 		}
 }
 
+/* Hands err, just recorded as label's failure in an object's error file, to
+ * the caller of the tree function (te may be NULL): the very line the file
+ * shows, so no adapter has to read the file back. Returns err->code. */
+static int tell(struct tree_error *te, const char *label, const pd_error *err)
+{
+	if (te && err->code) {
+		te->code = err->code;
+		engine_error_line(err, label, te->text, sizeof te->text);
+	}
+	return err->code;
+}
+
+static void tell_clear(struct tree_error *te)
+{
+	if (te) {
+		te->code = 0;
+		te->text[0] = '\0';
+	}
+}
+
 static int lookup_index(const struct node_def *defs, size_t n, const char *name)
 {
 	for (size_t i = 1; i < n; i++)
@@ -793,7 +813,7 @@ static int stream_live(struct tree *t, uint64_t key)
  * to end; one that has not started (no cmd yet) never would, so the open
  * fails at once with EBUSY and says why in the box's error file. A job
  * that has started keeps its readers waiting (following the stream). */
-static int refuse_unstarted(struct tree *t, uint64_t ino)
+static int refuse_unstarted(struct tree *t, uint64_t ino, struct tree_error *te)
 {
 	char label[NAME_MAX_LEN + 32];
 	struct job_view jv;
@@ -815,7 +835,7 @@ static int refuse_unstarted(struct tree *t, uint64_t ino)
 		     "cmd first, then read %s",
 		     jv.name, job_files[file].name, job_files[file].name);
 	engine_box_record_error(t->engine, v.name, label, &err);
-	return err.code;
+	return tell(te, label, &err);
 }
 
 static int open_stream(struct tree *t, uint64_t ino, uint64_t key)
@@ -1419,7 +1439,7 @@ static bool writable(uint32_t mode)
 
 /* export: starts the archive; import: claims the (empty) volume. A refusal
  * is recorded as the volume's error. */
-static int open_volume_archive(struct tree *t, struct tree_file *f)
+static int open_volume_archive(struct tree *t, struct tree_file *f, struct tree_error *te)
 {
 	struct volume_view vv;
 	pd_error err = {0};
@@ -1440,12 +1460,14 @@ static int open_volume_archive(struct tree *t, struct tree_file *f)
 	if ((r < 0 && err.code) || (r >= 0 && export))
 		engine_volume_record_error(t->engine, vv.name, export ? "export" : "import",
 					   r < 0 ? &err : NULL);
+	if (r < 0 && err.code)
+		tell(te, export ? "export" : "import", &err);
 	return r;
 }
 
 /* snapshots/ID/export: starts the archive; a refusal is recorded as the
  * snapshot's error. */
-static int open_snapshot_export(struct tree *t, struct tree_file *f)
+static int open_snapshot_export(struct tree *t, struct tree_file *f, struct tree_error *te)
 {
 	struct snapshot_view sv;
 	pd_error err = {0};
@@ -1459,10 +1481,13 @@ static int open_snapshot_export(struct tree *t, struct tree_file *f)
 		f->wait_key = export_stream_key(f->export);
 	if (r >= 0 || err.code)
 		engine_snapshot_record_error(t->engine, sv.id, "export", r < 0 ? &err : NULL);
+	if (r < 0 && err.code)
+		tell(te, "export", &err);
 	return r;
 }
 
-int tree_open(struct tree *t, uint64_t ino, int flags, struct tree_file **ret)
+int tree_open(struct tree *t, uint64_t ino, int flags, struct tree_file **ret,
+	      struct tree_error *te)
 {
 	struct tree_attr a;
 	struct tree_file *f;
@@ -1471,6 +1496,7 @@ int tree_open(struct tree *t, uint64_t ino, int flags, struct tree_file **ret)
 	uint64_t key;
 	int r;
 
+	tell_clear(te);
 	r = tree_getattr(t, ino, &a);
 	if (r < 0)
 		return r;
@@ -1483,7 +1509,7 @@ int tree_open(struct tree *t, uint64_t ino, int flags, struct tree_file **ret)
 		return -EACCES;
 	if (acc != O_WRONLY && !(a.mode & 0444))
 		return -EACCES;
-	r = refuse_unstarted(t, ino);
+	r = refuse_unstarted(t, ino, te);
 	if (r < 0)
 		return r;
 	f = calloc(1, sizeof *f);
@@ -1494,13 +1520,13 @@ int tree_open(struct tree *t, uint64_t ino, int flags, struct tree_file **ret)
 	f->stream_fd = -1;
 	if (INO_KIND(ino) == KIND_VOLUME &&
 	    (INO_FILE(ino) == VF_EXPORT || INO_FILE(ino) == VF_IMPORT)) {
-		r = open_volume_archive(t, f);
+		r = open_volume_archive(t, f, te);
 		if (r < 0) {
 			free(f);
 			return r;
 		}
 	} else if (INO_KIND(ino) == KIND_SNAP && INO_FILE(ino) == SF_EXPORT) {
-		r = open_snapshot_export(t, f);
+		r = open_snapshot_export(t, f, te);
 		if (r < 0) {
 			free(f);
 			return r;
@@ -1569,7 +1595,7 @@ void tree_release(struct tree *t, struct tree_file *f)
 	if (!f)
 		return;
 	if (f->pending)
-		(void)tree_flush(t, f);
+		(void)tree_flush(t, f, /* te= */ NULL);
 	file_free(t, f);
 }
 
@@ -1650,7 +1676,7 @@ int tree_read(struct tree *t, struct tree_file *f, uint64_t off, char *buf, size
  * `fork` and `restore` made goes to *ret_answer (may be NULL) as a JSON
  * object (tree_file_answer). */
 static int write_box_file_answer(struct tree *t, int64_t id, unsigned file, const char *data,
-				 size_t len, char **ret_answer)
+				 size_t len, char **ret_answer, struct tree_error *te)
 {
 	char value[VALUE_MAX + 1], made[NAME_MAX_LEN + 1];
 	struct engine_restore res;
@@ -1724,16 +1750,18 @@ fail:
 	if (!err.code)
 		pd_error_set(&err, r, "%s", strerror(-r));
 	engine_box_record_error(t->engine, v.name, box_files[file].name, &err);
-	return err.code;
+	return tell(te, box_files[file].name, &err);
 }
 
-static int write_box_file(struct tree *t, int64_t id, unsigned file, const char *data, size_t len)
+static int write_box_file(struct tree *t, int64_t id, unsigned file, const char *data, size_t len,
+			  struct tree_error *te)
 {
-	return write_box_file_answer(t, id, file, data, len, NULL);
+	return write_box_file_answer(t, id, file, data, len, NULL, te);
 }
 
 /* A snapshot's label, with a failure recorded in the snapshot's error. */
-static int write_snap_file(struct tree *t, int64_t seq, unsigned file, const char *data, size_t len)
+static int write_snap_file(struct tree *t, int64_t seq, unsigned file, const char *data, size_t len,
+			   struct tree_error *te)
 {
 	char value[VALUE_MAX + 1];
 	struct snapshot_view v;
@@ -1760,7 +1788,7 @@ static int write_snap_file(struct tree *t, int64_t seq, unsigned file, const cha
 	if (!err.code)
 		pd_error_set(&err, r, "%s", strerror(-r));
 	engine_snapshot_record_error(t->engine, v.id, snap_files[file].name, &err);
-	return err.code;
+	return tell(te, snap_files[file].name, &err);
 }
 
 /* What a temp of parent may hold: a control value, or for a volume's import
@@ -1917,7 +1945,8 @@ static int truncate_temp(struct tree *t, uint64_t id, uint64_t size)
 
 /* Writes of a job's files (and exec/new), with failures recorded in the
  * box's error file as "exec/JOB/FILE" (a success clears that file's). */
-static int write_job_file(struct tree *t, uint64_t ino, const char *data, size_t len)
+static int write_job_file(struct tree *t, uint64_t ino, const char *data, size_t len,
+			  struct tree_error *te)
 {
 	char box[NAME_MAX_LEN + 1], label[160], value[256], name[NAME_MAX_LEN + 1];
 	struct job_view jv;
@@ -1974,7 +2003,7 @@ done:
 	if (!err.code)
 		pd_error_set(&err, r, "%s", strerror(-r));
 	engine_box_record_error(t->engine, box, label, &err);
-	return err.code;
+	return tell(te, label, &err);
 }
 
 /* Appends one write(2) to the value this open has written so far: a write
@@ -2005,16 +2034,19 @@ static bool starts_job(uint64_t ino)
 
 /* Extracts what was written to volumes/NAME/import; the engine records a
  * refusal as the volume's error. */
-static int finish_import(struct tree_file *f)
+static int finish_import(struct tree_file *f, struct tree_error *te)
 {
 	pd_error err = {0};
+	int r = volume_import_finish(TAKE_PTR(f->import), &err);
 
-	return volume_import_finish(TAKE_PTR(f->import), &err);
+	if (r < 0 && err.code)
+		tell(te, "import", &err);
+	return r;
 }
 
 /* One write(2) of volumes/NAME/import. */
 static int write_import(struct tree *t, struct tree_file *f, uint64_t off, const char *buf,
-			size_t len)
+			size_t len, struct tree_error *te)
 {
 	struct volume_view vv;
 	pd_error err = {0};
@@ -2026,28 +2058,33 @@ static int write_import(struct tree *t, struct tree_file *f, uint64_t off, const
 	/* Applied at close, but not at the flush of a descriptor closed
 	 * before any write (a shell's dup2 of a redirection). */
 	f->pending = r >= 0;
-	if (r < 0 && engine_volume_get_by_id(t->engine, (int64_t)INO_ID(f->ino), &vv) >= 0)
+	if (r < 0 && engine_volume_get_by_id(t->engine, (int64_t)INO_ID(f->ino), &vv) >= 0) {
 		engine_volume_record_error(t->engine, vv.name, "import", &err);
+		tell(te, "import", &err);
+	}
 	return r;
 }
 
-int tree_flush(struct tree *t, struct tree_file *f)
+int tree_flush(struct tree *t, struct tree_file *f, struct tree_error *te)
 {
+	tell_clear(te);
 	if (!f->pending)
 		return 0;
 	f->pending = false;
 	if (f->import)
-		return finish_import(f);
+		return finish_import(f, te);
 	if (INO_KIND(f->ino) == KIND_BOX && INO_FILE(f->ino) == BF_POLICY)
 		return write_box_file(t, (int64_t)INO_ID(f->ino), BF_POLICY, f->wbuf ? f->wbuf : "",
-				      f->wlen);
-	return write_job_file(t, f->ino, f->wbuf ? f->wbuf : "", f->wlen);
+				      f->wlen, te);
+	return write_job_file(t, f->ino, f->wbuf ? f->wbuf : "", f->wlen, te);
 }
 
-int tree_write(struct tree *t, struct tree_file *f, uint64_t off, const char *buf, size_t len)
+int tree_write(struct tree *t, struct tree_file *f, uint64_t off, const char *buf, size_t len,
+	       struct tree_error *te)
 {
 	int r;
 
+	tell_clear(te);
 	if (starts_job(f->ino)) {
 		/* A command may come in several writes (a shell's printf
 		 * writes line by line): it starts when the file is closed.
@@ -2056,7 +2093,7 @@ int tree_write(struct tree *t, struct tree_file *f, uint64_t off, const char *bu
 		if (INO_KIND(f->ino) == KIND_JOB &&
 		    engine_job_get_by_id(t->engine, (int64_t)INO_ID(f->ino), &jv) >= 0 &&
 		    jv.state != JOB_CREATED)
-			return write_job_file(t, f->ino, buf, len); /* EBUSY, recorded */
+			return write_job_file(t, f->ino, buf, len, te); /* EBUSY, recorded */
 		r = accumulate(f, off, buf, len);
 		if (r < 0)
 			return r;
@@ -2065,7 +2102,7 @@ int tree_write(struct tree *t, struct tree_file *f, uint64_t off, const char *bu
 	}
 	if (INO_KIND(f->ino) == KIND_JOB && INO_FILE(f->ino) == JF_ENV) {
 		r = accumulate(f, off, buf, len);
-		return r < 0 ? r : write_job_file(t, f->ino, f->wbuf, f->wlen);
+		return r < 0 ? r : write_job_file(t, f->ino, f->wbuf, f->wlen, te);
 	}
 	if (INO_KIND(f->ino) == KIND_BOX &&
 	    (INO_FILE(f->ino) == BF_VOLUMES || INO_FILE(f->ino) == BF_POLICY)) {
@@ -2082,21 +2119,21 @@ int tree_write(struct tree *t, struct tree_file *f, uint64_t off, const char *bu
 			return 0;
 		}
 		return write_box_file(t, (int64_t)INO_ID(f->ino), INO_FILE(f->ino), f->wbuf,
-				      f->wlen);
+				      f->wlen, te);
 	}
 	if (INO_KIND(f->ino) == KIND_VOLUME && INO_FILE(f->ino) == VF_IMPORT)
-		return write_import(t, f, off, buf, len);
+		return write_import(t, f, off, buf, len, te);
 	if (INO_KIND(f->ino) == KIND_JOB)
-		return write_job_file(t, f->ino, buf, len);
+		return write_job_file(t, f->ino, buf, len, te);
 	switch (INO_KIND(f->ino)) {
 	case KIND_BOX:
 		(void)off; /* each write(2) is one whole value */
 		free(f->answer);
 		f->answer = NULL;
 		return write_box_file_answer(t, (int64_t)INO_ID(f->ino), INO_FILE(f->ino), buf, len,
-					     &f->answer);
+					     &f->answer, te);
 	case KIND_SNAP:
-		return write_snap_file(t, (int64_t)INO_ID(f->ino), INO_FILE(f->ino), buf, len);
+		return write_snap_file(t, (int64_t)INO_ID(f->ino), INO_FILE(f->ino), buf, len, te);
 	case KIND_TEMP:
 		return write_temp(t, INO_ID(f->ino), off, buf, len);
 	}
@@ -2198,12 +2235,13 @@ int tree_mkdir(struct tree *t, uint64_t parent, const char *name, struct tree_at
 	return tree_lookup(t, parent, name, ret);
 }
 
-int tree_rmdir(struct tree *t, uint64_t parent, const char *name)
+int tree_rmdir(struct tree *t, uint64_t parent, const char *name, struct tree_error *te)
 {
 	struct tree_attr a;
 	pd_error err = {0};
 	int r;
 
+	tell_clear(te);
 	r = tree_lookup(t, parent, name, &a);
 	if (r < 0)
 		return r;
@@ -2218,6 +2256,8 @@ int tree_rmdir(struct tree *t, uint64_t parent, const char *name)
 			char label[100];
 			snprintf(label, sizeof label, "exec/%s", name);
 			engine_box_record_error(t->engine, box, label, r < 0 ? &err : NULL);
+			if (r < 0)
+				tell(te, label, &err);
 		}
 		if (r >= 0)
 			drop_orphan_temps(t);
@@ -2228,16 +2268,20 @@ int tree_rmdir(struct tree *t, uint64_t parent, const char *name)
 	if (parent == S_SNAPSHOTS) {
 		/* The reason of a refusal goes to the snapshot's own error. */
 		r = engine_snapshot_delete(t->engine, name, &err);
-		if (r < 0 && err.code)
+		if (r < 0 && err.code) {
 			engine_snapshot_record_error(t->engine, name, "rmdir", &err);
+			tell(te, "rmdir", &err);
+		}
 		if (r >= 0)
 			drop_orphan_temps(t);
 		return r;
 	}
 	if (parent == S_VOLUMES) {
 		r = engine_volume_delete(t->engine, name, &err);
-		if (r < 0 && err.code)
+		if (r < 0 && err.code) {
 			engine_volume_record_error(t->engine, name, "rmdir", &err);
+			tell(te, "rmdir", &err);
+		}
 		if (r >= 0)
 			drop_orphan_temps(t);
 		return r;
@@ -2247,6 +2291,7 @@ int tree_rmdir(struct tree *t, uint64_t parent, const char *name)
 	r = engine_box_delete(t->engine, name, &err);
 	if (r < 0) {
 		engine_box_record_error(t->engine, name, "rmdir", &err);
+		tell(te, "rmdir", &err);
 		return r;
 	}
 	drop_orphan_temps(t);
@@ -2321,7 +2366,7 @@ int tree_create(struct tree *t, uint64_t parent, const char *name, int flags, st
 	if (r >= 0) {
 		if (flags & O_EXCL)
 			return -EEXIST;
-		r = tree_open(t, a.ino, flags, ret_f);
+		r = tree_open(t, a.ino, flags, ret_f, /* te= */ NULL);
 		if (r >= 0)
 			*ret = a;
 		return r;
@@ -2357,7 +2402,7 @@ int tree_create(struct tree *t, uint64_t parent, const char *name, int flags, st
 
 	r = tree_getattr(t, ino, ret);
 	if (r >= 0)
-		r = tree_open(t, ino, flags & ~O_TRUNC, ret_f);
+		r = tree_open(t, ino, flags & ~O_TRUNC, ret_f, /* te= */ NULL);
 	return r;
 }
 
@@ -2392,7 +2437,7 @@ static int apply_temp(struct tree *t, uint64_t id, uint64_t target)
 
 	if (!buf)
 		return -ENOMEM;
-	r = tree_open(t, target, O_WRONLY | O_TRUNC, &f);
+	r = tree_open(t, target, O_WRONLY | O_TRUNC, &f, /* te= */ NULL);
 	if (r < 0)
 		return r;
 	for (;;) {
@@ -2400,13 +2445,13 @@ static int apply_temp(struct tree *t, uint64_t id, uint64_t target)
 		r = temp_read(t, id, off, buf, TEMP_DATA_MAX, &n);
 		if (r < 0 || (n == 0 && off > 0))
 			break;
-		r = tree_write(t, f, off, buf, n);
+		r = tree_write(t, f, off, buf, n, /* te= */ NULL);
 		if (r < 0 || n == 0)
 			break;
 		off += n;
 	}
 	if (r >= 0)
-		r = tree_flush(t, f);
+		r = tree_flush(t, f, /* te= */ NULL);
 	/* Not tree_release(): after a failure nothing pending is applied. */
 	file_free(t, f);
 	return r;
