@@ -1,6 +1,7 @@
 /* error.c - an errno and a human-readable reason (see error.h). */
 #include <stdarg.h>
 #include <string.h>
+#include <time.h>
 
 #include "common/error.h"
 
@@ -15,6 +16,7 @@ int pd_error_set(pd_error *err, int code, const char *fmt, ...)
 			err->msg[0] = '\0';
 		va_end(ap);
 		err->code = code;
+		err->when = time(NULL);
 		errno = saved;
 	}
 	return code;

@@ -12,6 +12,8 @@
  */
 #pragma once
 
+#include <time.h>
+
 #include "common/util.h"
 
 #define PD_ERROR_MAX 512
@@ -19,6 +21,7 @@
 typedef struct pd_error {
 	int code; /* negative errno, 0 when unset */
 	char msg[PD_ERROR_MAX];
+	time_t when; /* when it was set (pd_error_set()), 0 if never */
 } pd_error;
 
 int pd_error_set(pd_error *err, int code, const char *fmt, ...) _printf_(3, 4);
@@ -31,5 +34,6 @@ static inline void pd_error_clear(pd_error *err)
 	if (err) {
 		err->code = 0;
 		err->msg[0] = '\0';
+		err->when = 0;
 	}
 }

@@ -550,20 +550,13 @@ static bool error_is_for(const char *line, const char *file)
 	return p && strncmp(p + 1, file, n) == 0 && strncmp(p + 1 + n, ": ", 2) == 0;
 }
 
-bool eng_format_error(const char *file, const pd_error *err, char *buf, size_t bufsz)
+void engine_error_line(const pd_error *err, const char *file, char *buf, size_t bufsz)
 {
 	char ts[32], msg[PD_ERROR_MAX], line[PD_ERROR_MAX + 256];
-	const char *code;
+	const char *code = errno_name(-err->code);
 	size_t fixed, room;
 
-	if (!err) {
-		if (!error_is_for(buf, file))
-			return false;
-		buf[0] = '\0';
-		return true;
-	}
-	code = errno_name(-err->code);
-	format_rfc3339(time(NULL), ts, sizeof ts);
+	format_rfc3339(err->when ? err->when : time(NULL), ts, sizeof ts);
 	/* The reason gets what the rest leaves, so "(ERRNO)" always shows. */
 	fixed = strlen(ts) + strlen(file) + strlen(code) + 7;
 	room = bufsz > fixed + 1 ? bufsz - fixed : 1;
@@ -571,6 +564,17 @@ bool eng_format_error(const char *file, const pd_error *err, char *buf, size_t b
 		       room < sizeof msg ? room : sizeof msg);
 	snprintf(line, sizeof line, "%s %s: %s (%s)", ts, file, msg, code);
 	text_printable(line, strlen(line), buf, bufsz);
+}
+
+bool eng_format_error(const char *file, const pd_error *err, char *buf, size_t bufsz)
+{
+	if (!err) {
+		if (!error_is_for(buf, file))
+			return false;
+		buf[0] = '\0';
+		return true;
+	}
+	engine_error_line(err, file, buf, bufsz);
 	return true;
 }
 

@@ -157,6 +157,14 @@ int engine_box_rootfs(struct engine *e, const char *name, char *buf, size_t bufs
 void engine_box_record_error(struct engine *e, const char *name, const char *file,
 			     const pd_error *err);
 
+/* The line an `error` file shows for err, a failed write of file: "TIME
+ * FILE: reason (ERRNO)", TIME when err was set (pd_error_set()), made
+ * printable (text_printable()), cut to bufsz with "(ERRNO)" kept. The
+ * same err always gives the same line: the one the box's, snapshot's or
+ * volume's error file records, which the tree also hands back to the
+ * caller of the write (tree.h, struct tree_error). */
+void engine_error_line(const pd_error *err, const char *file, char *buf, size_t bufsz);
+
 /* CPU, memory and pids from the box's cgroup while it runs (cpu_percent
  * from the timer thread's samples: engine_start_timers()), and the bytes
  * its own files hold (its upper). The bytes come from a walk of its files

@@ -352,7 +352,7 @@ static void op_open(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 
 	if (refused(req))
 		return;
-	r = tree_open(adapter(req)->tree, ino, fi->flags, &f);
+	r = tree_open(adapter(req)->tree, ino, fi->flags, &f, /* te= */ NULL);
 	if (r < 0) {
 		fuse_reply_err(req, -r);
 		return;
@@ -498,7 +498,7 @@ static void op_write(fuse_req_t req, fuse_ino_t ino, const char *buf, size_t siz
 
 	if (refused(req))
 		return;
-	r = tree_write(adapter(req)->tree, f, (uint64_t)off, buf, size);
+	r = tree_write(adapter(req)->tree, f, (uint64_t)off, buf, size, /* te= */ NULL);
 	if (r < 0)
 		fuse_reply_err(req, -r);
 	else
@@ -513,7 +513,7 @@ static void op_flush(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 	 * caller who may not use the tree. */
 	if (refused(req))
 		return;
-	fuse_reply_err(req, f ? -tree_flush(adapter(req)->tree, f) : 0);
+	fuse_reply_err(req, f ? -tree_flush(adapter(req)->tree, f, /* te= */ NULL) : 0);
 }
 
 static void op_fsync(fuse_req_t req, fuse_ino_t ino, int datasync, struct fuse_file_info *fi)
@@ -554,7 +554,7 @@ static void op_rmdir(fuse_req_t req, fuse_ino_t parent, const char *name)
 	if (refused(req))
 		return;
 	serving_box_change = parent == TREE_BOXES_INO ? name : NULL;
-	r = tree_rmdir(adapter(req)->tree, parent, name);
+	r = tree_rmdir(adapter(req)->tree, parent, name, /* te= */ NULL);
 	serving_box_change = NULL;
 	fuse_reply_err(req, -r);
 }

@@ -1,4 +1,15 @@
-/* tree.c - the nodes of /paddock and their handlers.
+/* tree.c - the generic code of /paddock's tree: attributes, lookup,
+ * listings, open, read, write, temps and directory operations.
+ *
+ * Each object kind (the top level, a type, an image, a token, a box, a job,
+ * a snapshot, a volume) is one table of rows in tree-nodes.c (struct node,
+ * tree-internal.h: name, mode, read, write, stream, open and link handlers,
+ * flags), and its kind (struct kind) says how its object is fetched and
+ * where its write failures are recorded. Everything here works over those
+ * rows: modes, sizes, listings, permissions, the temp-then-rename rule and
+ * how a write is applied. No control file is named here, only the
+ * directories whose entries are objects (the top level, exec/, a box's
+ * snapshots/).
  *
  * Inode numbers: the top byte is the node kind; the rest names the object
  * (a store id or a slot) and, in the low byte, the file within it. Store ids
@@ -8,314 +19,11 @@
  * (KIND_JOB, JF_LAST), so a newer last job is a new inode, not a changed
  * target. Adapters may cache link targets.
  */
-#include <fcntl.h>
-#include <inttypes.h>
-#include <jansson.h>
-#include <pthread.h>
-#include <stdarg.h>
-#include <string.h>
-#include <sys/stat.h>
-
-#include "engine/auth.h"
-#include "autoconfig.h"
-#include "engine/jobs.h"
-#include "common/lock.h"
-#include "net/policy.h"
-#include "fs/tree.h"
-#include "runtime/export.h"
-#include "engine/volumes.h"
-
-#define KIND_STATIC 0ULL
-#define KIND_TYPE 1ULL
-#define KIND_IMAGE 2ULL
-#define KIND_BOX 3ULL
-#define KIND_TEMP 4ULL
-#define KIND_JOB 5ULL
-#define KIND_TOKEN 6ULL	 /* id: the token's store seq */
-#define KIND_SNAP 7ULL	 /* id: the snapshot's store seq */
-#define KIND_VOLUME 9ULL /* id: the volume's store id */
-
-#define INO(kind, id, file) (((kind) << 56) | ((uint64_t)(id) << 8) | (uint64_t)(file))
-#define INO_KIND(ino) ((ino) >> 56)
-#define INO_ID(ino) (((ino) >> 8) & ((1ULL << 48) - 1))
-#define INO_FILE(ino) ((ino)&0xff)
-
-enum {
-	S_ROOT = TREE_ROOT_INO,
-	S_README,
-	S_VERSION,
-	S_TYPES,
-	S_IMAGES,
-	S_BOXES,
-	S_EVENTS,
-	S_TOKENS,
-	S_SNAPSHOTS,
-	S_VOLUMES,
-};
-_Static_assert(S_IMAGES == TREE_IMAGES_INO && S_BOXES == TREE_BOXES_INO &&
-		   S_TOKENS == TREE_TOKENS_INO && S_SNAPSHOTS == TREE_SNAPSHOTS_INO &&
-		   S_VOLUMES == TREE_VOLUMES_INO,
-	       "tree.h inodes");
-
-#define VALUE_MAX 255
-#define TEMP_MAX_PER_DIR 32
-#define TEMP_DATA_MAX (64 * 1024)
-#define IMAGE_SLOTS_MAX 4096
-
-struct node_def {
-	const char *name;
-	uint32_t mode;
-};
-
-static const struct node_def root_nodes[] = {
-    [S_README] = {"README", S_IFREG | 0444},   [S_VERSION] = {"version", S_IFREG | 0444},
-    [S_TYPES] = {"types", S_IFDIR | 0555},     [S_IMAGES] = {"images", S_IFDIR | 0555},
-    [S_BOXES] = {"boxes", S_IFDIR | 0755},     [S_EVENTS] = {"events", S_IFREG | 0444},
-    [S_TOKENS] = {"tokens", S_IFDIR | 0700},   [S_SNAPSHOTS] = {"snapshots", S_IFDIR | 0755},
-    [S_VOLUMES] = {"volumes", S_IFDIR | 0755},
-};
-
-/* snapshots/ID/. SF_LINK: the entry ID of a box's snapshots/ directory, a
- * link to ../../../snapshots/ID (not a name in the snapshot's directory).
- * SF_LAST: the entry `last` there while this is the box's newest snapshot,
- * a link to its sibling ID (one inode per snapshot, like exec/last). */
-enum { SF_DIR, SF_BOX, SF_LABEL, SF_CREATED, SF_SIZE, SF_ROOT, SF_ERROR, SF_EXPORT, _SF_MAX };
-#define SF_LINK 0x40
-#define SF_LAST 0x41
-static const struct node_def snap_files[] = {
-    [SF_BOX] = {"box", S_IFREG | 0444},		[SF_LABEL] = {"label", S_IFREG | 0644},
-    [SF_CREATED] = {"created", S_IFREG | 0444}, [SF_SIZE] = {"size", S_IFREG | 0444},
-    [SF_ROOT] = {"root", S_IFLNK | 0777},	[SF_ERROR] = {"error", S_IFREG | 0444},
-    [SF_EXPORT] = {"export", S_IFREG | 0444},
-};
-
-/* volumes/NAME/: data leads to the volume's directory on the host. */
-enum { VF_DIR, VF_DATA, VF_SIZE, VF_BOXES, VF_EXPORT, VF_IMPORT, VF_ERROR, _VF_MAX };
-static const struct node_def volume_files[] = {
-    [VF_DATA] = {"data", S_IFLNK | 0777},     [VF_SIZE] = {"size", S_IFREG | 0444},
-    [VF_BOXES] = {"boxes", S_IFREG | 0444},   [VF_EXPORT] = {"export", S_IFREG | 0444},
-    [VF_IMPORT] = {"import", S_IFREG | 0200}, [VF_ERROR] = {"error", S_IFREG | 0444},
-};
-
-/* tokens/ID/: the owner's access tokens (auth.h), read-only; rmdir revokes. */
-enum { TF_DIR, TF_LABEL, TF_CREATED, TF_LAST_USED, _TF_MAX };
-static const struct node_def token_files[] = {
-    [TF_LABEL] = {"label", S_IFREG | 0400},
-    [TF_CREATED] = {"created", S_IFREG | 0400},
-    [TF_LAST_USED] = {"last_used", S_IFREG | 0400},
-};
-
-enum { IF_DIR, IF_DESCRIPTION, IF_SIZE, IF_CREATED, _IF_MAX };
-static const struct node_def image_files[] = {
-    [IF_DESCRIPTION] = {"description", S_IFREG | 0444},
-    [IF_SIZE] = {"size", S_IFREG | 0444},
-    [IF_CREATED] = {"created", S_IFREG | 0444},
-};
-
-enum {
-	BF_DIR,
-	BF_STATE,
-	BF_TYPE,
-	BF_IMAGE,
-	BF_CREATED,
-	BF_USAGE,
-	BF_INFO,
-	BF_ERROR,
-	BF_EVENTS,
-	BF_TTL,
-	BF_EXPIRES,
-	BF_ROOT,
-	BF_EXEC,
-	BF_SNAPSHOT,
-	BF_FORK,
-	BF_RESTORE,
-	BF_SNAPSHOTS,
-	BF_VOLUMES,
-	BF_IP,
-	BF_POLICY,
-	_BF_MAX
-};
-static const struct node_def box_files[] = {
-    [BF_STATE] = {"state", S_IFREG | 0644},	  [BF_TYPE] = {"type", S_IFREG | 0644},
-    [BF_IMAGE] = {"image", S_IFREG | 0644},	  [BF_CREATED] = {"created", S_IFREG | 0444},
-    [BF_USAGE] = {"usage", S_IFREG | 0444},	  [BF_INFO] = {"info", S_IFREG | 0444},
-    [BF_ERROR] = {"error", S_IFREG | 0444},	  [BF_EVENTS] = {"events", S_IFREG | 0444},
-    [BF_TTL] = {"ttl", S_IFREG | 0644},		  [BF_EXPIRES] = {"expires", S_IFREG | 0444},
-    [BF_ROOT] = {"root", S_IFLNK | 0777},	  [BF_EXEC] = {"exec", S_IFDIR | 0755},
-    [BF_SNAPSHOT] = {"snapshot", S_IFREG | 0200}, [BF_FORK] = {"fork", S_IFREG | 0200},
-    [BF_RESTORE] = {"restore", S_IFREG | 0200},	  [BF_SNAPSHOTS] = {"snapshots", S_IFDIR | 0555},
-    [BF_VOLUMES] = {"volumes", S_IFREG | 0644},	  [BF_IP] = {"ip", S_IFREG | 0444},
-    [BF_POLICY] = {"policy", S_IFREG | 0644},
-};
-
-/* exec/new: a file of the box's exec directory, whose other entries are
- * its jobs and exec/last. */
-#define BF_EXEC_NEW 40
-enum { XF_DIR, XF_NEW, _XF_MAX };
-static const struct node_def exec_files[] = {
-    [XF_NEW] = {"new", S_IFREG | 0200},
-};
-
-enum {
-	JF_DIR,
-	JF_CMD,
-	JF_ENV,
-	JF_CWD,
-	JF_USER,
-	JF_DESKTOP,
-	JF_STDIN,
-	JF_STDOUT,
-	JF_STDERR,
-	JF_OUTPUT,
-	JF_STATUS,
-	JF_EXIT,
-	JF_CTL,
-	JF_PID,
-	JF_STARTED,
-	JF_ENDED,
-	_JF_MAX
-};
-/* exec/last while this job is its box's last: a link to the job's name. Not
- * a name in the job's directory. */
-#define JF_LAST 0x40
-static const struct node_def job_files[] = {
-    [JF_CMD] = {"cmd", S_IFREG | 0644},		[JF_ENV] = {"env", S_IFREG | 0644},
-    [JF_CWD] = {"cwd", S_IFREG | 0644},		[JF_USER] = {"user", S_IFREG | 0644},
-    [JF_DESKTOP] = {"desktop", S_IFREG | 0644}, [JF_STDIN] = {"stdin", S_IFREG | 0200},
-    [JF_STDOUT] = {"stdout", S_IFREG | 0444},	[JF_STDERR] = {"stderr", S_IFREG | 0444},
-    [JF_OUTPUT] = {"output", S_IFREG | 0444},	[JF_STATUS] = {"status", S_IFREG | 0444},
-    [JF_EXIT] = {"exit", S_IFREG | 0444},	[JF_CTL] = {"ctl", S_IFREG | 0200},
-    [JF_PID] = {"pid", S_IFREG | 0444},		[JF_STARTED] = {"started", S_IFREG | 0444},
-    [JF_ENDED] = {"ended", S_IFREG | 0444},
-};
-
-static const char readme_text[] =
-    "Paddock: isolated Linux boxes, driven by file operations.\n"
-    "\n"
-    "  mkdir boxes/web                   create a box (state: created)\n"
-    "  echo running > boxes/web/state    start it; echo stopped > ... stops it\n"
-    "  cat boxes/web/usage               cpu_usec, cpu_percent (last 5 s, 100 = one CPU),\n"
-    "                                    memory_bytes, pids, disk_bytes\n"
-    "  echo medium > boxes/web/type      change its limits (live when running)\n"
-    "  cat boxes/web/error               why the last control write failed: TIME FILE:\n"
-    "                                    reason (ERRNO), until FILE is written fine\n"
-    "  cat boxes/web/events              follow its lifecycle events\n"
-    "  rmdir boxes/web                   stop and delete it\n"
-    "  echo before-upgrade > boxes/web/snapshot   snapshot it (running or not)\n"
-    "  readlink boxes/web/snapshots/last the id of its newest snapshot\n"
-    "  echo web2 > boxes/web/fork        new box web2 from web's filesystem\n"
-    "                                    (with its type, policy, TTL, volumes)\n"
-    "  echo web-3 > boxes/web/restore    reset web's filesystem to snapshot web-3\n"
-    "                                    (an id, or a label only one of web's\n"
-    "                                    snapshots has); a running box is stopped\n"
-    "                                    first, which ends its jobs (see events)\n"
-    "\n"
-    "Commands (exec/): a job's streams follow it live and end with it.\n"
-    "  echo 'make test' > boxes/web/exec/new     run it as the next numbered job\n"
-    "  cat boxes/web/exec/last/output; cat boxes/web/exec/last/exit\n"
-    "  mkdir boxes/web/exec/build; echo /src > boxes/web/exec/build/cwd\n"
-    "  echo 'make' > boxes/web/exec/build/cmd    env, cwd, user go before cmd\n"
-    "  echo kill > boxes/web/exec/build/ctl      or: signal TERM, eof\n"
-    "  (exit of a job whose cmd was never written: EBUSY at once, see error)\n"
-    "\n"
-    "Network and lifetime:\n"
-    "  echo deny-all > boxes/web/policy          or allow-all, or several lines:\n"
-    "  printf 'allowlist\\nexample.org\\n10.0.0.0/8\\n' > boxes/web/policy\n"
-    "  echo 2h > boxes/web/ttl                   stopped in 2 hours; none clears\n"
-    "  cat boxes/web/expires                     when (RFC 3339), or never\n"
-    "\n"
-    "Events follow for ever (like tail -f): stop reading with Ctrl-C.\n"
-    "  cat events                                every box's, one line each\n"
-    "  cat boxes/web/events                      TIME web started, ...\n"
-    "\n"
-    "root/ is the box's filesystem. Symbolic links in it are not followed\n"
-    "from the host (ELOOP): use real paths (root/usr/bin, not root/bin), or\n"
-    "read through the HTTP mirror or inside the box.\n"
-    "\n"
-    "  types/NAME    limits of each box type\n"
-    "  images/NAME/  installed base images\n"
-    "  events        every lifecycle event, live\n"
-    "  snapshots/ID/ box, label, created, size, root/ (read-only), export\n"
-    "                (a zstd tar; import it into a volume);\n"
-    "                every stop takes one; rmdir snapshots/ID deletes one\n"
-    "                (EBUSY while a box is built on it: see its error file)\n"
-    "  tokens/ID/    access tokens of the HTTP API (made by logging in):\n"
-    "                label, created, last_used; rmdir tokens/ID revokes one\n"
-    "\n"
-    "  mkdir volumes/data                a named volume; outlives every box\n"
-    "  echo data > boxes/web/volumes     mount it at /mnt/data (at once)\n"
-    "  cat volumes/data/export > v.tzst  a zstd tar; write one to import\n"
-    "  volumes/data/data/                its files; size, boxes, error\n"
-    "  rmdir volumes/data                delete it (EBUSY while attached)\n"
-    "\n"
-    "Owners in root/: each box has its own user namespace; its ids 0-65535\n"
-    "are host ids BASE+0-65535, BASE its range (stat -c %u boxes/NAME/root\n"
-    "shows it: box root owns /). What you write through root/ becomes the\n"
-    "box's default user's; to give a file another box id N, chown it to\n"
-    "BASE+N. Pulls, snapshot roots and exports show the ids the box sees.\n"
-    "\n"
-    "Inside a box, free, top, uptime and /proc/meminfo, cpuinfo, stat, uptime\n"
-    "show the box's type and its own uptime (lxcfs); nproc counts the host's\n"
-    "CPUs: a type's cpus is a quota, not a set of CPUs.\n"
-    "\n"
-    "A failed write returns an errno (EINVAL bad value, EBUSY wrong state,\n"
-    "ENOENT no such object, EEXIST name taken) and changes nothing; the\n"
-    "reason is in the box's error file.\n"
-    "\n"
-    "Root and the members of one group (stat -c %G on this directory; config\n"
-    "key group) may use this tree; anyone else gets EACCES. Modes say so:\n"
-    "the group has the owner's bits (0660 read-write, 0440 read-only, 0220\n"
-    "write-only, 0770 directories), others none.\n";
-
-/* A temp file: held in memory (data), or for the archives written to a
- * volume's import, in an unnamed file of the data directory (fd). */
-struct temp_file {
-	uint64_t id;
-	uint64_t parent;
-	char name[TREE_NAME_MAX + 1];
-	char *data;
-	int fd; /* -1: in data */
-	uint64_t len;
-	uint32_t mode;
-	time_t mtime;
-	struct temp_file *next;
-};
-
-struct tree {
-	struct engine *engine;
-	time_t started;
-	struct pd_mutex lock; /* temps and image slots */
-	struct temp_file *temps;
-	uint64_t next_temp_id;
-	char *image_slots[IMAGE_SLOTS_MAX];
-	size_t n_image_slots;
-	/* Open files: the kernel sends no release for those still open when
-	 * the session ends, and tree_free() frees them. Under lock. */
-	struct tree_file *files;
-};
-
-struct tree_file {
-	uint64_t ino;
-	int flags;
-	char *content; /* rendered value */
-	size_t len;
-	int stream_fd;	/* events log or job stream, or -1 */
-	bool wait_exit; /* a job's exit: reads wait for the end */
-	uint64_t wait_key;
-	/* Multi-line values (env, cmd, exec/new) may arrive in several
-	 * write(2)s of one open: they accumulate here. */
-	char *wbuf;
-	size_t wlen;
-	bool pending;		       /* cmd/new: applied at flush (close) */
-	char *answer;		       /* what the last write made (tree_file_answer) */
-	struct export_stream *export;  /* volumes/NAME/export, snapshots/ID/export */
-	struct volume_import *import;  /* volumes/NAME/import: applied at flush */
-	struct tree_file *prev, *next; /* tree->files */
-};
+#include "fs/tree-internal.h"
 
 /* --- helpers ---------------------------------------------------------------- */
 
-/* The one place modes are decided: the tables above state the owner's
+/* The one place modes are decided: the tables (tree-nodes.c) state the owner's
  * (root's) permissions; the group (who may use the tree, access.h) gets
  * the same, everyone else nothing. 0644 -> 0660, 0444 -> 0440, 0200 -> 0220,
  * 0755 -> 0770, 0555 -> 0550. The FUSE adapter and the HTTP listing both
@@ -358,7 +66,7 @@ out:
 	return slot;
 }
 
-static const char *image_slot_name(struct tree *t, uint64_t slot)
+const char *tree_image_slot_name(struct tree *t, uint64_t slot)
 {
 	const char *name = NULL;
 
@@ -398,380 +106,81 @@ static void drop_temp(struct tree *t, struct temp_file *victim)
 		}
 }
 
-static int lookup_index(const struct node_def *defs, size_t n, const char *name)
+/* Hands err, just recorded as label's failure in an object's error file, to
+ * the caller of the tree function (te may be NULL): the very line the file
+ * shows, so no adapter has to read the file back. Returns err->code. */
+int tree_tell(struct tree_error *te, const char *label, const pd_error *err)
 {
-	for (size_t i = 1; i < n; i++)
-		if (defs[i].name && strcmp(defs[i].name, name) == 0)
+	if (te && err->code) {
+		te->code = err->code;
+		engine_error_line(err, label, te->text, sizeof te->text);
+	}
+	return err->code;
+}
+
+static void tell_clear(struct tree_error *te)
+{
+	if (te) {
+		te->code = 0;
+		te->text[0] = '\0';
+	}
+}
+
+/* The row of ino and its object, fetched once: -ENOENT when there is no
+ * such row or the object is gone. Temps are not nodes (find_temp_id()). */
+static int node_of(struct tree *t, uint64_t ino, struct obj *o)
+{
+	uint64_t k = INO_KIND(ino);
+	unsigned file = INO_FILE(ino);
+	const struct kind *kind = k < tree_n_kinds ? &tree_kinds[k] : NULL;
+
+	if (!kind || !kind->nodes || file >= kind->n || !kind->nodes[file].mode)
+		return -ENOENT;
+	if (k == KIND_STATIC && INO_ID(ino) != 0)
+		return -ENOENT;
+	o->ino = ino;
+	o->kind = kind;
+	o->node = &kind->nodes[file];
+	o->name[0] = '\0';
+	return kind->get(t, ino, o);
+}
+
+/* The row named name in directory row dir of kind, or -ENOENT. */
+static int row_named(const struct kind *kind, unsigned dir, const char *name)
+{
+	for (size_t i = 0; i < kind->n; i++)
+		if (kind->nodes[i].dir == dir && kind->nodes[i].name &&
+		    strcmp(kind->nodes[i].name, name) == 0)
 			return (int)i;
 	return -ENOENT;
 }
 
-/* --- rendering ---------------------------------------------------------------- */
-
-struct buf {
-	char *data;
-	size_t len;
-};
-
-static int buf_printf(struct buf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-static int buf_printf(struct buf *b, const char *fmt, ...)
+/* Where a write's failure is recorded, as its object's error file names
+ * it: "state", "exec/new", "exec/JOB/cmd". */
+static void node_label(const struct obj *o, char *buf, size_t bufsz)
 {
-	va_list ap;
-	char *s;
-	int n;
+	const struct node *n = o->node;
 
-	va_start(ap, fmt);
-	n = vasprintf(&s, fmt, ap);
-	va_end(ap);
-	if (n < 0)
-		return -ENOMEM;
-	char *nd = realloc(b->data, b->len + (size_t)n + 1);
-	if (!nd) {
-		free(s);
-		return -ENOMEM;
-	}
-	memcpy(nd + b->len, s, (size_t)n + 1);
-	b->data = nd;
-	b->len += (size_t)n;
-	free(s);
-	return 0;
+	if (o->kind == &tree_kinds[KIND_JOB])
+		snprintf(buf, bufsz, "exec/%s/%s", o->job.name, n->name);
+	else if (n->dir != 0 && n->dir != NODE_UNLISTED)
+		snprintf(buf, bufsz, "%s/%s", o->kind->nodes[n->dir].name, n->name);
+	else
+		snprintf(buf, bufsz, "%s", n->name);
 }
 
-static json_t *usage_json(const struct box_usage *u)
+/* The one rule for writing: a row the owner may write. The adapters show
+ * the mode (tree_mode()), and tree_open() enforces it (root passes the
+ * kernel's own checks). */
+static bool writable(uint32_t mode)
 {
-	return json_pack("{s:I, s:I, s:I, s:I, s:I}", "cpu_usec", (json_int_t)u->cpu_usec,
-			 "cpu_percent", (json_int_t)u->cpu_percent, "memory_bytes",
-			 (json_int_t)u->memory_bytes, "pids", (json_int_t)u->pids, "disk_bytes",
-			 (json_int_t)u->disk_bytes);
+	return (mode & 0222) != 0;
 }
 
-/* A JSON string of text from anywhere (a box, a client, an old row):
- * jansson takes only valid UTF-8, so anything else is escaped first
- * (text_printable()) rather than failing the whole rendering. */
-static json_t *json_text(const char *s)
+/* Renders o's value (empty for a row without a read handler). */
+static int render(struct tree *t, const struct obj *o, struct buf *out)
 {
-	size_t len = strlen(s);
-	json_t *j;
-
-	if (utf8_valid(s, len))
-		return json_stringn(s, len);
-	char *clean = malloc(4 * len + 1);
-	if (!clean)
-		return NULL;
-	text_printable(s, len, clean, 4 * len + 1);
-	j = json_string(clean);
-	free(clean);
-	return j;
-}
-
-/* Set while tree_getattr() renders a value for its size only: the size of
- * `usage` and `info` then comes from the box's last disk walk, never from
- * a new one (engine.h: a lookup must not walk a box's files). */
-static __thread bool sizing;
-
-static int render_info(struct tree *t, const struct box_view *v, struct buf *out)
-{
-	const struct box_type *type = config_find_type(engine_config(t->engine), v->type);
-	struct box_usage u = {0};
-	char created[32];
-	json_t *j, *limits;
-	char *s;
-
-	(void)engine_box_usage(t->engine, v->name, sizing ? ENGINE_USAGE_NO_WALK : 0, &u);
-	format_rfc3339(v->created, created, sizeof created);
-	limits = json_object();
-	if (type) {
-		char cpus[32];
-		format_cpus(type->millicpus, cpus, sizeof cpus);
-		json_object_set_new(limits, "cpus", json_string(cpus));
-		json_object_set_new(limits, "memory", json_integer((json_int_t)type->memory));
-		json_object_set_new(limits, "pids", json_integer((json_int_t)type->pids));
-		json_object_set_new(limits, "disk", json_integer((json_int_t)type->disk));
-	}
-	j = json_pack("{s:s, s:s, s:s, s:s, s:s, s:o, s:o, s:o}", "name", v->name, "state",
-		      box_state_to_string(v->state), "type", v->type, "image", v->image, "created",
-		      created, "usage", usage_json(&u), "limits", limits, "error",
-		      json_text(v->error));
-	if (!j)
-		return -ENOMEM;
-	{
-		char **vols = NULL;
-		size_t n = 0;
-		json_t *arr = json_array();
-		if (engine_box_volumes(t->engine, v->name, &vols, &n) >= 0)
-			for (size_t i = 0; i < n; i++)
-				json_array_append_new(arr, json_string(vols[i]));
-		image_list_free(vols, n);
-		json_object_set_new(j, "volumes", arr);
-		/* A change on a running box waits for its next start. */
-		json_object_set_new(j, "volumes_pending",
-				    json_boolean(engine_box_volumes_pending(t->engine, v->name)));
-	}
-	{
-		char ip[32] = "";
-		char *policy = NULL;
-		(void)engine_box_ip(t->engine, v->name, ip, sizeof ip);
-		json_object_set_new(j, "ip", json_string(ip));
-		if (engine_box_policy(t->engine, v->name, &policy) >= 0)
-			json_object_set_new(j, "policy", json_text(policy));
-		free(policy);
-	}
-	s = json_dumps(j, JSON_COMPACT);
-	json_decref(j);
-	if (!s)
-		return -ENOMEM;
-	int r = buf_printf(out, "%s\n", s);
-	free(s);
-	return r;
-}
-
-static int render_box_file(struct tree *t, int64_t id, unsigned file, struct buf *out)
-{
-	struct box_view v;
-	struct box_usage u;
-	char ts[32];
-	int r;
-
-	r = engine_box_get_by_id(t->engine, id, &v);
-	if (r < 0)
-		return r;
-	switch (file) {
-	case BF_STATE:
-		return buf_printf(out, "%s\n", box_state_to_string(v.state));
-	case BF_TYPE:
-		return buf_printf(out, "%s\n", v.type);
-	case BF_IMAGE:
-		return buf_printf(out, "%s\n", v.image);
-	case BF_CREATED:
-		format_rfc3339(v.created, ts, sizeof ts);
-		return buf_printf(out, "%s\n", ts);
-	case BF_USAGE:
-		r = engine_box_usage(t->engine, v.name, sizing ? ENGINE_USAGE_NO_WALK : 0, &u);
-		if (r < 0)
-			return r;
-		return buf_printf(out,
-				  "cpu_usec %" PRIu64 "\ncpu_percent %u\nmemory_bytes %" PRIu64
-				  "\npids %" PRIu64 "\ndisk_bytes %" PRIu64 "\n",
-				  u.cpu_usec, u.cpu_percent, u.memory_bytes, u.pids, u.disk_bytes);
-	case BF_INFO:
-		return render_info(t, &v, out);
-	case BF_ERROR:
-		return v.error[0] ? buf_printf(out, "%s\n", v.error) : 0;
-	case BF_TTL: {
-		time_t now = time(NULL);
-		if (!v.expires)
-			return buf_printf(out, "none\n");
-		return buf_printf(out, "%lld\n",
-				  (long long)(v.expires > now ? v.expires - now : 0));
-	}
-	case BF_EXPIRES:
-		if (!v.expires)
-			return buf_printf(out, "never\n");
-		format_rfc3339(v.expires, ts, sizeof ts);
-		return buf_printf(out, "%s\n", ts);
-	case BF_SNAPSHOT:
-	case BF_FORK:
-	case BF_RESTORE:
-		return 0; /* write-only */
-	case BF_IP: {
-		char ip[32];
-		r = engine_box_ip(t->engine, v.name, ip, sizeof ip);
-		if (r < 0)
-			return r;
-		return ip[0] ? buf_printf(out, "%s\n", ip) : 0;
-	}
-	case BF_POLICY: {
-		char *text = NULL;
-		r = engine_box_policy(t->engine, v.name, &text);
-		if (r < 0)
-			return r;
-		r = buf_printf(out, "%s", text);
-		free(text);
-		return r;
-	}
-	case BF_VOLUMES: {
-		char **names = NULL;
-		size_t n = 0;
-		r = engine_box_volumes(t->engine, v.name, &names, &n);
-		for (size_t i = 0; i < n && r >= 0; i++)
-			r = buf_printf(out, "%s\n", names[i]);
-		image_list_free(names, n);
-		return r;
-	}
-	}
-	return -ENOENT;
-}
-
-static int render_snap_file(struct tree *t, int64_t seq, unsigned file, struct buf *out)
-{
-	struct snapshot_view v;
-	uint64_t size;
-	char ts[32];
-	int r;
-
-	r = engine_snapshot_get_by_seq(t->engine, seq, &v);
-	if (r < 0)
-		return r;
-	switch (file) {
-	case SF_BOX:
-		return buf_printf(out, "%s\n", v.box);
-	case SF_LABEL:
-		return buf_printf(out, "%s\n", v.label);
-	case SF_CREATED:
-		format_rfc3339(v.created, ts, sizeof ts);
-		return buf_printf(out, "%s\n", ts);
-	case SF_SIZE:
-		r = engine_snapshot_size(t->engine, v.id, &size);
-		return r < 0 ? r : buf_printf(out, "%" PRIu64 "\n", size);
-	case SF_ERROR:
-		return v.error[0] ? buf_printf(out, "%s\n", v.error) : 0;
-	}
-	return -EISDIR;
-}
-
-static int render_volume_file(struct tree *t, int64_t id, unsigned file, struct buf *out)
-{
-	struct volume_view v;
-	char **names = NULL;
-	size_t n = 0;
-	uint64_t size;
-	int r;
-
-	r = engine_volume_get_by_id(t->engine, id, &v);
-	if (r < 0)
-		return r;
-	switch (file) {
-	case VF_SIZE:
-		r = engine_volume_size(t->engine, v.name, &size);
-		return r < 0 ? r : buf_printf(out, "%" PRIu64 "\n", size);
-	case VF_BOXES:
-		r = engine_volume_boxes(t->engine, v.name, &names, &n);
-		for (size_t i = 0; i < n && r >= 0; i++)
-			r = buf_printf(out, "%s\n", names[i]);
-		image_list_free(names, n);
-		return r;
-	case VF_ERROR:
-		return v.error[0] ? buf_printf(out, "%s\n", v.error) : 0;
-	case VF_IMPORT:
-		return 0;
-	}
-	return -EISDIR;
-}
-
-static int render_image_file(struct tree *t, uint64_t slot, unsigned file, struct buf *out)
-{
-	const char *name = image_slot_name(t, slot);
-	struct image_info img;
-	int r;
-
-	if (!name)
-		return -ENOENT;
-	r = image_get(engine_images_dir(t->engine), name, &img);
-	if (r < 0)
-		return r;
-	switch (file) {
-	case IF_DESCRIPTION:
-		return buf_printf(out, "%s\n", img.description);
-	case IF_SIZE:
-		return buf_printf(out, "%s\n", img.size);
-	case IF_CREATED:
-		return buf_printf(out, "%s\n", img.created);
-	}
-	return -ENOENT;
-}
-
-static int render_token_file(struct tree *t, int64_t seq, unsigned file, struct buf *out)
-{
-	struct auth_token tok;
-	char ts[32];
-	int r;
-
-	r = auth_token_get_seq(engine_auth(t->engine), seq, &tok);
-	if (r < 0)
-		return r;
-	switch (file) {
-	case TF_LABEL:
-		return tok.label[0] ? buf_printf(out, "%s\n", tok.label) : 0;
-	case TF_CREATED:
-		format_rfc3339(tok.created, ts, sizeof ts);
-		return buf_printf(out, "%s\n", ts);
-	case TF_LAST_USED:
-		if (!tok.last_used)
-			return buf_printf(out, "never\n");
-		format_rfc3339(tok.last_used, ts, sizeof ts);
-		return buf_printf(out, "%s\n", ts);
-	}
-	return -EISDIR;
-}
-
-/* Renders the value of a regular, non-stream file. */
-static int render(struct tree *t, uint64_t ino, struct buf *out)
-{
-	const struct pd_config *cfg = engine_config(t->engine);
-
-	switch (INO_KIND(ino)) {
-	case KIND_STATIC:
-		if (ino == S_README)
-			return buf_printf(out, "%s", readme_text);
-		if (ino == S_VERSION)
-			return buf_printf(out, "paddock %s\n", PACKAGE_VERSION);
-		return -EISDIR;
-	case KIND_TYPE: {
-		uint64_t i = INO_ID(ino);
-		char text[256];
-		if (i >= cfg->n_types)
-			return -ENOENT;
-		box_type_format(&cfg->types[i], text, sizeof text);
-		return buf_printf(out, "%s", text);
-	}
-	case KIND_IMAGE:
-		return render_image_file(t, INO_ID(ino), INO_FILE(ino), out);
-	case KIND_BOX:
-		return render_box_file(t, (int64_t)INO_ID(ino), INO_FILE(ino), out);
-	case KIND_TOKEN:
-		return render_token_file(t, (int64_t)INO_ID(ino), INO_FILE(ino), out);
-	case KIND_SNAP:
-		return render_snap_file(t, (int64_t)INO_ID(ino), INO_FILE(ino), out);
-	case KIND_VOLUME:
-		return render_volume_file(t, (int64_t)INO_ID(ino), INO_FILE(ino), out);
-	case KIND_JOB: {
-		unsigned file = INO_FILE(ino);
-		char *text;
-		size_t len;
-		if (file == JF_DIR || file >= _JF_MAX)
-			return -EISDIR;
-		if (file == JF_STDIN || file == JF_CTL)
-			return 0;
-		int r = engine_job_read(t->engine, (int64_t)INO_ID(ino), job_files[file].name,
-					&text, &len);
-		if (r < 0)
-			return r;
-		out->data = text;
-		out->len = len;
-		return 0;
-	}
-	}
-	return -ENOENT; /* temps are read with temp_read() */
-}
-
-/* The events log behind a stream node, or 0 if ino is not a stream. */
-static bool stream_key(uint64_t ino, uint64_t *ret_key)
-{
-	if (ino == S_EVENTS) {
-		*ret_key = 0;
-		return true;
-	}
-	if (INO_KIND(ino) == KIND_BOX && INO_FILE(ino) == BF_EVENTS) {
-		*ret_key = INO_ID(ino);
-		return true;
-	}
-	if (INO_KIND(ino) == KIND_JOB &&
-	    (INO_FILE(ino) == JF_STDOUT || INO_FILE(ino) == JF_STDERR ||
-	     INO_FILE(ino) == JF_OUTPUT)) {
-		*ret_key = JOB_WAKE_KEY(INO_ID(ino));
-		return true;
-	}
-	return false;
+	return o->node->read ? o->node->read(t, o, out) : 0;
 }
 
 /* Whether a stream may still grow: 1 yes, 0 no. -EBUSY for the streams
@@ -789,43 +198,26 @@ static int stream_live(struct tree *t, uint64_t key)
 	return engine_events_live(t->engine, key);
 }
 
-/* A read of a job's exit, stdout, stderr or output would wait for the job
- * to end; one that has not started (no cmd yet) never would, so the open
- * fails at once with EBUSY and says why in the box's error file. A job
- * that has started keeps its readers waiting (following the stream). */
-static int refuse_unstarted(struct tree *t, uint64_t ino)
+/* A read of a job's exit, stdout, stderr or output (N_NEEDS_START) would
+ * wait for the job to end; one that has not started (no cmd yet) never
+ * would, so the open fails at once with EBUSY and says why in the box's
+ * error file. A job that has started keeps its readers waiting (following
+ * the stream). */
+static int refuse_unstarted(struct tree *t, const struct obj *o, struct tree_error *te)
 {
 	char label[NAME_MAX_LEN + 32];
-	struct job_view jv;
-	struct box_view v;
+	const char *file = o->node->name;
 	pd_error err = {0};
-	unsigned file = INO_FILE(ino);
 
-	if (INO_KIND(ino) != KIND_JOB ||
-	    (file != JF_EXIT && file != JF_STDOUT && file != JF_STDERR && file != JF_OUTPUT))
+	if (!(o->node->flags & N_NEEDS_START) || o->job.state != JOB_CREATED)
 		return 0;
-	if (engine_job_get_by_id(t->engine, (int64_t)INO_ID(ino), &jv) < 0 ||
-	    engine_box_get_by_id(t->engine, jv.box_id, &v) < 0)
-		return -ENOENT;
-	if (jv.state != JOB_CREATED)
-		return 0;
-	snprintf(label, sizeof label, "exec/%s/%s", jv.name, job_files[file].name);
+	node_label(o, label, sizeof label);
 	pd_error_set(&err, -EBUSY,
 		     "job %s has not started, so %s would wait forever: write its command to "
 		     "cmd first, then read %s",
-		     jv.name, job_files[file].name, job_files[file].name);
-	engine_box_record_error(t->engine, v.name, label, &err);
-	return err.code;
-}
-
-static int open_stream(struct tree *t, uint64_t ino, uint64_t key)
-{
-	if (INO_KIND(ino) == KIND_JOB)
-		return engine_job_open_stream(t->engine, (int64_t)INO_ID(ino),
-					      INO_FILE(ino) == JF_STDOUT   ? JOB_STDOUT
-					      : INO_FILE(ino) == JF_STDERR ? JOB_STDERR
-									   : JOB_OUTPUT);
-	return engine_events_open(t->engine, key);
+		     o->job.name, file, file);
+	o->kind->record(t, o, label, &err);
+	return tree_tell(te, label, &err);
 }
 
 /* The box name of a box node. */
@@ -846,213 +238,84 @@ static bool is_exec_dir(uint64_t ino)
 
 /* --- attributes ----------------------------------------------------------------- */
 
-int tree_getattr(struct tree *t, uint64_t ino, struct tree_attr *ret)
+static int temp_getattr(struct tree *t, uint64_t ino, struct tree_attr *ret)
 {
-	const struct pd_config *cfg = engine_config(t->engine);
+	pd_mutex_lock(&t->lock);
+	struct temp_file *f = find_temp_id(t, INO_ID(ino));
+	if (f)
+		*ret = mkattr(ino, S_IFREG | (f->mode & 07777), f->len, f->mtime);
+	pd_mutex_unlock(&t->lock);
+	return f ? 0 : -ENOENT;
+}
+
+/* The size a node shows: a value's length (so tools that trust st_size
+ * read it all), a stream's length so far, a link's target's; 0 for
+ * directories, sinks, archives and an exit not yet known. */
+static int node_size(struct tree *t, const struct obj *o, uint64_t *ret)
+{
+	const struct node *n = o->node;
 	struct buf b = {0};
-	uint64_t key;
-	uint32_t mode;
-	time_t mtime = t->started;
 	int r;
 
-	switch (INO_KIND(ino)) {
-	case KIND_STATIC:
-		if (ino == S_ROOT) {
-			*ret = mkattr(ino, S_IFDIR | 0755, 0, mtime);
-			return 0;
-		}
-		if (ino >= ELEMENTSOF(root_nodes) || !root_nodes[ino].name)
-			return -ENOENT;
-		mode = root_nodes[ino].mode;
-		break;
-	case KIND_TYPE:
-		if (INO_ID(ino) >= cfg->n_types)
-			return -ENOENT;
-		mode = S_IFREG | 0444;
-		break;
-	case KIND_IMAGE: {
-		const char *name = image_slot_name(t, INO_ID(ino));
-		struct image_info img;
-		if (!name || image_get(engine_images_dir(t->engine), name, &img) < 0 ||
-		    INO_FILE(ino) >= _IF_MAX)
-			return -ENOENT;
-		mode = INO_FILE(ino) == IF_DIR ? (S_IFDIR | 0555) : image_files[INO_FILE(ino)].mode;
-		break;
-	}
-	case KIND_BOX: {
-		struct box_view v;
-		unsigned file = INO_FILE(ino);
-		if (file >= _BF_MAX && file != BF_EXEC_NEW)
-			return -ENOENT;
-		r = engine_box_get_by_id(t->engine, (int64_t)INO_ID(ino), &v);
-		if (r < 0)
-			return r;
-		mtime = v.created;
-		if (file == BF_EXEC_NEW) {
-			*ret = mkattr(ino, exec_files[XF_NEW].mode, 0, mtime);
-			return 0;
-		}
-		mode = file == BF_DIR ? (S_IFDIR | 0755) : box_files[file].mode;
-		break;
-	}
-	case KIND_JOB: {
-		struct job_view jv;
-		struct box_view v;
-		unsigned file = INO_FILE(ino);
-		if (file >= _JF_MAX && file != JF_LAST)
-			return -ENOENT;
-		r = engine_job_get_by_id(t->engine, (int64_t)INO_ID(ino), &jv);
-		if (r < 0 || engine_box_get_by_id(t->engine, jv.box_id, &v) < 0)
-			return -ENOENT;
-		mtime = v.created;
-		mode = file == JF_DIR	 ? (S_IFDIR | 0755)
-		       : file == JF_LAST ? (S_IFLNK | 0777)
-					 : job_files[file].mode;
-		if (file == JF_STDIN || file == JF_CTL ||
-		    (file == JF_EXIT && jv.state != JOB_ENDED)) {
-			*ret = mkattr(ino, mode, 0, mtime);
-			return 0;
-		}
-		break;
-	}
-	case KIND_TOKEN: {
-		struct auth_token tok;
-		if (INO_FILE(ino) >= _TF_MAX)
-			return -ENOENT;
-		r = auth_token_get_seq(engine_auth(t->engine), (int64_t)INO_ID(ino), &tok);
-		if (r < 0)
-			return r;
-		mtime = tok.created;
-		mode = INO_FILE(ino) == TF_DIR ? (S_IFDIR | 0500) : token_files[INO_FILE(ino)].mode;
-		break;
-	}
-	case KIND_SNAP: {
-		struct snapshot_view sv;
-		unsigned file = INO_FILE(ino);
-		if (file >= _SF_MAX && file != SF_LINK && file != SF_LAST)
-			return -ENOENT;
-		r = engine_snapshot_get_by_seq(t->engine, (int64_t)INO_ID(ino), &sv);
-		if (r < 0)
-			return r;
-		mtime = sv.created;
-		mode = file == SF_DIR			    ? (S_IFDIR | 0755)
-		       : file == SF_LINK || file == SF_LAST ? (S_IFLNK | 0777)
-							    : snap_files[file].mode;
-		if (file == SF_EXPORT) {
-			*ret = mkattr(ino, mode, 0, mtime); /* a stream */
-			return 0;
-		}
-		break;
-	}
-	case KIND_VOLUME: {
-		struct volume_view vv;
-		unsigned file = INO_FILE(ino);
-		if (file >= _VF_MAX)
-			return -ENOENT;
-		r = engine_volume_get_by_id(t->engine, (int64_t)INO_ID(ino), &vv);
-		if (r < 0)
-			return r;
-		mtime = vv.created;
-		mode = file == VF_DIR ? (S_IFDIR | 0755) : volume_files[file].mode;
-		if (file == VF_EXPORT || file == VF_IMPORT) {
-			/* A stream, and a sink: no size to tell. */
-			*ret = mkattr(ino, mode, 0, mtime);
-			return 0;
-		}
-		break;
-	}
-	case KIND_TEMP: {
-		pd_mutex_lock(&t->lock);
-		struct temp_file *f = find_temp_id(t, INO_ID(ino));
-		if (f)
-			*ret = mkattr(ino, S_IFREG | (f->mode & 07777), f->len, f->mtime);
-		pd_mutex_unlock(&t->lock);
-		return f ? 0 : -ENOENT;
-	}
-	default:
-		return -ENOENT;
-	}
-
-	if (S_ISDIR(mode)) {
-		*ret = mkattr(ino, mode, 0, mtime);
+	*ret = 0;
+	if (S_ISDIR(n->mode))
 		return 0;
-	}
-	if (S_ISLNK(mode)) {
+	if (S_ISLNK(n->mode)) {
 		char target[4096];
-		r = tree_readlink(t, ino, target, sizeof target);
-		if (r < 0)
-			return r;
-		*ret = mkattr(ino, mode, strlen(target), mtime);
-		return 0;
+		r = n->link(t, o, target, sizeof target);
+		if (r >= 0)
+			*ret = strlen(target);
+		return r;
 	}
-	if (stream_key(ino, &key)) {
+	if (n->stream) {
 		struct stat st;
-		int fd = open_stream(t, ino, key);
+		uint64_t key;
+		int fd = n->stream(t, o, &key);
 		if (fd < 0)
 			return fd;
 		r = fstat(fd, &st);
 		close(fd);
-		*ret = mkattr(ino, mode, r == 0 ? (uint64_t)st.st_size : 0, mtime);
+		*ret = r == 0 ? (uint64_t)st.st_size : 0;
 		return 0;
 	}
-	/* The real size of the value, so tools that trust st_size read it
-	 * all (a disk usage in it as last measured: see sizing). */
-	sizing = true;
-	r = render(t, ino, &b);
-	sizing = false;
+	if (!n->read || ((n->flags & N_AFTER_END) && o->job.state != JOB_ENDED))
+		return 0;
+	/* A disk usage in it as last measured: see tree_sizing. */
+	tree_sizing = true;
+	r = render(t, o, &b);
+	tree_sizing = false;
 	free(b.data);
+	*ret = b.len;
+	return r < 0 ? r : 0;
+}
+
+int tree_getattr(struct tree *t, uint64_t ino, struct tree_attr *ret)
+{
+	struct obj o;
+	uint64_t size;
+	int r;
+
+	if (INO_KIND(ino) == KIND_TEMP)
+		return temp_getattr(t, ino, ret);
+	r = node_of(t, ino, &o);
+	if (r >= 0)
+		r = node_size(t, &o, &size);
 	if (r < 0)
 		return r;
-	*ret = mkattr(ino, mode, b.len, mtime);
+	*ret = mkattr(ino, o.node->mode, size, o.mtime);
 	return 0;
 }
 
 int tree_readlink(struct tree *t, uint64_t ino, char *buf, size_t bufsz)
 {
-	struct job_view jv;
-	struct box_view v;
-	int r;
+	struct obj o;
+	int r = node_of(t, ino, &o);
 
-	if (INO_KIND(ino) == KIND_JOB && INO_FILE(ino) == JF_LAST) {
-		/* The job's name, even once a newer job is the last: the
-		 * target of an inode never changes. */
-		r = engine_job_get_by_id(t->engine, (int64_t)INO_ID(ino), &jv);
-		if (r < 0)
-			return r;
-		if ((size_t)snprintf(buf, bufsz, "%s", jv.name) >= bufsz)
-			return -ENAMETOOLONG;
-		return 0;
-	}
-	if (INO_KIND(ino) == KIND_SNAP) {
-		struct snapshot_view sv;
-		r = engine_snapshot_get_by_seq(t->engine, (int64_t)INO_ID(ino), &sv);
-		if (r < 0)
-			return r;
-		if (INO_FILE(ino) == SF_ROOT)
-			return engine_snapshot_root(t->engine, sv.id, buf, bufsz);
-		if (INO_FILE(ino) == SF_LAST) {
-			/* Its id, even once a newer one is the last (as exec/last). */
-			if ((size_t)snprintf(buf, bufsz, "%s", sv.id) >= bufsz)
-				return -ENAMETOOLONG;
-			return 0;
-		}
-		if (INO_FILE(ino) != SF_LINK)
-			return -EINVAL;
-		if ((size_t)snprintf(buf, bufsz, "../../../snapshots/%s", sv.id) >= bufsz)
-			return -ENAMETOOLONG;
-		return 0;
-	}
-	if (INO_KIND(ino) == KIND_VOLUME && INO_FILE(ino) == VF_DATA) {
-		struct volume_view vv;
-		r = engine_volume_get_by_id(t->engine, (int64_t)INO_ID(ino), &vv);
-		return r < 0 ? r : engine_volume_data(t->engine, vv.name, buf, bufsz);
-	}
-	if (INO_KIND(ino) != KIND_BOX || INO_FILE(ino) != BF_ROOT)
-		return -EINVAL;
-	r = engine_box_get_by_id(t->engine, (int64_t)INO_ID(ino), &v);
 	if (r < 0)
-		return r;
-	return engine_box_root(t->engine, v.name, buf, bufsz);
+		return INO_KIND(ino) == KIND_TEMP ? -EINVAL : r;
+	if (!S_ISLNK(o.node->mode))
+		return -EINVAL;
+	return o.node->link(t, &o, buf, bufsz);
 }
 
 static int lookup_temp(struct tree *t, uint64_t parent, const char *name, struct tree_attr *ret)
@@ -1066,130 +329,126 @@ static int lookup_temp(struct tree *t, uint64_t parent, const char *name, struct
 	return tree_getattr(t, INO(KIND_TEMP, tid, 0), ret);
 }
 
-int tree_lookup(struct tree *t, uint64_t parent, const char *name, struct tree_attr *ret)
+/* Entries of an object's directory that are objects themselves: the jobs
+ * and exec/last in exec/, the snapshots and last in a box's snapshots/. */
+static int lookup_object_entry(struct tree *t, uint64_t parent, const char *name,
+			       struct tree_attr *ret)
+{
+	char box[NAME_MAX_LEN + 1];
+
+	if (is_exec_dir(parent)) {
+		struct job_view jv;
+		if (strcmp(name, "last") == 0) {
+			char last[NAME_MAX_LEN + 1];
+			if (box_name_of(t, parent, box, sizeof box) < 0 ||
+			    engine_job_last(t->engine, box, last, sizeof last) < 0 ||
+			    engine_job_get(t->engine, box, last, &jv) < 0)
+				return -ENOENT;
+			return tree_getattr(t, INO(KIND_JOB, jv.id, JF_LAST), ret);
+		}
+		if (name_valid(name) && box_name_of(t, parent, box, sizeof box) >= 0 &&
+		    engine_job_get(t->engine, box, name, &jv) >= 0)
+			return tree_getattr(t, INO(KIND_JOB, jv.id, JF_DIR), ret);
+		return -ENOENT;
+	}
+	if (INO_KIND(parent) == KIND_BOX && INO_FILE(parent) == BF_SNAPSHOTS) {
+		struct snapshot_view sv;
+		struct box_view v;
+		if (engine_box_get_by_id(t->engine, (int64_t)INO_ID(parent), &v) < 0)
+			return -ENOENT;
+		/* Never an id: those are BOX-SEQ. */
+		if (strcmp(name, "last") == 0)
+			return engine_snapshot_last(t->engine, v.name, &sv) < 0
+				   ? -ENOENT
+				   : tree_getattr(t, INO(KIND_SNAP, sv.seq, SF_LAST), ret);
+		if (engine_snapshot_get(t->engine, name, &sv) < 0 || sv.box_id != v.id)
+			return -ENOENT;
+		return tree_getattr(t, INO(KIND_SNAP, sv.seq, SF_LINK), ret);
+	}
+	return -ENOENT;
+}
+
+/* The entries of the top-level directories: objects by name. */
+static int lookup_top(struct tree *t, uint64_t parent, const char *name, struct tree_attr *ret)
 {
 	const struct pd_config *cfg = engine_config(t->engine);
 	int i;
 
+	if (parent == S_TYPES) {
+		for (size_t k = 0; k < cfg->n_types; k++)
+			if (strcmp(cfg->types[k].name, name) == 0)
+				return tree_getattr(t, INO(KIND_TYPE, k, 0), ret);
+		return -ENOENT;
+	}
+	if (parent == S_IMAGES) {
+		struct image_info img;
+		if (!name_valid(name) || image_get(engine_images_dir(t->engine), name, &img) < 0)
+			return -ENOENT;
+		i = image_slot(t, name);
+		return i < 0 ? i : tree_getattr(t, INO(KIND_IMAGE, i, IF_DIR), ret);
+	}
+	if (parent == S_BOXES) {
+		struct box_view v;
+		if (!name_valid(name) || engine_box_get(t->engine, name, &v) < 0)
+			return -ENOENT;
+		return tree_getattr(t, INO(KIND_BOX, v.id, BF_DIR), ret);
+	}
+	if (parent == S_SNAPSHOTS) {
+		struct snapshot_view sv;
+		if (engine_snapshot_get(t->engine, name, &sv) < 0)
+			return -ENOENT;
+		return tree_getattr(t, INO(KIND_SNAP, sv.seq, SF_DIR), ret);
+	}
+	if (parent == S_TOKENS) {
+		struct auth_token tok;
+		if (auth_token_get(engine_auth(t->engine), name, &tok) < 0)
+			return -ENOENT;
+		return tree_getattr(t, INO(KIND_TOKEN, tok.seq, TF_DIR), ret);
+	}
+	if (parent == S_VOLUMES) {
+		struct volume_view vv;
+		if (!name_valid(name) || engine_volume_get(t->engine, name, &vv) < 0)
+			return -ENOENT;
+		return tree_getattr(t, INO(KIND_VOLUME, vv.id, VF_DIR), ret);
+	}
+	return -ENOENT;
+}
+
+/* The directory row of parent in its kind's table, or -ENOTDIR (also for
+ * temps and inodes no table has). */
+static int dir_row(uint64_t parent, const struct kind **ret_kind)
+{
+	uint64_t k = INO_KIND(parent);
+	unsigned file = k == KIND_STATIC ? (unsigned)parent : INO_FILE(parent);
+	const struct kind *kind = k < tree_n_kinds ? &tree_kinds[k] : NULL;
+
+	if (!kind || !kind->nodes || (k == KIND_STATIC && parent >= kind->n) || file >= kind->n ||
+	    !S_ISDIR(kind->nodes[file].mode))
+		return -ENOTDIR;
+	*ret_kind = kind;
+	return (int)file;
+}
+
+int tree_lookup(struct tree *t, uint64_t parent, const char *name, struct tree_attr *ret)
+{
+	const struct kind *kind;
+	int dir, i, r;
+
 	if (strlen(name) > TREE_NAME_MAX)
 		return -ENAMETOOLONG;
-	switch (INO_KIND(parent)) {
-	case KIND_STATIC:
-		if (parent == S_ROOT) {
-			i = lookup_index(root_nodes, ELEMENTSOF(root_nodes), name);
-			return i < 0 ? i : tree_getattr(t, (uint64_t)i, ret);
-		}
-		if (parent == S_TYPES) {
-			for (size_t k = 0; k < cfg->n_types; k++)
-				if (strcmp(cfg->types[k].name, name) == 0)
-					return tree_getattr(t, INO(KIND_TYPE, k, 0), ret);
-			return -ENOENT;
-		}
-		if (parent == S_IMAGES) {
-			struct image_info img;
-			if (!name_valid(name) ||
-			    image_get(engine_images_dir(t->engine), name, &img) < 0)
-				return -ENOENT;
-			i = image_slot(t, name);
-			return i < 0 ? i : tree_getattr(t, INO(KIND_IMAGE, i, IF_DIR), ret);
-		}
-		if (parent == S_BOXES) {
-			struct box_view v;
-			if (!name_valid(name) || engine_box_get(t->engine, name, &v) < 0)
-				return -ENOENT;
-			return tree_getattr(t, INO(KIND_BOX, v.id, BF_DIR), ret);
-		}
-		if (parent == S_SNAPSHOTS) {
-			struct snapshot_view sv;
-			if (engine_snapshot_get(t->engine, name, &sv) < 0)
-				return -ENOENT;
-			return tree_getattr(t, INO(KIND_SNAP, sv.seq, SF_DIR), ret);
-		}
-		if (parent == S_TOKENS) {
-			struct auth_token tok;
-			if (auth_token_get(engine_auth(t->engine), name, &tok) < 0)
-				return -ENOENT;
-			return tree_getattr(t, INO(KIND_TOKEN, tok.seq, TF_DIR), ret);
-		}
-		if (parent == S_VOLUMES) {
-			struct volume_view vv;
-			if (!name_valid(name) || engine_volume_get(t->engine, name, &vv) < 0)
-				return -ENOENT;
-			return tree_getattr(t, INO(KIND_VOLUME, vv.id, VF_DIR), ret);
-		}
-		return tree_getattr(t, parent, ret) < 0 ? -ENOENT : -ENOTDIR;
-	case KIND_TOKEN:
-		if (INO_FILE(parent) != TF_DIR)
-			return -ENOTDIR;
-		i = lookup_index(token_files, ELEMENTSOF(token_files), name);
-		return i < 0 ? i : tree_getattr(t, parent | (uint64_t)i, ret);
-	case KIND_IMAGE:
-		if (INO_FILE(parent) != IF_DIR)
-			return -ENOTDIR;
-		i = lookup_index(image_files, ELEMENTSOF(image_files), name);
-		return i < 0 ? i : tree_getattr(t, parent | (uint64_t)i, ret);
-	case KIND_SNAP:
-		if (INO_FILE(parent) != SF_DIR)
-			return -ENOTDIR;
-		i = lookup_index(snap_files, ELEMENTSOF(snap_files), name);
-		if (i >= 0)
-			return tree_getattr(t, parent | (uint64_t)i, ret);
-		return lookup_temp(t, parent, name, ret);
-	case KIND_VOLUME:
-		if (INO_FILE(parent) != VF_DIR)
-			return -ENOTDIR;
-		i = lookup_index(volume_files, ELEMENTSOF(volume_files), name);
-		if (i >= 0)
-			return tree_getattr(t, parent | (uint64_t)i, ret);
-		return lookup_temp(t, parent, name, ret);
-	case KIND_JOB:
-		if (INO_FILE(parent) != JF_DIR)
-			return -ENOTDIR;
-		i = lookup_index(job_files, ELEMENTSOF(job_files), name);
-		if (i >= 0)
-			return tree_getattr(t, parent | (uint64_t)i, ret);
-		return lookup_temp(t, parent, name, ret);
-	case KIND_BOX:
-		if (is_exec_dir(parent)) {
-			char box[NAME_MAX_LEN + 1];
-			struct job_view jv;
-			if (strcmp(name, exec_files[XF_NEW].name) == 0)
-				return tree_getattr(t, (parent & ~0xffULL) | BF_EXEC_NEW, ret);
-			if (strcmp(name, "last") == 0) {
-				char last[NAME_MAX_LEN + 1];
-				if (box_name_of(t, parent, box, sizeof box) < 0 ||
-				    engine_job_last(t->engine, box, last, sizeof last) < 0 ||
-				    engine_job_get(t->engine, box, last, &jv) < 0)
-					return -ENOENT;
-				return tree_getattr(t, INO(KIND_JOB, jv.id, JF_LAST), ret);
-			}
-			if (name_valid(name) && box_name_of(t, parent, box, sizeof box) >= 0 &&
-			    engine_job_get(t->engine, box, name, &jv) >= 0)
-				return tree_getattr(t, INO(KIND_JOB, jv.id, JF_DIR), ret);
-			return lookup_temp(t, parent, name, ret);
-		}
-		if (INO_FILE(parent) == BF_SNAPSHOTS) {
-			struct snapshot_view sv;
-			struct box_view v;
-			if (engine_box_get_by_id(t->engine, (int64_t)INO_ID(parent), &v) < 0)
-				return -ENOENT;
-			/* Never an id: those are BOX-SEQ. */
-			if (strcmp(name, "last") == 0)
-				return engine_snapshot_last(t->engine, v.name, &sv) < 0
-					   ? -ENOENT
-					   : tree_getattr(t, INO(KIND_SNAP, sv.seq, SF_LAST), ret);
-			if (engine_snapshot_get(t->engine, name, &sv) < 0 || sv.box_id != v.id)
-				return -ENOENT;
-			return tree_getattr(t, INO(KIND_SNAP, sv.seq, SF_LINK), ret);
-		}
-		if (INO_FILE(parent) != BF_DIR)
-			return -ENOTDIR;
-		i = lookup_index(box_files, ELEMENTSOF(box_files), name);
-		if (i >= 0)
-			return tree_getattr(t, parent | (uint64_t)i, ret);
-		return lookup_temp(t, parent, name, ret);
-	}
-	return -ENOTDIR;
+	dir = dir_row(parent, &kind);
+	if (dir < 0) /* a file, or nothing at all */
+		return INO_KIND(parent) == KIND_STATIC && tree_getattr(t, parent, ret) < 0 ? -ENOENT
+											   : dir;
+	/* The files of its table, then objects, then temps. */
+	i = row_named(kind, (unsigned)dir, name);
+	if (i >= 0)
+		return tree_getattr(t, (parent & ~0xffULL) | (uint64_t)i, ret);
+	r = INO_KIND(parent) == KIND_STATIC ? lookup_top(t, parent, name, ret)
+					    : lookup_object_entry(t, parent, name, ret);
+	if (r != -ENOENT)
+		return r;
+	return lookup_temp(t, parent, name, ret);
 }
 
 int tree_resolve(struct tree *t, const char *path, struct tree_attr *ret)
@@ -1282,125 +541,79 @@ static int add_temps(struct tree *t, struct entries *es, uint64_t parent)
 	return r;
 }
 
-int tree_readdir(struct tree *t, uint64_t ino, struct tree_entry **ret, size_t *ret_n)
+/* The entries of the top-level directories: their objects. */
+static int list_top(struct tree *t, struct entries *es, uint64_t ino)
 {
 	const struct pd_config *cfg = engine_config(t->engine);
-	struct entries es = {0};
 	char **names = NULL;
 	size_t n = 0;
 	int r = 0;
 
-	switch (INO_KIND(ino)) {
-	case KIND_STATIC:
-		if (ino == S_ROOT) {
-			for (size_t i = 1; i < ELEMENTSOF(root_nodes) && r >= 0; i++)
-				if (root_nodes[i].name)
-					r = add_by_lookup(t, &es, ino, root_nodes[i].name);
-		} else if (ino == S_TYPES) {
-			for (size_t i = 0; i < cfg->n_types && r >= 0; i++)
-				r = add_by_lookup(t, &es, ino, cfg->types[i].name);
-		} else if (ino == S_IMAGES || ino == S_BOXES || ino == S_VOLUMES) {
-			r = ino == S_IMAGES  ? image_list(engine_images_dir(t->engine), &names, &n)
-			    : ino == S_BOXES ? engine_box_names(t->engine, &names, &n)
-					     : engine_volume_names(t->engine, &names, &n);
-			for (size_t i = 0; i < n && r >= 0; i++)
-				r = add_by_lookup(t, &es, ino, names[i]);
-			image_list_free(names, n);
-		} else if (ino == S_SNAPSHOTS) {
-			r = engine_snapshot_names(t->engine, NULL, &names, &n);
-			for (size_t i = 0; i < n && r >= 0; i++)
-				r = add_by_lookup(t, &es, ino, names[i]);
-			image_list_free(names, n);
-		} else if (ino == S_TOKENS) {
-			struct auth_token *toks = NULL;
-			r = auth_token_list(engine_auth(t->engine), &toks, &n);
-			for (size_t i = 0; i < n && r >= 0; i++)
-				r = add_by_lookup(t, &es, ino, toks[i].id);
-			free(toks);
-		} else
-			r = tree_getattr(t, ino, &(struct tree_attr){0}) < 0 ? -ENOENT : -ENOTDIR;
-		break;
-	case KIND_TOKEN:
-		if (INO_FILE(ino) != TF_DIR) {
-			r = -ENOTDIR;
-			break;
-		}
-		for (size_t i = 1; i < ELEMENTSOF(token_files) && r >= 0; i++)
-			r = add_by_lookup(t, &es, ino, token_files[i].name);
-		break;
-	case KIND_IMAGE:
-		for (size_t i = 1; i < ELEMENTSOF(image_files) && r >= 0; i++)
-			r = add_by_lookup(t, &es, ino, image_files[i].name);
-		break;
-	case KIND_SNAP:
-		if (INO_FILE(ino) != SF_DIR) {
-			r = -ENOTDIR;
-			break;
-		}
-		for (size_t i = 1; i < ELEMENTSOF(snap_files) && r >= 0; i++)
-			r = add_by_lookup(t, &es, ino, snap_files[i].name);
-		r = r < 0 ? r : add_temps(t, &es, ino);
-		break;
-	case KIND_VOLUME:
-		if (INO_FILE(ino) != VF_DIR) {
-			r = -ENOTDIR;
-			break;
-		}
-		for (size_t i = 1; i < ELEMENTSOF(volume_files) && r >= 0; i++)
-			r = add_by_lookup(t, &es, ino, volume_files[i].name);
-		r = r < 0 ? r : add_temps(t, &es, ino);
-		break;
-	case KIND_JOB:
-		if (INO_FILE(ino) != JF_DIR) {
-			r = -ENOTDIR;
-			break;
-		}
-		for (size_t i = 1; i < ELEMENTSOF(job_files) && r >= 0; i++)
-			r = add_by_lookup(t, &es, ino, job_files[i].name);
-		r = r < 0 ? r : add_temps(t, &es, ino);
-		break;
-	case KIND_BOX: {
-		if (is_exec_dir(ino)) {
-			char box[NAME_MAX_LEN + 1];
-			r = box_name_of(t, ino, box, sizeof box);
-			if (r >= 0)
-				r = add_by_lookup(t, &es, ino, "new");
-			if (r >= 0)
-				r = add_by_lookup(t, &es, ino, "last");
-			if (r >= 0)
-				r = engine_job_names(t->engine, box, &names, &n);
-			for (size_t i = 0; i < n && r >= 0; i++)
-				r = add_by_lookup(t, &es, ino, names[i]);
-			image_list_free(names, n);
-			r = r < 0 ? r : add_temps(t, &es, ino);
-			break;
-		}
-		if (INO_FILE(ino) == BF_SNAPSHOTS) {
-			char box[NAME_MAX_LEN + 1];
-			r = box_name_of(t, ino, box, sizeof box);
-			if (r >= 0)
-				r = add_by_lookup(t, &es, ino, "last");
-			if (r >= 0)
-				r = engine_snapshot_names(t->engine, box, &names, &n);
-			for (size_t i = 0; i < n && r >= 0; i++)
-				r = add_by_lookup(t, &es, ino, names[i]);
-			image_list_free(names, n);
-			break;
-		}
-		if (INO_FILE(ino) != BF_DIR) {
-			r = -ENOTDIR;
-			break;
-		}
-		struct box_view v;
-		r = engine_box_get_by_id(t->engine, (int64_t)INO_ID(ino), &v);
-		for (size_t i = 1; i < ELEMENTSOF(box_files) && r >= 0; i++)
-			r = add_by_lookup(t, &es, ino, box_files[i].name);
-		r = r < 0 ? r : add_temps(t, &es, ino);
-		break;
+	if (ino == S_TYPES) {
+		for (size_t i = 0; i < cfg->n_types && r >= 0; i++)
+			r = add_by_lookup(t, es, ino, cfg->types[i].name);
+	} else if (ino == S_IMAGES || ino == S_BOXES || ino == S_VOLUMES || ino == S_SNAPSHOTS) {
+		r = ino == S_IMAGES  ? image_list(engine_images_dir(t->engine), &names, &n)
+		    : ino == S_BOXES ? engine_box_names(t->engine, &names, &n)
+		    : ino == S_VOLUMES
+			? engine_volume_names(t->engine, &names, &n)
+			: engine_snapshot_names(t->engine, /* box_name= */ NULL, &names, &n);
+		for (size_t i = 0; i < n && r >= 0; i++)
+			r = add_by_lookup(t, es, ino, names[i]);
+		image_list_free(names, n);
+	} else if (ino == S_TOKENS) {
+		struct auth_token *toks = NULL;
+		r = auth_token_list(engine_auth(t->engine), &toks, &n);
+		for (size_t i = 0; i < n && r >= 0; i++)
+			r = add_by_lookup(t, es, ino, toks[i].id);
+		free(toks);
 	}
-	default:
-		r = -ENOTDIR;
-	}
+	return r;
+}
+
+/* The entries of an object's directory that are objects: exec/'s last
+ * and jobs, a box's snapshots/ last and ids. */
+static int list_object_entries(struct tree *t, struct entries *es, uint64_t ino)
+{
+	char box[NAME_MAX_LEN + 1];
+	char **names = NULL;
+	size_t n = 0;
+	int r;
+
+	if (!is_exec_dir(ino) && !(INO_KIND(ino) == KIND_BOX && INO_FILE(ino) == BF_SNAPSHOTS))
+		return 0;
+	r = box_name_of(t, ino, box, sizeof box);
+	if (r >= 0)
+		r = add_by_lookup(t, es, ino, "last");
+	if (r >= 0)
+		r = is_exec_dir(ino) ? engine_job_names(t->engine, box, &names, &n)
+				     : engine_snapshot_names(t->engine, box, &names, &n);
+	for (size_t i = 0; i < n && r >= 0; i++)
+		r = add_by_lookup(t, es, ino, names[i]);
+	image_list_free(names, n);
+	return r;
+}
+
+int tree_readdir(struct tree *t, uint64_t ino, struct tree_entry **ret, size_t *ret_n)
+{
+	const struct kind *kind;
+	struct entries es = {0};
+	struct obj o;
+	int dir, r;
+
+	dir = dir_row(ino, &kind);
+	r = dir < 0 ? dir : node_of(t, ino, &o);
+	if (dir < 0 && INO_KIND(ino) == KIND_STATIC)
+		r = tree_getattr(t, ino, &(struct tree_attr){0}) < 0 ? -ENOENT : -ENOTDIR;
+	/* The files of its table, then objects, then temps. */
+	for (size_t i = 0; r >= 0 && i < kind->n; i++)
+		if (kind->nodes[i].mode && kind->nodes[i].dir == (unsigned)dir)
+			r = add_by_lookup(t, &es, ino, kind->nodes[i].name);
+	if (r >= 0)
+		r = INO_KIND(ino) == KIND_STATIC ? list_top(t, &es, ino)
+						 : list_object_entries(t, &es, ino);
+	if (r >= 0)
+		r = add_temps(t, &es, ino);
 	if (r < 0) {
 		free(es.v);
 		return r;
@@ -1412,119 +625,67 @@ int tree_readdir(struct tree *t, uint64_t ino, struct tree_entry **ret, size_t *
 
 /* --- open, read, write ---------------------------------------------------------------- */
 
-static bool writable(uint32_t mode)
-{
-	return (mode & 0222) != 0;
-}
-
-/* export: starts the archive; import: claims the (empty) volume. A refusal
- * is recorded as the volume's error. */
-static int open_volume_archive(struct tree *t, struct tree_file *f)
-{
-	struct volume_view vv;
-	pd_error err = {0};
-	bool export = INO_FILE(f->ino) == VF_EXPORT;
-	int r;
-
-	r = engine_volume_get_by_id(t->engine, (int64_t)INO_ID(f->ino), &vv);
-	if (r < 0)
-		return r;
-	if (export) {
-		r = volume_export_open(t->engine, vv.name, &f->export, &err);
-		if (r >= 0)
-			f->wait_key = export_stream_key(f->export);
-	} else {
-		r = volume_import_begin(t->engine, vv.name, &f->import, &err);
-	}
-	/* An import is done (and its error cleared) only at close. */
-	if ((r < 0 && err.code) || (r >= 0 && export))
-		engine_volume_record_error(t->engine, vv.name, export ? "export" : "import",
-					   r < 0 ? &err : NULL);
-	return r;
-}
-
-/* snapshots/ID/export: starts the archive; a refusal is recorded as the
- * snapshot's error. */
-static int open_snapshot_export(struct tree *t, struct tree_file *f)
-{
-	struct snapshot_view sv;
-	pd_error err = {0};
-	int r;
-
-	r = engine_snapshot_get_by_seq(t->engine, (int64_t)INO_ID(f->ino), &sv);
-	if (r < 0)
-		return r;
-	r = engine_snapshot_export(t->engine, sv.id, &f->export, &err);
-	if (r >= 0)
-		f->wait_key = export_stream_key(f->export);
-	if (r >= 0 || err.code)
-		engine_snapshot_record_error(t->engine, sv.id, "export", r < 0 ? &err : NULL);
-	return r;
-}
-
-int tree_open(struct tree *t, uint64_t ino, int flags, struct tree_file **ret)
+int tree_open(struct tree *t, uint64_t ino, int flags, struct tree_file **ret,
+	      struct tree_error *te)
 {
 	struct tree_attr a;
 	struct tree_file *f;
 	int acc = flags & O_ACCMODE;
 	struct buf b = {0};
-	uint64_t key;
+	struct obj o = {0};
+	uint32_t mode;
 	int r;
 
-	r = tree_getattr(t, ino, &a);
+	tell_clear(te);
+	if (INO_KIND(ino) == KIND_TEMP) {
+		r = temp_getattr(t, ino, &a);
+		mode = a.mode;
+	} else {
+		r = node_of(t, ino, &o);
+		mode = o.node ? o.node->mode : 0;
+	}
 	if (r < 0)
 		return r;
-	if (S_ISDIR(a.mode))
+	if (S_ISDIR(mode))
 		return -EISDIR;
-	if (S_ISLNK(a.mode))
+	if (S_ISLNK(mode))
 		return -ELOOP;
 	/* Root passes the kernel's permission checks: enforce the modes here. */
-	if (acc != O_RDONLY && !writable(a.mode))
+	if (acc != O_RDONLY && !writable(mode))
 		return -EACCES;
-	if (acc != O_WRONLY && !(a.mode & 0444))
+	if (acc != O_WRONLY && !(mode & 0444))
 		return -EACCES;
-	r = refuse_unstarted(t, ino);
-	if (r < 0)
-		return r;
+	if (o.node) {
+		r = refuse_unstarted(t, &o, te);
+		if (r < 0)
+			return r;
+	}
 	f = calloc(1, sizeof *f);
 	if (!f)
 		return -ENOMEM;
 	f->ino = ino;
 	f->flags = flags;
 	f->stream_fd = -1;
-	if (INO_KIND(ino) == KIND_VOLUME &&
-	    (INO_FILE(ino) == VF_EXPORT || INO_FILE(ino) == VF_IMPORT)) {
-		r = open_volume_archive(t, f);
-		if (r < 0) {
-			free(f);
-			return r;
-		}
-	} else if (INO_KIND(ino) == KIND_SNAP && INO_FILE(ino) == SF_EXPORT) {
-		r = open_snapshot_export(t, f);
-		if (r < 0) {
-			free(f);
-			return r;
-		}
-	} else if (INO_KIND(ino) == KIND_JOB && INO_FILE(ino) == JF_EXIT) {
+	if (!o.node)
+		; /* a temp: read as it is now (temp_read()) */
+	else if (o.node->open)
+		r = o.node->open(t, &o, f, te);
+	else if (o.node->flags & N_AFTER_END) {
 		f->wait_exit = true;
-		f->wait_key = JOB_WAKE_KEY(INO_ID(ino));
-	} else if (stream_key(ino, &key)) {
-		f->wait_key = key;
-		f->stream_fd = open_stream(t, ino, key);
-		if (f->stream_fd < 0) {
-			r = f->stream_fd;
-			free(f);
-			return r;
-		}
-	} else if (acc != O_WRONLY && INO_KIND(ino) != KIND_TEMP) {
-		r = render(t, ino, &b);
-		if (r < 0) {
-			free(b.data);
-			free(f);
-			return r;
-		}
+		f->wait_key = JOB_WAKE_KEY(o.job.id);
+	} else if (o.node->stream) {
+		f->stream_fd = o.node->stream(t, &o, &f->wait_key);
+		r = f->stream_fd < 0 ? f->stream_fd : 0;
+	} else if (acc != O_WRONLY) {
+		/* Rendered once, so every read of this open sees the same bytes. */
+		r = render(t, &o, &b);
 		f->content = b.data;
 		f->len = b.len;
+	}
+	if (r < 0) {
+		free(f->content);
+		free(f);
+		return r;
 	}
 	pd_mutex_lock(&t->lock);
 	f->next = t->files;
@@ -1569,7 +730,7 @@ void tree_release(struct tree *t, struct tree_file *f)
 	if (!f)
 		return;
 	if (f->pending)
-		(void)tree_flush(t, f);
+		(void)tree_flush(t, f, /* te= */ NULL);
 	file_free(t, f);
 }
 
@@ -1627,9 +788,14 @@ int tree_read(struct tree *t, struct tree_file *f, uint64_t off, char *buf, size
 			return r;
 		if (r)
 			return f->flags & O_NONBLOCK ? -EAGAIN : TREE_WAIT;
-		r = render(t, f->ino, &b);
-		if (r < 0)
+		struct obj o;
+		r = node_of(t, f->ino, &o);
+		if (r >= 0)
+			r = render(t, &o, &b);
+		if (r < 0) {
+			free(b.data);
 			return r;
+		}
 		f->content = b.data;
 		f->len = b.len;
 	}
@@ -1643,124 +809,6 @@ int tree_read(struct tree *t, struct tree_file *f, uint64_t off, char *buf, size
 	memcpy(buf, f->content + off, n);
 	*ret_n = n;
 	return 0;
-}
-
-/* Applies one value to a box control file, recording a failure in the box's
- * error file (and a success, which clears that file's). What `snapshot`,
- * `fork` and `restore` made goes to *ret_answer (may be NULL) as a JSON
- * object (tree_file_answer). */
-static int write_box_file_answer(struct tree *t, int64_t id, unsigned file, const char *data,
-				 size_t len, char **ret_answer)
-{
-	char value[VALUE_MAX + 1], made[NAME_MAX_LEN + 1];
-	struct engine_restore res;
-	json_t *answer = NULL;
-	struct box_view v;
-	pd_error err = {0};
-	int r;
-
-	r = engine_box_get_by_id(t->engine, id, &v);
-	if (r < 0)
-		return r;
-	if (file == BF_VOLUMES) {
-		/* A list: several lines, parsed by the engine. */
-		r = engine_box_set_volumes(t->engine, v.name, data, len, &err);
-		goto done;
-	}
-	if (file == BF_POLICY) {
-		r = engine_box_set_policy(t->engine, v.name, data, len, &err);
-		goto done;
-	}
-	r = value_from_write(data, len, VALUE_MAX, value, sizeof value);
-	if (r < 0) {
-		pd_error_set(&err, -EINVAL,
-			     "not a value: write one line of at most %d bytes, no NUL bytes",
-			     VALUE_MAX);
-		goto fail;
-	}
-	switch (file) {
-	case BF_STATE:
-		r = engine_box_set_state(t->engine, v.name, value, &err);
-		break;
-	case BF_TYPE:
-		r = engine_box_set_type(t->engine, v.name, value, &err);
-		break;
-	case BF_IMAGE:
-		r = engine_box_set_image(t->engine, v.name, value, &err);
-		break;
-	case BF_TTL:
-		r = engine_box_set_ttl(t->engine, v.name, value, &err);
-		break;
-	case BF_SNAPSHOT:
-		r = engine_box_snapshot(t->engine, v.name, value, made, sizeof made, &err);
-		if (r >= 0)
-			answer = json_pack("{s:s}", "snapshot", made);
-		break;
-	case BF_FORK:
-		r = engine_box_fork(t->engine, v.name, value, made, sizeof made, &err);
-		if (r >= 0)
-			answer = json_pack("{s:s, s:s}", "box", value, "snapshot", made);
-		break;
-	case BF_RESTORE:
-		r = engine_box_restore(t->engine, v.name, value, &res, &err);
-		if (r >= 0 && res.restarted)
-			answer = json_pack("{s:s, s:b, s:s, s:s}", "snapshot", res.id, "restarted",
-					   1, "before", res.before, "jobs_ended", res.jobs);
-		else if (r >= 0)
-			answer = json_pack("{s:s, s:b}", "snapshot", res.id, "restarted", 0);
-		break;
-	default:
-		return -EACCES;
-	}
-done:
-	if (r >= 0) {
-		if (answer && ret_answer)
-			*ret_answer = json_dumps(answer, JSON_COMPACT);
-		json_decref(answer);
-		engine_box_record_error(t->engine, v.name, box_files[file].name, /* err= */ NULL);
-		return 0;
-	}
-fail:
-	if (!err.code)
-		pd_error_set(&err, r, "%s", strerror(-r));
-	engine_box_record_error(t->engine, v.name, box_files[file].name, &err);
-	return err.code;
-}
-
-static int write_box_file(struct tree *t, int64_t id, unsigned file, const char *data, size_t len)
-{
-	return write_box_file_answer(t, id, file, data, len, NULL);
-}
-
-/* A snapshot's label, with a failure recorded in the snapshot's error. */
-static int write_snap_file(struct tree *t, int64_t seq, unsigned file, const char *data, size_t len)
-{
-	char value[VALUE_MAX + 1];
-	struct snapshot_view v;
-	pd_error err = {0};
-	int r;
-
-	r = engine_snapshot_get_by_seq(t->engine, seq, &v);
-	if (r < 0)
-		return r;
-	if (file != SF_LABEL)
-		return -EACCES;
-	r = value_from_write(data, len, VALUE_MAX, value, sizeof value);
-	if (r < 0)
-		pd_error_set(&err, -EINVAL,
-			     "not a value: write one line of at most %d bytes, no NUL bytes",
-			     VALUE_MAX);
-	else
-		r = engine_snapshot_set_label(t->engine, v.id, value, &err);
-	if (r >= 0) {
-		engine_snapshot_record_error(t->engine, v.id, snap_files[file].name,
-					     /* err= */ NULL);
-		return 0;
-	}
-	if (!err.code)
-		pd_error_set(&err, r, "%s", strerror(-r));
-	engine_snapshot_record_error(t->engine, v.id, snap_files[file].name, &err);
-	return err.code;
 }
 
 /* What a temp of parent may hold: a control value, or for a volume's import
@@ -1915,68 +963,6 @@ static int truncate_temp(struct tree *t, uint64_t id, uint64_t size)
 	return 0;
 }
 
-/* Writes of a job's files (and exec/new), with failures recorded in the
- * box's error file as "exec/JOB/FILE" (a success clears that file's). */
-static int write_job_file(struct tree *t, uint64_t ino, const char *data, size_t len)
-{
-	char box[NAME_MAX_LEN + 1], label[160], value[256], name[NAME_MAX_LEN + 1];
-	struct job_view jv;
-	pd_error err = {0};
-	unsigned file = INO_FILE(ino);
-	int r;
-
-	if (INO_KIND(ino) == KIND_BOX) { /* exec/new */
-		_cleanup_free_ char *cmd = strndup(data, len);
-		r = box_name_of(t, ino, box, sizeof box);
-		if (r < 0)
-			return r;
-		snprintf(label, sizeof label, "exec/new");
-		if (!cmd)
-			r = pd_error_set(&err, -ENOMEM, "out of memory");
-		else if (strlen(cmd) != len)
-			r = pd_error_set(&err, -EINVAL, "cmd: NUL byte");
-		else
-			r = engine_job_new(t->engine, box, cmd, name, sizeof name, &err);
-		goto done;
-	}
-	r = engine_job_get_by_id(t->engine, (int64_t)INO_ID(ino), &jv);
-	if (r < 0)
-		return -ENOENT;
-	{
-		struct box_view v;
-		if (engine_box_get_by_id(t->engine, jv.box_id, &v) < 0)
-			return -ENOENT;
-		snprintf(box, sizeof box, "%s", v.name);
-	}
-	snprintf(label, sizeof label, "exec/%s/%s", jv.name, job_files[file].name);
-	switch (file) {
-	case JF_STDIN:
-		r = engine_job_stdin(t->engine, jv.id, data, len, &err);
-		if (r >= 0 && (size_t)r < len)
-			r = -EAGAIN; /* partial: FUSE writes are all or nothing here */
-		if (r == -EAGAIN)
-			return -EAGAIN;
-		break;
-	case JF_CTL:
-		if (value_from_write(data, len, sizeof value - 1, value, sizeof value) < 0)
-			r = pd_error_set(&err, -EINVAL, "not a value: write one line");
-		else
-			r = engine_job_ctl(t->engine, jv.id, value, &err);
-		break;
-	default:
-		r = engine_job_set(t->engine, jv.id, job_files[file].name, data, len, &err);
-	}
-done:
-	if (r >= 0) {
-		engine_box_record_error(t->engine, box, label, /* err= */ NULL);
-		return 0;
-	}
-	if (!err.code)
-		pd_error_set(&err, r, "%s", strerror(-r));
-	engine_box_record_error(t->engine, box, label, &err);
-	return err.code;
-}
-
 /* Appends one write(2) to the value this open has written so far: a write
  * at offset 0 starts over, one at the end continues it. */
 static int accumulate(struct tree_file *f, uint64_t off, const char *buf, size_t len)
@@ -1997,24 +983,21 @@ static int accumulate(struct tree_file *f, uint64_t off, const char *buf, size_t
 	return 0;
 }
 
-static bool starts_job(uint64_t ino)
-{
-	return (INO_KIND(ino) == KIND_JOB && INO_FILE(ino) == JF_CMD) ||
-	       (INO_KIND(ino) == KIND_BOX && INO_FILE(ino) == BF_EXEC_NEW);
-}
-
 /* Extracts what was written to volumes/NAME/import; the engine records a
  * refusal as the volume's error. */
-static int finish_import(struct tree_file *f)
+static int finish_import(struct tree_file *f, struct tree_error *te)
 {
 	pd_error err = {0};
+	int r = volume_import_finish(TAKE_PTR(f->import), &err);
 
-	return volume_import_finish(TAKE_PTR(f->import), &err);
+	if (r < 0 && err.code)
+		tree_tell(te, "import", &err);
+	return r;
 }
 
 /* One write(2) of volumes/NAME/import. */
 static int write_import(struct tree *t, struct tree_file *f, uint64_t off, const char *buf,
-			size_t len)
+			size_t len, struct tree_error *te)
 {
 	struct volume_view vv;
 	pd_error err = {0};
@@ -2026,96 +1009,122 @@ static int write_import(struct tree *t, struct tree_file *f, uint64_t off, const
 	/* Applied at close, but not at the flush of a descriptor closed
 	 * before any write (a shell's dup2 of a redirection). */
 	f->pending = r >= 0;
-	if (r < 0 && engine_volume_get_by_id(t->engine, (int64_t)INO_ID(f->ino), &vv) >= 0)
+	if (r < 0 && engine_volume_get_by_id(t->engine, (int64_t)INO_ID(f->ino), &vv) >= 0) {
 		engine_volume_record_error(t->engine, vv.name, "import", &err);
+		tree_tell(te, "import", &err);
+	}
 	return r;
 }
 
-int tree_flush(struct tree *t, struct tree_file *f)
+/* Applies one value to o's file through its row's write handler, records
+ * the outcome in the object's error file (a failure; a success clears that
+ * file's) and hands a failure's line to the caller (te). What the write
+ * made goes to f->answer (tree_file_answer()). */
+static int apply(struct tree *t, struct tree_file *f, const struct obj *o, const char *data,
+		 size_t len, struct tree_error *te)
 {
+	const struct node *n = o->node;
+	char value[VALUE_MAX + 1], label[NAME_MAX_LEN + 64];
+	json_t *answer = NULL;
+	pd_error err = {0};
+	int r;
+
+	free(f->answer);
+	f->answer = NULL;
+	node_label(o, label, sizeof label);
+	if ((n->flags & N_LINE) && value_from_write(data, len, VALUE_MAX, value, sizeof value) < 0)
+		r = pd_error_set(&err, -EINVAL,
+				 "not a value: write one line of at most %d bytes, no NUL bytes",
+				 VALUE_MAX);
+	else if (n->flags & N_LINE)
+		r = n->write(t, o, value, strlen(value), &err, &answer);
+	else
+		r = n->write(t, o, data, len, &err, &answer);
+	if (r == -EAGAIN && (n->flags & N_PARTIAL))
+		return r;
+	if (r >= 0) {
+		if (answer)
+			f->answer = json_dumps(answer, JSON_COMPACT);
+		json_decref(answer);
+		o->kind->record(t, o, label, /* err= */ NULL);
+		return 0;
+	}
+	json_decref(answer);
+	if (!err.code)
+		pd_error_set(&err, r, "%s", strerror(-r));
+	o->kind->record(t, o, label, &err);
+	return tree_tell(te, label, &err);
+}
+
+int tree_flush(struct tree *t, struct tree_file *f, struct tree_error *te)
+{
+	struct obj o;
+	int r;
+
+	tell_clear(te);
 	if (!f->pending)
 		return 0;
 	f->pending = false;
 	if (f->import)
-		return finish_import(f);
-	if (INO_KIND(f->ino) == KIND_BOX && INO_FILE(f->ino) == BF_POLICY)
-		return write_box_file(t, (int64_t)INO_ID(f->ino), BF_POLICY, f->wbuf ? f->wbuf : "",
-				      f->wlen);
-	return write_job_file(t, f->ino, f->wbuf ? f->wbuf : "", f->wlen);
+		return finish_import(f, te);
+	r = node_of(t, f->ino, &o);
+	if (r < 0)
+		return r;
+	return apply(t, f, &o, f->wbuf ? f->wbuf : "", f->wlen, te);
 }
 
-int tree_write(struct tree *t, struct tree_file *f, uint64_t off, const char *buf, size_t len)
+int tree_write(struct tree *t, struct tree_file *f, uint64_t off, const char *buf, size_t len,
+	       struct tree_error *te)
 {
+	const struct node *n;
+	struct obj o;
 	int r;
 
-	if (starts_job(f->ino)) {
-		/* A command may come in several writes (a shell's printf
-		 * writes line by line): it starts when the file is closed.
-		 * What can be refused now is refused now. */
-		struct job_view jv;
-		if (INO_KIND(f->ino) == KIND_JOB &&
-		    engine_job_get_by_id(t->engine, (int64_t)INO_ID(f->ino), &jv) >= 0 &&
-		    jv.state != JOB_CREATED)
-			return write_job_file(t, f->ino, buf, len); /* EBUSY, recorded */
+	tell_clear(te);
+	if (INO_KIND(f->ino) == KIND_TEMP)
+		return write_temp(t, INO_ID(f->ino), off, buf, len);
+	r = node_of(t, f->ino, &o);
+	if (r < 0)
+		return r;
+	n = o.node;
+	if (!n->write && !(n->flags & N_IMPORT))
+		return -EACCES;
+	if (n->flags & N_IMPORT)
+		return write_import(t, f, off, buf, len, te);
+	if (n->flags & N_AT_CLOSE) {
+		/* What can be refused now is refused now: cmd of a job that
+		 * has started (EBUSY, recorded). */
+		if (o.kind == &tree_kinds[KIND_JOB] && o.job.state != JOB_CREATED)
+			return apply(t, f, &o, buf, len, te);
 		r = accumulate(f, off, buf, len);
 		if (r < 0)
 			return r;
 		f->pending = true;
 		return 0;
 	}
-	if (INO_KIND(f->ino) == KIND_JOB && INO_FILE(f->ino) == JF_ENV) {
-		r = accumulate(f, off, buf, len);
-		return r < 0 ? r : write_job_file(t, f->ino, f->wbuf, f->wlen);
-	}
-	if (INO_KIND(f->ino) == KIND_BOX &&
-	    (INO_FILE(f->ino) == BF_VOLUMES || INO_FILE(f->ino) == BF_POLICY)) {
-		/* The list may come in several writes: each applies the whole
-		 * list written so far. A bare "allowlist" (a shell's printf
-		 * writes line by line) waits for its entries: applied, or
-		 * refused, at close if none come. */
+	if (n->flags & N_WHOLE) {
 		r = accumulate(f, off, buf, len);
 		if (r < 0)
 			return r;
-		f->pending = false;
-		if (INO_FILE(f->ino) == BF_POLICY && policy_awaits_entries(f->wbuf, f->wlen)) {
-			f->pending = true;
-			return 0;
-		}
-		return write_box_file(t, (int64_t)INO_ID(f->ino), INO_FILE(f->ino), f->wbuf,
-				      f->wlen);
+		f->pending = n->waits && n->waits(f->wbuf, f->wlen);
+		return f->pending ? 0 : apply(t, f, &o, f->wbuf, f->wlen, te);
 	}
-	if (INO_KIND(f->ino) == KIND_VOLUME && INO_FILE(f->ino) == VF_IMPORT)
-		return write_import(t, f, off, buf, len);
-	if (INO_KIND(f->ino) == KIND_JOB)
-		return write_job_file(t, f->ino, buf, len);
-	switch (INO_KIND(f->ino)) {
-	case KIND_BOX:
-		(void)off; /* each write(2) is one whole value */
-		free(f->answer);
-		f->answer = NULL;
-		return write_box_file_answer(t, (int64_t)INO_ID(f->ino), INO_FILE(f->ino), buf, len,
-					     &f->answer);
-	case KIND_SNAP:
-		return write_snap_file(t, (int64_t)INO_ID(f->ino), INO_FILE(f->ino), buf, len);
-	case KIND_TEMP:
-		return write_temp(t, INO_ID(f->ino), off, buf, len);
-	}
-	return -EACCES;
+	return apply(t, f, &o, buf, len, te); /* each write(2) is one whole value */
 }
 
 int tree_truncate(struct tree *t, uint64_t ino, uint64_t size)
 {
-	struct tree_attr a;
+	struct obj o;
 	int r;
 
 	if (INO_KIND(ino) == KIND_TEMP)
 		return truncate_temp(t, INO_ID(ino), size);
-	r = tree_getattr(t, ino, &a);
+	r = node_of(t, ino, &o);
 	if (r < 0)
 		return r;
-	if (S_ISDIR(a.mode))
+	if (S_ISDIR(o.node->mode))
 		return -EISDIR;
-	if (!writable(a.mode))
+	if (!writable(o.node->mode))
 		return -EACCES;
 	/* Truncating a control file is how shells open it for writing: it
 	 * changes nothing. */
@@ -2198,12 +1207,13 @@ int tree_mkdir(struct tree *t, uint64_t parent, const char *name, struct tree_at
 	return tree_lookup(t, parent, name, ret);
 }
 
-int tree_rmdir(struct tree *t, uint64_t parent, const char *name)
+int tree_rmdir(struct tree *t, uint64_t parent, const char *name, struct tree_error *te)
 {
 	struct tree_attr a;
 	pd_error err = {0};
 	int r;
 
+	tell_clear(te);
 	r = tree_lookup(t, parent, name, &a);
 	if (r < 0)
 		return r;
@@ -2218,6 +1228,8 @@ int tree_rmdir(struct tree *t, uint64_t parent, const char *name)
 			char label[100];
 			snprintf(label, sizeof label, "exec/%s", name);
 			engine_box_record_error(t->engine, box, label, r < 0 ? &err : NULL);
+			if (r < 0)
+				tree_tell(te, label, &err);
 		}
 		if (r >= 0)
 			drop_orphan_temps(t);
@@ -2228,16 +1240,20 @@ int tree_rmdir(struct tree *t, uint64_t parent, const char *name)
 	if (parent == S_SNAPSHOTS) {
 		/* The reason of a refusal goes to the snapshot's own error. */
 		r = engine_snapshot_delete(t->engine, name, &err);
-		if (r < 0 && err.code)
+		if (r < 0 && err.code) {
 			engine_snapshot_record_error(t->engine, name, "rmdir", &err);
+			tree_tell(te, "rmdir", &err);
+		}
 		if (r >= 0)
 			drop_orphan_temps(t);
 		return r;
 	}
 	if (parent == S_VOLUMES) {
 		r = engine_volume_delete(t->engine, name, &err);
-		if (r < 0 && err.code)
+		if (r < 0 && err.code) {
 			engine_volume_record_error(t->engine, name, "rmdir", &err);
+			tree_tell(te, "rmdir", &err);
+		}
 		if (r >= 0)
 			drop_orphan_temps(t);
 		return r;
@@ -2247,54 +1263,28 @@ int tree_rmdir(struct tree *t, uint64_t parent, const char *name)
 	r = engine_box_delete(t->engine, name, &err);
 	if (r < 0) {
 		engine_box_record_error(t->engine, name, "rmdir", &err);
+		tree_tell(te, "rmdir", &err);
 		return r;
 	}
 	drop_orphan_temps(t);
 	return 0;
 }
 
-/* The files a directory node holds itself (its table above); NULL for one
- * that holds only objects (boxes/, snapshots/, a box's snapshots/). */
-static const struct node_def *dir_files(uint64_t dir, size_t *ret_n)
-{
-#define FILES(table) (*ret_n = ELEMENTSOF(table), (table))
-	switch (INO_KIND(dir)) {
-	case KIND_STATIC:
-		return dir == S_ROOT ? FILES(root_nodes) : NULL;
-	case KIND_BOX:
-		return INO_FILE(dir) == BF_DIR	  ? FILES(box_files)
-		       : INO_FILE(dir) == BF_EXEC ? FILES(exec_files)
-						  : NULL;
-	case KIND_JOB:
-		return INO_FILE(dir) == JF_DIR ? FILES(job_files) : NULL;
-	case KIND_SNAP:
-		return INO_FILE(dir) == SF_DIR ? FILES(snap_files) : NULL;
-	case KIND_VOLUME:
-		return INO_FILE(dir) == VF_DIR ? FILES(volume_files) : NULL;
-	case KIND_TOKEN:
-		return INO_FILE(dir) == TF_DIR ? FILES(token_files) : NULL;
-	case KIND_IMAGE:
-		return INO_FILE(dir) == IF_DIR ? FILES(image_files) : NULL;
-	}
-	return NULL;
-#undef FILES
-}
-
 /* The temp-then-rename write works for every writable file: temps may be
- * made in exactly the directories whose table holds a writable regular
- * file, while the directory's object exists. A new directory or file gets
- * it from its table, with nothing to add here. */
+ * made in exactly the directories that list a writable regular file in
+ * their kind's table, while the directory's object exists. A new row gets
+ * it with nothing to add here. */
 static bool temps_allowed(struct tree *t, uint64_t parent)
 {
-	const struct node_def *defs;
-	struct tree_attr a;
+	const struct kind *kind;
+	struct obj o;
 	bool any = false;
-	size_t n = 0;
+	int dir = dir_row(parent, &kind);
 
-	defs = dir_files(parent, &n);
-	for (size_t i = 1; defs && i < n && !any; i++)
-		any = defs[i].name && S_ISREG(defs[i].mode) && writable(defs[i].mode);
-	return any && tree_getattr(t, parent, &a) >= 0 && S_ISDIR(a.mode);
+	for (size_t i = 0; dir >= 0 && i < kind->n && !any; i++)
+		any = kind->nodes[i].dir == (unsigned)dir && S_ISREG(kind->nodes[i].mode) &&
+		      writable(kind->nodes[i].mode);
+	return any && node_of(t, parent, &o) >= 0;
 }
 
 /* Temps of a volume's directory hold the archive an import takes (its only
@@ -2321,7 +1311,7 @@ int tree_create(struct tree *t, uint64_t parent, const char *name, int flags, st
 	if (r >= 0) {
 		if (flags & O_EXCL)
 			return -EEXIST;
-		r = tree_open(t, a.ino, flags, ret_f);
+		r = tree_open(t, a.ino, flags, ret_f, /* te= */ NULL);
 		if (r >= 0)
 			*ret = a;
 		return r;
@@ -2357,7 +1347,7 @@ int tree_create(struct tree *t, uint64_t parent, const char *name, int flags, st
 
 	r = tree_getattr(t, ino, ret);
 	if (r >= 0)
-		r = tree_open(t, ino, flags & ~O_TRUNC, ret_f);
+		r = tree_open(t, ino, flags & ~O_TRUNC, ret_f, /* te= */ NULL);
 	return r;
 }
 
@@ -2392,7 +1382,7 @@ static int apply_temp(struct tree *t, uint64_t id, uint64_t target)
 
 	if (!buf)
 		return -ENOMEM;
-	r = tree_open(t, target, O_WRONLY | O_TRUNC, &f);
+	r = tree_open(t, target, O_WRONLY | O_TRUNC, &f, /* te= */ NULL);
 	if (r < 0)
 		return r;
 	for (;;) {
@@ -2400,13 +1390,13 @@ static int apply_temp(struct tree *t, uint64_t id, uint64_t target)
 		r = temp_read(t, id, off, buf, TEMP_DATA_MAX, &n);
 		if (r < 0 || (n == 0 && off > 0))
 			break;
-		r = tree_write(t, f, off, buf, n);
+		r = tree_write(t, f, off, buf, n, /* te= */ NULL);
 		if (r < 0 || n == 0)
 			break;
 		off += n;
 	}
 	if (r >= 0)
-		r = tree_flush(t, f);
+		r = tree_flush(t, f, /* te= */ NULL);
 	/* Not tree_release(): after a failure nothing pending is applied. */
 	file_free(t, f);
 	return r;
@@ -2466,12 +1456,32 @@ bool tree_entries_volatile(uint64_t parent)
 
 /* --- life ---------------------------------------------------------------------------------- */
 
+/* What the tables promise the generic code: every row has the handler its
+ * mode and flags need. */
+static void check_tables(void)
+{
+	for (size_t k = 0; k < tree_n_kinds; k++)
+		for (size_t i = 0; tree_kinds[k].nodes && i < tree_kinds[k].n; i++) {
+			const struct node *n = &tree_kinds[k].nodes[i];
+			if (!n->mode)
+				continue;
+			assert(n->name);
+			assert(!S_ISLNK(n->mode) || n->link);
+			assert(!S_ISREG(n->mode) || !writable(n->mode) || n->write ||
+			       (n->flags & N_IMPORT));
+			assert(!n->write || tree_kinds[k].record);
+			assert(!(n->flags & (N_AFTER_END | N_NEEDS_START)) || k == KIND_JOB);
+			assert(n->dir == NODE_UNLISTED || n->dir < tree_kinds[k].n);
+		}
+}
+
 int tree_new(struct engine *e, struct tree **ret)
 {
 	struct tree *t = calloc(1, sizeof *t);
 
 	if (!t)
 		return -ENOMEM;
+	check_tables();
 	t->engine = e;
 	t->started = time(NULL);
 	pd_mutex_init(&t->lock, LOCK_RANK_LEAF, 0, "tree lock");

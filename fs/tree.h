@@ -8,7 +8,8 @@
  * nothing here is a second copy of engine state.
  *
  * Control files: a write takes effect in tree_write() and returns its error
- * there; the reason goes to the owning box's `error` file. Files created in
+ * there; the reason goes to the owning object's `error` file and, the same
+ * line, to the caller (struct tree_error). Files created in
  * a directory that holds a writable file (a box, exec/, a job, a snapshot, a
  * volume: read from the node tables, so none is missed) are temporary files
  * (for the "write a temp file, rename it over the target" pattern), held in
@@ -55,6 +56,19 @@ struct tree_attr {
 	time_t mtime;
 };
 
+/* Why a call failed, for an adapter to show a person: the line the call
+ * recorded in its object's `error` file ("TIME FILE: reason (ERRNO)", as
+ * the file shows it; engine_error_line()), or code 0 and "" when it recorded
+ * none (a path that does not exist, a mode that refuses: the errno says it
+ * all). Filled by the call itself, so of two calls at once each gets its
+ * own reason, whatever the error file holds by the time it is read.
+ * Functions that take one accept NULL (FUSE can only pass on the errno). */
+#define TREE_ERROR_MAX (PD_ERROR_MAX + 64)
+struct tree_error {
+	int code; /* -errno, or 0 */
+	char text[TREE_ERROR_MAX];
+};
+
 struct tree_entry {
 	char name[TREE_NAME_MAX + 1];
 	struct tree_attr attr;
@@ -85,7 +99,8 @@ int tree_readdir(struct tree *t, uint64_t ino, struct tree_entry **ret, size_t *
 /* Opens a file. flags as for open(2): O_ACCMODE, O_TRUNC, O_NONBLOCK.
  * Regular values are rendered once here, so every read of one open sees
  * the same bytes. */
-int tree_open(struct tree *t, uint64_t ino, int flags, struct tree_file **ret);
+int tree_open(struct tree *t, uint64_t ino, int flags, struct tree_file **ret,
+	      struct tree_error *te);
 void tree_release(struct tree *t, struct tree_file *f);
 
 /* Reads up to size bytes at off. Returns 0 with the count in *ret_n
@@ -101,7 +116,8 @@ bool tree_file_is_stream(const struct tree_file *f);
 uint64_t tree_file_wait_key(const struct tree_file *f);
 
 /* One write(2). Returns 0 (all of len taken) or -errno. */
-int tree_write(struct tree *t, struct tree_file *f, uint64_t off, const char *buf, size_t len);
+int tree_write(struct tree *t, struct tree_file *f, uint64_t off, const char *buf, size_t len,
+	       struct tree_error *te);
 
 /* What the last write of f made, as a JSON object, or NULL: `snapshot`
  * {"snapshot":ID}, `fork` {"box":NEW,"snapshot":ID}, `restore`
@@ -113,14 +129,14 @@ const char *tree_file_answer(const struct tree_file *f);
 
 /* close(2) of one descriptor: applies a value that waits for it (a job's
  * cmd, exec/new) and returns its error. Called again by tree_release(). */
-int tree_flush(struct tree *t, struct tree_file *f);
+int tree_flush(struct tree *t, struct tree_file *f, struct tree_error *te);
 
 /* truncate(2)/O_TRUNC: accepted on writable files, changes nothing on
  * control files. */
 int tree_truncate(struct tree *t, uint64_t ino, uint64_t size);
 
 int tree_mkdir(struct tree *t, uint64_t parent, const char *name, struct tree_attr *ret);
-int tree_rmdir(struct tree *t, uint64_t parent, const char *name);
+int tree_rmdir(struct tree *t, uint64_t parent, const char *name, struct tree_error *te);
 
 /* Creates (or opens, if it exists) a file in a directory that allows
  * temporary files. */

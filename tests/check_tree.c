@@ -230,7 +230,7 @@ static const char *cat(const char *path)
 	struct tree_file *f;
 	int r, end;
 
-	r = tree_open(tr, ino_of(path), O_RDONLY | O_NONBLOCK, &f);
+	r = tree_open(tr, ino_of(path), O_RDONLY | O_NONBLOCK, &f, NULL);
 	ck_assert_msg(r == 0, "open %s: %d", path, r);
 	char *s = read_open(f, &end);
 	tree_release(tr, f);
@@ -246,10 +246,10 @@ static int write_path(const char *path, const void *data, size_t len)
 	r = tree_resolve(tr, path, &a);
 	if (r < 0)
 		return r;
-	r = tree_open(tr, a.ino, O_WRONLY, &f);
+	r = tree_open(tr, a.ino, O_WRONLY, &f, NULL);
 	if (r < 0)
 		return r;
-	r = tree_write(tr, f, 0, data, len);
+	r = tree_write(tr, f, 0, data, len, NULL);
 	tree_release(tr, f);
 	return r;
 }
@@ -311,7 +311,7 @@ static struct tree_file *create_temp(uint64_t dir, const char *name)
 static void write_temp(uint64_t dir, const char *name, const char *content)
 {
 	struct tree_file *f = create_temp(dir, name);
-	ck_assert_int_eq(tree_write(tr, f, 0, content, strlen(content)), 0);
+	ck_assert_int_eq(tree_write(tr, f, 0, content, strlen(content), NULL), 0);
 	tree_release(tr, f);
 }
 
@@ -615,15 +615,15 @@ START_TEST(test_write_type)
 	ck_assert_int_eq(write_str("boxes/web/type", "small"), 0);
 
 	/* The shell's way: O_TRUNC, then one write. */
-	ck_assert_int_eq(tree_open(tr, ino_of("boxes/web/type"), O_WRONLY | O_TRUNC, &f), 0);
-	ck_assert_int_eq(tree_write(tr, f, 0, "medium\n", 7), 0);
+	ck_assert_int_eq(tree_open(tr, ino_of("boxes/web/type"), O_WRONLY | O_TRUNC, &f, NULL), 0);
+	ck_assert_int_eq(tree_write(tr, f, 0, "medium\n", 7, NULL), 0);
 	tree_release(tr, f);
 	ck_assert_str_eq(cat("boxes/web/type"), "medium\n");
 	assert_has(cat("boxes/web/info"), "\"type\":\"medium\"");
 	ck_assert_str_eq(cat("boxes/web/error"), "");
 
 	/* Values read at open stay fixed for that open. */
-	ck_assert_int_eq(tree_open(tr, ino_of("boxes/web/type"), O_RDONLY, &f), 0);
+	ck_assert_int_eq(tree_open(tr, ino_of("boxes/web/type"), O_RDONLY, &f, NULL), 0);
 	ck_assert_int_eq(write_str("boxes/web/type", "large"), 0);
 	int end;
 	ck_assert_str_eq(read_open(f, &end), "medium\n");
@@ -710,7 +710,7 @@ START_TEST(test_restart_keeps_boxes)
 	ck_assert_str_eq(cat("boxes/web/type"), "medium\n");
 	ck_assert_str_eq(cat("boxes/db/state"), "created\n");
 	assert_has(cat("boxes/db/error"), "(EIO)");
-	ck_assert_int_eq(tree_rmdir(tr, ino_of("boxes"), "web"), 0);
+	ck_assert_int_eq(tree_rmdir(tr, ino_of("boxes"), "web", NULL), 0);
 	ck_assert_uint_eq(dir_count(ino_of("boxes")), 1);
 }
 END_TEST
@@ -725,7 +725,7 @@ START_TEST(test_truncate_control)
 	ck_assert_str_eq(cat("boxes/web/state"), "created\n");
 	ck_assert_str_eq(cat("boxes/web/type"), "small\n");
 
-	ck_assert_int_eq(tree_open(tr, ino_of("boxes/web/state"), O_WRONLY | O_TRUNC, &f), 0);
+	ck_assert_int_eq(tree_open(tr, ino_of("boxes/web/state"), O_WRONLY | O_TRUNC, &f, NULL), 0);
 	tree_release(tr, f);
 	ck_assert_str_eq(cat("boxes/web/state"), "created\n");
 }
@@ -739,12 +739,13 @@ START_TEST(test_free_open_files)
 	struct tree_file *w, *ev, *pol;
 
 	make_box("web");
-	ck_assert_int_eq(tree_open(tr, ino_of("boxes/web/type"), O_WRONLY | O_TRUNC, &w), 0);
-	ck_assert_int_eq(tree_write(tr, w, 0, "large\n", 6), 0);
-	ck_assert_int_eq(tree_open(tr, ino_of("boxes/web/events"), O_RDONLY, &ev), 0);
+	ck_assert_int_eq(tree_open(tr, ino_of("boxes/web/type"), O_WRONLY | O_TRUNC, &w, NULL), 0);
+	ck_assert_int_eq(tree_write(tr, w, 0, "large\n", 6, NULL), 0);
+	ck_assert_int_eq(tree_open(tr, ino_of("boxes/web/events"), O_RDONLY, &ev, NULL), 0);
 	ck_assert_int_eq(write_str("boxes/web/policy", "deny-all\n"), 0);
-	ck_assert_int_eq(tree_open(tr, ino_of("boxes/web/policy"), O_WRONLY | O_TRUNC, &pol), 0);
-	ck_assert_int_eq(tree_write(tr, pol, 0, "allowlist\n", 10), 0);
+	ck_assert_int_eq(tree_open(tr, ino_of("boxes/web/policy"), O_WRONLY | O_TRUNC, &pol, NULL),
+			 0);
+	ck_assert_int_eq(tree_write(tr, pol, 0, "allowlist\n", 10, NULL), 0);
 	tr = tree_free(tr);
 	ck_assert_int_eq(tree_new(eng, &tr), 0);
 	ck_assert_str_eq(cat("boxes/web/type"), "large\n");
@@ -784,8 +785,8 @@ START_TEST(test_temp_listing_unlink)
 	ck_assert(dir_has(box, "a.tmp", &a));
 	ck_assert_uint_eq(a.mode, S_IFREG | 0660);
 	ck_assert_uint_eq(a.size, 0);
-	ck_assert_int_eq(tree_write(tr, f, 0, "hello ", 6), 0);
-	ck_assert_int_eq(tree_write(tr, f, 6, "world", 5), 0);
+	ck_assert_int_eq(tree_write(tr, f, 0, "hello ", 6, NULL), 0);
+	ck_assert_int_eq(tree_write(tr, f, 6, "world", 5, NULL), 0);
 	tree_release(tr, f);
 
 	ck_assert_int_eq(tree_lookup(tr, box, "a.tmp", &l), 0);
@@ -794,8 +795,8 @@ START_TEST(test_temp_listing_unlink)
 	ck_assert_str_eq(cat("boxes/web/a.tmp"), "hello world");
 
 	/* Reads of an open temp see its current bytes. */
-	ck_assert_int_eq(tree_open(tr, l.ino, O_RDWR, &f), 0);
-	ck_assert_int_eq(tree_write(tr, f, 11, "!", 1), 0);
+	ck_assert_int_eq(tree_open(tr, l.ino, O_RDWR, &f, NULL), 0);
+	ck_assert_int_eq(tree_write(tr, f, 11, "!", 1, NULL), 0);
 	ck_assert_str_eq(read_open(f, &end), "hello world!");
 	ck_assert_int_eq(end, 0);
 	tree_release(tr, f);
@@ -844,7 +845,7 @@ START_TEST(test_create_existing_control)
 	/* open(O_CREAT) of an existing control file opens it. */
 	ck_assert_int_eq(tree_create(tr, box, "type", O_WRONLY | O_CREAT | O_TRUNC, &a, &f), 0);
 	ck_assert_uint_eq(a.ino, ino_of("boxes/web/type"));
-	ck_assert_int_eq(tree_write(tr, f, 0, "large\n", 6), 0);
+	ck_assert_int_eq(tree_write(tr, f, 0, "large\n", 6, NULL), 0);
 	tree_release(tr, f);
 	ck_assert_str_eq(cat("boxes/web/type"), "large\n");
 	ck_assert_uint_eq(dir_count(box), BOX_FILES);
@@ -862,7 +863,7 @@ START_TEST(test_events_box)
 	make_box("web");
 	a = attr_of("boxes/web/events");
 
-	ck_assert_int_eq(tree_open(tr, a.ino, O_RDONLY | O_NONBLOCK, &f), 0);
+	ck_assert_int_eq(tree_open(tr, a.ino, O_RDONLY | O_NONBLOCK, &f, NULL), 0);
 	ck_assert(tree_file_is_stream(f));
 	ck_assert_uint_ne(tree_file_wait_key(f), 0);
 	const char *text = read_open(f, &end);
@@ -883,7 +884,7 @@ START_TEST(test_events_box)
 	tree_release(tr, f);
 
 	/* Without O_NONBLOCK the read at the end parks. */
-	ck_assert_int_eq(tree_open(tr, a.ino, O_RDONLY, &f), 0);
+	ck_assert_int_eq(tree_open(tr, a.ino, O_RDONLY, &f, NULL), 0);
 	text = read_open(f, &end);
 	ck_assert_int_eq(end, TREE_WAIT);
 	assert_has(text, " created\n");
@@ -912,7 +913,7 @@ START_TEST(test_events_end_race)
 	int end;
 
 	make_box("web");
-	ck_assert_int_eq(tree_open(tr, ino_of("boxes/web/events"), O_RDONLY, &f), 0);
+	ck_assert_int_eq(tree_open(tr, ino_of("boxes/web/events"), O_RDONLY, &f, NULL), 0);
 	off = strlen(read_open(f, &end));
 	ck_assert_int_eq(end, TREE_WAIT);
 	hook_suffix = "/events";
@@ -932,7 +933,7 @@ START_TEST(test_events_global)
 	struct tree_file *f;
 	int end;
 
-	ck_assert_int_eq(tree_open(tr, ino_of("events"), O_RDONLY | O_NONBLOCK, &f), 0);
+	ck_assert_int_eq(tree_open(tr, ino_of("events"), O_RDONLY | O_NONBLOCK, &f, NULL), 0);
 	ck_assert(tree_file_is_stream(f));
 	ck_assert_uint_eq(tree_file_wait_key(f), 0);
 	ck_assert_str_eq(read_open(f, &end), "");
@@ -947,7 +948,7 @@ START_TEST(test_events_global)
 	ck_assert(strstr(text, " web created\n") < strstr(text, " db created\n"));
 
 	/* The global stream never ends. */
-	ck_assert_int_eq(tree_open(tr, ino_of("events"), O_RDONLY, &f), 0);
+	ck_assert_int_eq(tree_open(tr, ino_of("events"), O_RDONLY, &f, NULL), 0);
 	read_open(f, &end);
 	ck_assert_int_eq(end, TREE_WAIT);
 	tree_release(tr, f);
@@ -963,7 +964,7 @@ START_TEST(test_rmdir)
 
 	make_box("keep");
 	write_temp(box, "x.tmp", "x");
-	ck_assert_int_eq(tree_rmdir(tr, boxes, "web"), 0);
+	ck_assert_int_eq(tree_rmdir(tr, boxes, "web", NULL), 0);
 	ck_assert(!dir_has(boxes, "web", NULL));
 	ck_assert(dir_has(boxes, "keep", NULL));
 	ck_assert_int_eq(tree_lookup(tr, boxes, "web", &a), -ENOENT);
@@ -1003,7 +1004,8 @@ START_TEST(test_exec_last_nodes)
 	ck_assert_uint_eq(first.size, 1);
 	ck_assert_int_eq(tree_readlink(tr, first.ino, target, sizeof target), 0);
 	ck_assert_str_eq(target, "a");
-	ck_assert_int_eq(tree_open(tr, first.ino, O_RDONLY, &(struct tree_file *){NULL}), -ELOOP);
+	ck_assert_int_eq(tree_open(tr, first.ino, O_RDONLY, &(struct tree_file *){NULL}, NULL),
+			 -ELOOP);
 
 	/* A newer job is a new node; the old node keeps its target. */
 	ck_assert_int_eq(tree_mkdir(tr, exec, "bb", &a), 0);
@@ -1022,12 +1024,12 @@ START_TEST(test_exec_last_nodes)
 	ck_assert_int_eq(tree_resolve(tr, "boxes/web/exec/a/last", &a), -ENOENT);
 
 	/* Deleting the last job hands exec/last back; its node is gone. */
-	ck_assert_int_eq(tree_rmdir(tr, exec, "bb"), 0);
+	ck_assert_int_eq(tree_rmdir(tr, exec, "bb", NULL), 0);
 	ck_assert_uint_eq(ino_of("boxes/web/exec/last"), first.ino);
 	ck_assert_int_eq(tree_getattr(tr, second.ino, &a), -ENOENT);
 	ck_assert_int_eq(tree_readlink(tr, second.ino, target, sizeof target), -ENOENT);
 
-	ck_assert_int_eq(tree_rmdir(tr, ino_of("boxes"), "web"), 0);
+	ck_assert_int_eq(tree_rmdir(tr, ino_of("boxes"), "web", NULL), 0);
 	ck_assert_int_eq(tree_getattr(tr, first.ino, &a), -ENOENT);
 }
 END_TEST
@@ -1040,10 +1042,10 @@ START_TEST(test_rmdir_ends_stream)
 	int end;
 
 	make_box("web");
-	ck_assert_int_eq(tree_open(tr, ino_of("boxes/web/events"), O_RDONLY, &f), 0);
+	ck_assert_int_eq(tree_open(tr, ino_of("boxes/web/events"), O_RDONLY, &f, NULL), 0);
 	const char *text = read_open(f, &end);
 	ck_assert_int_eq(end, TREE_WAIT);
-	ck_assert_int_eq(tree_rmdir(tr, ino_of("boxes"), "web"), 0);
+	ck_assert_int_eq(tree_rmdir(tr, ino_of("boxes"), "web", NULL), 0);
 	/* A reader parked at the end now sees EOF. */
 	ck_assert_int_eq(tree_read(tr, f, strlen(text), buf, sizeof(buf), &n), 0);
 	ck_assert_uint_eq(n, 0);
@@ -1154,9 +1156,9 @@ START_TEST(test_temp_volume_spool)
 	ck_assert_int_eq(tree_mkdir(tr, ino_of("volumes"), "vol", &a), 0);
 	vol = a.ino;
 	f = create_temp(vol, ".import.tmp");
-	ck_assert_int_eq(tree_write(tr, f, 0, data, TEMP_DATA_MAX), 0);
+	ck_assert_int_eq(tree_write(tr, f, 0, data, TEMP_DATA_MAX, NULL), 0);
 	ck_assert_int_eq(
-	    tree_write(tr, f, TEMP_DATA_MAX, data + TEMP_DATA_MAX, big - TEMP_DATA_MAX), 0);
+	    tree_write(tr, f, TEMP_DATA_MAX, data + TEMP_DATA_MAX, big - TEMP_DATA_MAX, NULL), 0);
 	back = read_open(f, &end);
 	ck_assert_int_eq(end, 0);
 	ck_assert_uint_eq(strlen(back), big);
@@ -1175,7 +1177,7 @@ START_TEST(test_temp_volume_spool)
 	ck_assert_int_eq(tree_lookup(tr, vol, ".import.tmp", &a), 0);
 
 	/* Deleting the volume drops it. */
-	ck_assert_int_eq(tree_rmdir(tr, ino_of("volumes"), "vol"), 0);
+	ck_assert_int_eq(tree_rmdir(tr, ino_of("volumes"), "vol", NULL), 0);
 	ck_assert_int_eq(tree_getattr(tr, a.ino, &a), -ENOENT);
 	free(data);
 }
@@ -1192,7 +1194,7 @@ START_TEST(test_temp_goes_with_job)
 	ck_assert_int_eq(tree_mkdir(tr, exec, "j", &a), 0);
 	write_temp(a.ino, ".env.tmp", "A=1\n");
 	ck_assert_int_eq(tree_lookup(tr, a.ino, ".env.tmp", &t), 0);
-	ck_assert_int_eq(tree_rmdir(tr, exec, "j"), 0);
+	ck_assert_int_eq(tree_rmdir(tr, exec, "j", NULL), 0);
 	ck_assert_int_eq(tree_getattr(tr, t.ino, &t), -ENOENT);
 	ck_assert_int_eq(tree_mkdir(tr, exec, "j", &a), 0);
 	ck_assert_int_eq(tree_lookup(tr, a.ino, ".env.tmp", &t), -ENOENT);
@@ -1211,8 +1213,9 @@ START_TEST(test_unstarted_job_reads)
 	ck_assert_int_eq(tree_mkdir(tr, ino_of("boxes/web/exec"), "j", &(struct tree_attr){0}), 0);
 	for (size_t i = 0; i < ELEMENTSOF(waits); i++) {
 		snprintf(path, sizeof path, "boxes/web/exec/j/%s", waits[i]);
-		ck_assert_int_eq(tree_open(tr, ino_of(path), O_RDONLY, &f), -EBUSY);
-		ck_assert_int_eq(tree_open(tr, ino_of(path), O_RDONLY | O_NONBLOCK, &f), -EBUSY);
+		ck_assert_int_eq(tree_open(tr, ino_of(path), O_RDONLY, &f, NULL), -EBUSY);
+		ck_assert_int_eq(tree_open(tr, ino_of(path), O_RDONLY | O_NONBLOCK, &f, NULL),
+				 -EBUSY);
 		snprintf(path, sizeof path, "exec/j/%s: job j has not started", waits[i]);
 		assert_has(cat("boxes/web/error"), path);
 	}
@@ -1268,7 +1271,7 @@ START_TEST(test_tokens)
 	ck_assert_str_eq(cat(path), "laptop\n");
 	ck_assert_uint_eq(attr_of(path).mode, S_IFREG | 0440);
 	ck_assert_uint_eq(attr_of(path).size, strlen("laptop\n"));
-	ck_assert_int_eq(tree_open(tr, ino_of(path), O_WRONLY, &f), -EACCES);
+	ck_assert_int_eq(tree_open(tr, ino_of(path), O_WRONLY, &f, NULL), -EACCES);
 	ck_assert_int_eq(tree_unlink(tr, a.ino, "label"), -EPERM);
 	snprintf(path, sizeof(path), "tokens/%s/created", id);
 	ck_assert_str_eq(cat(path), ts);
@@ -1291,14 +1294,14 @@ START_TEST(test_tokens)
 
 	/* rmdir revokes. */
 	uint64_t old = ino_of(path);
-	ck_assert_int_eq(tree_rmdir(tr, ino_of(path), "label"), -ENOTDIR);
-	ck_assert_int_eq(tree_rmdir(tr, tokens, id), 0);
+	ck_assert_int_eq(tree_rmdir(tr, ino_of(path), "label", NULL), -ENOTDIR);
+	ck_assert_int_eq(tree_rmdir(tr, tokens, id, NULL), 0);
 	ck_assert_int_eq(auth_check_token_id(engine_auth(eng), token, NULL), -EACCES);
 	ck_assert_int_eq(tree_lookup(tr, tokens, id, &a), -ENOENT);
 	ck_assert_int_eq(tree_getattr(tr, old, &a), -ENOENT);
-	ck_assert_int_eq(tree_rmdir(tr, tokens, id), -ENOENT);
+	ck_assert_int_eq(tree_rmdir(tr, tokens, id, NULL), -ENOENT);
 	ck_assert_uint_eq(dir_count(tokens), 0);
-	ck_assert_int_eq(tree_rmdir(tr, TREE_ROOT_INO, "tokens"), -EPERM);
+	ck_assert_int_eq(tree_rmdir(tr, TREE_ROOT_INO, "tokens", NULL), -EPERM);
 
 	/* A new token never takes the old one's inode. */
 	login_token(NULL, token, id);
@@ -1371,12 +1374,12 @@ START_TEST(test_temp_size)
 
 	ck_assert_ptr_nonnull(data);
 	memset(data, 'a', TEMP_DATA_MAX + 1);
-	ck_assert_int_eq(tree_write(tr, f, 0, data, TEMP_DATA_MAX + 1), -EFBIG);
-	ck_assert_int_eq(tree_write(tr, f, 0, data, TEMP_DATA_MAX), 0);
-	ck_assert_int_eq(tree_write(tr, f, TEMP_DATA_MAX, "b", 1), -EFBIG);
-	ck_assert_int_eq(tree_write(tr, f, TEMP_DATA_MAX - 1, "bc", 2), -EFBIG);
-	ck_assert_int_eq(tree_write(tr, f, UINT64_MAX, "b", 1), -EFBIG);
-	ck_assert_int_eq(tree_write(tr, f, TEMP_DATA_MAX - 1, "b", 1), 0);
+	ck_assert_int_eq(tree_write(tr, f, 0, data, TEMP_DATA_MAX + 1, NULL), -EFBIG);
+	ck_assert_int_eq(tree_write(tr, f, 0, data, TEMP_DATA_MAX, NULL), 0);
+	ck_assert_int_eq(tree_write(tr, f, TEMP_DATA_MAX, "b", 1, NULL), -EFBIG);
+	ck_assert_int_eq(tree_write(tr, f, TEMP_DATA_MAX - 1, "bc", 2, NULL), -EFBIG);
+	ck_assert_int_eq(tree_write(tr, f, UINT64_MAX, "b", 1, NULL), -EFBIG);
+	ck_assert_int_eq(tree_write(tr, f, TEMP_DATA_MAX - 1, "b", 1, NULL), 0);
 	ck_assert_int_eq(tree_lookup(tr, box, "big", &a), 0);
 	ck_assert_uint_eq(a.size, TEMP_DATA_MAX);
 	ck_assert_int_eq(tree_truncate(tr, a.ino, TEMP_DATA_MAX + 1), -EFBIG);
@@ -1389,7 +1392,7 @@ START_TEST(test_temp_size)
 
 	/* A write past the end leaves a zero-filled hole. */
 	f = create_temp(box, "hole");
-	ck_assert_int_eq(tree_write(tr, f, 4, "x", 1), 0);
+	ck_assert_int_eq(tree_write(tr, f, 4, "x", 1, NULL), 0);
 	tree_release(tr, f);
 	ck_assert_int_eq(tree_lookup(tr, box, "hole", &a), 0);
 	ck_assert_uint_eq(a.size, 5);
@@ -1552,7 +1555,7 @@ START_TEST(test_start_fails)
 	/* The box is not left busy: other writes still work. */
 	ck_assert_int_eq(write_str("boxes/web/type", "medium"), 0);
 	ck_assert_int_eq(write_str("boxes/web/state", "running"), -EIO);
-	ck_assert_int_eq(tree_rmdir(tr, ino_of("boxes"), "web"), 0);
+	ck_assert_int_eq(tree_rmdir(tr, ino_of("boxes"), "web", NULL), 0);
 }
 END_TEST
 
@@ -1772,12 +1775,14 @@ START_TEST(test_open_readonly_for_write)
 
 	make_box("web");
 	for (size_t i = 0; i < ELEMENTSOF(ro); i++) {
-		ck_assert_msg(tree_open(tr, ino_of(ro[i]), O_WRONLY, &f) == -EACCES, "%s", ro[i]);
-		ck_assert_msg(tree_open(tr, ino_of(ro[i]), O_RDWR, &f) == -EACCES, "%s", ro[i]);
+		ck_assert_msg(tree_open(tr, ino_of(ro[i]), O_WRONLY, &f, NULL) == -EACCES, "%s",
+			      ro[i]);
+		ck_assert_msg(tree_open(tr, ino_of(ro[i]), O_RDWR, &f, NULL) == -EACCES, "%s",
+			      ro[i]);
 		ck_assert_msg(tree_truncate(tr, ino_of(ro[i]), 0) == -EACCES, "%s", ro[i]);
 	}
-	ck_assert_int_eq(tree_open(tr, ino_of("boxes"), O_RDONLY, &f), -EISDIR);
-	ck_assert_int_eq(tree_open(tr, ino_of("boxes/web"), O_RDONLY, &f), -EISDIR);
+	ck_assert_int_eq(tree_open(tr, ino_of("boxes"), O_RDONLY, &f, NULL), -EISDIR);
+	ck_assert_int_eq(tree_open(tr, ino_of("boxes/web"), O_RDONLY, &f, NULL), -EISDIR);
 	ck_assert_int_eq(tree_truncate(tr, ino_of("boxes"), 0), -EISDIR);
 	ck_assert_str_eq(cat("boxes/web/error"), "");
 }
@@ -1865,7 +1870,7 @@ START_TEST(test_create_in_deleted_box)
 	struct tree_attr a;
 	struct tree_file *f = NULL;
 
-	ck_assert_int_eq(tree_rmdir(tr, ino_of("boxes"), "web"), 0);
+	ck_assert_int_eq(tree_rmdir(tr, ino_of("boxes"), "web", NULL), 0);
 	int r = tree_create(tr, box, "x.tmp", O_WRONLY | O_CREAT, &a, &f);
 	if (r == 0)
 		tree_release(tr, f);
@@ -1885,19 +1890,63 @@ START_TEST(test_unlink_errors)
 }
 END_TEST
 
+/* A failed call hands back the line it recorded in the object's error file
+ * (the same bytes), a success clears what the caller passed, and a failure
+ * that records nothing leaves code 0 for the adapter to say the errno. */
+START_TEST(test_error_travels)
+{
+	struct tree_error te = {.code = 1, .text = "stale"};
+	struct tree_file *f;
+	char want[TREE_ERROR_MAX + 2];
+
+	make_box("web");
+	ck_assert_int_eq(tree_open(tr, ino_of("boxes/web/type"), O_WRONLY, &f, &te), 0);
+	ck_assert_int_eq(te.code, 0);
+	ck_assert_int_eq(tree_write(tr, f, 0, "huge\n", 5, &te), -EINVAL);
+	ck_assert_int_eq(te.code, -EINVAL);
+	snprintf(want, sizeof want, "%s\n", te.text);
+	ck_assert_str_eq(cat("boxes/web/error"), want);
+	ck_assert(has(te.text, " type: ") && has(te.text, "huge") && has(te.text, "(EINVAL)"));
+	ck_assert_int_eq(tree_write(tr, f, 0, "small\n", 6, &te), 0);
+	ck_assert_int_eq(te.code, 0);
+	ck_assert_str_eq(te.text, "");
+	tree_release(tr, f);
+
+	/* Another file's failure in between does not change what this one got. */
+	ck_assert_int_eq(tree_open(tr, ino_of("boxes/web/ttl"), O_WRONLY, &f, NULL), 0);
+	ck_assert_int_eq(tree_write(tr, f, 0, "soon\n", 5, &te), -EINVAL);
+	ck_assert_int_eq(write_str("boxes/web/state", "bogus\n"), -EINVAL);
+	ck_assert(has(te.text, " ttl: ") && !has(te.text, "state"));
+	ck_assert(has(cat("boxes/web/error"), " state: "));
+	tree_release(tr, f);
+
+	/* A read refused with a reason (exit of a job not started). */
+	ck_assert_int_eq(tree_mkdir(tr, ino_of("boxes/web/exec"), "j", &(struct tree_attr){0}), 0);
+	ck_assert_int_eq(tree_open(tr, ino_of("boxes/web/exec/j/exit"), O_RDONLY, &f, &te), -EBUSY);
+	ck_assert(has(te.text, " exec/j/exit: job j has not started"));
+	ck_assert(has(te.text, "(EBUSY)"));
+
+	/* rmdir's refusal, and a failure with nothing recorded. */
+	ck_assert_int_eq(tree_rmdir(tr, ino_of("boxes"), "missing", &te), -ENOENT);
+	ck_assert_int_eq(te.code, 0);
+	ck_assert_int_eq(tree_open(tr, ino_of("boxes/web/created"), O_WRONLY, &f, &te), -EACCES);
+	ck_assert_int_eq(te.code, 0);
+}
+END_TEST
+
 START_TEST(test_rmdir_errors)
 {
 	uint64_t boxes = ino_of("boxes");
 
-	ck_assert_int_eq(tree_rmdir(tr, boxes, "missing"), -ENOENT);
-	ck_assert_int_eq(tree_rmdir(tr, boxes, "Bad"), -ENOENT);
-	ck_assert_int_eq(tree_rmdir(tr, TREE_ROOT_INO, "types"), -EPERM);
-	ck_assert_int_eq(tree_rmdir(tr, TREE_ROOT_INO, "README"), -ENOTDIR);
-	ck_assert_int_eq(tree_rmdir(tr, ino_of("images"), "tiny"), -EPERM);
+	ck_assert_int_eq(tree_rmdir(tr, boxes, "missing", NULL), -ENOENT);
+	ck_assert_int_eq(tree_rmdir(tr, boxes, "Bad", NULL), -ENOENT);
+	ck_assert_int_eq(tree_rmdir(tr, TREE_ROOT_INO, "types", NULL), -EPERM);
+	ck_assert_int_eq(tree_rmdir(tr, TREE_ROOT_INO, "README", NULL), -ENOTDIR);
+	ck_assert_int_eq(tree_rmdir(tr, ino_of("images"), "tiny", NULL), -EPERM);
 	make_box("web");
-	ck_assert_int_eq(tree_rmdir(tr, ino_of("boxes/web"), "state"), -ENOTDIR);
-	ck_assert_int_eq(tree_rmdir(tr, boxes, "web"), 0);
-	ck_assert_int_eq(tree_rmdir(tr, boxes, "web"), -ENOENT);
+	ck_assert_int_eq(tree_rmdir(tr, ino_of("boxes/web"), "state", NULL), -ENOTDIR);
+	ck_assert_int_eq(tree_rmdir(tr, boxes, "web", NULL), 0);
+	ck_assert_int_eq(tree_rmdir(tr, boxes, "web", NULL), -ENOENT);
 	ck_assert(dir_has(TREE_ROOT_INO, "types", NULL));
 	ck_assert(dir_has(ino_of("images"), "tiny", NULL));
 }
@@ -2012,6 +2061,7 @@ static Suite *tree_suite(void)
 	tcase_add_test(tc, test_create_in_deleted_box);
 	tcase_add_test(tc, test_unlink_errors);
 	tcase_add_test(tc, test_rmdir_errors);
+	tcase_add_test(tc, test_error_travels);
 	tcase_add_test(tc, test_lookup_errors);
 	suite_add_tcase(s, tc);
 

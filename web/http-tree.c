@@ -67,73 +67,16 @@ static int resolve(struct tree *t, const char *path, uint64_t *ret_parent, char 
 	return 0;
 }
 
-/* The reason for a failed tree call: the box's error file when this call
- * recorded one (it changed), otherwise the errno's text with the path. */
-struct box_error_mark {
-	char box[64];
-	bool volume; /* box names a volume (its error file) */
-	char before[PD_ERROR_MAX + 64];
-};
-
-/* The current error of the box or volume m names, in buf. */
-static int object_error(struct req *r, const struct box_error_mark *m, char *buf, size_t size)
+/* The reason for a failed tree call: the line it recorded in its object's
+ * error file, handed back by the call itself (struct tree_error: never the
+ * file read back, which a call at the same time may have overwritten),
+ * otherwise the errno's text with the path. */
+static void reply_tree_error(struct req *r, int k, const struct tree_error *te)
 {
-	struct volume_view vv;
-	struct box_view v;
+	char msg[HTTP_PATH_MAX + TREE_ERROR_MAX + 128];
 
-	if (m->volume) {
-		if (engine_volume_get(http_engine(r->h), m->box, &vv) < 0)
-			return -ENOENT;
-		snprintf(buf, size, "%s", vv.error);
-		return 0;
-	}
-	if (engine_box_get(http_engine(r->h), m->box, &v) < 0)
-		return -ENOENT;
-	snprintf(buf, size, "%s", v.error);
-	return 0;
-}
-
-static void mark_box_error(struct req *r, struct box_error_mark *m)
-{
-	const char *p = r->path;
-
-	m->box[0] = m->before[0] = '\0';
-	m->volume = strncmp(p, "volumes/", 8) == 0;
-	if (!m->volume && strncmp(p, "boxes/", 6) != 0)
-		return;
-	p += m->volume ? 8 : 6;
-	size_t n = strcspn(p, "/");
-	if (n == 0 || n >= sizeof(m->box))
-		return;
-	memcpy(m->box, p, n);
-	m->box[n] = '\0';
-	(void)object_error(r, m, m->before, sizeof(m->before));
-}
-
-/* True when error (the object's error line, "TIME FILE: reason (ERRNO)")
- * is a failure of this very path with this errno: recorded by this call
- * even when it reads as before (the same failure again within a second). */
-static bool error_is_about(const struct req *r, int k, const char *error)
-{
-	char label[HTTP_PATH_MAX + 4], code[32];
-	const char *file = strchr(r->path, '/');
-
-	file = file ? strchr(file + 1, '/') : NULL; /* past boxes/NAME/ */
-	if (!file || !file[1])
-		return false;
-	snprintf(label, sizeof(label), " %s: ", file + 1);
-	snprintf(code, sizeof(code), "(%s)", errno_name(k < 0 ? -k : k));
-	size_t n = strlen(error), c = strlen(code);
-	return strstr(error, label) && n >= c && strcmp(error + n - c, code) == 0;
-}
-
-static void reply_tree_error(struct req *r, int k, const struct box_error_mark *m)
-{
-	char msg[HTTP_PATH_MAX + PD_ERROR_MAX + 128], now[PD_ERROR_MAX + 64];
-
-	if (m && m->box[0] && object_error(r, m, now, sizeof(now)) == 0 && now[0] &&
-	    (strcmp(now, m->before) != 0 || error_is_about(r, k, now))) {
-		snprintf(msg, sizeof(msg), "%s", now);
+	if (te && te->code && te->text[0]) {
+		snprintf(msg, sizeof(msg), "%s", te->text);
 		msg[strcspn(msg, "\n")] = '\0';
 	} else
 		snprintf(msg, sizeof(msg), "/%s: %s", r->path, strerror(-k));
@@ -214,6 +157,7 @@ static const char *content_type(const char *path)
 static void tree_get(struct req *r)
 {
 	struct tree *t = http_tree(r->h);
+	struct tree_error te;
 	struct tree_attr a;
 	struct tree_file *f = NULL;
 	int k;
@@ -248,14 +192,10 @@ static void tree_get(struct req *r)
 		free(s);
 		return;
 	}
-	k = tree_open(t, a.ino, O_RDONLY | (r->follow ? 0 : O_NONBLOCK), &f);
+	k = tree_open(t, a.ino, O_RDONLY | (r->follow ? 0 : O_NONBLOCK), &f, &te);
 	if (k < 0) {
-		/* A refused read (exit of a job not started) says why in the
-		 * error file; the mark is taken after, so only an error about
-		 * this file is quoted (error_is_about()). */
-		struct box_error_mark m;
-		mark_box_error(r, &m);
-		reply_tree_error(r, k, &m);
+		/* A refused read (exit of a job not started) says why. */
+		reply_tree_error(r, k, &te);
 		return;
 	}
 	if (tree_file_is_stream(f)) {
@@ -313,22 +253,21 @@ static void tree_get(struct req *r)
 static void work_write(struct req *r)
 {
 	struct tree *t = http_tree(r->h);
-	struct box_error_mark m;
+	struct tree_error te = {0};
 	struct tree_attr a;
 	struct tree_file *f = NULL;
 	_cleanup_free_ char *answer = NULL;
 	int k;
 
-	mark_box_error(r, &m);
 	k = resolve(t, r->path, NULL, NULL, 0, &a);
 	if (k >= 0 && !S_ISREG(a.mode))
 		k = S_ISDIR(a.mode) ? -EISDIR : -EINVAL;
 	if (k >= 0)
-		k = tree_open(t, a.ino, O_WRONLY | O_TRUNC, &f);
+		k = tree_open(t, a.ino, O_WRONLY | O_TRUNC, &f, &te);
 	if (k >= 0) {
-		k = tree_write(t, f, 0, r->body ? r->body : "", r->len);
+		k = tree_write(t, f, 0, r->body ? r->body : "", r->len, &te);
 		if (k >= 0)
-			k = tree_flush(t, f);
+			k = tree_flush(t, f, &te);
 		/* What the write made (a snapshot's id): the reply's body (none
 		 * if there is no memory for it: the write itself happened). */
 		if (k >= 0 && tree_file_answer(f))
@@ -336,7 +275,7 @@ static void work_write(struct req *r)
 		tree_release(t, f);
 	}
 	if (k < 0) {
-		reply_tree_error(r, k, &m);
+		reply_tree_error(r, k, &te);
 		return;
 	}
 	if (answer)
@@ -348,13 +287,11 @@ static void work_write(struct req *r)
 static void work_mkdir(struct req *r)
 {
 	struct tree *t = http_tree(r->h);
-	struct box_error_mark m;
 	struct tree_attr a, parent_attr;
 	char parent_path[HTTP_PATH_MAX], *slash;
 	const char *name;
 	int k;
 
-	mark_box_error(r, &m);
 	snprintf(parent_path, sizeof(parent_path), "%s", r->path);
 	slash = strrchr(parent_path, '/');
 	if (slash) {
@@ -374,7 +311,7 @@ static void work_mkdir(struct req *r)
 	if (k >= 0)
 		k = tree_mkdir(t, parent_attr.ino, name, &a);
 	if (k < 0) {
-		reply_tree_error(r, k, &m);
+		reply_tree_error(r, k, NULL);
 		return;
 	}
 	json_t *o = json_pack("{s:o}", "created", http_json_text(r->path));
@@ -387,22 +324,21 @@ static void work_mkdir(struct req *r)
 static void work_rmdir(struct req *r)
 {
 	struct tree *t = http_tree(r->h);
-	struct box_error_mark m;
+	struct tree_error te = {0};
 	struct tree_attr a;
 	uint64_t parent;
 	char name[TREE_NAME_MAX + 1];
 	int k;
 
-	mark_box_error(r, &m);
 	k = resolve(t, r->path, &parent, name, sizeof(name), &a);
 	if (k >= 0 && !S_ISDIR(a.mode))
 		k = -ENOTDIR;
 	if (k >= 0 && !*name)
 		k = -EBUSY;
 	if (k >= 0)
-		k = tree_rmdir(t, parent, name);
+		k = tree_rmdir(t, parent, name, &te);
 	if (k < 0) {
-		reply_tree_error(r, k, &m);
+		reply_tree_error(r, k, &te);
 		return;
 	}
 	req_reply_text(r, 204, NULL, "", 0);

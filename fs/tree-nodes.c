@@ -1,0 +1,954 @@
+/* tree-nodes.c - the node tables of /paddock: one table per object kind
+ * (the top level, types, images, tokens, a box with its exec/, a job, a
+ * snapshot, a volume), each row a file, link or directory with its
+ * handlers (struct node, tree-internal.h). tree.c derives everything else
+ * from the rows: modes, sizes, listings, the temp-then-rename rule, how a
+ * write is applied and where its failure is recorded.
+ *
+ * Adding a control file: a row in its kind's table and its handler here.
+ */
+#include "fs/tree-internal.h"
+
+static const char readme_text[] =
+    "Paddock: isolated Linux boxes, driven by file operations.\n"
+    "\n"
+    "  mkdir boxes/web                   create a box (state: created)\n"
+    "  echo running > boxes/web/state    start it; echo stopped > ... stops it\n"
+    "  cat boxes/web/usage               cpu_usec, cpu_percent (last 5 s, 100 = one CPU),\n"
+    "                                    memory_bytes, pids, disk_bytes\n"
+    "  echo medium > boxes/web/type      change its limits (live when running)\n"
+    "  cat boxes/web/error               why the last control write failed: TIME FILE:\n"
+    "                                    reason (ERRNO), until FILE is written fine\n"
+    "  cat boxes/web/events              follow its lifecycle events\n"
+    "  rmdir boxes/web                   stop and delete it\n"
+    "  echo before-upgrade > boxes/web/snapshot   snapshot it (running or not)\n"
+    "  readlink boxes/web/snapshots/last the id of its newest snapshot\n"
+    "  echo web2 > boxes/web/fork        new box web2 from web's filesystem\n"
+    "                                    (with its type, policy, TTL, volumes)\n"
+    "  echo web-3 > boxes/web/restore    reset web's filesystem to snapshot web-3\n"
+    "                                    (an id, or a label only one of web's\n"
+    "                                    snapshots has); a running box is stopped\n"
+    "                                    first, which ends its jobs (see events)\n"
+    "\n"
+    "Commands (exec/): a job's streams follow it live and end with it.\n"
+    "  echo 'make test' > boxes/web/exec/new     run it as the next numbered job\n"
+    "  cat boxes/web/exec/last/output; cat boxes/web/exec/last/exit\n"
+    "  mkdir boxes/web/exec/build; echo /src > boxes/web/exec/build/cwd\n"
+    "  echo 'make' > boxes/web/exec/build/cmd    env, cwd, user go before cmd\n"
+    "  echo kill > boxes/web/exec/build/ctl      or: signal TERM, eof\n"
+    "  (exit of a job whose cmd was never written: EBUSY at once, see error)\n"
+    "\n"
+    "Network and lifetime:\n"
+    "  echo deny-all > boxes/web/policy          or allow-all, or several lines:\n"
+    "  printf 'allowlist\\nexample.org\\n10.0.0.0/8\\n' > boxes/web/policy\n"
+    "  echo 2h > boxes/web/ttl                   stopped in 2 hours; none clears\n"
+    "  cat boxes/web/expires                     when (RFC 3339), or never\n"
+    "\n"
+    "Events follow for ever (like tail -f): stop reading with Ctrl-C.\n"
+    "  cat events                                every box's, one line each\n"
+    "  cat boxes/web/events                      TIME web started, ...\n"
+    "\n"
+    "root/ is the box's filesystem. Symbolic links in it are not followed\n"
+    "from the host (ELOOP): use real paths (root/usr/bin, not root/bin), or\n"
+    "read through the HTTP mirror or inside the box.\n"
+    "\n"
+    "  types/NAME    limits of each box type\n"
+    "  images/NAME/  installed base images\n"
+    "  events        every lifecycle event, live\n"
+    "  snapshots/ID/ box, label, created, size, root/ (read-only), export\n"
+    "                (a zstd tar; import it into a volume);\n"
+    "                every stop takes one; rmdir snapshots/ID deletes one\n"
+    "                (EBUSY while a box is built on it: see its error file)\n"
+    "  tokens/ID/    access tokens of the HTTP API (made by logging in):\n"
+    "                label, created, last_used; rmdir tokens/ID revokes one\n"
+    "\n"
+    "  mkdir volumes/data                a named volume; outlives every box\n"
+    "  echo data > boxes/web/volumes     mount it at /mnt/data (at once)\n"
+    "  cat volumes/data/export > v.tzst  a zstd tar; write one to import\n"
+    "  volumes/data/data/                its files; size, boxes, error\n"
+    "  rmdir volumes/data                delete it (EBUSY while attached)\n"
+    "\n"
+    "Owners in root/: each box has its own user namespace; its ids 0-65535\n"
+    "are host ids BASE+0-65535, BASE its range (stat -c %u boxes/NAME/root\n"
+    "shows it: box root owns /). What you write through root/ becomes the\n"
+    "box's default user's; to give a file another box id N, chown it to\n"
+    "BASE+N. Pulls, snapshot roots and exports show the ids the box sees.\n"
+    "\n"
+    "Inside a box, free, top, uptime and /proc/meminfo, cpuinfo, stat, uptime\n"
+    "show the box's type and its own uptime (lxcfs); nproc counts the host's\n"
+    "CPUs: a type's cpus is a quota, not a set of CPUs.\n"
+    "\n"
+    "A failed write returns an errno (EINVAL bad value, EBUSY wrong state,\n"
+    "ENOENT no such object, EEXIST name taken) and changes nothing; the\n"
+    "reason is in the box's error file.\n"
+    "\n"
+    "Root and the members of one group (stat -c %G on this directory; config\n"
+    "key group) may use this tree; anyone else gets EACCES. Modes say so:\n"
+    "the group has the owner's bits (0660 read-write, 0440 read-only, 0220\n"
+    "write-only, 0770 directories), others none.\n";
+
+/* A temp file: held in memory (data), or for the archives written to a
+ * volume's import, in an unnamed file of the data directory (fd). */
+
+static int buf_printf(struct buf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static int buf_printf(struct buf *b, const char *fmt, ...)
+{
+	va_list ap;
+	char *s;
+	int n;
+
+	va_start(ap, fmt);
+	n = vasprintf(&s, fmt, ap);
+	va_end(ap);
+	if (n < 0)
+		return -ENOMEM;
+	char *nd = realloc(b->data, b->len + (size_t)n + 1);
+	if (!nd) {
+		free(s);
+		return -ENOMEM;
+	}
+	memcpy(nd + b->len, s, (size_t)n + 1);
+	b->data = nd;
+	b->len += (size_t)n;
+	free(s);
+	return 0;
+}
+
+static json_t *usage_json(const struct box_usage *u)
+{
+	return json_pack("{s:I, s:I, s:I, s:I, s:I}", "cpu_usec", (json_int_t)u->cpu_usec,
+			 "cpu_percent", (json_int_t)u->cpu_percent, "memory_bytes",
+			 (json_int_t)u->memory_bytes, "pids", (json_int_t)u->pids, "disk_bytes",
+			 (json_int_t)u->disk_bytes);
+}
+
+/* A JSON string of text from anywhere (a box, a client, an old row):
+ * jansson takes only valid UTF-8, so anything else is escaped first
+ * (text_printable()) rather than failing the whole rendering. */
+static json_t *json_text(const char *s)
+{
+	size_t len = strlen(s);
+	json_t *j;
+
+	if (utf8_valid(s, len))
+		return json_stringn(s, len);
+	char *clean = malloc(4 * len + 1);
+	if (!clean)
+		return NULL;
+	text_printable(s, len, clean, 4 * len + 1);
+	j = json_string(clean);
+	free(clean);
+	return j;
+}
+
+__thread bool tree_sizing; /* tree-internal.h */
+
+static int render_info(struct tree *t, const struct box_view *v, struct buf *out)
+{
+	const struct box_type *type = config_find_type(engine_config(t->engine), v->type);
+	struct box_usage u = {0};
+	char created[32];
+	json_t *j, *limits;
+	char *s;
+
+	(void)engine_box_usage(t->engine, v->name, tree_sizing ? ENGINE_USAGE_NO_WALK : 0, &u);
+	format_rfc3339(v->created, created, sizeof created);
+	limits = json_object();
+	if (type) {
+		char cpus[32];
+		format_cpus(type->millicpus, cpus, sizeof cpus);
+		json_object_set_new(limits, "cpus", json_string(cpus));
+		json_object_set_new(limits, "memory", json_integer((json_int_t)type->memory));
+		json_object_set_new(limits, "pids", json_integer((json_int_t)type->pids));
+		json_object_set_new(limits, "disk", json_integer((json_int_t)type->disk));
+	}
+	j = json_pack("{s:s, s:s, s:s, s:s, s:s, s:o, s:o, s:o}", "name", v->name, "state",
+		      box_state_to_string(v->state), "type", v->type, "image", v->image, "created",
+		      created, "usage", usage_json(&u), "limits", limits, "error",
+		      json_text(v->error));
+	if (!j)
+		return -ENOMEM;
+	{
+		char **vols = NULL;
+		size_t n = 0;
+		json_t *arr = json_array();
+		if (engine_box_volumes(t->engine, v->name, &vols, &n) >= 0)
+			for (size_t i = 0; i < n; i++)
+				json_array_append_new(arr, json_string(vols[i]));
+		image_list_free(vols, n);
+		json_object_set_new(j, "volumes", arr);
+		/* A change on a running box waits for its next start. */
+		json_object_set_new(j, "volumes_pending",
+				    json_boolean(engine_box_volumes_pending(t->engine, v->name)));
+	}
+	{
+		char ip[32] = "";
+		char *policy = NULL;
+		(void)engine_box_ip(t->engine, v->name, ip, sizeof ip);
+		json_object_set_new(j, "ip", json_string(ip));
+		if (engine_box_policy(t->engine, v->name, &policy) >= 0)
+			json_object_set_new(j, "policy", json_text(policy));
+		free(policy);
+	}
+	s = json_dumps(j, JSON_COMPACT);
+	json_decref(j);
+	if (!s)
+		return -ENOMEM;
+	int r = buf_printf(out, "%s\n", s);
+	free(s);
+	return r;
+}
+
+/* --- reads: one handler per value ------------------------------------------------ */
+
+static int line(struct buf *out, const char *s)
+{
+	return buf_printf(out, "%s\n", s);
+}
+
+static int line_time(struct buf *out, time_t when, const char *none)
+{
+	char ts[32];
+
+	if (!when && none)
+		return line(out, none);
+	format_rfc3339(when, ts, sizeof ts);
+	return line(out, ts);
+}
+
+/* An error file: its line, or empty. */
+static int line_error(struct buf *out, const char *error)
+{
+	return error[0] ? line(out, error) : 0;
+}
+
+static int lines(struct buf *out, int r, char **names, size_t n)
+{
+	for (size_t i = 0; i < n && r >= 0; i++)
+		r = line(out, names[i]);
+	image_list_free(names, n);
+	return r;
+}
+
+static int read_readme(struct tree *t, const struct obj *o, struct buf *out)
+{
+	(void)t, (void)o;
+	return buf_printf(out, "%s", readme_text);
+}
+
+static int read_version(struct tree *t, const struct obj *o, struct buf *out)
+{
+	(void)t, (void)o;
+	return buf_printf(out, "paddock %s\n", PACKAGE_VERSION);
+}
+
+static int read_type(struct tree *t, const struct obj *o, struct buf *out)
+{
+	const struct pd_config *cfg = engine_config(t->engine);
+	char text[256];
+
+	box_type_format(&cfg->types[INO_ID(o->ino)], text, sizeof text);
+	return buf_printf(out, "%s", text);
+}
+
+static int read_image_description(struct tree *t, const struct obj *o, struct buf *out)
+{
+	(void)t;
+	return line(out, o->img.description);
+}
+
+static int read_image_size(struct tree *t, const struct obj *o, struct buf *out)
+{
+	(void)t;
+	return line(out, o->img.size);
+}
+
+static int read_image_created(struct tree *t, const struct obj *o, struct buf *out)
+{
+	(void)t;
+	return line(out, o->img.created);
+}
+
+static int read_token_label(struct tree *t, const struct obj *o, struct buf *out)
+{
+	(void)t;
+	return o->tok.label[0] ? line(out, o->tok.label) : 0;
+}
+
+static int read_token_created(struct tree *t, const struct obj *o, struct buf *out)
+{
+	(void)t;
+	return line_time(out, o->tok.created, /* none= */ NULL);
+}
+
+static int read_token_last_used(struct tree *t, const struct obj *o, struct buf *out)
+{
+	(void)t;
+	return line_time(out, o->tok.last_used, "never");
+}
+
+static int read_box_state(struct tree *t, const struct obj *o, struct buf *out)
+{
+	(void)t;
+	return line(out, box_state_to_string(o->box.state));
+}
+
+static int read_box_type(struct tree *t, const struct obj *o, struct buf *out)
+{
+	(void)t;
+	return line(out, o->box.type);
+}
+
+static int read_box_image(struct tree *t, const struct obj *o, struct buf *out)
+{
+	(void)t;
+	return line(out, o->box.image);
+}
+
+static int read_box_created(struct tree *t, const struct obj *o, struct buf *out)
+{
+	(void)t;
+	return line_time(out, o->box.created, /* none= */ NULL);
+}
+
+static int read_box_usage(struct tree *t, const struct obj *o, struct buf *out)
+{
+	struct box_usage u;
+	int r = engine_box_usage(t->engine, o->name, tree_sizing ? ENGINE_USAGE_NO_WALK : 0, &u);
+
+	if (r < 0)
+		return r;
+	return buf_printf(out,
+			  "cpu_usec %" PRIu64 "\ncpu_percent %u\nmemory_bytes %" PRIu64
+			  "\npids %" PRIu64 "\ndisk_bytes %" PRIu64 "\n",
+			  u.cpu_usec, u.cpu_percent, u.memory_bytes, u.pids, u.disk_bytes);
+}
+
+static int read_box_info(struct tree *t, const struct obj *o, struct buf *out)
+{
+	return render_info(t, &o->box, out);
+}
+
+static int read_box_error(struct tree *t, const struct obj *o, struct buf *out)
+{
+	(void)t;
+	return line_error(out, o->box.error);
+}
+
+static int read_box_ttl(struct tree *t, const struct obj *o, struct buf *out)
+{
+	time_t now = time(NULL), expires = o->box.expires;
+
+	(void)t;
+	if (!expires)
+		return line(out, "none");
+	return buf_printf(out, "%lld\n", (long long)(expires > now ? expires - now : 0));
+}
+
+static int read_box_expires(struct tree *t, const struct obj *o, struct buf *out)
+{
+	(void)t;
+	return line_time(out, o->box.expires, "never");
+}
+
+static int read_box_ip(struct tree *t, const struct obj *o, struct buf *out)
+{
+	char ip[32];
+	int r = engine_box_ip(t->engine, o->name, ip, sizeof ip);
+
+	if (r < 0)
+		return r;
+	return ip[0] ? line(out, ip) : 0;
+}
+
+static int read_box_policy(struct tree *t, const struct obj *o, struct buf *out)
+{
+	_cleanup_free_ char *text = NULL;
+	int r = engine_box_policy(t->engine, o->name, &text);
+
+	return r < 0 ? r : buf_printf(out, "%s", text);
+}
+
+static int read_box_volumes(struct tree *t, const struct obj *o, struct buf *out)
+{
+	char **names = NULL;
+	size_t n = 0;
+	int r = engine_box_volumes(t->engine, o->name, &names, &n);
+
+	return lines(out, r, names, n);
+}
+
+/* A job's settings and results, as the engine keeps them. */
+static int read_job_file(struct tree *t, const struct obj *o, struct buf *out)
+{
+	int r = engine_job_read(t->engine, o->job.id, o->node->name, &out->data, &out->len);
+
+	return r < 0 ? r : 0;
+}
+
+static int read_snap_box(struct tree *t, const struct obj *o, struct buf *out)
+{
+	(void)t;
+	return line(out, o->snap.box);
+}
+
+static int read_snap_label(struct tree *t, const struct obj *o, struct buf *out)
+{
+	(void)t;
+	return line(out, o->snap.label);
+}
+
+static int read_snap_created(struct tree *t, const struct obj *o, struct buf *out)
+{
+	(void)t;
+	return line_time(out, o->snap.created, /* none= */ NULL);
+}
+
+static int read_snap_size(struct tree *t, const struct obj *o, struct buf *out)
+{
+	uint64_t size;
+	int r = engine_snapshot_size(t->engine, o->snap.id, &size);
+
+	return r < 0 ? r : buf_printf(out, "%" PRIu64 "\n", size);
+}
+
+static int read_snap_error(struct tree *t, const struct obj *o, struct buf *out)
+{
+	(void)t;
+	return line_error(out, o->snap.error);
+}
+
+static int read_volume_size(struct tree *t, const struct obj *o, struct buf *out)
+{
+	uint64_t size;
+	int r = engine_volume_size(t->engine, o->name, &size);
+
+	return r < 0 ? r : buf_printf(out, "%" PRIu64 "\n", size);
+}
+
+static int read_volume_boxes(struct tree *t, const struct obj *o, struct buf *out)
+{
+	char **names = NULL;
+	size_t n = 0;
+	int r = engine_volume_boxes(t->engine, o->name, &names, &n);
+
+	return lines(out, r, names, n);
+}
+
+static int read_volume_error(struct tree *t, const struct obj *o, struct buf *out)
+{
+	(void)t;
+	return line_error(out, o->vol.error);
+}
+
+/* --- streams and links -------------------------------------------------------------- */
+
+static int stream_events(struct tree *t, const struct obj *o, uint64_t *ret_key)
+{
+	(void)o;
+	*ret_key = 0;
+	return engine_events_open(t->engine, 0);
+}
+
+static int stream_box_events(struct tree *t, const struct obj *o, uint64_t *ret_key)
+{
+	*ret_key = (uint64_t)o->box.id;
+	return engine_events_open(t->engine, *ret_key);
+}
+
+static int job_stream(struct tree *t, const struct obj *o, enum job_stream which, uint64_t *ret_key)
+{
+	*ret_key = JOB_WAKE_KEY(o->job.id);
+	return engine_job_open_stream(t->engine, o->job.id, which);
+}
+
+static int stream_job_stdout(struct tree *t, const struct obj *o, uint64_t *ret_key)
+{
+	return job_stream(t, o, JOB_STDOUT, ret_key);
+}
+
+static int stream_job_stderr(struct tree *t, const struct obj *o, uint64_t *ret_key)
+{
+	return job_stream(t, o, JOB_STDERR, ret_key);
+}
+
+static int stream_job_output(struct tree *t, const struct obj *o, uint64_t *ret_key)
+{
+	return job_stream(t, o, JOB_OUTPUT, ret_key);
+}
+
+static int name_link(const char *prefix, const char *name, char *buf, size_t bufsz)
+{
+	if ((size_t)snprintf(buf, bufsz, "%s%s", prefix, name) >= bufsz)
+		return -ENAMETOOLONG;
+	return 0;
+}
+
+static int link_box_root(struct tree *t, const struct obj *o, char *buf, size_t bufsz)
+{
+	return engine_box_root(t->engine, o->name, buf, bufsz);
+}
+
+/* exec/last: the job's name, even once a newer job is the last: the
+ * target of an inode never changes. */
+static int link_job_last(struct tree *t, const struct obj *o, char *buf, size_t bufsz)
+{
+	(void)t;
+	return name_link("", o->job.name, buf, bufsz);
+}
+
+static int link_snap_root(struct tree *t, const struct obj *o, char *buf, size_t bufsz)
+{
+	return engine_snapshot_root(t->engine, o->snap.id, buf, bufsz);
+}
+
+/* A box's snapshots/ID. */
+static int link_snap_entry(struct tree *t, const struct obj *o, char *buf, size_t bufsz)
+{
+	(void)t;
+	return name_link("../../../snapshots/", o->snap.id, buf, bufsz);
+}
+
+/* A box's snapshots/last: its id, even once a newer one is the last (as
+ * exec/last). */
+static int link_snap_last(struct tree *t, const struct obj *o, char *buf, size_t bufsz)
+{
+	(void)t;
+	return name_link("", o->snap.id, buf, bufsz);
+}
+
+static int link_volume_data(struct tree *t, const struct obj *o, char *buf, size_t bufsz)
+{
+	return engine_volume_data(t->engine, o->name, buf, bufsz);
+}
+
+/* --- writes: one handler per control file ------------------------------------------- */
+
+/* A one-line setting the engine takes by the object's name (a box's state,
+ * type, image, ttl; a snapshot's label): the row's set. */
+static int write_setting(struct tree *t, const struct obj *o, const char *value, size_t len,
+			 pd_error *err, json_t **ret_answer)
+{
+	(void)len, (void)ret_answer;
+	return o->node->set(t->engine, o->name, value, err);
+}
+
+/* A list: several lines, parsed by the engine. */
+static int write_box_volumes(struct tree *t, const struct obj *o, const char *data, size_t len,
+			     pd_error *err, json_t **ret_answer)
+{
+	(void)ret_answer;
+	return engine_box_set_volumes(t->engine, o->name, data, len, err);
+}
+
+static int write_box_policy(struct tree *t, const struct obj *o, const char *data, size_t len,
+			    pd_error *err, json_t **ret_answer)
+{
+	(void)ret_answer;
+	return engine_box_set_policy(t->engine, o->name, data, len, err);
+}
+
+static int write_box_snapshot(struct tree *t, const struct obj *o, const char *value, size_t len,
+			      pd_error *err, json_t **ret_answer)
+{
+	char made[NAME_MAX_LEN + 1];
+	int r = engine_box_snapshot(t->engine, o->name, value, made, sizeof made, err);
+
+	(void)len;
+	if (r >= 0)
+		*ret_answer = json_pack("{s:s}", "snapshot", made);
+	return r;
+}
+
+static int write_box_fork(struct tree *t, const struct obj *o, const char *value, size_t len,
+			  pd_error *err, json_t **ret_answer)
+{
+	char made[NAME_MAX_LEN + 1];
+	int r = engine_box_fork(t->engine, o->name, value, made, sizeof made, err);
+
+	(void)len;
+	if (r >= 0)
+		*ret_answer = json_pack("{s:s, s:s}", "box", value, "snapshot", made);
+	return r;
+}
+
+static int write_box_restore(struct tree *t, const struct obj *o, const char *value, size_t len,
+			     pd_error *err, json_t **ret_answer)
+{
+	struct engine_restore res;
+	int r = engine_box_restore(t->engine, o->name, value, &res, err);
+
+	(void)len;
+	if (r >= 0 && res.restarted)
+		*ret_answer = json_pack("{s:s, s:b, s:s, s:s}", "snapshot", res.id, "restarted", 1,
+					"before", res.before, "jobs_ended", res.jobs);
+	else if (r >= 0)
+		*ret_answer = json_pack("{s:s, s:b}", "snapshot", res.id, "restarted", 0);
+	return r;
+}
+
+/* exec/new: the next numbered job, started with this command. */
+static int write_exec_new(struct tree *t, const struct obj *o, const char *data, size_t len,
+			  pd_error *err, json_t **ret_answer)
+{
+	_cleanup_free_ char *cmd = strndup(data, len);
+	char name[NAME_MAX_LEN + 1];
+
+	(void)ret_answer;
+	if (!cmd)
+		return pd_error_set(err, -ENOMEM, "out of memory");
+	if (strlen(cmd) != len)
+		return pd_error_set(err, -EINVAL, "cmd: NUL byte");
+	return engine_job_new(t->engine, o->name, cmd, name, sizeof name, err);
+}
+
+/* cmd, env, cwd, user, desktop: settings while the job is created (cmd
+ * starts it). */
+static int write_job_setting(struct tree *t, const struct obj *o, const char *data, size_t len,
+			     pd_error *err, json_t **ret_answer)
+{
+	(void)ret_answer;
+	return engine_job_set(t->engine, o->job.id, o->node->name, data, len, err);
+}
+
+static int write_job_stdin(struct tree *t, const struct obj *o, const char *data, size_t len,
+			   pd_error *err, json_t **ret_answer)
+{
+	int r = engine_job_stdin(t->engine, o->job.id, data, len, err);
+
+	(void)ret_answer;
+	if (r >= 0 && (size_t)r < len)
+		r = -EAGAIN; /* partial: FUSE writes are all or nothing here */
+	return r;
+}
+
+static int write_job_ctl(struct tree *t, const struct obj *o, const char *data, size_t len,
+			 pd_error *err, json_t **ret_answer)
+{
+	char value[256];
+
+	(void)ret_answer;
+	if (value_from_write(data, len, sizeof value - 1, value, sizeof value) < 0)
+		return pd_error_set(err, -EINVAL, "not a value: write one line");
+	return engine_job_ctl(t->engine, o->job.id, value, err);
+}
+
+/* --- archives -------------------------------------------------------------------------- */
+
+/* volumes/NAME/export: starts the archive (a refusal is the volume's
+ * error). */
+static int open_volume_export(struct tree *t, const struct obj *o, struct tree_file *f,
+			      struct tree_error *te)
+{
+	pd_error err = {0};
+	int r = volume_export_open(t->engine, o->name, &f->export, &err);
+
+	if (r >= 0)
+		f->wait_key = export_stream_key(f->export);
+	if (r >= 0 || err.code)
+		engine_volume_record_error(t->engine, o->name, "export", r < 0 ? &err : NULL);
+	if (r < 0 && err.code)
+		tree_tell(te, "export", &err);
+	return r;
+}
+
+/* volumes/NAME/import: claims the (empty) volume; done (and its error
+ * cleared) only at close. */
+static int open_volume_import(struct tree *t, const struct obj *o, struct tree_file *f,
+			      struct tree_error *te)
+{
+	pd_error err = {0};
+	int r = volume_import_begin(t->engine, o->name, &f->import, &err);
+
+	if (r < 0 && err.code) {
+		engine_volume_record_error(t->engine, o->name, "import", &err);
+		tree_tell(te, "import", &err);
+	}
+	return r;
+}
+
+/* snapshots/ID/export: starts the archive (a refusal is the snapshot's
+ * error). */
+static int open_snapshot_export(struct tree *t, const struct obj *o, struct tree_file *f,
+				struct tree_error *te)
+{
+	pd_error err = {0};
+	int r = engine_snapshot_export(t->engine, o->snap.id, &f->export, &err);
+
+	if (r >= 0)
+		f->wait_key = export_stream_key(f->export);
+	if (r >= 0 || err.code)
+		engine_snapshot_record_error(t->engine, o->snap.id, "export", r < 0 ? &err : NULL);
+	if (r < 0 && err.code)
+		tree_tell(te, "export", &err);
+	return r;
+}
+
+/* --- the tables ---------------------------------------------------------------------------- */
+
+#define DIR_ROW(m)                                                                                 \
+	{                                                                                          \
+		.name = "", .mode = S_IFDIR | (m), .dir = NODE_UNLISTED                            \
+	}
+#define VALUE(n, r)                                                                                \
+	{                                                                                          \
+		.name = (n), .mode = S_IFREG | 0444, .read = (r)                                   \
+	}
+#define SETTING(n, r, s)                                                                           \
+	{                                                                                          \
+		.name = (n), .mode = S_IFREG | 0644, .flags = N_LINE, .read = (r),                 \
+		.write = write_setting, .set = (s)                                                 \
+	}
+#define ACTION(n, w)                                                                               \
+	{                                                                                          \
+		.name = (n), .mode = S_IFREG | 0200, .flags = N_LINE, .write = (w)                 \
+	}
+#define STREAM(n, s)                                                                               \
+	{                                                                                          \
+		.name = (n), .mode = S_IFREG | 0444, .stream = (s)                                 \
+	}
+#define LINK(n, l)                                                                                 \
+	{                                                                                          \
+		.name = (n), .mode = S_IFLNK | 0777, .link = (l)                                   \
+	}
+
+static const struct node root_nodes[] = {
+    [S_ROOT] = DIR_ROW(0755),
+    [S_README] = {"README", S_IFREG | 0444, S_ROOT, .read = read_readme},
+    [S_VERSION] = {"version", S_IFREG | 0444, S_ROOT, .read = read_version},
+    [S_TYPES] = {"types", S_IFDIR | 0555, S_ROOT},
+    [S_IMAGES] = {"images", S_IFDIR | 0555, S_ROOT},
+    [S_BOXES] = {"boxes", S_IFDIR | 0755, S_ROOT},
+    [S_EVENTS] = {"events", S_IFREG | 0444, S_ROOT, .stream = stream_events},
+    [S_TOKENS] = {"tokens", S_IFDIR | 0700, S_ROOT},
+    [S_SNAPSHOTS] = {"snapshots", S_IFDIR | 0755, S_ROOT},
+    [S_VOLUMES] = {"volumes", S_IFDIR | 0755, S_ROOT},
+};
+
+/* types/NAME: one file, no directory. */
+static const struct node type_nodes[] = {
+    {"", S_IFREG | 0444, NODE_UNLISTED, .read = read_type},
+};
+
+static const struct node image_nodes[] = {
+    [IF_DIR] = DIR_ROW(0555),
+    [IF_DESCRIPTION] = VALUE("description", read_image_description),
+    [IF_SIZE] = VALUE("size", read_image_size),
+    [IF_CREATED] = VALUE("created", read_image_created),
+};
+
+/* tokens/ID/: the owner's access tokens (auth.h), read-only; rmdir revokes. */
+static const struct node token_nodes[] = {
+    [TF_DIR] = DIR_ROW(0500),
+    [TF_LABEL] = {"label", S_IFREG | 0400, .read = read_token_label},
+    [TF_CREATED] = {"created", S_IFREG | 0400, .read = read_token_created},
+    [TF_LAST_USED] = {"last_used", S_IFREG | 0400, .read = read_token_last_used},
+};
+
+static const struct node box_nodes[] = {
+    [BF_DIR] = DIR_ROW(0755),
+    [BF_STATE] = SETTING("state", read_box_state, engine_box_set_state),
+    [BF_TYPE] = SETTING("type", read_box_type, engine_box_set_type),
+    [BF_IMAGE] = SETTING("image", read_box_image, engine_box_set_image),
+    [BF_CREATED] = VALUE("created", read_box_created),
+    [BF_USAGE] = VALUE("usage", read_box_usage),
+    [BF_INFO] = VALUE("info", read_box_info),
+    [BF_ERROR] = VALUE("error", read_box_error),
+    [BF_EVENTS] = STREAM("events", stream_box_events),
+    [BF_TTL] = SETTING("ttl", read_box_ttl, engine_box_set_ttl),
+    [BF_EXPIRES] = VALUE("expires", read_box_expires),
+    [BF_ROOT] = LINK("root", link_box_root),
+    [BF_EXEC] = {"exec", S_IFDIR | 0755},
+    [BF_SNAPSHOT] = ACTION("snapshot", write_box_snapshot),
+    [BF_FORK] = ACTION("fork", write_box_fork),
+    [BF_RESTORE] = ACTION("restore", write_box_restore),
+    [BF_SNAPSHOTS] = {"snapshots", S_IFDIR | 0555},
+    /* Lists that may come in several write(2)s (a shell's printf writes
+     * line by line): each applies the whole list written so far; a bare
+     * "allowlist" waits for its entries (applied, or refused, at close
+     * if none come). */
+    [BF_VOLUMES] = {"volumes", S_IFREG | 0644, .flags = N_WHOLE, .read = read_box_volumes,
+		    .write = write_box_volumes},
+    [BF_IP] = VALUE("ip", read_box_ip),
+    [BF_POLICY] = {"policy", S_IFREG | 0644, .flags = N_WHOLE, .read = read_box_policy,
+		   .write = write_box_policy, .waits = policy_awaits_entries},
+    /* exec/new, in exec/ beside the jobs and exec/last: a command may come
+     * in several writes, and starts when the file is closed. */
+    [BF_EXEC_NEW] = {"new", S_IFREG | 0200, BF_EXEC, N_AT_CLOSE, .write = write_exec_new},
+};
+
+#define JOB_SETTING(n)                                                                             \
+	{                                                                                          \
+		.name = (n), .mode = S_IFREG | 0644, .read = read_job_file,                        \
+		.write = write_job_setting                                                         \
+	}
+#define JOB_END(n, s)                                                                              \
+	{                                                                                          \
+		.name = (n), .mode = S_IFREG | 0444, .flags = N_NEEDS_START, .stream = (s)         \
+	}
+static const struct node job_nodes[] = {
+    [JF_DIR] = DIR_ROW(0755),
+    /* cmd starts the job at close; once started, a write is refused at
+     * once (EBUSY, recorded). */
+    [JF_CMD] = {"cmd", S_IFREG | 0644, .flags = N_AT_CLOSE, .read = read_job_file,
+		.write = write_job_setting},
+    [JF_ENV] = {"env", S_IFREG | 0644, .flags = N_WHOLE, .read = read_job_file,
+		.write = write_job_setting},
+    [JF_CWD] = JOB_SETTING("cwd"),
+    [JF_USER] = JOB_SETTING("user"),
+    [JF_DESKTOP] = JOB_SETTING("desktop"),
+    [JF_STDIN] = {"stdin", S_IFREG | 0200, .flags = N_PARTIAL, .write = write_job_stdin},
+    [JF_STDOUT] = JOB_END("stdout", stream_job_stdout),
+    [JF_STDERR] = JOB_END("stderr", stream_job_stderr),
+    [JF_OUTPUT] = JOB_END("output", stream_job_output),
+    [JF_STATUS] = VALUE("status", read_job_file),
+    [JF_EXIT] = {"exit", S_IFREG | 0444, .flags = N_NEEDS_START | N_AFTER_END,
+		 .read = read_job_file},
+    [JF_CTL] = {"ctl", S_IFREG | 0200, .write = write_job_ctl},
+    [JF_PID] = VALUE("pid", read_job_file),
+    [JF_STARTED] = VALUE("started", read_job_file),
+    [JF_ENDED] = VALUE("ended", read_job_file),
+    /* exec/last while this job is its box's last (listed by exec/). */
+    [JF_LAST] = {"last", S_IFLNK | 0777, NODE_UNLISTED, .link = link_job_last},
+};
+
+static const struct node snap_nodes[] = {
+    [SF_DIR] = DIR_ROW(0755),
+    [SF_BOX] = VALUE("box", read_snap_box),
+    [SF_LABEL] = SETTING("label", read_snap_label, engine_snapshot_set_label),
+    [SF_CREATED] = VALUE("created", read_snap_created),
+    [SF_SIZE] = VALUE("size", read_snap_size),
+    [SF_ROOT] = LINK("root", link_snap_root),
+    [SF_ERROR] = VALUE("error", read_snap_error),
+    [SF_EXPORT] = {"export", S_IFREG | 0444, .open = open_snapshot_export},
+    /* Entries of the box's snapshots/ directory (listed there). */
+    [SF_LINK] = {"", S_IFLNK | 0777, NODE_UNLISTED, .link = link_snap_entry},
+    [SF_LAST] = {"last", S_IFLNK | 0777, NODE_UNLISTED, .link = link_snap_last},
+};
+
+/* volumes/NAME/: data leads to the volume's directory on the host; an
+ * archive written to import is spooled to disk (temp_spool()). */
+static const struct node volume_nodes[] = {
+    [VF_DIR] = DIR_ROW(0755),
+    [VF_DATA] = LINK("data", link_volume_data),
+    [VF_SIZE] = VALUE("size", read_volume_size),
+    [VF_BOXES] = VALUE("boxes", read_volume_boxes),
+    [VF_EXPORT] = {"export", S_IFREG | 0444, .open = open_volume_export},
+    [VF_IMPORT] = {"import", S_IFREG | 0200, .flags = N_IMPORT, .open = open_volume_import},
+    [VF_ERROR] = VALUE("error", read_volume_error),
+};
+
+/* --- the kinds ---------------------------------------------------------------------------- */
+
+static int get_static(struct tree *t, uint64_t ino, struct obj *o)
+{
+	(void)ino;
+	o->mtime = t->started;
+	return 0;
+}
+
+static int get_type(struct tree *t, uint64_t ino, struct obj *o)
+{
+	if (INO_ID(ino) >= engine_config(t->engine)->n_types)
+		return -ENOENT;
+	o->mtime = t->started;
+	return 0;
+}
+
+static int get_image(struct tree *t, uint64_t ino, struct obj *o)
+{
+	const char *name = tree_image_slot_name(t, INO_ID(ino));
+
+	if (!name || image_get(engine_images_dir(t->engine), name, &o->img) < 0)
+		return -ENOENT;
+	snprintf(o->name, sizeof o->name, "%s", name);
+	o->mtime = t->started;
+	return 0;
+}
+
+static int get_token(struct tree *t, uint64_t ino, struct obj *o)
+{
+	int r = auth_token_get_seq(engine_auth(t->engine), (int64_t)INO_ID(ino), &o->tok);
+
+	o->mtime = o->tok.created;
+	return r;
+}
+
+static int get_box(struct tree *t, uint64_t ino, struct obj *o)
+{
+	int r = engine_box_get_by_id(t->engine, (int64_t)INO_ID(ino), &o->box);
+
+	if (r < 0)
+		return r;
+	snprintf(o->name, sizeof o->name, "%s", o->box.name);
+	o->mtime = o->box.created;
+	return 0;
+}
+
+/* A job and the name of its box (whose error file is the job's). */
+static int get_job(struct tree *t, uint64_t ino, struct obj *o)
+{
+	struct box_view v;
+
+	if (engine_job_get_by_id(t->engine, (int64_t)INO_ID(ino), &o->job) < 0 ||
+	    engine_box_get_by_id(t->engine, o->job.box_id, &v) < 0)
+		return -ENOENT;
+	snprintf(o->name, sizeof o->name, "%s", v.name);
+	o->mtime = v.created;
+	return 0;
+}
+
+static int get_snap(struct tree *t, uint64_t ino, struct obj *o)
+{
+	int r = engine_snapshot_get_by_seq(t->engine, (int64_t)INO_ID(ino), &o->snap);
+
+	if (r < 0)
+		return r;
+	snprintf(o->name, sizeof o->name, "%s", o->snap.id);
+	o->mtime = o->snap.created;
+	return 0;
+}
+
+static int get_volume(struct tree *t, uint64_t ino, struct obj *o)
+{
+	int r = engine_volume_get_by_id(t->engine, (int64_t)INO_ID(ino), &o->vol);
+
+	if (r < 0)
+		return r;
+	snprintf(o->name, sizeof o->name, "%s", o->vol.name);
+	o->mtime = o->vol.created;
+	return 0;
+}
+
+/* A box's and its jobs' failures go to the box's error file. */
+static void record_box(struct tree *t, const struct obj *o, const char *label, const pd_error *err)
+{
+	engine_box_record_error(t->engine, o->name, label, err);
+}
+
+static void record_snap(struct tree *t, const struct obj *o, const char *label, const pd_error *err)
+{
+	engine_snapshot_record_error(t->engine, o->name, label, err);
+}
+
+static void record_volume(struct tree *t, const struct obj *o, const char *label,
+			  const pd_error *err)
+{
+	engine_volume_record_error(t->engine, o->name, label, err);
+}
+
+#define KIND_ROW(table, g, rec)                                                                    \
+	{                                                                                          \
+		(table), ELEMENTSOF(table), (g), (rec)                                             \
+	}
+const struct kind tree_kinds[] = {
+    [KIND_STATIC] = KIND_ROW(root_nodes, get_static, NULL),
+    [KIND_TYPE] = KIND_ROW(type_nodes, get_type, NULL),
+    [KIND_IMAGE] = KIND_ROW(image_nodes, get_image, NULL),
+    [KIND_BOX] = KIND_ROW(box_nodes, get_box, record_box),
+    [KIND_JOB] = KIND_ROW(job_nodes, get_job, record_box),
+    [KIND_TOKEN] = KIND_ROW(token_nodes, get_token, NULL),
+    [KIND_SNAP] = KIND_ROW(snap_nodes, get_snap, record_snap),
+    [KIND_VOLUME] = KIND_ROW(volume_nodes, get_volume, record_volume),
+};
+const size_t tree_n_kinds = ELEMENTSOF(tree_kinds);
