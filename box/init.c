@@ -67,7 +67,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "box/exec-proto.h"
+#include "common/exec-proto.h"
 
 #ifndef PACKAGE_VERSION
 #define PACKAGE_VERSION "unknown"

@@ -40,7 +40,7 @@
 #include <sys/wait.h>
 #include <time.h>
 
-#include "box/exec-proto.h"
+#include "common/exec-proto.h"
 #include "common/parse.h"
 #include "box/supervisor.h"
 #include "common/util.h"

@@ -27,7 +27,7 @@
 #include <sodium.h>
 #include <spawn.h>
 
-#include "box/exec-proto.h"
+#include "common/exec-proto.h"
 #include "common/lock.h"
 #include "runtime/idmap.h"
 #include "runtime/lxcfs.h"

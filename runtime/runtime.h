@@ -86,7 +86,7 @@ struct runtime_ops {
 	int (*usage)(struct runtime *rt, const char *id, struct cgroup_usage *ret);
 	int (*limits)(struct runtime *rt, const char *id, struct cgroup_limits *ret);
 	int (*exec)(struct runtime *rt, const char *id, const char *job_dir, pd_error *err);
-	/* The path of box id's exec server socket (box/exec-proto.h), made at
+	/* The path of box id's exec server socket (common/exec-proto.h), made at
 	 * every start and handed to the box's PID 1, in buf (>= 108 bytes):
 	 * the supervisor's spec.json names it. False when the box has no
 	 * server: the path would not fit a unix socket address (a long run
