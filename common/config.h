@@ -47,7 +47,7 @@
  *	                            believed; empty: none (the default)
  *	seccomp = default           the boxes' seccomp filter: default (Docker's
  *	                            default profile, converted for the boxes'
- *	                            capabilities: daemon/seccomp/NOTICE) or off
+ *	                            capabilities: runtime/seccomp/NOTICE) or off
  *	                            (no filter; for comparison, not for use)
  *	userns = on                 each box in its own user namespace, its ids
  *	                            0-65535 mapped to a range of host ids of
