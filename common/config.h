@@ -182,7 +182,7 @@ void config_type_names(const struct pd_config *c, char *buf, size_t bufsz);
 /* True if addr (family AF_INET or AF_INET6, network byte order) lies in
  * network p. An IPv4-mapped IPv6 address (::ffff:a.b.c.d) matches the IPv4
  * networks as a.b.c.d. */
-bool net_prefix_contains(const struct net_prefix *p, int family, const void *addr);
+bool config_net_prefix_contains(const struct net_prefix *p, int family, const void *addr);
 
 /* Renders a type the way /paddock/types/NAME shows it:
  * "cpus 1\nmemory 2G\npids 4096\ndisk 10G\n". Returns the length. */

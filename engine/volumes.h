@@ -49,7 +49,8 @@ struct volume_view {
  * a final newline optional. -EINVAL with the line number in err for a bad
  * name, a duplicate, a NUL byte or more than VOLUMES_PER_BOX_MAX names.
  * *ret is a malloc'd array of malloc'd names (free with image_list_free). */
-int volumes_parse_list(const char *text, size_t len, char ***ret, size_t *ret_n, pd_error *err);
+int engine_volume_list_parse(const char *text, size_t len, char ***ret, size_t *ret_n,
+			     pd_error *err);
 
 /* Names of the volumes in creation order (free with image_list_free). */
 int engine_volume_names(struct engine *e, char ***ret, size_t *ret_n);
@@ -82,7 +83,7 @@ int engine_volume_boxes(struct engine *e, const char *name, char ***ret, size_t 
 
 /* The box's volumes in its order (free with image_list_free). */
 int engine_box_volumes(struct engine *e, const char *box, char ***ret, size_t *ret_n);
-/* Replaces the box's list with the parsed text (see volumes_parse_list).
+/* Replaces the box's list with the parsed text (see engine_volume_list_parse).
  * -ENOENT for a volume that does not exist (the reason has its line). On a
  * running box the volumes added are mounted at /mnt/NAME and those removed
  * unmounted (lazily when a process in the box still uses one) before it
