@@ -33,8 +33,6 @@
 #include "common/parse.h"
 
 struct engine;
-struct box;
-struct box_mount;
 
 #define VOLUMES_PER_BOX_MAX 32
 
@@ -125,20 +123,3 @@ int volume_import_write(struct volume_import *imp, uint64_t off, const char *buf
 			pd_error *err);
 int volume_import_finish(struct volume_import *imp, pd_error *err);
 void volume_import_abort(struct volume_import *imp);
-
-/* --- for engine.c only (engine lock held unless stated) ------------------ */
-
-/* Loads the volumes at start, finishing or rolling back interrupted
- * creates and deletes. */
-int eng_volumes_load(struct engine *e, pd_error *err);
-void eng_volumes_free(struct engine *e);
-/* The bind mounts of a box's volumes (malloc'd, NULL when none). */
-int eng_volume_mounts(struct engine *e, struct box *b, struct box_mount **ret, size_t *ret_n,
-		      pd_error *err);
-/* Records which volumes a box was started with (engine lock not held). */
-void eng_volumes_started(struct engine *e, struct box *b, const struct box_mount *m, size_t n);
-/* At start, after eng_volumes_load(): a live change of a running box's
- * volumes that a crash cut short is finished. Each mount or unmount is
- * redone where it is missing; one the box prevents (a file at /mnt/NAME)
- * changes the list instead, with an event saying so. */
-void eng_volumes_reconcile(struct engine *e);
