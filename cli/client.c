@@ -209,41 +209,21 @@ int cli_client_setup(const cli_client *c, CURL *h, const char *url, struct curl_
 	return 0;
 }
 
-int cli_buf_append(cli_buf *b, const char *p, size_t n, size_t cap, bool *ret_truncated)
-{
-	size_t keep = b->len >= cap ? 0 : cap - b->len < n ? cap - b->len : n;
-	char *grown = realloc(b->data, b->len + keep + 1);
-
-	if (!grown)
-		return -ENOMEM;
-	memcpy(grown + b->len, p, keep);
-	b->len += keep;
-	grown[b->len] = '\0';
-	b->data = grown;
-	if (keep < n && ret_truncated)
-		*ret_truncated = true;
-	return 0;
-}
-
 size_t cli_errbody_write(char *ptr, size_t size, size_t nmemb, void *buf)
 {
-	return cli_buf_append(buf, ptr, size * nmemb, CLI_ERRBODY_MAX, NULL) < 0 ? 0 : size * nmemb;
+	struct pd_buf *b = buf;
+
+	b->max = CLI_ERRBODY_MAX;
+	return pd_buf_append(b, ptr, size * nmemb) == -ENOMEM ? 0 : size * nmemb;
 }
 
-/* A capped in-memory body: more than CLI_BODY_MAX fails the transfer. */
-struct membuf {
-	cli_buf buf;
-	bool overflow;
-};
-
+/* An in-memory body (a struct pd_buf capped at CLI_BODY_MAX): more fails
+ * the transfer. */
 static size_t on_body(char *ptr, size_t size, size_t nmemb, void *user)
 {
-	struct membuf *b = user;
 	size_t n = size * nmemb;
 
-	if (cli_buf_append(&b->buf, ptr, n, CLI_BODY_MAX, &b->overflow) < 0 || b->overflow)
-		return 0;
-	return n;
+	return pd_buf_append(user, ptr, n) < 0 ? 0 : n;
 }
 
 struct upload {
@@ -270,7 +250,7 @@ static int request(cli_client *c, const char *method, const char *url, const cha
 		   pd_error *err)
 {
 	struct curl_slist *headers = NULL;
-	struct membuf resp = {0};
+	_cleanup_pd_buf_ struct pd_buf resp = {.max = CLI_BODY_MAX};
 	struct upload up = {.data = body, .len = body_len};
 	CURL *h = c->curl;
 	long status = 0;
@@ -308,25 +288,14 @@ static int request(cli_client *c, const char *method, const char *url, const cha
 	CURLcode res = curl_easy_perform(h);
 	curl_easy_getinfo(h, CURLINFO_RESPONSE_CODE, &status);
 	curl_slist_free_all(headers);
-	if (res == CURLE_WRITE_ERROR && resp.overflow) {
-		free(resp.buf.data);
+	if (res == CURLE_WRITE_ERROR && resp.truncated)
 		return pd_error_set(err, -EFBIG, "the answer is larger than %u bytes",
 				    CLI_BODY_MAX);
-	}
-	r = cli_transfer_result(res, c->errbuf, status, resp.buf.data, resp.buf.len, err);
-	if (r < 0) {
-		free(resp.buf.data);
+	r = cli_transfer_result(res, c->errbuf, status, resp.data, resp.len, err);
+	if (r < 0)
 		return r;
-	}
-	if (ret_body) {
-		if (!resp.buf.data && !(resp.buf.data = strdup("")))
-			return pd_error_set(err, -ENOMEM, "out of memory");
-		*ret_body = resp.buf.data;
-		if (ret_len)
-			*ret_len = resp.buf.len;
-	} else {
-		free(resp.buf.data);
-	}
+	if (ret_body && !(*ret_body = pd_buf_take(&resp, ret_len)))
+		return pd_error_set(err, -ENOMEM, "out of memory");
 	return 0;
 }
 

@@ -17,6 +17,7 @@
 
 #include <curl/curl.h>
 
+#include "common/buf.h"
 #include "common/error.h"
 
 /* Bodies read into memory are capped: lists and small files only. */
@@ -24,18 +25,9 @@
 /* Error bodies kept from streaming transfers: the rest is dropped. */
 #define CLI_ERRBODY_MAX (64u * 1024)
 
-/* A growing, NUL-terminated byte buffer; free data when done. */
-typedef struct cli_buf {
-	char *data;
-	size_t len;
-} cli_buf;
-
-/* Appends n bytes but never lets b exceed cap bytes: what does not fit is
- * dropped and *ret_truncated (if not NULL) set. Returns 0 or -ENOMEM. */
-int cli_buf_append(cli_buf *b, const char *p, size_t n, size_t cap, bool *ret_truncated);
-
 /* A CURLOPT_WRITEFUNCTION keeping the first CLI_ERRBODY_MAX bytes of an
- * error body in the cli_buf given as its user pointer. */
+ * error body in the struct pd_buf given as its user pointer (it sets the
+ * buffer's max to CLI_ERRBODY_MAX; the rest is dropped). */
 size_t cli_errbody_write(char *ptr, size_t size, size_t nmemb, void *buf);
 
 typedef struct cli_client {

@@ -17,7 +17,7 @@ struct stream {
 	CURL *h;
 	FILE *out;
 	bool checked, ok, discard, done;
-	cli_buf errbody;
+	struct pd_buf errbody;
 	char errbuf[CURL_ERROR_SIZE];
 	struct curl_slist *headers;
 };
@@ -117,7 +117,7 @@ static void stream_release(CURLM *multi, struct stream *s)
 		curl_easy_cleanup(s->h);
 	}
 	curl_slist_free_all(s->headers);
-	free(s->errbody.data);
+	pd_buf_free(&s->errbody);
 }
 
 /* Sends a ctl line to the job; failures are only reported. */

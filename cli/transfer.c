@@ -285,7 +285,7 @@ static size_t push_read(char *ptr, size_t size, size_t nmemb, void *user)
  * *status. h may be NULL (out of memory). */
 static CURLcode upload_perform(cli_client *c, CURL *h, const char *url, struct curl_slist **headers,
 			       const char *ctype, curl_read_callback fn, void *data, char *errbuf,
-			       cli_buf *resp, long *status)
+			       struct pd_buf *resp, long *status)
 {
 	char header[96];
 	struct curl_slist *more;
@@ -314,7 +314,7 @@ int cli_push(cli_client *c, const char *box, const char *const *srcs, size_t n, 
 {
 	struct progress prog = {.on = progress};
 	struct pusher pusher = {.srcs = srcs, .n = n, .quiet = quiet};
-	cli_buf resp = {0};
+	_cleanup_pd_buf_ struct pd_buf resp = {0};
 	_cleanup_free_ char *ebox = NULL, *prefix = NULL, *path = NULL, *url = NULL;
 	struct curl_slist *headers = NULL;
 	char errbuf[CURL_ERROR_SIZE] = "";
@@ -371,7 +371,6 @@ int cli_push(cli_client *c, const char *box, const char *const *srcs, size_t n, 
 	curl_slist_free_all(headers);
 	if (h)
 		curl_easy_cleanup(h);
-	free(resp.data);
 	return r;
 }
 
@@ -382,7 +381,7 @@ struct sink {
 	CURL *h;
 	int fd;
 	bool checked, ok;
-	cli_buf errbody;
+	struct pd_buf errbody;
 	struct progress *progress;
 };
 
@@ -440,7 +439,7 @@ static int get_into(cli_client *c, const char *url, int fd, struct progress *pro
 		r = cli_transfer_result(res, errbuf, status, s.errbody.data, s.errbody.len, err);
 	curl_slist_free_all(headers);
 	curl_easy_cleanup(s.h);
-	free(s.errbody.data);
+	pd_buf_free(&s.errbody);
 	return r;
 }
 
@@ -597,7 +596,7 @@ int cli_upload(cli_client *c, const char *path, int fd, pd_error *err)
 	_cleanup_free_ char *url = cli_tree_url(c, path);
 	char errbuf[CURL_ERROR_SIZE] = "";
 	struct curl_slist *headers = NULL;
-	cli_buf resp = {0};
+	_cleanup_pd_buf_ struct pd_buf resp = {0};
 	long status = 0;
 	CURL *h = curl_easy_init();
 	CURLcode res = upload_perform(c, h, url, &headers, "application/octet-stream", upload_read,
@@ -608,6 +607,5 @@ int cli_upload(cli_client *c, const char *path, int fd, pd_error *err)
 	curl_slist_free_all(headers);
 	if (h)
 		curl_easy_cleanup(h);
-	free(resp.data);
 	return r;
 }

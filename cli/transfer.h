@@ -28,7 +28,7 @@ typedef struct cli_pull_opts {
 
 /*
  * GET boxes/BOX/root/SRC?format=tar, extracted into the local DIR (created
- * if missing) by the daemon's own safe extractor (web/tarsafe.h), with DIR
+ * if missing) by the daemon's own safe extractor (common/tarsafe.h), with DIR
  * as the root: the stream is treated as hostile. Files, directories,
  * symlinks and hard links between pulled files are written; setuid and
  * setgid bits never; owners are the running user's unless opts->owners.

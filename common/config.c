@@ -367,7 +367,7 @@ static bool proxies_ok(const char *v, struct pd_config *c)
 	return true;
 }
 
-bool net_prefix_contains(const struct net_prefix *p, int family, const void *addr)
+bool config_net_prefix_contains(const struct net_prefix *p, int family, const void *addr)
 {
 	static const uint8_t mapped[12] = {0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff};
 	const uint8_t *a = addr;

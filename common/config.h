@@ -47,7 +47,7 @@
  *	                            believed; empty: none (the default)
  *	seccomp = default           the boxes' seccomp filter: default (Docker's
  *	                            default profile, converted for the boxes'
- *	                            capabilities: daemon/seccomp/NOTICE) or off
+ *	                            capabilities: runtime/seccomp/NOTICE) or off
  *	                            (no filter; for comparison, not for use)
  *	userns = on                 each box in its own user namespace, its ids
  *	                            0-65535 mapped to a range of host ids of
@@ -182,7 +182,7 @@ void config_type_names(const struct pd_config *c, char *buf, size_t bufsz);
 /* True if addr (family AF_INET or AF_INET6, network byte order) lies in
  * network p. An IPv4-mapped IPv6 address (::ffff:a.b.c.d) matches the IPv4
  * networks as a.b.c.d. */
-bool net_prefix_contains(const struct net_prefix *p, int family, const void *addr);
+bool config_net_prefix_contains(const struct net_prefix *p, int family, const void *addr);
 
 /* Renders a type the way /paddock/types/NAME shows it:
  * "cpus 1\nmemory 2G\npids 4096\ndisk 10G\n". Returns the length. */

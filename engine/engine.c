@@ -11,7 +11,6 @@
 #include "runtime/idmap.h"
 #include "store/layers.h"
 #include "common/log.h"
-#include "engine/volumes.h"
 
 #define EVENT_LINE_MAX 1024
 

@@ -7,7 +7,7 @@
  * outside it while the box is marked busy; any other action on a busy box
  * fails with -EBUSY. Disk walks (engine_box_usage(), volume sizes) run
  * outside it too, one at a time per box, without making the box busy.
- * daemon/lock.h has the order of every lock in the daemon and the debug
+ * common/lock.h has the order of every lock in the daemon and the debug
  * check of it. Every function here may be called from any thread, with
  * no lock of the caller's held but the FUSE adapter's park_lock.
  *

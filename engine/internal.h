@@ -281,6 +281,22 @@ void eng_gc(struct engine *e, bool at_start);
 /* Unmounts every snapshot root (daemon stop). */
 void eng_snapshot_mounts_clear(struct engine *e);
 
+/* volumes.c, for engine.c (engine lock held unless stated). */
+/* Loads the volumes at start, finishing or rolling back interrupted
+ * creates and deletes. */
+int eng_volumes_load(struct engine *e, pd_error *err);
+void eng_volumes_free(struct engine *e);
+/* The bind mounts of a box's volumes (malloc'd, NULL when none). */
+int eng_volume_mounts(struct engine *e, struct box *b, struct box_mount **ret, size_t *ret_n,
+		      pd_error *err);
+/* Records which volumes a box was started with (engine lock not held). */
+void eng_volumes_started(struct engine *e, struct box *b, const struct box_mount *m, size_t n);
+/* At start, after eng_volumes_load(): a live change of a running box's
+ * volumes that a crash cut short is finished. Each mount or unmount is
+ * redone where it is missing; one the box prevents (a file at /mnt/NAME)
+ * changes the list instead, with an event saying so. */
+void eng_volumes_reconcile(struct engine *e);
+
 /* engine-net.c. Interface names are at most 15 characters. */
 #define IFNAMSIZ_PD 16
 void eng_net_ifname(const struct engine *e, const struct box *b, char *buf, size_t bufsz);

@@ -36,7 +36,8 @@ struct volumes {
 
 /* --- parsing -------------------------------------------------------------- */
 
-int volumes_parse_list(const char *text, size_t len, char ***ret, size_t *ret_n, pd_error *err)
+int engine_volume_list_parse(const char *text, size_t len, char ***ret, size_t *ret_n,
+			     pd_error *err)
 {
 	char **names = NULL;
 	size_t n = 0, line = 0;
@@ -919,7 +920,7 @@ int engine_box_set_volumes(struct engine *e, const char *box, const char *text, 
 	bool running, same;
 	int r;
 
-	r = volumes_parse_list(text, len, &names, &n, err);
+	r = engine_volume_list_parse(text, len, &names, &n, err);
 	if (r < 0)
 		return r;
 	ids = calloc(n ? n : 1, sizeof *ids);

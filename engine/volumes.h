@@ -33,8 +33,6 @@
 #include "common/parse.h"
 
 struct engine;
-struct box;
-struct box_mount;
 
 #define VOLUMES_PER_BOX_MAX 32
 
@@ -49,7 +47,8 @@ struct volume_view {
  * a final newline optional. -EINVAL with the line number in err for a bad
  * name, a duplicate, a NUL byte or more than VOLUMES_PER_BOX_MAX names.
  * *ret is a malloc'd array of malloc'd names (free with image_list_free). */
-int volumes_parse_list(const char *text, size_t len, char ***ret, size_t *ret_n, pd_error *err);
+int engine_volume_list_parse(const char *text, size_t len, char ***ret, size_t *ret_n,
+			     pd_error *err);
 
 /* Names of the volumes in creation order (free with image_list_free). */
 int engine_volume_names(struct engine *e, char ***ret, size_t *ret_n);
@@ -82,7 +81,7 @@ int engine_volume_boxes(struct engine *e, const char *name, char ***ret, size_t 
 
 /* The box's volumes in its order (free with image_list_free). */
 int engine_box_volumes(struct engine *e, const char *box, char ***ret, size_t *ret_n);
-/* Replaces the box's list with the parsed text (see volumes_parse_list).
+/* Replaces the box's list with the parsed text (see engine_volume_list_parse).
  * -ENOENT for a volume that does not exist (the reason has its line). On a
  * running box the volumes added are mounted at /mnt/NAME and those removed
  * unmounted (lazily when a process in the box still uses one) before it
@@ -124,20 +123,3 @@ int volume_import_write(struct volume_import *imp, uint64_t off, const char *buf
 			pd_error *err);
 int volume_import_finish(struct volume_import *imp, pd_error *err);
 void volume_import_abort(struct volume_import *imp);
-
-/* --- for engine.c only (engine lock held unless stated) ------------------ */
-
-/* Loads the volumes at start, finishing or rolling back interrupted
- * creates and deletes. */
-int eng_volumes_load(struct engine *e, pd_error *err);
-void eng_volumes_free(struct engine *e);
-/* The bind mounts of a box's volumes (malloc'd, NULL when none). */
-int eng_volume_mounts(struct engine *e, struct box *b, struct box_mount **ret, size_t *ret_n,
-		      pd_error *err);
-/* Records which volumes a box was started with (engine lock not held). */
-void eng_volumes_started(struct engine *e, struct box *b, const struct box_mount *m, size_t n);
-/* At start, after eng_volumes_load(): a live change of a running box's
- * volumes that a crash cut short is finished. Each mount or unmount is
- * redone where it is missing; one the box prevents (a file at /mnt/NAME)
- * changes the list instead, with an event saying so. */
-void eng_volumes_reconcile(struct engine *e);

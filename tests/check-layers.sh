@@ -5,10 +5,12 @@
 #    or one it may use (the table below); an include of one of our headers
 #    without its folder ("engine.h") is refused too, since it would hide
 #    which layer it reaches into.
-# 2. When the layers' libraries are built: no library uses a symbol that
+# 2. Inside engine/, the parts reach each other through engine/internal.h,
+#    not through each other's headers.
+# 3. When the layers' libraries are built: no library uses a symbol that
 #    only a layer it may not use defines (a function declared by hand, not
 #    through a header, is caught here).
-# A first test checks the checker: a made-up tree with an upward include
+# Tests of the checker come first: made-up trees that break each rule
 # must fail it. TAP output; run by `make check` with TOP_SRCDIR and
 # TOP_BUILDDIR set.
 set -uo pipefail
@@ -101,6 +103,29 @@ for layer in $LAYERS; do
 	fi
 	ok "$layer/ includes $what" "$(include_violations "$TOP_SRCDIR" "$layer")"
 done
+
+# Inside engine/: a part (jobs.c, volumes.c, snapshots.c, net.c, ...) and
+# the core (engine.c) reach each other through engine/internal.h only. A
+# .c file includes that, its own header, and the headers of the engine's
+# leaf modules, which call nothing of the engine.
+ENGINE_SHARED="internal engine access auth box-state"
+engine_violations() {
+	local top=$1 f own target
+	for f in "$top"/engine/*.c; do
+		[ -e "$f" ] || continue
+		own=${f##*/}
+		own=${own%.c}
+		for target in $(sed -n 's|^[[:space:]]*#[[:space:]]*include[[:space:]]*"engine/\([^"]*\)\.h".*|\1|p' "$f"); do
+			[ "$target" = "$own" ] || [[ " $ENGINE_SHARED " == *" $target "* ]] ||
+				echo "engine/${f##*/}: includes engine/$target.h (declare what it needs in engine/internal.h)"
+		done
+	done
+}
+out=$(mkdir -p "$fake/engine" && printf '#include "engine/jobs.h"\n#include "engine/internal.h"\n' >"$fake/engine/volumes.c" &&
+	printf '#include "engine/jobs.h"\n' >"$fake/engine/jobs.c" && engine_violations "$fake")
+ok "the checker finds an engine part that includes another part's header" \
+	"$([ "$out" = "engine/volumes.c: includes engine/jobs.h (declare what it needs in engine/internal.h)" ] || echo "got: $out")"
+ok "engine/'s parts reach each other through engine/internal.h" "$(engine_violations "$TOP_SRCDIR")"
 
 # Symbols: who defines what, then who needs what.
 defs=$(mktemp)

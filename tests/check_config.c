@@ -530,23 +530,23 @@ START_TEST(test_access_values)
 			 0);
 	ck_assert_uint_eq(c.n_trusted_proxies, 3);
 	inet_pton(AF_INET, "127.0.0.1", &v4);
-	ck_assert(net_prefix_contains(&c.trusted_proxies[0], AF_INET, &v4));
+	ck_assert(config_net_prefix_contains(&c.trusted_proxies[0], AF_INET, &v4));
 	inet_pton(AF_INET, "127.0.0.2", &v4);
-	ck_assert(!net_prefix_contains(&c.trusted_proxies[0], AF_INET, &v4));
+	ck_assert(!config_net_prefix_contains(&c.trusted_proxies[0], AF_INET, &v4));
 	inet_pton(AF_INET, "10.250.3.4", &v4);
-	ck_assert(net_prefix_contains(&c.trusted_proxies[1], AF_INET, &v4));
+	ck_assert(config_net_prefix_contains(&c.trusted_proxies[1], AF_INET, &v4));
 	inet_pton(AF_INET6, "::ffff:10.1.2.3", &v6);
-	ck_assert(net_prefix_contains(&c.trusted_proxies[1], AF_INET6, &v6));
+	ck_assert(config_net_prefix_contains(&c.trusted_proxies[1], AF_INET6, &v6));
 	inet_pton(AF_INET6, "::1", &v6);
-	ck_assert(net_prefix_contains(&c.trusted_proxies[2], AF_INET6, &v6));
-	ck_assert(!net_prefix_contains(&c.trusted_proxies[1], AF_INET6, &v6));
+	ck_assert(config_net_prefix_contains(&c.trusted_proxies[2], AF_INET6, &v6));
+	ck_assert(!config_net_prefix_contains(&c.trusted_proxies[1], AF_INET6, &v6));
 	config_release(&c);
 
 	ck_assert_int_eq(load_text("[paddock]\ntrusted_proxies = fd00::/8\n", &c, &err), 0);
 	inet_pton(AF_INET6, "fdab::1", &v6);
-	ck_assert(net_prefix_contains(&c.trusted_proxies[0], AF_INET6, &v6));
+	ck_assert(config_net_prefix_contains(&c.trusted_proxies[0], AF_INET6, &v6));
 	inet_pton(AF_INET6, "fe80::1", &v6);
-	ck_assert(!net_prefix_contains(&c.trusted_proxies[0], AF_INET6, &v6));
+	ck_assert(!config_net_prefix_contains(&c.trusted_proxies[0], AF_INET6, &v6));
 	config_release(&c);
 }
 END_TEST

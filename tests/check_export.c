@@ -1,4 +1,4 @@
-/* check_export.c - export archives (daemon/export.h): the manifest's text
+/* check_export.c - export archives (runtime/export.h): the manifest's text
  * form, parse errors, verification against a tree, and a whole stream
  * (export a directory, read the tar.zst, extract it with verification). */
 #include <dirent.h>

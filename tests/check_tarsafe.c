@@ -1,5 +1,5 @@
 /* check_tarsafe.c - tar push/pull and file operations inside a box's root
- * (web/tarsafe.h), against a fake box root with planted symlinks that point
+ * (common/tarsafe.h), against a fake box root with planted symlinks that point
  * outside it, and archives crafted here with libarchive's writer. */
 #include <archive.h>
 #include <archive_entry.h>

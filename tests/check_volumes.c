@@ -106,7 +106,7 @@ static const char *parse(const char *text, size_t len)
 	char **names = NULL;
 	size_t n = 0, off = 0;
 	pd_error err = {0};
-	int r = volumes_parse_list(text, len, &names, &n, &err);
+	int r = engine_volume_list_parse(text, len, &names, &n, &err);
 
 	if (r < 0) {
 		snprintf(out, sizeof(out), "ERR %d: %s", -r, err.msg);

@@ -17,6 +17,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "common/buf.h"
 #include "common/config.h"
 #include "runtime/export.h"
 #include "web/http-internal.h"
@@ -351,9 +352,9 @@ void http_root_release(struct req *r)
 /* --- reads --------------------------------------------------------------- */
 
 /* Appends one entry of a listing: an object to arr (the JSON form), or
- * without arr a line to *text (the text form). false without memory. */
-static bool listing_add(json_t *arr, char **text, size_t *cap, size_t *len, const char *type,
-			const char *mode, long long size, const char *raw_name)
+ * without arr a line to text (the text form). false without memory. */
+static bool listing_add(json_t *arr, struct pd_buf *text, const char *type, const char *mode,
+			long long size, const char *raw_name)
 {
 	/* A box names its files as it likes: every name is shown, in both
 	 * forms escaped alike (http_json_text()), so that none is left out,
@@ -366,20 +367,10 @@ static bool listing_add(json_t *arr, char **text, size_t *cap, size_t *len, cons
 		return json_array_append_new(arr, json_pack("{s:o, s:s, s:s, s:I}", "name", name,
 							    "type", type, "mode", mode, "size",
 							    (json_int_t)size)) == 0;
-	size_t need = json_string_length(name) + 48;
-	if (*len + need > *cap) {
-		char *nt = realloc(*text, (*cap + need) * 2);
-		if (!nt) {
-			json_decref(name);
-			return false;
-		}
-		*text = nt;
-		*cap = (*cap + need) * 2;
-	}
-	*len += (size_t)snprintf(*text + *len, *cap - *len, "%c %s %lld %s\n", type[0], mode, size,
-				 json_string_value(name));
+	bool ok = pd_buf_printf(text, "%c %s %lld %s\n", type[0], mode, size,
+				json_string_value(name)) == 0;
 	json_decref(name);
-	return true;
+	return ok;
 }
 
 static void reply_dir_listing(struct req *r, int fd)
@@ -388,8 +379,7 @@ static void reply_dir_listing(struct req *r, int fd)
 	struct dirent *de;
 	bool as_text = r->format && strcmp(r->format, "text") == 0, ok;
 	json_t *arr = as_text ? NULL : json_array();
-	size_t cap = 4096, len = 0;
-	_cleanup_free_ char *text = as_text ? malloc(cap) : NULL;
+	_cleanup_pd_buf_ struct pd_buf text = {0};
 
 	if (!d) {
 		close(fd);
@@ -397,7 +387,7 @@ static void reply_dir_listing(struct req *r, int fd)
 		req_reply_error(r, errno, NULL);
 		return;
 	}
-	ok = arr || text;
+	ok = arr || as_text;
 	while (ok && (de = readdir(d))) {
 		struct stat st;
 		char mode[8];
@@ -409,15 +399,15 @@ static void reply_dir_listing(struct req *r, int fd)
 				   : S_ISLNK(st.st_mode) ? "link"
 							 : "file";
 		snprintf(mode, sizeof(mode), "%04o", st.st_mode & 07777);
-		ok = listing_add(arr, &text, &cap, &len, type, mode, (long long)st.st_size,
-				 de->d_name);
+		ok = listing_add(arr, &text, type, mode, (long long)st.st_size, de->d_name);
 	}
 	closedir(d);
 	if (!ok) {
 		json_decref(arr);
 		req_reply_error(r, ENOMEM, "out of memory");
 	} else if (as_text)
-		req_reply_text(r, 200, "text/plain; charset=utf-8", text, len);
+		req_reply_text(r, 200, "text/plain; charset=utf-8", text.data ? text.data : "",
+			       text.len);
 	else
 		req_reply_listing(r, arr);
 }

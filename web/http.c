@@ -643,7 +643,7 @@ static void addr_key(int family, const uint8_t addr[16], char *key, size_t size)
 static bool trusted_proxy(const struct http *h, int family, const uint8_t addr[16])
 {
 	for (size_t i = 0; i < h->cfg->n_trusted_proxies; i++)
-		if (net_prefix_contains(&h->cfg->trusted_proxies[i], family, addr))
+		if (config_net_prefix_contains(&h->cfg->trusted_proxies[i], family, addr))
 			return true;
 	return false;
 }

@@ -9,7 +9,7 @@
  * stream are parked (suspended) and resumed by the engine's wake callback,
  * so no thread is held by a waiting client.
  *
- * Authentication: TCP requests need a bearer token (daemon/auth.h), except
+ * Authentication: TCP requests need a bearer token (engine/auth.h), except
  * the panel's assets, the setup page and login; on the unix socket (0660
  * root:GROUP) root and the group's members need none, and any other peer
  * is refused (403) by its credentials. A revoked token's replies in flight

@@ -1,6 +1,6 @@
 #!/bin/bash
 # disk-fork.sh - what the disk limit (each box's writable layer in an ext4
-# image, daemon/engine-disk.c) costs the actions it touches, against the
+# image, engine/disk.c) costs the actions it touches, against the
 # same build with `disk_limit = off` (plain directories), in one run:
 #
 #   create   mkdir of a box (a copy of the type's template + its mount)

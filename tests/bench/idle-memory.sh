@@ -22,7 +22,7 @@
 #   (c) per-box helper processes on the host (conmon-like): processes
 #       outside the boxes' cgroups that descend from paddockd or name this
 #       daemon's directories. There should be none. The daemon's one lxcfs
-#       (daemon/lxcfs.h) is not per box: it is counted in (d).
+#       (runtime/lxcfs.h) is not per box: it is counted in (d).
 #   (d) lxcfs (one per daemon, serving every box's /proc views): its Rss
 #       and Pss with 0 boxes, with BENCH_BOXES_MID (10) and with all
 #       BENCH_BOXES. Each box first reads its views once (meminfo,

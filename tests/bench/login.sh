@@ -17,7 +17,7 @@
 #      passwords the server checked per second (401 replies) against what
 #      the CPU could check without the budget (the host's CPUs / the bare
 #      verification time). No target: the figure is bounded by the budget
-#      (1/s plus a burst of 4, daemon/auth.h), about 1.
+#      (1/s plus a burst of 4, engine/auth.h), about 1.
 #
 # Needs root, python3 and a C compiler with libsodium's headers.
 

@@ -557,7 +557,7 @@ crun_list() {
 }
 
 # The daemon's lxcfs, which a daemon killed with SIGKILL leaves running
-# (daemon/lxcfs.h): the process named by RUN/lxcfs.pid when its command
+# (runtime/lxcfs.h): the process named by RUN/lxcfs.pid when its command
 # line ends with this run's RUN/lxcfs, then its mount.
 pd_lxcfs_cleanup() {
 	local pid

@@ -1,6 +1,6 @@
 #!/bin/bash
 # The disk limit: a box's writable layer is an ext4 image of its type's
-# `disk` size (daemon/engine-disk.c). A box that fills it gets ENOSPC, so
+# `disk` size (engine/disk.c). A box that fills it gets ENOSPC, so
 # does the host writing through root/; the box, the daemon, another box and
 # the host's filesystem keep working; usage and `df /` say the limit; stop,
 # snapshot, fork, restore and delete keep working with images (a freeze

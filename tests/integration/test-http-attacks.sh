@@ -438,7 +438,7 @@ diag "the owner's login right after the attack took $(python3 -c "print('%.2f' %
 ok "right after the attack the owner logs in from a fresh address" same "$owner" 200
 ok "the attack made real guesses (the budget is used)" python3 -c '
 import json, sys; o = json.load(open(sys.argv[1])); assert o["counts"].get("401", 0) >= o["seconds"] / 2, o' "$PD_TMP/attack.json"
-# The budget: 1 verification per second plus a burst of 4 (daemon/auth.h);
+# The budget: 1 verification per second plus a burst of 4 (engine/auth.h);
 # before it, rotating addresses gave about 15 guesses per second.
 ok "the attacker's guess rate is bounded (at most 1/s + the burst)" python3 -c '
 import json, sys; o = json.load(open(sys.argv[1]))

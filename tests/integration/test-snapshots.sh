@@ -2,7 +2,7 @@
 # Snapshots: stop freezes the box's changes into a layer, snapshot/fork/
 # restore, read-only snapshot roots, deletion rules, garbage collection, and
 # crash safety by fault injection (PADDOCK_FAULT=STEP makes paddockd kill
-# itself at that step; see pd_fault() in daemon/util.h for the steps), and
+# itself at that step; see pd_fault() in common/util.h for the steps), and
 # layer merging (layer_merge_depth = 4 here) keeping stacks shallow.
 . "$(dirname "$0")/lib.sh"
 PD_MERGE_DEPTH=4

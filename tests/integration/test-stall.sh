@@ -1,7 +1,7 @@
 #!/bin/bash
 # The engine does not stall while a box's files are walked (its `usage`,
 # `info`): the walk is held at a hold point (PADDOCK_HOLD, see pd_hold() in
-# daemon/util.h) for as long as the test likes, and meanwhile every other
+# common/util.h) for as long as the test likes, and meanwhile every other
 # read and write of that box and of the others completes. Proven by the
 # hold, not by timing: with the walk under the engine lock, these
 # operations would wait for the release, which comes only after them (each
