@@ -678,16 +678,18 @@ PY
 }
 
 # pd_fake_crun: after pd_setup, before pd_start: the daemon runs crun
-# through a wrapper (the `crun` config key) in which "crun state" fails with
-# an error other than "no such container" while $PD_TMP/crun-broken exists
-# (FLAG). When FLAG is a directory, the wrapper first touches FLAG/waiting
-# and waits until FLAG/go exists: a test holds the caller in crun.
+# through a wrapper (the `crun` config key) in which "crun state" and "crun
+# kill" (a stop signals the container without asking crun state first)
+# fail with an error other than "no such container" while
+# $PD_TMP/crun-broken exists (FLAG). When FLAG is a directory, the wrapper
+# first touches FLAG/waiting and waits until FLAG/go exists: a test holds
+# the caller in crun.
 pd_fake_crun() {
 	FLAG=$PD_TMP/crun-broken
 	cat >"$PD_TMP/crun" <<SH
 #!/bin/sh
 for a; do
-	if [ "\$a" = state ] && [ -e '$FLAG' ]; then
+	if { [ "\$a" = state ] || [ "\$a" = kill ]; } && [ -e '$FLAG' ]; then
 		if [ -d '$FLAG' ]; then
 			touch '$FLAG/waiting'
 			while ! [ -e '$FLAG/go' ]; do sleep 0.05; done
