@@ -600,7 +600,8 @@ pd_cleanup() {
 	# boxes' network and user namespaces (bind mounts that would keep the
 	# namespaces alive).
 	grep -o -e " $PD_TMP/run/roots/[^ ]* " -e " $PD_TMP/run/volumes/[^ ]* " \
-		-e " $D/boxes/[0-9]*/rootfs " -e " $PD_TMP/run/snapshots/[^ ]* " \
+		-e " $D/boxes/[0-9]*/rootfs " -e " $D/trash/[^ ]*/rootfs " \
+		-e " $PD_TMP/run/snapshots/[^ ]* " \
 		-e " $PD_TMP/run/netns/[^ ]* " -e " $PD_TMP/run/userns/[^ ]* " \
 		/proc/self/mountinfo | while read -r mp; do
 		umount -l "$mp"
@@ -608,7 +609,8 @@ pd_cleanup() {
 	# Then what those held: the boxes' disk images and the image layers'
 	# read-only mounts, and their loop devices (cleared by the kernel
 	# once unused; detached here if one is left).
-	grep -o -e " $D/boxes/[0-9]*/disk " -e " $PD_TMP/run/layers/[^ ]* " \
+	grep -o -e " $D/boxes/[0-9]*/disk " -e " $D/trash/[^ ]*/disk " \
+		-e " $PD_TMP/run/layers/[^ ]* " \
 		/proc/self/mountinfo | while read -r mp; do
 		umount "$mp" 2>/dev/null || umount -l "$mp"
 	done
