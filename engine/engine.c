@@ -443,6 +443,140 @@ static int remove_box_files(struct engine *e, struct box *b)
 	return rm_rf(p);
 }
 
+/* --- deleted boxes' files, removed in the background --------------------------
+ *
+ * A deletion moves the box's directory (DATA/boxes/ID, with its overlay and
+ * its disk image still mounted in it) into DATA/trash by one rename, once
+ * its container is gone and its view unmounted; a thread of its own then
+ * unmounts them and removes the files, outside the request. Nothing there
+ * is the user's any more: the row says "deleting" until after the rename
+ * (a crash before it: reconcile() finishes the deletion), and whatever a
+ * crash leaves in DATA/trash is emptied the same way at the next start. */
+
+struct trash_job {
+	struct engine *e;
+	char path[4096];
+};
+
+static void trash_umount(const char *dir, const char *sub)
+{
+	char p[4200];
+
+	snprintf(p, sizeof p, "%s/%s", dir, sub);
+	while (eng_is_mountpoint(p))
+		if (umount2(p, UMOUNT_NOFOLLOW) < 0 && umount2(p, MNT_DETACH | UMOUNT_NOFOLLOW) < 0)
+			break;
+}
+
+/* The overlay first (it holds the disk), then the disk image; nothing is
+ * removed through a mount left there. */
+static void trash_remove(const char *path)
+{
+	char p[4200];
+	int r;
+
+	trash_umount(path, "rootfs");
+	trash_umount(path, "disk");
+	pd_fault("boxdel-umounted");
+	snprintf(p, sizeof p, "%s/rootfs", path);
+	if (eng_is_mountpoint(p) ||
+	    (snprintf(p, sizeof p, "%s/disk", path), eng_is_mountpoint(p))) {
+		log_warn("cannot unmount %s: left for the next start", p);
+		return;
+	}
+	r = rm_rf(path);
+	if (r < 0)
+		log_warn("cannot remove %s: %s", path, strerror(-r));
+}
+
+static void *trash_main(void *userdata)
+{
+	struct trash_job *j = userdata;
+	struct engine *e = j->e;
+
+	trash_remove(j->path);
+	free(j);
+	pd_mutex_lock(&e->lock);
+	e->trash_busy--;
+	pthread_cond_broadcast(&e->trash_cond);
+	pd_mutex_unlock(&e->lock);
+	return NULL;
+}
+
+/* Removes path (in trash_dir) on a thread of its own; here if none starts. */
+static void trash_spawn(struct engine *e, const char *path)
+{
+	struct trash_job *j = calloc(1, sizeof *j);
+	pthread_attr_t attr;
+	pthread_t t;
+	int r = -ENOMEM;
+
+	if (j) {
+		j->e = e;
+		snprintf(j->path, sizeof j->path, "%s", path);
+		pd_mutex_lock(&e->lock);
+		e->trash_busy++;
+		pd_mutex_unlock(&e->lock);
+		pthread_attr_init(&attr);
+		pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
+		r = -pthread_create(&t, &attr, trash_main, j);
+		pthread_attr_destroy(&attr);
+		if (r >= 0)
+			return;
+		pd_mutex_lock(&e->lock);
+		e->trash_busy--;
+		pd_mutex_unlock(&e->lock);
+		free(j);
+	}
+	trash_remove(path);
+}
+
+/* At start: what a crash left in the trash. */
+static void trash_empty(struct engine *e)
+{
+	DIR *d = opendir(e->trash_dir);
+	struct dirent *de;
+	char path[4096];
+
+	while (d && (de = readdir(d))) {
+		if (de->d_name[0] == '.')
+			continue;
+		snprintf(path, sizeof path, "%s/%s", e->trash_dir, de->d_name);
+		trash_spawn(e, path);
+	}
+	if (d)
+		closedir(d);
+}
+
+/* Waits for the removals under way (the daemon stops). */
+static void trash_wait(struct engine *e)
+{
+	pd_mutex_lock(&e->lock);
+	while (e->trash_busy)
+		pd_cond_wait(&e->trash_cond, &e->lock);
+	pd_mutex_unlock(&e->lock);
+}
+
+/* A deleted box's files out of the way: its view unmounted (the host sees
+ * it no more), then its directory renamed into the trash, whose path is
+ * returned for trash_spawn() once the row is gone (empty when there was no
+ * directory, or it could not be moved and was removed here). */
+static int trash_box_files(struct engine *e, struct box *b, char *trash, size_t trashsz)
+{
+	char p[4096];
+
+	trash[0] = '\0';
+	eng_box_root(e, b, p, sizeof p);
+	eng_unbind_view(p);
+	(void)rmdir(p);
+	eng_box_path(e, b, NULL, p, sizeof p);
+	snprintf(trash, trashsz, "%s/%lld.%llu", e->trash_dir, (long long)b->row.id, now_usec());
+	if (rename(p, trash) == 0)
+		return 0;
+	trash[0] = '\0';
+	return errno == ENOENT ? 0 : remove_box_files(e, b);
+}
+
 /* A walk's result still good at `now`: recent, and begun after the last
  * push ended. */
 static bool du_fresh(const struct du_cache *c, unsigned long long now)
@@ -1463,6 +1597,7 @@ int engine_start_timers(struct engine *e)
 
 int engine_box_delete(struct engine *e, const char *name, pd_error *err)
 {
+	char trash[4096];
 	struct box *b;
 	int64_t id;
 	int r;
@@ -1494,9 +1629,12 @@ int engine_box_delete(struct engine *e, const char *name, pd_error *err)
 		return r;
 	}
 	eng_net_box_down(e, b);
-	r = remove_box_files(e, b);
+	pd_fault("boxdel-stopped");
+	r = trash_box_files(e, b, trash, sizeof trash);
 	if (r < 0)
 		log_warn("box %s: cannot remove all files: %s", name, strerror(-r));
+	if (trash[0])
+		pd_fault("boxdel-trashed");
 
 	pd_mutex_lock(&e->lock);
 	id = b->row.id;
@@ -1520,6 +1658,8 @@ int engine_box_delete(struct engine *e, const char *name, pd_error *err)
 	eng_wake(e, (uint64_t)id);
 	if (e->box_hook)
 		e->box_hook(e->box_hook_data, ENGINE_BOX_DELETED, name);
+	if (trash[0])
+		trash_spawn(e, trash);
 	/* Its claim on layers went with its row. */
 	eng_gc(e, /* at_start= */ false);
 	log_debug("box %s deleted", name);
@@ -1838,6 +1978,7 @@ int engine_new_on(const struct pd_config *cfg, const char *init_path, struct run
 		pthread_cond_init(&e->du_cond, &ca);
 		pthread_condattr_destroy(&ca);
 	}
+	pthread_cond_init(&e->trash_cond, NULL);
 	e->cfg = cfg;
 	e->events_fd = -1;
 	e->inotify_fd = -1;
@@ -1854,7 +1995,8 @@ int engine_new_on(const struct pd_config *cfg, const char *init_path, struct run
 	    asprintf(&e->events_path, "%s/events", cfg->data) < 0 ||
 	    asprintf(&e->layers_dir, "%s/layers", cfg->data) < 0 ||
 	    asprintf(&e->snapmnt_dir, "%s/snapshots", cfg->run) < 0 ||
-	    asprintf(&e->roots_dir, "%s/roots", cfg->run) < 0) {
+	    asprintf(&e->roots_dir, "%s/roots", cfg->run) < 0 ||
+	    asprintf(&e->trash_dir, "%s/trash", cfg->data) < 0) {
 		r = pd_error_set(err, -ENOMEM, "out of memory");
 		goto fail;
 	}
@@ -1867,6 +2009,8 @@ int engine_new_on(const struct pd_config *cfg, const char *init_path, struct run
 		r = mkdir_p(e->snapmnt_dir, 0755);
 	if (r >= 0)
 		r = mkdir_p(e->roots_dir, 0755);
+	if (r >= 0)
+		r = mkdir_p(e->trash_dir, 0700);
 	if (r >= 0) {
 		char stage[4096];
 		snprintf(stage, sizeof stage, "%s/boxes", cfg->run);
@@ -1924,6 +2068,7 @@ int engine_new_on(const struct pd_config *cfg, const char *init_path, struct run
 	if (r < 0)
 		goto fail;
 	eng_gc(e, /* at_start= */ true);
+	trash_empty(e);
 	/* After the boxes: deleted boxes no longer hold their volumes. */
 	r = eng_volumes_load(e, err);
 	if (r < 0)
@@ -1951,6 +2096,7 @@ struct engine *engine_free(struct engine *e)
 		pd_mutex_unlock(&e->lock);
 		pthread_join(e->timer, NULL);
 	}
+	trash_wait(e);
 	eng_lxcfs_stop(e);
 	eng_dns_stop(e);
 	eng_owners_stop(e);
@@ -1981,11 +2127,13 @@ struct engine *engine_free(struct engine *e)
 	eng_disk_free(e);
 	free(e->snapmnt_dir);
 	free(e->roots_dir);
+	free(e->trash_dir);
 	free(e->events_path);
 	pd_mutex_destroy(&e->lock);
 	pd_mutex_destroy(&e->wake_lock);
 	pthread_cond_destroy(&e->timer_cond);
 	pthread_cond_destroy(&e->du_cond);
+	pthread_cond_destroy(&e->trash_cond);
 	free(e);
 	return NULL;
 }

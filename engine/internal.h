@@ -81,6 +81,7 @@ struct engine {
 	char *layers_dir;  /* DATA/layers: L<ID> frozen layers */
 	char *snapmnt_dir; /* RUN/snapshots: read-only mounts of snapshot roots */
 	char *roots_dir;   /* RUN/roots: the boxes' root mounts (eng_box_root) */
+	char *trash_dir;   /* DATA/trash: deleted boxes' files, being removed */
 	/* The disk limit (engine-disk.c): templates of the boxes' images,
 	 * read-only mounts of frozen ones, and whether new writable layers
 	 * are images (disk_limit on, and the host can loop mount). */
@@ -134,6 +135,8 @@ struct engine {
 	bool stopping;
 	pthread_cond_t timer_cond; /* signalled when a deadline changes */
 	pthread_cond_t du_cond;	   /* broadcast when a disk walk ends */
+	unsigned trash_busy;	   /* threads emptying trash_dir (e->lock) */
+	pthread_cond_t trash_cond; /* broadcast when one ends */
 };
 
 /* Shared with jobs.c. Engine lock held for all but eng_wake(). */

@@ -43,6 +43,12 @@
 
 #define OWNERS_QUIET_MS 200
 #define OWNERS_PENDING_MAX 4096
+/* After a read that found events, the thread waits this long before it
+ * reads again, without waiting on the group meanwhile: a copy's events
+ * pile up and are read in batches, and the writer's close wakes nobody
+ * (a thread blocked in poll on the group is woken at every event, which
+ * costs the writer a wake-up and the daemon a context switch per file). */
+#define OWNERS_BATCH_MS 2
 
 struct owner {
 	int64_t box_id;
@@ -237,14 +243,18 @@ static void handle(struct engine *e, int fd, struct owner *o, char *last_dir, si
 	pending_add(pend, o->box_id, rel);
 }
 
-/* Reads every event queued now (the group is non-blocking). */
-static void drain(struct engine *e, struct owner *o, char *last_dir, size_t last_dirsz,
+/* Reads every event queued now (the group is non-blocking); whether there
+ * was any. */
+static bool drain(struct engine *e, struct owner *o, char *last_dir, size_t last_dirsz,
 		  struct pending *pend, char *buf, size_t bufsz)
 {
+	bool any = false;
+
 	for (;;) {
 		ssize_t len = read(e->owners_fd, buf, bufsz);
 		if (len <= 0)
-			return;
+			return any;
+		any = true;
 		for (struct fanotify_event_metadata *m = (void *)buf; FAN_EVENT_OK(m, len);
 		     m = FAN_EVENT_NEXT(m, len)) {
 			if (m->mask & FAN_Q_OVERFLOW)
@@ -265,12 +275,25 @@ static void *owners_main(void *userdata)
 	char last_dir[4096] = "";
 	static struct pending pend; /* one owners thread */
 	char buf[64 * 1024] __attribute__((aligned(__alignof__(struct fanotify_event_metadata))));
+	bool batch = false;
 
 	for (;;) {
 		struct pollfd p[3] = {{.fd = e->owners_fd, .events = POLLIN},
 				      {.fd = e->owners_stop, .events = POLLIN},
 				      {.fd = e->owners_flush, .events = POLLIN}};
-		if (poll(p, 3, pend.n ? OWNERS_QUIET_MS : 1000) < 0 && errno != EINTR)
+		if (batch) {
+			/* Events were read last time: more may be coming. The
+			 * group is not waited on (p[0] unused); the stop and
+			 * a flush are. */
+			p[0].fd = -1;
+			if (poll(p, 3, OWNERS_BATCH_MS) < 0 && errno != EINTR)
+				break;
+			if (!p[1].revents && !p[2].revents) {
+				batch =
+				    drain(e, &o, last_dir, sizeof last_dir, &pend, buf, sizeof buf);
+				continue;
+			}
+		} else if (poll(p, 3, pend.n ? OWNERS_QUIET_MS : 1000) < 0 && errno != EINTR)
 			break;
 		if (p[1].revents)
 			break;
@@ -283,6 +306,7 @@ static void *owners_main(void *userdata)
 			asked = e->owners_asked;
 			pd_mutex_unlock(&e->owners_lock);
 			drain(e, &o, last_dir, sizeof last_dir, &pend, buf, sizeof buf);
+			batch = false;
 			pending_run(e, &pend);
 			pd_mutex_lock(&e->owners_lock);
 			e->owners_done = asked;
@@ -298,7 +322,7 @@ static void *owners_main(void *userdata)
 			last_dir[0] = '\0';
 			continue;
 		}
-		drain(e, &o, last_dir, sizeof last_dir, &pend, buf, sizeof buf);
+		batch = drain(e, &o, last_dir, sizeof last_dir, &pend, buf, sizeof buf);
 	}
 	for (size_t i = 0; i < pend.n; i++)
 		free(pend.rel[i]);

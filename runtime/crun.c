@@ -848,45 +848,111 @@ static int crun_status(struct crun_rt *rt, const char *id, enum runtime_status *
 	return 0;
 }
 
-/* Waits until pid has exited or timeout_ms passed. Returns 0 when gone,
- * -ETIMEDOUT otherwise. Works for processes that are not our children. */
-static int wait_gone(pid_t pid, int timeout_ms)
+/* The start time of pid (/proc/PID/stat's 22nd field, in clock ticks), or
+ * 0 when it cannot be read (gone). */
+static unsigned long long proc_start_time(pid_t pid)
 {
-	_cleanup_close_ int pfd = -1;
+	char path[64], *p;
+	_cleanup_free_ char *buf = NULL;
+	unsigned long long t = 0;
 
-	if (pid <= 0)
+	snprintf(path, sizeof path, "/proc/%d/stat", (int)pid);
+	if (read_file_at(AT_FDCWD, path, 4096, &buf, NULL) < 0 || !(p = strrchr(buf, ')')))
 		return 0;
-	pfd = (int)syscall(SYS_pidfd_open, pid, 0);
+	/* After the name, a space before each field: state (3rd) ...
+	 * starttime (22nd). */
+	for (int field = 3; field <= 22 && p; field++)
+		p = strchr(p + 1, ' ');
+	if (p && sscanf(p + 1, "%llu", &t) != 1)
+		t = 0;
+	return t;
+}
+
+/* A pidfd for the container's PID 1 when it runs (1), 0 when it has none
+ * left, without asking crun (`crun state` is a fork and ≈5-10 ms): crun
+ * records the PID and its start time in ROOT/ID/status when it starts the
+ * container, and reads them back the same way. -errno when that record
+ * cannot be read or parsed (another crun version): the caller asks crun.
+ * The pidfd is opened before the start time is checked, so it is the
+ * process checked, not one that took its number since. A paused container
+ * counts as running: runtime_stop() resumes it if SIGTERM does not end it. */
+static int container_pid(const struct crun_rt *rt, const char *id, int *ret_pidfd)
+{
+	char path[4200];
+	_cleanup_free_ char *text = NULL;
+	_cleanup_close_ int pfd = -1;
+	json_int_t pid = 0, start = 0;
+	json_t *j;
+	int r;
+
+	snprintf(path, sizeof path, "%s/%s/status", rt->root, id);
+	r = read_file_at(AT_FDCWD, path, 64 * 1024, &text, NULL);
+	if (r < 0)
+		return r;
+	j = json_loads(text, 0, NULL);
+	r = j && json_unpack(j, "{s:I, s:I}", "pid", &pid, "process-start-time", &start) == 0 &&
+		    pid > 0 && start > 0
+		? 0
+		: -EIO;
+	json_decref(j);
+	if (r < 0)
+		return r;
+	pfd = (int)syscall(SYS_pidfd_open, (pid_t)pid, 0);
 	if (pfd < 0)
 		return errno == ESRCH ? 0 : -errno;
-	return pidfd_wait_exit(pfd, timeout_ms);
+	if (proc_start_time((pid_t)pid) != (unsigned long long)start)
+		return 0;
+	*ret_pidfd = TAKE_FD(pfd);
+	return 1;
 }
 
 static int crun_stop(struct crun_rt *rt, const char *id, unsigned grace_sec, pd_error *err)
 {
+	const char *const term[] = {"kill", id, "TERM", NULL};
 	enum runtime_status st;
-	pid_t pid;
+	_cleanup_close_ int pfd = -1;
+	pid_t pid = 0;
 	int r;
 
-	r = crun_status(rt, id, &st, &pid, err);
-	if (r < 0)
-		return r;
-	if (st == RUNTIME_ABSENT) {
+	if (!container_known(rt, id)) {
 		exec_socket_remove(rt, id);
 		return 0;
 	}
-	if (st == RUNTIME_PAUSED) {
-		/* A frozen PID 1 cannot take its SIGTERM. */
-		(void)crun(rt, (const char *const[]){"resume", id, NULL}, NULL, NULL);
-		st = RUNTIME_RUNNING;
+	r = container_pid(rt, id, &pfd);
+	if (r > 0 && crun(rt, term, NULL, NULL) != 0) {
+		/* crun cannot signal it (stopped meanwhile, or crun failing
+		 * otherwise): ask crun, as when its record is unreadable. */
+		close(TAKE_FD(pfd));
+		r = -EAGAIN;
 	}
-	if (st == RUNTIME_RUNNING) {
-		(void)crun(rt, (const char *const[]){"kill", id, "TERM", NULL}, NULL, NULL);
-		if (wait_gone(pid, (int)grace_sec * 1000) < 0) {
-			(void)crun(rt, (const char *const[]){"kill", "--all", id, "KILL", NULL},
-				   NULL, NULL);
-			(void)wait_gone(pid, 10000);
+	if (r < 0) {
+		/* A failure to say is the answer: the stop fails, the
+		 * container is left as it is. */
+		r = crun_status(rt, id, &st, &pid, err);
+		if (r < 0)
+			return r;
+		if (st == RUNTIME_ABSENT) {
+			exec_socket_remove(rt, id);
+			return 0;
 		}
+		if (st == RUNTIME_PAUSED) {
+			/* A frozen PID 1 cannot take its SIGTERM. */
+			(void)crun(rt, (const char *const[]){"resume", id, NULL}, NULL, NULL);
+			st = RUNTIME_RUNNING;
+		}
+		r = 0;
+		if (st == RUNTIME_RUNNING && pid > 0) {
+			pfd = (int)syscall(SYS_pidfd_open, pid, 0);
+			r = pfd >= 0 ? 1 : 0;
+			(void)crun(rt, term, NULL, NULL);
+		}
+	}
+	if (r > 0 && pidfd_wait_exit(pfd, (int)grace_sec * 1000) < 0) {
+		/* Paused (a frozen PID 1 takes no signal), or deaf to SIGTERM. */
+		(void)crun(rt, (const char *const[]){"resume", id, NULL}, NULL, NULL);
+		(void)crun(rt, (const char *const[]){"kill", "--all", id, "KILL", NULL}, NULL,
+			   NULL);
+		(void)pidfd_wait_exit(pfd, 10000);
 	}
 	r = crun_do(rt, (const char *const[]){"delete", "--force", id, NULL}, "delete container",
 		    err);

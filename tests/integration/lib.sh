@@ -600,7 +600,8 @@ pd_cleanup() {
 	# boxes' network and user namespaces (bind mounts that would keep the
 	# namespaces alive).
 	grep -o -e " $PD_TMP/run/roots/[^ ]* " -e " $PD_TMP/run/volumes/[^ ]* " \
-		-e " $D/boxes/[0-9]*/rootfs " -e " $PD_TMP/run/snapshots/[^ ]* " \
+		-e " $D/boxes/[0-9]*/rootfs " -e " $D/trash/[^ ]*/rootfs " \
+		-e " $PD_TMP/run/snapshots/[^ ]* " \
 		-e " $PD_TMP/run/netns/[^ ]* " -e " $PD_TMP/run/userns/[^ ]* " \
 		/proc/self/mountinfo | while read -r mp; do
 		umount -l "$mp"
@@ -608,7 +609,8 @@ pd_cleanup() {
 	# Then what those held: the boxes' disk images and the image layers'
 	# read-only mounts, and their loop devices (cleared by the kernel
 	# once unused; detached here if one is left).
-	grep -o -e " $D/boxes/[0-9]*/disk " -e " $PD_TMP/run/layers/[^ ]* " \
+	grep -o -e " $D/boxes/[0-9]*/disk " -e " $D/trash/[^ ]*/disk " \
+		-e " $PD_TMP/run/layers/[^ ]* " \
 		/proc/self/mountinfo | while read -r mp; do
 		umount "$mp" 2>/dev/null || umount -l "$mp"
 	done
@@ -678,16 +680,18 @@ PY
 }
 
 # pd_fake_crun: after pd_setup, before pd_start: the daemon runs crun
-# through a wrapper (the `crun` config key) in which "crun state" fails with
-# an error other than "no such container" while $PD_TMP/crun-broken exists
-# (FLAG). When FLAG is a directory, the wrapper first touches FLAG/waiting
-# and waits until FLAG/go exists: a test holds the caller in crun.
+# through a wrapper (the `crun` config key) in which "crun state" and "crun
+# kill" (a stop signals the container without asking crun state first)
+# fail with an error other than "no such container" while
+# $PD_TMP/crun-broken exists (FLAG). When FLAG is a directory, the wrapper
+# first touches FLAG/waiting and waits until FLAG/go exists: a test holds
+# the caller in crun.
 pd_fake_crun() {
 	FLAG=$PD_TMP/crun-broken
 	cat >"$PD_TMP/crun" <<SH
 #!/bin/sh
 for a; do
-	if [ "\$a" = state ] && [ -e '$FLAG' ]; then
+	if { [ "\$a" = state ] || [ "\$a" = kill ]; } && [ -e '$FLAG' ]; then
 		if [ -d '$FLAG' ]; then
 			touch '$FLAG/waiting'
 			while ! [ -e '$FLAG/go' ]; do sleep 0.05; done

@@ -14,9 +14,9 @@
 #
 # And a delete that fails while a walk runs: the walk ends while the box is
 # being deleted, the delete then fails (a fake crun, through the `crun`
-# config key, makes `state` wait for a go file and fail) and the box stays:
-# its next reader gets an answer (the walk was once left marked running
-# forever, and every later reader of the box waited for it).
+# config key, makes `state` and `kill` wait for a go file and fail) and the
+# box stays: its next reader gets an answer (the walk was once left marked
+# running forever, and every later reader of the box waited for it).
 . "$(dirname "$0")/lib.sh"
 # Walks are of directory uppers: a box's image says its usage at once
 # (statfs), so its boxes keep directories.
