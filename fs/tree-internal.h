@@ -16,6 +16,7 @@
 #include "engine/auth.h"
 #include "autoconfig.h"
 #include "engine/jobs.h"
+#include "common/buf.h"
 #include "common/lock.h"
 #include "net/policy.h"
 #include "fs/tree.h"
@@ -172,7 +173,7 @@ struct tree_file {
 
 /* --- the node tables' shape --------------------------------------------------- */
 
-struct buf;
+struct pd_buf;
 
 /* The object a node belongs to, fetched from the engine once per call
  * (node_of()) and handed to the row's handlers. */
@@ -211,7 +212,7 @@ struct node {
 	uint8_t dir;	/* the row of the directory that lists it, or NODE_UNLISTED */
 	unsigned flags; /* N_* */
 	/* Renders the value (regular files; NULL: reads as empty). */
-	int (*read)(struct tree *t, const struct obj *o, struct buf *out);
+	int (*read)(struct tree *t, const struct obj *o, struct pd_buf *out);
 	/* Applies one written value; the reason of a refusal in err. What the
 	 * write made (a snapshot's id) may go to *ret_answer. */
 	int (*write)(struct tree *t, const struct obj *o, const char *data, size_t len,
@@ -251,11 +252,6 @@ struct kind {
 	size_t n;
 	int (*get)(struct tree *t, uint64_t ino, struct obj *o);
 	void (*record)(struct tree *t, const struct obj *o, const char *label, const pd_error *err);
-};
-
-struct buf {
-	char *data;
-	size_t len;
 };
 
 /* --- shared between tree.c and tree-nodes.c --------------------------------------- */

@@ -90,30 +90,6 @@ static const char readme_text[] =
 /* A temp file: held in memory (data), or for the archives written to a
  * volume's import, in an unnamed file of the data directory (fd). */
 
-static int buf_printf(struct buf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-static int buf_printf(struct buf *b, const char *fmt, ...)
-{
-	va_list ap;
-	char *s;
-	int n;
-
-	va_start(ap, fmt);
-	n = vasprintf(&s, fmt, ap);
-	va_end(ap);
-	if (n < 0)
-		return -ENOMEM;
-	char *nd = realloc(b->data, b->len + (size_t)n + 1);
-	if (!nd) {
-		free(s);
-		return -ENOMEM;
-	}
-	memcpy(nd + b->len, s, (size_t)n + 1);
-	b->data = nd;
-	b->len += (size_t)n;
-	free(s);
-	return 0;
-}
-
 static json_t *usage_json(const struct box_usage *u)
 {
 	return json_pack("{s:I, s:I, s:I, s:I, s:I}", "cpu_usec", (json_int_t)u->cpu_usec,
@@ -143,7 +119,7 @@ static json_t *json_text(const char *s)
 
 __thread bool tree_sizing; /* tree-internal.h */
 
-static int render_info(struct tree *t, const struct box_view *v, struct buf *out)
+static int render_info(struct tree *t, const struct box_view *v, struct pd_buf *out)
 {
 	const struct box_type *type = config_find_type(engine_config(t->engine), v->type);
 	struct box_usage u = {0};
@@ -194,19 +170,19 @@ static int render_info(struct tree *t, const struct box_view *v, struct buf *out
 	json_decref(j);
 	if (!s)
 		return -ENOMEM;
-	int r = buf_printf(out, "%s\n", s);
+	int r = pd_buf_printf(out, "%s\n", s);
 	free(s);
 	return r;
 }
 
 /* --- reads: one handler per value ------------------------------------------------ */
 
-static int line(struct buf *out, const char *s)
+static int line(struct pd_buf *out, const char *s)
 {
-	return buf_printf(out, "%s\n", s);
+	return pd_buf_printf(out, "%s\n", s);
 }
 
-static int line_time(struct buf *out, time_t when, const char *none)
+static int line_time(struct pd_buf *out, time_t when, const char *none)
 {
 	char ts[32];
 
@@ -217,12 +193,12 @@ static int line_time(struct buf *out, time_t when, const char *none)
 }
 
 /* An error file: its line, or empty. */
-static int line_error(struct buf *out, const char *error)
+static int line_error(struct pd_buf *out, const char *error)
 {
 	return error[0] ? line(out, error) : 0;
 }
 
-static int lines(struct buf *out, int r, char **names, size_t n)
+static int lines(struct pd_buf *out, int r, char **names, size_t n)
 {
 	for (size_t i = 0; i < n && r >= 0; i++)
 		r = line(out, names[i]);
@@ -230,128 +206,128 @@ static int lines(struct buf *out, int r, char **names, size_t n)
 	return r;
 }
 
-static int read_readme(struct tree *t, const struct obj *o, struct buf *out)
+static int read_readme(struct tree *t, const struct obj *o, struct pd_buf *out)
 {
 	(void)t, (void)o;
-	return buf_printf(out, "%s", readme_text);
+	return pd_buf_printf(out, "%s", readme_text);
 }
 
-static int read_version(struct tree *t, const struct obj *o, struct buf *out)
+static int read_version(struct tree *t, const struct obj *o, struct pd_buf *out)
 {
 	(void)t, (void)o;
-	return buf_printf(out, "paddock %s\n", PACKAGE_VERSION);
+	return pd_buf_printf(out, "paddock %s\n", PACKAGE_VERSION);
 }
 
-static int read_type(struct tree *t, const struct obj *o, struct buf *out)
+static int read_type(struct tree *t, const struct obj *o, struct pd_buf *out)
 {
 	const struct pd_config *cfg = engine_config(t->engine);
 	char text[256];
 
 	box_type_format(&cfg->types[INO_ID(o->ino)], text, sizeof text);
-	return buf_printf(out, "%s", text);
+	return pd_buf_printf(out, "%s", text);
 }
 
-static int read_image_description(struct tree *t, const struct obj *o, struct buf *out)
+static int read_image_description(struct tree *t, const struct obj *o, struct pd_buf *out)
 {
 	(void)t;
 	return line(out, o->img.description);
 }
 
-static int read_image_size(struct tree *t, const struct obj *o, struct buf *out)
+static int read_image_size(struct tree *t, const struct obj *o, struct pd_buf *out)
 {
 	(void)t;
 	return line(out, o->img.size);
 }
 
-static int read_image_created(struct tree *t, const struct obj *o, struct buf *out)
+static int read_image_created(struct tree *t, const struct obj *o, struct pd_buf *out)
 {
 	(void)t;
 	return line(out, o->img.created);
 }
 
-static int read_token_label(struct tree *t, const struct obj *o, struct buf *out)
+static int read_token_label(struct tree *t, const struct obj *o, struct pd_buf *out)
 {
 	(void)t;
 	return o->tok.label[0] ? line(out, o->tok.label) : 0;
 }
 
-static int read_token_created(struct tree *t, const struct obj *o, struct buf *out)
+static int read_token_created(struct tree *t, const struct obj *o, struct pd_buf *out)
 {
 	(void)t;
 	return line_time(out, o->tok.created, /* none= */ NULL);
 }
 
-static int read_token_last_used(struct tree *t, const struct obj *o, struct buf *out)
+static int read_token_last_used(struct tree *t, const struct obj *o, struct pd_buf *out)
 {
 	(void)t;
 	return line_time(out, o->tok.last_used, "never");
 }
 
-static int read_box_state(struct tree *t, const struct obj *o, struct buf *out)
+static int read_box_state(struct tree *t, const struct obj *o, struct pd_buf *out)
 {
 	(void)t;
 	return line(out, box_state_to_string(o->box.state));
 }
 
-static int read_box_type(struct tree *t, const struct obj *o, struct buf *out)
+static int read_box_type(struct tree *t, const struct obj *o, struct pd_buf *out)
 {
 	(void)t;
 	return line(out, o->box.type);
 }
 
-static int read_box_image(struct tree *t, const struct obj *o, struct buf *out)
+static int read_box_image(struct tree *t, const struct obj *o, struct pd_buf *out)
 {
 	(void)t;
 	return line(out, o->box.image);
 }
 
-static int read_box_created(struct tree *t, const struct obj *o, struct buf *out)
+static int read_box_created(struct tree *t, const struct obj *o, struct pd_buf *out)
 {
 	(void)t;
 	return line_time(out, o->box.created, /* none= */ NULL);
 }
 
-static int read_box_usage(struct tree *t, const struct obj *o, struct buf *out)
+static int read_box_usage(struct tree *t, const struct obj *o, struct pd_buf *out)
 {
 	struct box_usage u;
 	int r = engine_box_usage(t->engine, o->name, tree_sizing ? ENGINE_USAGE_NO_WALK : 0, &u);
 
 	if (r < 0)
 		return r;
-	return buf_printf(out,
-			  "cpu_usec %" PRIu64 "\ncpu_percent %u\nmemory_bytes %" PRIu64
-			  "\npids %" PRIu64 "\ndisk_bytes %" PRIu64 "\n",
-			  u.cpu_usec, u.cpu_percent, u.memory_bytes, u.pids, u.disk_bytes);
+	return pd_buf_printf(out,
+			     "cpu_usec %" PRIu64 "\ncpu_percent %u\nmemory_bytes %" PRIu64
+			     "\npids %" PRIu64 "\ndisk_bytes %" PRIu64 "\n",
+			     u.cpu_usec, u.cpu_percent, u.memory_bytes, u.pids, u.disk_bytes);
 }
 
-static int read_box_info(struct tree *t, const struct obj *o, struct buf *out)
+static int read_box_info(struct tree *t, const struct obj *o, struct pd_buf *out)
 {
 	return render_info(t, &o->box, out);
 }
 
-static int read_box_error(struct tree *t, const struct obj *o, struct buf *out)
+static int read_box_error(struct tree *t, const struct obj *o, struct pd_buf *out)
 {
 	(void)t;
 	return line_error(out, o->box.error);
 }
 
-static int read_box_ttl(struct tree *t, const struct obj *o, struct buf *out)
+static int read_box_ttl(struct tree *t, const struct obj *o, struct pd_buf *out)
 {
 	time_t now = time(NULL), expires = o->box.expires;
 
 	(void)t;
 	if (!expires)
 		return line(out, "none");
-	return buf_printf(out, "%lld\n", (long long)(expires > now ? expires - now : 0));
+	return pd_buf_printf(out, "%lld\n", (long long)(expires > now ? expires - now : 0));
 }
 
-static int read_box_expires(struct tree *t, const struct obj *o, struct buf *out)
+static int read_box_expires(struct tree *t, const struct obj *o, struct pd_buf *out)
 {
 	(void)t;
 	return line_time(out, o->box.expires, "never");
 }
 
-static int read_box_ip(struct tree *t, const struct obj *o, struct buf *out)
+static int read_box_ip(struct tree *t, const struct obj *o, struct pd_buf *out)
 {
 	char ip[32];
 	int r = engine_box_ip(t->engine, o->name, ip, sizeof ip);
@@ -361,15 +337,15 @@ static int read_box_ip(struct tree *t, const struct obj *o, struct buf *out)
 	return ip[0] ? line(out, ip) : 0;
 }
 
-static int read_box_policy(struct tree *t, const struct obj *o, struct buf *out)
+static int read_box_policy(struct tree *t, const struct obj *o, struct pd_buf *out)
 {
 	_cleanup_free_ char *text = NULL;
 	int r = engine_box_policy(t->engine, o->name, &text);
 
-	return r < 0 ? r : buf_printf(out, "%s", text);
+	return r < 0 ? r : pd_buf_printf(out, "%s", text);
 }
 
-static int read_box_volumes(struct tree *t, const struct obj *o, struct buf *out)
+static int read_box_volumes(struct tree *t, const struct obj *o, struct pd_buf *out)
 {
 	char **names = NULL;
 	size_t n = 0;
@@ -379,54 +355,58 @@ static int read_box_volumes(struct tree *t, const struct obj *o, struct buf *out
 }
 
 /* A job's settings and results, as the engine keeps them. */
-static int read_job_file(struct tree *t, const struct obj *o, struct buf *out)
+static int read_job_file(struct tree *t, const struct obj *o, struct pd_buf *out)
 {
-	int r = engine_job_read(t->engine, o->job.id, o->node->name, &out->data, &out->len);
+	_cleanup_free_ char *data = NULL;
+	size_t len = 0;
+	int r = engine_job_read(t->engine, o->job.id, o->node->name, &data, &len);
 
-	return r < 0 ? r : 0;
+	if (r < 0)
+		return r;
+	return data ? pd_buf_append(out, data, len) : 0;
 }
 
-static int read_snap_box(struct tree *t, const struct obj *o, struct buf *out)
+static int read_snap_box(struct tree *t, const struct obj *o, struct pd_buf *out)
 {
 	(void)t;
 	return line(out, o->snap.box);
 }
 
-static int read_snap_label(struct tree *t, const struct obj *o, struct buf *out)
+static int read_snap_label(struct tree *t, const struct obj *o, struct pd_buf *out)
 {
 	(void)t;
 	return line(out, o->snap.label);
 }
 
-static int read_snap_created(struct tree *t, const struct obj *o, struct buf *out)
+static int read_snap_created(struct tree *t, const struct obj *o, struct pd_buf *out)
 {
 	(void)t;
 	return line_time(out, o->snap.created, /* none= */ NULL);
 }
 
-static int read_snap_size(struct tree *t, const struct obj *o, struct buf *out)
+static int read_snap_size(struct tree *t, const struct obj *o, struct pd_buf *out)
 {
 	uint64_t size;
 	int r = engine_snapshot_size(t->engine, o->snap.id, &size);
 
-	return r < 0 ? r : buf_printf(out, "%" PRIu64 "\n", size);
+	return r < 0 ? r : pd_buf_printf(out, "%" PRIu64 "\n", size);
 }
 
-static int read_snap_error(struct tree *t, const struct obj *o, struct buf *out)
+static int read_snap_error(struct tree *t, const struct obj *o, struct pd_buf *out)
 {
 	(void)t;
 	return line_error(out, o->snap.error);
 }
 
-static int read_volume_size(struct tree *t, const struct obj *o, struct buf *out)
+static int read_volume_size(struct tree *t, const struct obj *o, struct pd_buf *out)
 {
 	uint64_t size;
 	int r = engine_volume_size(t->engine, o->name, &size);
 
-	return r < 0 ? r : buf_printf(out, "%" PRIu64 "\n", size);
+	return r < 0 ? r : pd_buf_printf(out, "%" PRIu64 "\n", size);
 }
 
-static int read_volume_boxes(struct tree *t, const struct obj *o, struct buf *out)
+static int read_volume_boxes(struct tree *t, const struct obj *o, struct pd_buf *out)
 {
 	char **names = NULL;
 	size_t n = 0;
@@ -435,7 +415,7 @@ static int read_volume_boxes(struct tree *t, const struct obj *o, struct buf *ou
 	return lines(out, r, names, n);
 }
 
-static int read_volume_error(struct tree *t, const struct obj *o, struct buf *out)
+static int read_volume_error(struct tree *t, const struct obj *o, struct pd_buf *out)
 {
 	(void)t;
 	return line_error(out, o->vol.error);

@@ -178,7 +178,7 @@ static bool writable(uint32_t mode)
 }
 
 /* Renders o's value (empty for a row without a read handler). */
-static int render(struct tree *t, const struct obj *o, struct buf *out)
+static int render(struct tree *t, const struct obj *o, struct pd_buf *out)
 {
 	return o->node->read ? o->node->read(t, o, out) : 0;
 }
@@ -254,7 +254,7 @@ static int temp_getattr(struct tree *t, uint64_t ino, struct tree_attr *ret)
 static int node_size(struct tree *t, const struct obj *o, uint64_t *ret)
 {
 	const struct node *n = o->node;
-	struct buf b = {0};
+	struct pd_buf b = {0};
 	int r;
 
 	*ret = 0;
@@ -284,8 +284,8 @@ static int node_size(struct tree *t, const struct obj *o, uint64_t *ret)
 	tree_sizing = true;
 	r = render(t, o, &b);
 	tree_sizing = false;
-	free(b.data);
 	*ret = b.len;
+	pd_buf_free(&b);
 	return r < 0 ? r : 0;
 }
 
@@ -631,7 +631,7 @@ int tree_open(struct tree *t, uint64_t ino, int flags, struct tree_file **ret,
 	struct tree_attr a;
 	struct tree_file *f;
 	int acc = flags & O_ACCMODE;
-	struct buf b = {0};
+	struct pd_buf b = {0};
 	struct obj o = {0};
 	uint32_t mode;
 	int r;
@@ -782,7 +782,7 @@ int tree_read(struct tree *t, struct tree_file *f, uint64_t off, char *buf, size
 	}
 	if (f->wait_exit && !f->content) {
 		/* exit answers once the job has ended. */
-		struct buf b = {0};
+		struct pd_buf b = {0};
 		int r = stream_live(t, f->wait_key);
 		if (r < 0)
 			return r;
@@ -793,7 +793,7 @@ int tree_read(struct tree *t, struct tree_file *f, uint64_t off, char *buf, size
 		if (r >= 0)
 			r = render(t, &o, &b);
 		if (r < 0) {
-			free(b.data);
+			pd_buf_free(&b);
 			return r;
 		}
 		f->content = b.data;
