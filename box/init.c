@@ -404,6 +404,13 @@ int main(int argc, char *argv[])
 	/* First of all: no process of the box may look into this one. */
 	(void)prctl(PR_SET_DUMPABLE, 0, 0, 0, 0);
 
+	/* The server's socket first: without one, fd EXEC_SERVER_FD is closed
+	 * before any fd of ours can take its number (a signalfd made first
+	 * would be fd 3 in a box started without the server, and closed here:
+	 * PID 1 would spin on it and never see SIGTERM). */
+	lfd = server_socket();
+	if (lfd < 0)
+		(void)close(EXEC_SERVER_FD); /* whatever it was, not for the box */
 	/* SIGKILL and SIGSTOP cannot be blocked; sigprocmask leaves them be. */
 	sigfillset(&all);
 	if (sigprocmask(SIG_BLOCK, &all, NULL) < 0)
@@ -411,9 +418,6 @@ int main(int argc, char *argv[])
 	sfd = signalfd(-1, &all, SFD_CLOEXEC | SFD_NONBLOCK);
 	if (sfd < 0)
 		return EXIT_FAILURE;
-	lfd = server_socket();
-	if (lfd < 0)
-		(void)close(EXEC_SERVER_FD); /* whatever it was, not for the box */
 	for (size_t i = 0; i < EXEC_MAX_JOBS; i++)
 		jobs[i].conn = -1;
 

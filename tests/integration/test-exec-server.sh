@@ -170,4 +170,30 @@ k2=$(job '/attack keyring')
 ok "seccomp = off: each job has a session keyring of its own" \
 	bash -c "[ -n '$k1' ] && [ -n '$k2' ] && [ '$k1' != '$k2' ] && [ '$k1' -gt 0 ] 2>/dev/null"
 
+# A PID 1 started without a server socket (a box whose socket path would not
+# fit, or any runtime that passes no fd 3): it must sleep, not spin, and end
+# on SIGTERM. Run here as PID 1 of a PID namespace of its own.
+INIT=$(dirname "$PADDOCKD")/paddock-init
+no_server_init() {
+	local pid state i
+	unshare --pid --fork "$INIT" 3>&- &
+	pid=$!
+	sleep 0.5
+	# The child of unshare is the init (PID 1 in its namespace).
+	i=$(cat "/proc/$pid/task/$pid/children" 2>/dev/null | awk '{print $1}')
+	[ -n "$i" ] || { kill "$pid"; return 1; }
+	read -r _ _ state _ <"/proc/$i/stat"
+	sleep 0.5
+	local t0 t1
+	t0=$(awk '{print $14 + $15}' "/proc/$i/stat")
+	sleep 0.5
+	t1=$(awk '{print $14 + $15}' "/proc/$i/stat")
+	kill -TERM "$i"
+	timeout 5 tail --pid="$i" -f /dev/null || { kill -KILL "$i"; wait "$pid"; return 1; }
+	wait "$pid"
+	# Sleeping, and no more than a tick of CPU in half a second.
+	[ "$state" = S ] && [ $((t1 - t0)) -le 1 ]
+}
+ok "a PID 1 without a server socket sleeps and ends on SIGTERM" no_server_init
+
 pd_done
