@@ -40,53 +40,7 @@ bench_start
 B=$M/boxes
 mkdir "$B/probe" || bench_broken "mkdir failed"
 
-cc -O2 -o "$PD_TMP/sampler" -x c - <<'C' || bench_broken "cannot build the sampler"
-#include <fcntl.h>
-#include <stdio.h>
-#include <stdlib.h>
-#include <string.h>
-#include <time.h>
-#include <unistd.h>
-/* sampler SECONDS DIR: one operation a millisecond on DIR/state (read),
- * DIR/info (read), DIR/ttl (write), in turn; prints "OP LATENCY_US". */
-static double now_ms(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec * 1e3 + ts.tv_nsec / 1e6;
-}
-int main(int argc, char **argv)
-{
-	static const char *ops[] = {"state", "info", "ttl"};
-	char path[4096], buf[65536];
-	double end = now_ms() + atof(argv[1]) * 1e3;
-	for (unsigned i = 0; now_ms() < end; i++) {
-		const char *op = ops[i % 3];
-		int w = strcmp(op, "ttl") == 0;
-		snprintf(path, sizeof path, "%s/%s", argv[2], op);
-		double t = now_ms();
-		int fd = open(path, (w ? O_WRONLY | O_TRUNC : O_RDONLY) | O_CLOEXEC);
-		if (fd < 0)
-			return perror(path), 1;
-		if (w) {
-			const char *v = i % 2 ? "3600\n" : "7200\n";
-			if (write(fd, v, 5) != 5)
-				return perror(path), 1;
-		} else {
-			ssize_t r;
-			while ((r = read(fd, buf, sizeof buf)) > 0)
-				;
-			if (r < 0)
-				return perror(path), 1;
-		}
-		if (close(fd) < 0)
-			return perror(path), 1;
-		printf("%s %.1f\n", op, (now_ms() - t) * 1e3);
-		usleep(1000);
-	}
-	return 0;
-}
-C
+cc -O2 -o "$PD_TMP/sampler" "$BENCH_DIR/sampler.c" || bench_broken "cannot build the sampler"
 
 # --- idle ---------------------------------------------------------------------
 cat "$B/probe/info" >/dev/null || bench_broken "cannot read probe/info"
@@ -132,7 +86,7 @@ grep -q 'lock stats: engine lock:' "$PD_TMP/paddockd.log" ||
 read -r summary < <(python3 - "$PD_TMP/idle" "$PD_TMP/loaded" "$PD_TMP/table" <<'PY'
 import sys
 def load(p):
-    return [(l.split()[0], float(l.split()[1]) / 1e3) for l in open(p) if len(l.split()) == 2]
+    return [(l.split()[1], float(l.split()[2]) / 1e3) for l in open(p) if len(l.split()) == 3]
 idle, loaded = load(sys.argv[1]), load(sys.argv[2])
 def q(xs, p):
     xs = sorted(xs)

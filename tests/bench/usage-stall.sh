@@ -90,53 +90,7 @@ int main(int argc, char **argv)
 	return rc;
 }
 C
-cc -O2 -o "$PD_TMP/sampler" -x c - <<'C' || bench_broken "cannot build the sampler"
-#include <fcntl.h>
-#include <stdio.h>
-#include <stdlib.h>
-#include <string.h>
-#include <time.h>
-#include <unistd.h>
-/* sampler SECONDS DIR: one operation a millisecond on DIR/state (read),
- * DIR/info (read), DIR/ttl (write "3600"), in turn; prints
- * "START_MS OP LATENCY_US" per operation (CLOCK_MONOTONIC). */
-static double now_ms(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec * 1e3 + ts.tv_nsec / 1e6;
-}
-int main(int argc, char **argv)
-{
-	static const char *ops[] = {"state", "info", "ttl"};
-	char path[4096], buf[65536];
-	double end = now_ms() + atof(argv[1]) * 1e3;
-	for (unsigned i = 0; now_ms() < end; i++) {
-		const char *op = ops[i % 3];
-		int w = strcmp(op, "ttl") == 0;
-		snprintf(path, sizeof path, "%s/%s", argv[2], op);
-		double t = now_ms();
-		int fd = open(path, (w ? O_WRONLY | O_TRUNC : O_RDONLY) | O_CLOEXEC);
-		if (fd < 0)
-			return perror(path), 1;
-		if (w) {
-			if (write(fd, "3600\n", 5) != 5)
-				return perror(path), 1;
-		} else {
-			ssize_t r;
-			while ((r = read(fd, buf, sizeof buf)) > 0)
-				;
-			if (r < 0)
-				return perror(path), 1;
-		}
-		if (close(fd) < 0)
-			return perror(path), 1;
-		printf("%.3f %s %.1f\n", t, op, (now_ms() - t) * 1e3);
-		usleep(1000);
-	}
-	return 0;
-}
-C
+cc -O2 -o "$PD_TMP/sampler" "$BENCH_DIR/sampler.c" || bench_broken "cannot build the sampler"
 
 echo "making $FILES files in box big's layer..." >&2
 t0=$(date +%s%N)
