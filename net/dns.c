@@ -49,10 +49,13 @@ struct cache_entry {
 	uint16_t qtype;
 	uint8_t flags;
 	char name[DNS_NAME_MAX];
-	uint8_t *wire; /* the reply as upstream sent it, TTLs as of stored_s */
+	uint8_t *wire; /* the reply as upstream sent it, TTLs as of stored_ms */
 	size_t len;
-	int64_t stored_s, expires_s;
-	struct dns_addr addrs[DNS_CACHE_ADDRS]; /* its A records, TTLs as of stored_s */
+	/* CLOCK_MONOTONIC ms: when its TTLs were last right, and when it is
+	 * dead (stored + the smallest TTL); in ms, so an entry lives its whole
+	 * TTL whatever the fraction of a second it was stored at. */
+	int64_t stored_ms, expires_ms;
+	struct dns_addr addrs[DNS_CACHE_ADDRS]; /* its A records, TTLs as of stored_ms */
 	size_t n_addrs;
 };
 
@@ -92,14 +95,6 @@ static int64_t now_ms(void)
 
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
-
-static int64_t now_s(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (int64_t)ts.tv_sec;
 }
 
 /* Random IDs from the kernel, fetched 128 at a time (one getrandom() per
@@ -332,8 +327,8 @@ static void cache_put(struct dns *d, uint32_t src, const struct query *q, const 
 	c->qtype = q->qtype;
 	c->flags = q->flags;
 	memcpy(c->name, q->name, sizeof c->name);
-	c->stored_s = now_s();
-	c->expires_s = c->stored_s + ttl;
+	c->stored_ms = now_ms();
+	c->expires_ms = c->stored_ms + (int64_t)ttl * 1000;
 	memcpy(c->addrs, addrs, n * sizeof *addrs);
 	c->n_addrs = n;
 	pd_mutex_lock(&d->cache_lock);
@@ -343,11 +338,12 @@ static void cache_put(struct dns *d, uint32_t src, const struct query *q, const 
 	pd_mutex_unlock(&d->cache_lock);
 }
 
-/* Entry c, which is elapsed seconds older than its records' TTLs say,
- * brought up to date: every TTL lowered by elapsed. Cache lock held. */
+/* Entry c, which is a whole number of seconds (elapsed) older than its
+ * records' TTLs say, brought up to date: every TTL lowered by elapsed, the
+ * fraction of a second kept for next time. Cache lock held. */
 static int cache_age(struct cache_entry *c, int64_t now)
 {
-	uint32_t elapsed = (uint32_t)(now - c->stored_s);
+	uint32_t elapsed = (uint32_t)((now - c->stored_ms) / 1000);
 	ldns_pkt *rp = NULL;
 	ldns_rr_list *secs[3];
 	uint8_t *wire = NULL;
@@ -375,7 +371,7 @@ static int cache_age(struct cache_entry *c, int64_t now)
 	c->len = len;
 	for (size_t i = 0; i < c->n_addrs; i++)
 		c->addrs[i].ttl = c->addrs[i].ttl > elapsed ? c->addrs[i].ttl - elapsed : 0;
-	c->stored_s = now;
+	c->stored_ms += (int64_t)elapsed * 1000;
 	return 0;
 }
 
@@ -385,7 +381,7 @@ static int cache_age(struct cache_entry *c, int64_t now)
 static size_t cache_get(struct dns *d, uint32_t src, const struct query *q, uint8_t *out,
 			struct dns_addr *addrs, size_t *ret_n)
 {
-	int64_t now = now_s();
+	int64_t now = now_ms();
 	struct cache_entry **slot;
 	size_t len = 0;
 
@@ -393,7 +389,7 @@ static size_t cache_get(struct dns *d, uint32_t src, const struct query *q, uint
 	slot = cache_slot(d, src, q);
 	if (cache_match(*slot, src, q)) {
 		struct cache_entry *c = *slot;
-		if (c->expires_s <= now || (c->stored_s != now && cache_age(c, now) < 0)) {
+		if (c->expires_ms <= now || (now - c->stored_ms >= 1000 && cache_age(c, now) < 0)) {
 			cache_entry_free(c);
 			*slot = NULL;
 		} else {
