@@ -176,31 +176,10 @@ fi
 
 # --- set-up ------------------------------------------------------------------
 bench_start
-RAW=$PD_TMP/raw
-BENCH_CG=paddock-bench-$$
-LOWER=$D/images/${PD_IMAGE:-tiny}/rootfs
-INIT=$(dirname "$PADDOCKD")/paddock-init
-[ -x "$INIT" ] || bench_broken "no $INIT: run make first"
-mkdir -p "$RAW/crunroot" "$RAW/spec"
-
-raw_cleanup() {
-	local c
-	for c in $(crun --root "$RAW/crunroot" list -q 2>/dev/null); do
-		unshare -m --propagation private sh -c \
-			'umount /sys/fs/cgroup/unified 2>/dev/null; exec "$@"' - \
-			crun --root "$RAW/crunroot" delete -f "$c" >/dev/null 2>&1
-	done
-	bench_rm_cgroup "$BENCH_CG"
-}
-bench_on_exit raw_cleanup
-
+bench_raw_setup
 # The limits paddockd gives a box, and its disk's template (a copy of the
 # daemon's own, same size and filesystem).
-mkdir "$M/boxes/probe" || bench_broken "mkdir $M/boxes/probe failed"
-echo running >"$M/boxes/probe/state" ||
-	bench_broken "cannot start a box: $(cat "$M/boxes/probe/error")"
-cp "$D"/boxes/*/bundle/config.json "$RAW/paddock-config.json" ||
-	bench_broken "no config.json in the box's bundle"
+bench_raw_probe
 tmpl=$(find "$D/disk-templates" -maxdepth 1 -type f -name '*.img' 2>/dev/null | head -n 1)
 [ -n "$tmpl" ] || tmpl=$(ls "$D"/boxes/*/disk.img 2>/dev/null | head -n 1)
 [ -n "$tmpl" ] || bench_broken "no disk image (disk_limit off?)"
@@ -212,29 +191,7 @@ if [ ! -f "$tmpl" ]; then
 else
 	cp --sparse=always "$tmpl" "$RAW/disk-template.img"
 fi
-
-(cd "$RAW/spec" && crun spec) || bench_broken "crun spec failed"
-python3 - "$RAW" "$INIT" "$BENCH_CG" $((2 * (WARMUP + N))) <<'PY' || bench_broken "cannot write the baseline bundles"
-import json, os, sys
-raw, init, cg, count = sys.argv[1], sys.argv[2], sys.argv[3], int(sys.argv[4])
-c = json.load(open(os.path.join(raw, "spec", "config.json")))
-box = json.load(open(os.path.join(raw, "paddock-config.json")))
-c["process"]["terminal"] = False
-c["process"]["args"] = ["/dev/paddock-init"]
-c["hostname"] = "raw"
-c["mounts"].append({"destination": "/dev/paddock-init", "type": "bind", "source": init,
-                    "options": ["bind", "ro", "nosuid", "nodev"]})
-lin = c["linux"]
-lin["namespaces"] = [{"type": t} for t in ("pid", "network", "ipc", "uts", "mount")]
-lin["resources"] = box["linux"]["resources"]
-for i in range(count):
-    d = os.path.join(raw, "b%d" % i)
-    os.makedirs(os.path.join(d, "rootfs"), exist_ok=True)
-    c["root"] = {"path": os.path.join(d, "rootfs"), "readonly": False}
-    lin["cgroupsPath"] = "/%s/raw-%d" % (cg, i)
-    with open(os.path.join(d, "config.json"), "w") as f:
-        json.dump(c, f, indent=1)
-PY
+bench_raw_bundles $((2 * (WARMUP + N)))
 
 # --- run -----------------------------------------------------------------------
 export RAW M D LOWER N WARMUP

@@ -100,54 +100,10 @@ fi
 
 # --- set-up ------------------------------------------------------------------
 bench_start
-RAW=$PD_TMP/raw
-BENCH_CG=paddock-bench-$$
-LOWER=$D/images/${PD_IMAGE:-tiny}/rootfs
-INIT=$(dirname "$PADDOCKD")/paddock-init
-[ -x "$INIT" ] || bench_broken "no $INIT: run make first"
-mkdir -p "$RAW/crunroot" "$RAW/spec"
-
-raw_cleanup() {
-	local c
-	for c in $(crun --root "$RAW/crunroot" list -q 2>/dev/null); do
-		unshare -m --propagation private sh -c \
-			'umount /sys/fs/cgroup/unified 2>/dev/null; exec "$@"' - \
-			crun --root "$RAW/crunroot" delete -f "$c" >/dev/null 2>&1
-	done
-	bench_rm_cgroup "$BENCH_CG"
-}
-bench_on_exit raw_cleanup
-
-# The limits paddockd gives a box: start one and read its config.json.
-mkdir "$M/boxes/probe" || bench_broken "mkdir $M/boxes/probe failed"
-echo running >"$M/boxes/probe/state" ||
-	bench_broken "cannot start a box: $(cat "$M/boxes/probe/error")"
-cp "$D"/boxes/*/bundle/config.json "$RAW/paddock-config.json" ||
-	bench_broken "no config.json in the box's bundle"
+bench_raw_setup
+bench_raw_probe
 rmdir "$M/boxes/probe" || bench_broken "rmdir $M/boxes/probe failed"
-
-(cd "$RAW/spec" && crun spec) || bench_broken "crun spec failed"
-python3 - "$RAW" "$INIT" "$BENCH_CG" $((WARMUP + N)) <<'PY' || bench_broken "cannot write the baseline bundles"
-import json, os, sys
-raw, init, cg, count = sys.argv[1], sys.argv[2], sys.argv[3], int(sys.argv[4])
-c = json.load(open(os.path.join(raw, "spec", "config.json")))
-box = json.load(open(os.path.join(raw, "paddock-config.json")))
-c["process"]["terminal"] = False
-c["process"]["args"] = ["/dev/paddock-init"]
-c["hostname"] = "raw"
-c["mounts"].append({"destination": "/dev/paddock-init", "type": "bind", "source": init,
-                    "options": ["bind", "ro", "nosuid", "nodev"]})
-lin = c["linux"]
-lin["namespaces"] = [{"type": t} for t in ("pid", "network", "ipc", "uts", "mount")]
-lin["resources"] = box["linux"]["resources"]
-for i in range(count):
-    d = os.path.join(raw, "b%d" % i)
-    os.makedirs(d, exist_ok=True)
-    c["root"] = {"path": os.path.join(d, "rootfs"), "readonly": False}
-    lin["cgroupsPath"] = "/%s/raw-%d" % (cg, i)
-    with open(os.path.join(d, "config.json"), "w") as f:
-        json.dump(c, f, indent=1)
-PY
+bench_raw_bundles $((WARMUP + N))
 
 # --- run -----------------------------------------------------------------------
 export RAW M LOWER N WARMUP

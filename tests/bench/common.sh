@@ -148,3 +148,69 @@ now_us() {
 	local t=${EPOCHREALTIME/./}
 	echo $((10#$t))
 }
+
+# --- bare crun containers, the baseline of box-start.sh and box-rmdir.sh -----
+
+# bench_raw_setup: after bench_start. Sets RAW (their directory), BENCH_CG
+# (their cgroup parent), LOWER (the image's rootfs) and INIT (paddock-init),
+# and removes the containers and their cgroups at exit.
+bench_raw_setup() {
+	RAW=$PD_TMP/raw
+	BENCH_CG=paddock-bench-$$
+	LOWER=$D/images/${PD_IMAGE:-tiny}/rootfs
+	INIT=$(dirname "$PADDOCKD")/paddock-init
+	[ -x "$INIT" ] || bench_broken "no $INIT: run make first"
+	mkdir -p "$RAW/crunroot" "$RAW/spec"
+	bench_on_exit bench_raw_cleanup
+}
+
+bench_raw_cleanup() {
+	local c
+	for c in $(crun --root "$RAW/crunroot" list -q 2>/dev/null); do
+		unshare -m --propagation private sh -c \
+			'umount /sys/fs/cgroup/unified 2>/dev/null; exec "$@"' - \
+			crun --root "$RAW/crunroot" delete -f "$c" >/dev/null 2>&1
+	done
+	bench_rm_cgroup "$BENCH_CG"
+}
+
+# bench_raw_probe: starts the box `probe` and copies the config.json
+# paddockd wrote for it to $RAW/paddock-config.json (the limits a box gets).
+# The box stays; the caller removes it.
+bench_raw_probe() {
+	mkdir "$M/boxes/probe" || bench_broken "mkdir $M/boxes/probe failed"
+	echo running >"$M/boxes/probe/state" ||
+		bench_broken "cannot start a box: $(cat "$M/boxes/probe/error")"
+	cp "$D"/boxes/*/bundle/config.json "$RAW/paddock-config.json" ||
+		bench_broken "no config.json in the box's bundle"
+}
+
+# bench_raw_bundles COUNT: bundles $RAW/b0 .. b(COUNT-1), each with an empty
+# rootfs/ directory, made with `crun spec` and edited to what paddockd asks
+# of crun: PID 1 = paddock-init bind-mounted at /dev/paddock-init,
+# namespaces pid, network, ipc, uts, mount, the probe's cgroup limits,
+# cgroupsPath /$BENCH_CG/raw-N. Needs bench_raw_probe first.
+bench_raw_bundles() {
+	(cd "$RAW/spec" && crun spec) || bench_broken "crun spec failed"
+	python3 - "$RAW" "$INIT" "$BENCH_CG" "$1" <<'PY' || bench_broken "cannot write the baseline bundles"
+import json, os, sys
+raw, init, cg, count = sys.argv[1], sys.argv[2], sys.argv[3], int(sys.argv[4])
+c = json.load(open(os.path.join(raw, "spec", "config.json")))
+box = json.load(open(os.path.join(raw, "paddock-config.json")))
+c["process"]["terminal"] = False
+c["process"]["args"] = ["/dev/paddock-init"]
+c["hostname"] = "raw"
+c["mounts"].append({"destination": "/dev/paddock-init", "type": "bind", "source": init,
+                    "options": ["bind", "ro", "nosuid", "nodev"]})
+lin = c["linux"]
+lin["namespaces"] = [{"type": t} for t in ("pid", "network", "ipc", "uts", "mount")]
+lin["resources"] = box["linux"]["resources"]
+for i in range(count):
+    d = os.path.join(raw, "b%d" % i)
+    os.makedirs(os.path.join(d, "rootfs"), exist_ok=True)
+    c["root"] = {"path": os.path.join(d, "rootfs"), "readonly": False}
+    lin["cgroupsPath"] = "/%s/raw-%d" % (cg, i)
+    with open(os.path.join(d, "config.json"), "w") as f:
+        json.dump(c, f, indent=1)
+PY
+}
