@@ -13,6 +13,7 @@
 #include "engine/auth.h"
 #include "engine/engine.h"
 #include "common/error.h"
+#include "common/buf.h"
 #include "common/lock.h"
 #include "fs/tree.h"
 
@@ -86,9 +87,9 @@ struct req {
 	bool started; /* the final call dispatched the request */
 	bool replied; /* a response is queued */
 
-	/* the body of small requests */
-	char *body;
-	size_t len;
+	/* the body of small requests, capped at HTTP_BODY_MAX; too_big: it
+	 * did not fit */
+	struct pd_buf body;
 	bool too_big;
 
 	/* the reply, once known */

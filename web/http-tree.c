@@ -265,7 +265,7 @@ static void work_write(struct req *r)
 	if (k >= 0)
 		k = tree_open(t, a.ino, O_WRONLY | O_TRUNC, &f, &te);
 	if (k >= 0) {
-		k = tree_write(t, f, 0, r->body ? r->body : "", r->len, &te);
+		k = tree_write(t, f, 0, r->body.data ? r->body.data : "", r->body.len, &te);
 		if (k >= 0)
 			k = tree_flush(t, f, &te);
 		/* What the write made (a snapshot's id): the reply's body (none

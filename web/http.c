@@ -1154,9 +1154,9 @@ static void parse_body_fields(struct req *r)
 	if (ct &&
 	    strncasecmp(ct, MHD_HTTP_POST_ENCODING_FORM_URLENCODED,
 			strlen(MHD_HTTP_POST_ENCODING_FORM_URLENCODED)) == 0 &&
-	    !(r->len && r->body[0] == '{')) {
+	    !(r->body.len && r->body.data[0] == '{')) {
 		r->form = true;
-		if (form_has_control(r->body, r->len)) {
+		if (form_has_control(r->body.data, r->body.len)) {
 			r->fields_err = -EINVAL;
 			return;
 		}
@@ -1166,7 +1166,8 @@ static void parse_body_fields(struct req *r)
 			r->fields_err = -EINVAL;
 			return;
 		}
-		if (r->len && MHD_post_process(pp, r->body, r->len) != MHD_YES && !r->fields_err)
+		if (r->body.len && MHD_post_process(pp, r->body.data, r->body.len) != MHD_YES &&
+		    !r->fields_err)
 			r->fields_err = -EINVAL;
 		/* The last value is delivered when the processor ends. */
 		if (MHD_destroy_post_processor(pp) != MHD_YES && !r->fields_err)
@@ -1174,7 +1175,8 @@ static void parse_body_fields(struct req *r)
 		return;
 	}
 	json_error_t je;
-	json_t *o = json_loadb(r->body ? r->body : "", r->len, JSON_REJECT_DUPLICATES, &je);
+	json_t *o =
+	    json_loadb(r->body.data ? r->body.data : "", r->body.len, JSON_REJECT_DUPLICATES, &je);
 	if (!o || !json_is_object(o)) {
 		json_decref(o);
 		r->fields_err = -EINVAL;
@@ -1370,6 +1372,7 @@ static struct req *req_new(struct http *h, struct MHD_Connection *mc, struct con
 	r->conn = mc;
 	r->c = c;
 	r->rootfd = -1;
+	r->body.max = HTTP_BODY_MAX;
 	r->upload_fd = -1;
 	pd_mutex_init(&r->lock, LOCK_RANK_LEAF, 0, "http request lock");
 	pd_mutex_lock(&h->park_lock);
@@ -1609,21 +1612,9 @@ static bool begin(struct req *r, const char *url, const char *method, const char
 
 static void append_body(struct req *r, const char *data, size_t len)
 {
-	if (r->too_big)
-		return;
-	if (r->len + len > HTTP_BODY_MAX) {
+	/* Beyond the cap or out of memory, the request fails as too big. */
+	if (!r->too_big && pd_buf_append(&r->body, data, len) < 0)
 		r->too_big = true;
-		return;
-	}
-	char *b = realloc(r->body, r->len + len + 1);
-	if (!b) {
-		r->too_big = true;
-		return;
-	}
-	memcpy(b + r->len, data, len);
-	r->len += len;
-	b[r->len] = '\0';
-	r->body = b;
 }
 
 static void dispatch(struct req *r, const char *url)
@@ -1759,7 +1750,7 @@ static void on_completed(void *cls, struct MHD_Connection *conn, void **con_cls,
 		conn_set_deadline(r->c, deadline_in(HTTP_HEAD_TIMEOUT_S));
 	}
 	free_fields(r);
-	free(r->body);
+	pd_buf_free(&r->body);
 	pd_mutex_destroy(&r->lock);
 	free(r);
 	*con_cls = NULL;
