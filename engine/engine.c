@@ -86,12 +86,9 @@ int eng_add_box(struct engine *e, struct box *b)
 	if (!nb)
 		return -ENOMEM;
 	e->boxes = nb;
-	if (hmap_insert(&e->by_name, &b->by_name, hmap_hash_str(b->row.name)) < 0)
+	if (hmap_insert_pair(&e->by_name, &b->by_name, hmap_hash_str(b->row.name), &e->by_id,
+			     &b->by_id, hmap_hash_u64((uint64_t)b->row.id)) < 0)
 		return -ENOMEM;
-	if (hmap_insert(&e->by_id, &b->by_id, hmap_hash_u64((uint64_t)b->row.id)) < 0) {
-		hmap_remove(&e->by_name, &b->by_name);
-		return -ENOMEM;
-	}
 	e->boxes[e->n_boxes++] = b;
 	return 0;
 }

@@ -100,12 +100,9 @@ static int add_job(struct engine *e, struct job *j)
 	if (!nj)
 		return -ENOMEM;
 	e->jobs = nj;
-	if (hmap_insert(&e->jobs_by_name, &j->by_name, job_name_hash(j->box_id, j->name)) < 0)
+	if (hmap_insert_pair(&e->jobs_by_name, &j->by_name, job_name_hash(j->box_id, j->name),
+			     &e->jobs_by_id, &j->by_id, hmap_hash_u64((uint64_t)j->id)) < 0)
 		return -ENOMEM;
-	if (hmap_insert(&e->jobs_by_id, &j->by_id, hmap_hash_u64((uint64_t)j->id)) < 0) {
-		hmap_remove(&e->jobs_by_name, &j->by_name);
-		return -ENOMEM;
-	}
 	e->jobs[e->n_jobs++] = j;
 	return 0;
 }

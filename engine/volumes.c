@@ -184,12 +184,9 @@ static int add_volume(struct engine *e, struct volume *v)
 	if (!nv)
 		return -ENOMEM;
 	vs->v = nv;
-	if (hmap_insert(&vs->by_name, &v->by_name, hmap_hash_str(v->row.name)) < 0)
+	if (hmap_insert_pair(&vs->by_name, &v->by_name, hmap_hash_str(v->row.name), &vs->by_id,
+			     &v->by_id, hmap_hash_u64((uint64_t)v->row.id)) < 0)
 		return -ENOMEM;
-	if (hmap_insert(&vs->by_id, &v->by_id, hmap_hash_u64((uint64_t)v->row.id)) < 0) {
-		hmap_remove(&vs->by_name, &v->by_name);
-		return -ENOMEM;
-	}
 	vs->v[vs->n++] = v;
 	return 0;
 }
