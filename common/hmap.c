@@ -53,6 +53,19 @@ int hmap_insert(struct hmap *h, struct hmap_node *node, uint64_t hash)
 	return 0;
 }
 
+int hmap_insert_pair(struct hmap *h1, struct hmap_node *node1, uint64_t hash1, struct hmap *h2,
+		     struct hmap_node *node2, uint64_t hash2)
+{
+	int r = hmap_insert(h1, node1, hash1);
+
+	if (r < 0)
+		return r;
+	r = hmap_insert(h2, node2, hash2);
+	if (r < 0)
+		hmap_remove(h1, node1);
+	return r;
+}
+
 void hmap_remove(struct hmap *h, struct hmap_node *node)
 {
 	struct hmap_node **p;

@@ -33,6 +33,11 @@ uint64_t hmap_hash_u64(uint64_t v);
 
 int hmap_insert(struct hmap *h, struct hmap_node *node, uint64_t hash);
 void hmap_remove(struct hmap *h, struct hmap_node *node);
+/* An object in two tables (by name and by id): node1 into h1 with hash1,
+ * then node2 into h2 with hash2. All or nothing: when the second insert
+ * fails the first is undone, and -ENOMEM leaves the object in neither. */
+int hmap_insert_pair(struct hmap *h1, struct hmap_node *node1, uint64_t hash1, struct hmap *h2,
+		     struct hmap_node *node2, uint64_t hash2);
 /* Frees the bucket array (not the objects). */
 void hmap_free(struct hmap *h);
 

@@ -146,5 +146,9 @@ void pd_fault(const char *step);
  *   config-check  the configuration file was checked and is about to be
  *               loaded (main.c)
  *   volume-live a running box's new list of volumes is recorded and its
- *               mounts are about to change (volumes.c), the box busy */
+ *               mounts are about to change (volumes.c), the box busy
+ *   tree-act    the tree fetched an object by the id in an inode and is
+ *               about to act on it (fs/tree.c: a write applied, an
+ *               archive opened), no lock held: what a delete and a new
+ *               object of the same name meanwhile do to the action */
 void pd_hold(const char *step);

@@ -51,6 +51,20 @@ struct box *eng_find_box(struct engine *e, const char *name)
 	return NULL;
 }
 
+struct box *eng_live_box(struct engine *e, int64_t id)
+{
+	struct box *b = eng_find_box_id(e, id);
+
+	return b && !b->deleting ? b : NULL;
+}
+
+int eng_box_gone(pd_error *err)
+{
+	return pd_error_set(err, -ENOENT,
+			    "no such box: it was deleted (a box made again under its name is "
+			    "another box)");
+}
+
 struct box *eng_find_box_id(struct engine *e, int64_t id)
 {
 	uint64_t hash = hmap_hash_u64((uint64_t)id);
@@ -72,12 +86,9 @@ int eng_add_box(struct engine *e, struct box *b)
 	if (!nb)
 		return -ENOMEM;
 	e->boxes = nb;
-	if (hmap_insert(&e->by_name, &b->by_name, hmap_hash_str(b->row.name)) < 0)
+	if (hmap_insert_pair(&e->by_name, &b->by_name, hmap_hash_str(b->row.name), &e->by_id,
+			     &b->by_id, hmap_hash_u64((uint64_t)b->row.id)) < 0)
 		return -ENOMEM;
-	if (hmap_insert(&e->by_id, &b->by_id, hmap_hash_u64((uint64_t)b->row.id)) < 0) {
-		hmap_remove(&e->by_name, &b->by_name);
-		return -ENOMEM;
-	}
 	e->boxes[e->n_boxes++] = b;
 	return 0;
 }
@@ -870,17 +881,17 @@ fail:
 }
 
 /* Looks a box up for an action and marks it busy. Engine lock held. */
-int eng_claim(struct engine *e, const char *name, struct box **ret, pd_error *err)
+int eng_claim(struct engine *e, int64_t id, struct box **ret, pd_error *err)
 {
-	struct box *b = eng_find_box(e, name);
+	struct box *b = eng_live_box(e, id);
 
-	if (!b || b->deleting)
-		return pd_error_set(err, -ENOENT, "no box named %s", name);
+	if (!b)
+		return eng_box_gone(err);
 	if (b->busy)
-		return pd_error_set(err, -EBUSY, "box %s is %s; try again when it is done", name,
-				    box_state_is_transition(b->state)
-					? box_state_to_string(b->state)
-					: "busy with another change");
+		return pd_error_set(
+		    err, -EBUSY, "box %s is %s; try again when it is done", b->row.name,
+		    box_state_is_transition(b->state) ? box_state_to_string(b->state)
+						      : "busy with another change");
 	*ret = b;
 	return 0;
 }
@@ -1158,7 +1169,7 @@ static int eng_box_start(struct engine *e, struct box *b, pd_error *err)
 	return 0;
 }
 
-int engine_box_set_state(struct engine *e, const char *name, const char *value, pd_error *err)
+int engine_box_set_state(struct engine *e, int64_t id, const char *value, pd_error *err)
 {
 	enum box_state target = box_state_from_string(value), prior;
 	enum box_action action;
@@ -1168,7 +1179,7 @@ int engine_box_set_state(struct engine *e, const char *name, const char *value, 
 	int r;
 
 	pd_mutex_lock(&e->lock);
-	r = eng_claim(e, name, &b, err);
+	r = eng_claim(e, id, &b, err);
 	if (r < 0)
 		goto out;
 	if (target < 0) {
@@ -1223,7 +1234,7 @@ int engine_box_set_state(struct engine *e, const char *name, const char *value, 
 	(void)eng_save_box(e, b, NULL, NULL);
 	if (r >= 0)
 		eng_emit(e, b, "%s", action == BOX_ACTION_START ? "started" : "stopped");
-	log_debug("box %s: %s %s", name, action == BOX_ACTION_START ? "start" : "stop",
+	log_debug("box %s: %s %s", b->row.name, action == BOX_ACTION_START ? "start" : "stop",
 		  r >= 0 ? "done" : err->msg);
 	if (r >= 0 && action == BOX_ACTION_START)
 		started = b->row.id;
@@ -1234,7 +1245,7 @@ out:
 	return r < 0 ? r : 0;
 }
 
-int engine_box_set_type(struct engine *e, const char *name, const char *value, pd_error *err)
+int engine_box_set_type(struct engine *e, int64_t id, const char *value, pd_error *err)
 {
 	const struct box_type *type;
 	struct box *b;
@@ -1242,7 +1253,7 @@ int engine_box_set_type(struct engine *e, const char *name, const char *value, p
 	int r;
 
 	pd_mutex_lock(&e->lock);
-	r = eng_claim(e, name, &b, err);
+	r = eng_claim(e, id, &b, err);
 	if (r < 0)
 		goto out;
 	type = config_find_type(e->cfg, value);
@@ -1276,7 +1287,7 @@ out:
 	return r;
 }
 
-int engine_box_set_image(struct engine *e, const char *name, const char *value, pd_error *err)
+int engine_box_set_image(struct engine *e, int64_t id, const char *value, pd_error *err)
 {
 	char old[NAME_MAX_LEN + 1];
 	struct image_info img;
@@ -1284,7 +1295,7 @@ int engine_box_set_image(struct engine *e, const char *name, const char *value, 
 	int r;
 
 	pd_mutex_lock(&e->lock);
-	r = eng_claim(e, name, &b, err);
+	r = eng_claim(e, id, &b, err);
 	if (r < 0)
 		goto out;
 	if (!name_valid(value)) {
@@ -1328,7 +1339,7 @@ out:
 	return r;
 }
 
-int engine_box_set_ttl(struct engine *e, const char *name, const char *value, pd_error *err)
+int engine_box_set_ttl(struct engine *e, int64_t id, const char *value, pd_error *err)
 {
 	int64_t secs, old;
 	struct box *b;
@@ -1339,9 +1350,9 @@ int engine_box_set_ttl(struct engine *e, const char *name, const char *value, pd
 		return pd_error_set(err, -EINVAL,
 				    "not a TTL: \"%s\" (seconds, with s/m/h/d, or none)", value);
 	pd_mutex_lock(&e->lock);
-	b = eng_find_box(e, name);
-	if (!b || b->deleting) {
-		r = pd_error_set(err, -ENOENT, "no box named %s", name);
+	b = eng_live_box(e, id);
+	if (!b) {
+		r = eng_box_gone(err);
 		goto out;
 	}
 	old = b->row.expires;
@@ -1362,43 +1373,51 @@ out:
 	return r;
 }
 
-static int box_root(struct engine *e, const char *name, bool own, char *buf, size_t bufsz)
+static int box_root(struct engine *e, int64_t id, bool own, char *buf, size_t bufsz)
 {
 	struct box *b;
 
 	pd_mutex_lock(&e->lock);
-	b = eng_find_box(e, name);
-	if (b && !b->deleting) {
+	b = eng_live_box(e, id);
+	if (b) {
 		if (own)
 			eng_box_path(e, b, "rootfs", buf, bufsz);
 		else
 			eng_box_root(e, b, buf, bufsz);
 	}
 	pd_mutex_unlock(&e->lock);
-	return b && !b->deleting ? 0 : -ENOENT;
+	return b ? 0 : -ENOENT;
 }
 
-int engine_box_root(struct engine *e, const char *name, char *buf, size_t bufsz)
+int engine_box_root(struct engine *e, int64_t id, char *buf, size_t bufsz)
 {
-	return box_root(e, name, false, buf, bufsz);
+	return box_root(e, id, false, buf, bufsz);
 }
 
-int engine_box_rootfs(struct engine *e, const char *name, char *buf, size_t bufsz)
+int engine_box_rootfs(struct engine *e, int64_t id, char *buf, size_t bufsz)
 {
-	return box_root(e, name, true, buf, bufsz);
+	return box_root(e, id, true, buf, bufsz);
 }
 
 /* Seconds before a TTL's stop that failed is tried again. */
 #define EXPIRE_RETRY_S 10
 
+/* A box whose TTL ran out while it runs: stopped by id (a box deleted and
+ * made again under its name meanwhile is another box, left alone); the
+ * name is for the log. */
+struct expiry {
+	int64_t id;
+	char name[NAME_MAX_LEN + 1];
+};
+
 /* Fires expired TTLs. Returns the next deadline (0 = none). Engine lock
- * held; stops run after the lock is dropped, by name. A running box's
+ * held; stops run after the lock is dropped, by id. A running box's
  * deadline stays recorded until its stop worked (expire_stopped()): a stop
  * that fails, or a daemon killed before it, is tried again. */
-static time_t expire_due(struct engine *e, char ***ret_stop, size_t *ret_n)
+static time_t expire_due(struct engine *e, struct expiry **ret_stop, size_t *ret_n)
 {
 	time_t now = time(NULL), next = 0;
-	char **stop = NULL;
+	struct expiry *stop = NULL;
 	size_t n = 0;
 
 	for (size_t i = 0; i < e->n_boxes; i++) {
@@ -1426,12 +1445,12 @@ static time_t expire_due(struct engine *e, char ***ret_stop, size_t *ret_n)
 			(void)eng_save_box(e, b, NULL, NULL);
 			continue;
 		}
-		char **ns = realloc(stop, (n + 1) * sizeof *ns);
+		struct expiry *ns = reallocarray(stop, n + 1, sizeof *ns);
 		if (!ns)
 			break;
 		stop = ns;
-		if (!(ns[n] = strdup(b->row.name)))
-			break;
+		ns[n].id = b->row.id;
+		snprintf(ns[n].name, sizeof ns[n].name, "%s", b->row.name);
 		n++;
 		b->expire_retry = now + EXPIRE_RETRY_S;
 	}
@@ -1440,16 +1459,16 @@ static time_t expire_due(struct engine *e, char ***ret_stop, size_t *ret_n)
 	return next;
 }
 
-/* After the stop of box `name` for its expired TTL: the deadline is done
+/* After the stop of box `id` for its expired TTL: the deadline is done
  * with when it worked (and was not moved meanwhile), else the stop is tried
  * again in EXPIRE_RETRY_S and the failure is in the box's `error`. */
-static void expire_stopped(struct engine *e, const char *name, int r, const pd_error *err)
+static void expire_stopped(struct engine *e, int64_t id, int r, const pd_error *err)
 {
 	struct box *b;
 
 	pd_mutex_lock(&e->lock);
-	b = eng_find_box(e, name);
-	if (b && !b->deleting && b->expire_retry) {
+	b = eng_live_box(e, id);
+	if (b && b->expire_retry) {
 		if (r >= 0 || b->state != BOX_RUNNING) {
 			/* A failure of an earlier try is over. */
 			bool cleared = set_error(b, "ttl", /* err= */ NULL);
@@ -1526,7 +1545,7 @@ static void *timer_main(void *userdata)
 
 	pd_mutex_lock(&e->lock);
 	while (!e->stopping) {
-		char **stop;
+		struct expiry *stop;
 		size_t n;
 		time_t next;
 
@@ -1541,16 +1560,16 @@ static void *timer_main(void *userdata)
 			pd_mutex_unlock(&e->lock);
 			for (size_t i = 0; i < n; i++) {
 				pd_error err = {0};
-				int r = engine_box_set_state(e, stop[i], "stopped", &err);
+				int r = engine_box_set_state(e, stop[i].id, "stopped", &err);
 				if (r < 0)
 					log_warn("box %s: TTL expired but it could not be stopped "
 						 "(tried again in %d s): %s",
-						 stop[i], EXPIRE_RETRY_S, err.msg);
+						 stop[i].name, EXPIRE_RETRY_S, err.msg);
 				else
-					log_info("box %s: TTL expired, stopped", stop[i]);
-				expire_stopped(e, stop[i], r, &err);
+					log_info("box %s: TTL expired, stopped", stop[i].name);
+				expire_stopped(e, stop[i].id, r, &err);
 			}
-			image_list_free(stop, n);
+			free(stop);
 			pd_mutex_lock(&e->lock);
 			continue;
 		}
@@ -1595,19 +1614,19 @@ int engine_start_timers(struct engine *e)
 	return r;
 }
 
-int engine_box_delete(struct engine *e, const char *name, pd_error *err)
+int engine_box_delete(struct engine *e, int64_t id, pd_error *err)
 {
-	char trash[4096];
+	char trash[4096], name[NAME_MAX_LEN + 1];
 	struct box *b;
-	int64_t id;
 	int r;
 
 	pd_mutex_lock(&e->lock);
-	r = eng_claim(e, name, &b, err);
+	r = eng_claim(e, id, &b, err);
 	if (r < 0) {
 		pd_mutex_unlock(&e->lock);
 		return r;
 	}
+	snprintf(name, sizeof name, "%s", b->row.name);
 	b->busy = true;
 	r = eng_save_box(e, b, "deleting", err);
 	if (r < 0) {
@@ -1637,7 +1656,6 @@ int engine_box_delete(struct engine *e, const char *name, pd_error *err)
 		pd_fault("boxdel-trashed");
 
 	pd_mutex_lock(&e->lock);
-	id = b->row.id;
 	b->state = BOX_STOPPED;
 	(void)store_box_delete(e->store, id, NULL);
 	jobs_forget_box(e, id);
@@ -1666,34 +1684,35 @@ int engine_box_delete(struct engine *e, const char *name, pd_error *err)
 	return 0;
 }
 
-void engine_box_record_error(struct engine *e, const char *name, const char *file,
-			     const pd_error *err)
+void engine_box_record_error(struct engine *e, int64_t id, const char *file, const pd_error *err)
 {
 	struct box *b;
 
 	pd_mutex_lock(&e->lock);
-	b = eng_find_box(e, name);
+	b = eng_live_box(e, id);
 	/* Keep the marker of an action in flight. */
-	if (b && !b->deleting && set_error(b, file, err))
+	if (b && set_error(b, file, err))
 		(void)store_box_update(e->store, &b->row, NULL);
 	pd_mutex_unlock(&e->lock);
 }
 
-int engine_box_usage(struct engine *e, const char *name, unsigned flags, struct box_usage *ret)
+int engine_box_usage(struct engine *e, int64_t id, unsigned flags, struct box_usage *ret)
 {
 	struct cgroup_usage cg = {0};
 	struct cgroup_cpu_window cpu;
 	struct box_usage u = {0};
+	char name[NAME_MAX_LEN + 1];
 	struct box *b;
 	bool running;
 	int r;
 
 	pd_mutex_lock(&e->lock);
-	b = eng_find_box(e, name);
-	if (!b || b->deleting) {
+	b = eng_live_box(e, id);
+	if (!b) {
 		pd_mutex_unlock(&e->lock);
 		return -ENOENT;
 	}
+	snprintf(name, sizeof name, "%s", b->row.name);
 	running = b->state == BOX_RUNNING || b->state == BOX_STOPPING;
 	cpu = b->cpu;
 	/* Its image says at once what it holds; a directory is walked. */
@@ -1790,14 +1809,14 @@ void engine_box_push_end(struct engine *e, int64_t id, uint64_t held, int result
 	pd_mutex_unlock(&e->lock);
 }
 
-int engine_box_limits(struct engine *e, const char *name, struct cgroup_limits *ret)
+int engine_box_limits(struct engine *e, int64_t id, struct cgroup_limits *ret)
 {
 	struct box_view v;
-	int r = engine_box_get(e, name, &v);
+	int r = engine_box_get_by_id(e, id, &v);
 
 	if (r < 0)
 		return r;
-	return runtime_limits(e->rt, name, ret);
+	return runtime_limits(e->rt, v.name, ret);
 }
 
 int engine_events_open(struct engine *e, uint64_t key)

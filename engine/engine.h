@@ -11,6 +11,12 @@
  * check of it. Every function here may be called from any thread, with
  * no lock of the caller's held but the FUSE adapter's park_lock.
  *
+ * Ids, not names: every call on an existing box takes its id (box_view's
+ * id, never reused); so do those of jobs.h and volumes.h. Names are for
+ * creating and looking up (engine_box_get() gives the id). A caller that
+ * kept an id across a delete gets -ENOENT, never the box made since under
+ * the same name.
+ *
  * Crash safety: every multi-step action records its intent in the store
  * first ("creating", "starting", "stopping", "deleting") and engine_new()
  * finishes or rolls back whatever a crash interrupted, adopting containers
@@ -113,29 +119,29 @@ int engine_box_get_by_id(struct engine *e, int64_t id, struct box_view *ret);
 int engine_box_create(struct engine *e, const char *name, pd_error *err);
 
 /* rmdir: stops the box if running and deletes it with its files. */
-int engine_box_delete(struct engine *e, const char *name, pd_error *err);
+int engine_box_delete(struct engine *e, int64_t id, pd_error *err);
 
 /* Writes of the box's control files. value is one parsed value. Each
  * returns 0 or -errno with the reason in err; a failure changes nothing. */
-int engine_box_set_state(struct engine *e, const char *name, const char *value, pd_error *err);
-int engine_box_set_type(struct engine *e, const char *name, const char *value, pd_error *err);
-int engine_box_set_image(struct engine *e, const char *name, const char *value, pd_error *err);
+int engine_box_set_state(struct engine *e, int64_t id, const char *value, pd_error *err);
+int engine_box_set_type(struct engine *e, int64_t id, const char *value, pd_error *err);
+int engine_box_set_image(struct engine *e, int64_t id, const char *value, pd_error *err);
 /* "none" or seconds (s/m/h/d suffixes): restarts the countdown. When it
  * runs out the box is stopped if running, the TTL is cleared (none) and an
  * "expired" event is emitted. Deadlines are stored, so one that passed
  * while the daemon was down fires at start. */
-int engine_box_set_ttl(struct engine *e, const char *name, const char *value, pd_error *err);
+int engine_box_set_ttl(struct engine *e, int64_t id, const char *value, pd_error *err);
 
 /* The box's network policy (policy.h), canonical text, malloc'd. */
-int engine_box_policy(struct engine *e, const char *name, char **ret);
+int engine_box_policy(struct engine *e, int64_t id, char **ret);
 /* Replaces the policy: parsed, applied to the running box's rules in one
  * nftables transaction, then recorded; a failure (-EINVAL with the line in
  * err) leaves the old policy in force. Domain entries are refused until the
  * box resolver exists. */
-int engine_box_set_policy(struct engine *e, const char *name, const char *text, size_t len,
+int engine_box_set_policy(struct engine *e, int64_t id, const char *text, size_t len,
 			  pd_error *err);
 /* The box's IPv4 address, "" while it has none. */
-int engine_box_ip(struct engine *e, const char *name, char *buf, size_t bufsz);
+int engine_box_ip(struct engine *e, int64_t id, char *buf, size_t bufsz);
 
 /* Starts the TTL timer thread. Call once, after engine_new(). */
 int engine_start_timers(struct engine *e);
@@ -143,19 +149,18 @@ int engine_start_timers(struct engine *e);
 /* The box's root filesystem on the host, in buf: RUN/roots/ID, a nosuid,
  * nodev, nosymfollow view of its overlay that the group may reach
  * (eng_box_root). */
-int engine_box_root(struct engine *e, const char *name, char *buf, size_t bufsz);
+int engine_box_root(struct engine *e, int64_t id, char *buf, size_t bufsz);
 
 /* The overlay itself, DATA/boxes/ID/rootfs, root's alone: where the daemon
  * resolves paths inside the box (openat2 RESOLVE_IN_ROOT, which follows the
  * box's links as the box would and which the view refuses). */
-int engine_box_rootfs(struct engine *e, const char *name, char *buf, size_t bufsz);
+int engine_box_rootfs(struct engine *e, int64_t id, char *buf, size_t bufsz);
 
 /* Records a failed control write as the box's `error` ("TIME FILE: reason
  * (ERRNO)"). err NULL records that file was written successfully: the
  * error is cleared when it is file's, and stays when it is another file's.
  * (Of two writers of one file at once, the one recorded last wins.) */
-void engine_box_record_error(struct engine *e, const char *name, const char *file,
-			     const pd_error *err);
+void engine_box_record_error(struct engine *e, int64_t id, const char *file, const pd_error *err);
 
 /* The line an `error` file shows for err, a failed write of file: "TIME
  * FILE: reason (ERRNO)", TIME when err was set (pd_error_set()), made
@@ -176,8 +181,8 @@ void engine_error_line(const pd_error *err, const char *file, char *buf, size_t 
  * `usage` and `info` files in a lookup, which the kernel serialises with
  * every other lookup in the box's directory. */
 #define ENGINE_USAGE_NO_WALK 1u
-int engine_box_usage(struct engine *e, const char *name, unsigned flags, struct box_usage *ret);
-int engine_box_limits(struct engine *e, const char *name, struct cgroup_limits *ret);
+int engine_box_usage(struct engine *e, int64_t id, unsigned flags, struct box_usage *ret);
+int engine_box_limits(struct engine *e, int64_t id, struct cgroup_limits *ret);
 
 /* Room for tar pushes into box `id`'s own layer (its upper) under a disk
  * limit, held while they run: neither a usage figure a few seconds old nor
@@ -244,12 +249,14 @@ struct snapshot_view {
 	char error[PD_ERROR_MAX + 64];
 };
 
-/* Snapshot ids in creation order, of one box (box_name) or all (NULL);
- * free with image_list_free(). -ENOENT if the box does not exist. */
-int engine_snapshot_names(struct engine *e, const char *box_name, char ***ret, size_t *ret_n);
+/* Snapshot ids in creation order, of one box (box_id) or all (0); free
+ * with image_list_free(). -ENOENT if the box does not exist. Snapshots
+ * are addressed by their id, "BOX-SEQ": it holds the snapshot's seq,
+ * never reused, so it is an id as a box's is, not a name. */
+int engine_snapshot_names(struct engine *e, int64_t box_id, char ***ret, size_t *ret_n);
 /* The box's newest snapshot (boxes/NAME/snapshots/last). -ENOENT if the box
  * does not exist or has none. */
-int engine_snapshot_last(struct engine *e, const char *box_name, struct snapshot_view *ret);
+int engine_snapshot_last(struct engine *e, int64_t box_id, struct snapshot_view *ret);
 int engine_snapshot_get(struct engine *e, const char *id, struct snapshot_view *ret);
 int engine_snapshot_get_by_seq(struct engine *e, int64_t seq, struct snapshot_view *ret);
 /* Bytes of its top layer (what no older snapshot holds), measured once. */
@@ -274,9 +281,9 @@ void engine_snapshot_record_error(struct engine *e, const char *id, const char *
 /* The box's control files `snapshot`, `fork`, `restore`. ret_id (may be
  * NULL) receives the new snapshot's id (a fork's: the one the new box
  * stands on). */
-int engine_box_snapshot(struct engine *e, const char *name, const char *label, char *ret_id,
+int engine_box_snapshot(struct engine *e, int64_t id, const char *label, char *ret_id,
 			size_t ret_idsz, pd_error *err);
-int engine_box_fork(struct engine *e, const char *name, const char *new_name, char *ret_id,
+int engine_box_fork(struct engine *e, int64_t id, const char *new_name, char *ret_id,
 		    size_t ret_idsz, pd_error *err);
 
 /* What a restore did, for the caller to tell (the HTTP reply). */
@@ -297,8 +304,8 @@ struct engine_restore {
  * -ENOENT, a label several have -EINVAL naming them; nothing changes then.
  * A running box is stopped first (which ends its jobs: said in its events
  * and in ret), restored and started again. ret may be NULL. */
-int engine_box_restore(struct engine *e, const char *name, const char *ref,
-		       struct engine_restore *ret, pd_error *err);
+int engine_box_restore(struct engine *e, int64_t id, const char *ref, struct engine_restore *ret,
+		       pd_error *err);
 
 /* The directory holding installed images. */
 const char *engine_images_dir(const struct engine *e);

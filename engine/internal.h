@@ -145,6 +145,10 @@ void eng_box_path(const struct engine *e, const struct box *b, const char *sub, 
 void eng_box_root(const struct engine *e, const struct box *b, char *buf, size_t bufsz);
 struct box *eng_find_box(struct engine *e, const char *name);
 struct box *eng_find_box_id(struct engine *e, int64_t id);
+/* Box id unless it is gone or being deleted (NULL): what an action on an
+ * existing box looks up. eng_box_gone() says why in err (-ENOENT). */
+struct box *eng_live_box(struct engine *e, int64_t id);
+int eng_box_gone(pd_error *err);
 void eng_emit(struct engine *e, struct box *b, const char *fmt, ...) _printf_(3, 4);
 void eng_wake(struct engine *e, uint64_t key);
 int eng_save_box(struct engine *e, struct box *b, const char *marker, pd_error *err);
@@ -158,7 +162,7 @@ bool eng_format_error(const char *file, const pd_error *err, char *buf, size_t b
 /* The box table and filesystems (engine.c). Engine lock held for
  * eng_claim() and eng_add_box(); the mount helpers need no lock but the
  * box must be busy (claimed) or not yet shared. */
-int eng_claim(struct engine *e, const char *name, struct box **ret, pd_error *err);
+int eng_claim(struct engine *e, int64_t id, struct box **ret, pd_error *err);
 int eng_add_box(struct engine *e, struct box *b);
 int eng_make_box_dirs(struct engine *e, struct box *b, pd_error *err);
 bool eng_is_mountpoint(const char *path);

@@ -100,12 +100,9 @@ static int add_job(struct engine *e, struct job *j)
 	if (!nj)
 		return -ENOMEM;
 	e->jobs = nj;
-	if (hmap_insert(&e->jobs_by_name, &j->by_name, job_name_hash(j->box_id, j->name)) < 0)
+	if (hmap_insert_pair(&e->jobs_by_name, &j->by_name, job_name_hash(j->box_id, j->name),
+			     &e->jobs_by_id, &j->by_id, hmap_hash_u64((uint64_t)j->id)) < 0)
 		return -ENOMEM;
-	if (hmap_insert(&e->jobs_by_id, &j->by_id, hmap_hash_u64((uint64_t)j->id)) < 0) {
-		hmap_remove(&e->jobs_by_name, &j->by_name);
-		return -ENOMEM;
-	}
 	e->jobs[e->n_jobs++] = j;
 	return 0;
 }
@@ -146,14 +143,12 @@ static void view_of_job(const struct job *j, struct job_view *v)
 	snprintf(v->name, sizeof v->name, "%s", j->name);
 }
 
-static struct box *live_box(struct engine *e, const char *name, pd_error *err)
+static struct box *live_box(struct engine *e, int64_t box_id, pd_error *err)
 {
-	struct box *b = eng_find_box(e, name);
+	struct box *b = eng_live_box(e, box_id);
 
-	if (!b || b->deleting) {
-		pd_error_set(err, -ENOENT, "no box named %s", name);
-		return NULL;
-	}
+	if (!b)
+		eng_box_gone(err);
 	return b;
 }
 
@@ -203,41 +198,38 @@ static int create_locked(struct engine *e, struct box *b, const char *name, stru
 	return 0;
 }
 
-int engine_job_create(struct engine *e, const char *box, const char *name, pd_error *err)
+int engine_job_create(struct engine *e, int64_t box_id, const char *name, pd_error *err)
 {
 	struct job *j;
 	struct box *b;
 	int r = -ENOENT;
 
 	pd_mutex_lock(&e->lock);
-	b = live_box(e, box, err);
+	b = live_box(e, box_id, err);
 	if (b)
 		r = create_locked(e, b, name, &j, err);
 	pd_mutex_unlock(&e->lock);
 	return r;
 }
 
-int engine_job_delete(struct engine *e, const char *box, const char *name, pd_error *err)
+int engine_job_delete(struct engine *e, int64_t job, pd_error *err)
 {
 	char dir[4096];
 	struct job *j;
-	struct box *b;
+	struct box *b = NULL;
 	int r = 0;
 
 	pd_mutex_lock(&e->lock);
-	b = live_box(e, box, err);
-	if (!b) {
-		r = -ENOENT;
-		goto out;
-	}
-	j = find_job(e, b->row.id, name);
-	if (!j) {
-		r = pd_error_set(err, -ENOENT, "no job named %s", name);
+	j = find_job_id(e, job);
+	if (j)
+		b = live_box(e, j->box_id, err);
+	if (!j || !b) {
+		r = j ? -ENOENT : pd_error_set(err, -ENOENT, "no such job: it was deleted");
 		goto out;
 	}
 	if (j->state == JOB_RUNNING) {
 		r = pd_error_set(err, -EBUSY, "job %s is running (write kill to its ctl first)",
-				 name);
+				 j->name);
 		goto out;
 	}
 	r = store_job_delete(e->store, j->id, err);
@@ -256,7 +248,7 @@ out:
 	return r;
 }
 
-int engine_job_names(struct engine *e, const char *box, char ***ret, size_t *ret_n)
+int engine_job_names(struct engine *e, int64_t box_id, char ***ret, size_t *ret_n)
 {
 	char **names = NULL;
 	size_t n = 0;
@@ -264,7 +256,7 @@ int engine_job_names(struct engine *e, const char *box, char ***ret, size_t *ret
 	int r = 0;
 
 	pd_mutex_lock(&e->lock);
-	b = live_box(e, box, NULL);
+	b = live_box(e, box_id, NULL);
 	if (!b) {
 		r = -ENOENT;
 		goto out;
@@ -293,13 +285,13 @@ out:
 	return 0;
 }
 
-int engine_job_get(struct engine *e, const char *box, const char *name, struct job_view *ret)
+int engine_job_get(struct engine *e, int64_t box_id, const char *name, struct job_view *ret)
 {
 	struct box *b;
 	struct job *j = NULL;
 
 	pd_mutex_lock(&e->lock);
-	b = live_box(e, box, NULL);
+	b = live_box(e, box_id, NULL);
 	if (b)
 		j = find_job(e, b->row.id, name);
 	if (j)
@@ -320,13 +312,13 @@ int engine_job_get_by_id(struct engine *e, int64_t id, struct job_view *ret)
 	return j ? 0 : -ENOENT;
 }
 
-int engine_job_last(struct engine *e, const char *box, char *ret_name, size_t namesz)
+int engine_job_last(struct engine *e, int64_t box_id, char *ret_name, size_t namesz)
 {
 	struct box *b;
 	int r = -ENOENT;
 
 	pd_mutex_lock(&e->lock);
-	b = live_box(e, box, NULL);
+	b = live_box(e, box_id, NULL);
 	for (size_t i = e->n_jobs; b && i > 0; i--)
 		if (e->jobs[i - 1]->box_id == b->row.id) {
 			snprintf(ret_name, namesz, "%s", e->jobs[i - 1]->name);
@@ -657,6 +649,7 @@ static int start_locked_out(struct engine *e, int64_t id, const char *data, size
 		return pd_error_set(err, -EBUSY, "job %s has already started", j->name);
 	}
 	snprintf(boxname, sizeof boxname, "%s", b->row.name);
+	int64_t box_id = b->row.id;
 	bool start_box = b->state == BOX_CREATED;
 	if (!start_box && b->state != BOX_RUNNING) {
 		r = pd_error_set(err, -EBUSY, "box %s is %s; write running to its state first",
@@ -668,7 +661,7 @@ static int start_locked_out(struct engine *e, int64_t id, const char *data, size
 
 	/* The first job of a created box starts it. */
 	if (start_box) {
-		r = engine_box_set_state(e, boxname, "running", err);
+		r = engine_box_set_state(e, box_id, "running", err);
 		if (r < 0)
 			return r;
 	}
@@ -731,8 +724,8 @@ static int start_locked_out(struct engine *e, int64_t id, const char *data, size
 	return r;
 }
 
-int engine_job_new(struct engine *e, const char *box, const char *cmd, char *ret_name,
-		   size_t namesz, pd_error *err)
+int engine_job_new(struct engine *e, int64_t box_id, const char *cmd, char *ret_name, size_t namesz,
+		   pd_error *err)
 {
 	struct box *b;
 	struct job *j = NULL;
@@ -742,7 +735,7 @@ int engine_job_new(struct engine *e, const char *box, const char *cmd, char *ret
 	int r = -ENOENT;
 
 	pd_mutex_lock(&e->lock);
-	b = live_box(e, box, err);
+	b = live_box(e, box_id, err);
 	if (b) {
 		for (size_t i = 0; i < e->n_jobs; i++)
 			if (e->jobs[i]->box_id == b->row.id &&
@@ -762,7 +755,7 @@ int engine_job_new(struct engine *e, const char *box, const char *cmd, char *ret
 	r = start_locked_out(e, id, cmd, strlen(cmd), err);
 	if (r < 0) {
 		pd_error saved = *err;
-		(void)engine_job_delete(e, box, name, NULL);
+		(void)engine_job_delete(e, id, NULL);
 		*err = saved;
 		return r;
 	}

@@ -33,21 +33,24 @@ struct job_view {
 /* Job files a reader may follow. */
 enum job_stream { JOB_STDOUT, JOB_STDERR, JOB_OUTPUT };
 
+/* A job is addressed by its id (job_view's id, never reused), a box's jobs
+ * by the box's id (engine.h: ids, not names); -ENOENT once it is gone. */
+
 /* mkdir exec/NAME: a job in state created. */
-int engine_job_create(struct engine *e, const char *box, const char *name, pd_error *err);
+int engine_job_create(struct engine *e, int64_t box_id, const char *name, pd_error *err);
 /* exec/new: creates the next numbered job and starts cmd in it; the new
  * job's name is copied to ret_name. */
-int engine_job_new(struct engine *e, const char *box, const char *cmd, char *ret_name,
-		   size_t namesz, pd_error *err);
-/* rmdir exec/NAME: -EBUSY while it runs. */
-int engine_job_delete(struct engine *e, const char *box, const char *name, pd_error *err);
+int engine_job_new(struct engine *e, int64_t box_id, const char *cmd, char *ret_name, size_t namesz,
+		   pd_error *err);
+/* rmdir exec/NAME (the job's id): -EBUSY while it runs. */
+int engine_job_delete(struct engine *e, int64_t job, pd_error *err);
 
 /* Job names of a box in creation order; free with image_list_free(). */
-int engine_job_names(struct engine *e, const char *box, char ***ret, size_t *ret_n);
-int engine_job_get(struct engine *e, const char *box, const char *name, struct job_view *ret);
+int engine_job_names(struct engine *e, int64_t box_id, char ***ret, size_t *ret_n);
+int engine_job_get(struct engine *e, int64_t box_id, const char *name, struct job_view *ret);
 int engine_job_get_by_id(struct engine *e, int64_t id, struct job_view *ret);
 /* The last job created in the box (for exec/last). */
-int engine_job_last(struct engine *e, const char *box, char *ret_name, size_t namesz);
+int engine_job_last(struct engine *e, int64_t box_id, char *ret_name, size_t namesz);
 
 /* Setting files, only while created (else -EBUSY): env (KEY=VALUE lines),
  * cwd, user, desktop ("0"/"1"). cmd starts the job. */

@@ -499,26 +499,26 @@ void eng_net_load_policy(struct engine *e, struct box *b)
 	}
 }
 
-int engine_box_policy(struct engine *e, const char *name, char **ret)
+int engine_box_policy(struct engine *e, int64_t id, char **ret)
 {
 	struct box *b;
 	int r;
 
 	pd_mutex_lock(&e->lock);
-	b = eng_find_box(e, name);
-	r = b && !b->deleting ? policy_format(&b->policy, ret) : -ENOENT;
+	b = eng_live_box(e, id);
+	r = b ? policy_format(&b->policy, ret) : -ENOENT;
 	pd_mutex_unlock(&e->lock);
 	return r < 0 ? r : 0;
 }
 
-int engine_box_ip(struct engine *e, const char *name, char *buf, size_t bufsz)
+int engine_box_ip(struct engine *e, int64_t id, char *buf, size_t bufsz)
 {
 	struct box *b;
 	uint32_t a;
 
 	pd_mutex_lock(&e->lock);
-	b = eng_find_box(e, name);
-	if (!b || b->deleting) {
+	b = eng_live_box(e, id);
+	if (!b) {
 		pd_mutex_unlock(&e->lock);
 		return -ENOENT;
 	}
@@ -547,8 +547,7 @@ static int box_rules_policy(struct engine *e, struct box *b, pd_error *err)
 	return net_fallback(e, b, "changing its policy", &why, err);
 }
 
-int engine_box_set_policy(struct engine *e, const char *name, const char *text, size_t len,
-			  pd_error *err)
+int engine_box_set_policy(struct engine *e, int64_t id, const char *text, size_t len, pd_error *err)
 {
 	struct policy p, old;
 	_cleanup_free_ char *canon = NULL;
@@ -564,9 +563,9 @@ int engine_box_set_policy(struct engine *e, const char *name, const char *text, 
 		return pd_error_set(err, r, "out of memory");
 	}
 	pd_mutex_lock(&e->lock);
-	b = eng_find_box(e, name);
-	if (!b || b->deleting) {
-		r = pd_error_set(err, -ENOENT, "no box named %s", name);
+	b = eng_live_box(e, id);
+	if (!b) {
+		r = eng_box_gone(err);
 		goto out;
 	}
 	old = b->policy;

@@ -597,17 +597,17 @@ void eng_freeze_after_stop(struct engine *e, struct box *b)
 	pd_mutex_unlock(&e->lock);
 }
 
-/* Claims box name for a layer action: busy, not mid-transition. */
-static int claim_for(struct engine *e, const char *name, struct box **ret, bool *ret_running,
+/* Claims box id for a layer action: busy, not mid-transition. */
+static int claim_for(struct engine *e, int64_t id, struct box **ret, bool *ret_running,
 		     pd_error *err)
 {
 	struct box *b;
-	int r = eng_claim(e, name, &b, err);
+	int r = eng_claim(e, id, &b, err);
 
 	if (r < 0)
 		return r;
 	if (box_state_is_transition(b->state))
-		return pd_error_set(err, -EBUSY, "box %s is %s", name,
+		return pd_error_set(err, -EBUSY, "box %s is %s", b->row.name,
 				    box_state_to_string(b->state));
 	b->busy = true;
 	*ret = b;
@@ -615,7 +615,7 @@ static int claim_for(struct engine *e, const char *name, struct box **ret, bool 
 	return 0;
 }
 
-int engine_box_snapshot(struct engine *e, const char *name, const char *label_in, char *ret_id,
+int engine_box_snapshot(struct engine *e, int64_t box_id, const char *label_in, char *ret_id,
 			size_t ret_idsz, pd_error *err)
 {
 	char id[NAME_MAX_LEN + 1] = "", label[ENGINE_SNAPSHOT_LABEL_MAX + 1];
@@ -627,7 +627,7 @@ int engine_box_snapshot(struct engine *e, const char *name, const char *label_in
 	if (r < 0)
 		return r;
 	pd_mutex_lock(&e->lock);
-	r = claim_for(e, name, &b, &running, err);
+	r = claim_for(e, box_id, &b, &running, err);
 	pd_mutex_unlock(&e->lock);
 	if (r < 0)
 		return r;
@@ -642,7 +642,7 @@ int engine_box_snapshot(struct engine *e, const char *name, const char *label_in
 	return r < 0 ? r : 0;
 }
 
-int engine_box_fork(struct engine *e, const char *name, const char *new_name, char *ret_id,
+int engine_box_fork(struct engine *e, int64_t box_id, const char *new_name, char *ret_id,
 		    size_t ret_idsz, pd_error *err)
 {
 	char id[NAME_MAX_LEN + 1] = "", label[NAME_MAX_LEN + 8];
@@ -659,7 +659,7 @@ int engine_box_fork(struct engine *e, const char *name, const char *new_name, ch
 		pd_mutex_unlock(&e->lock);
 		return pd_error_set(err, -EEXIST, "box %s already exists", new_name);
 	}
-	r = claim_for(e, name, &b, &running, err);
+	r = claim_for(e, box_id, &b, &running, err);
 	pd_mutex_unlock(&e->lock);
 	if (r < 0)
 		return r;
@@ -676,7 +676,7 @@ int engine_box_fork(struct engine *e, const char *name, const char *new_name, ch
 			free(nb); /* recorded: the next start loads it */
 			nb = NULL;
 		} else {
-			eng_emit(e, nb, "created (fork of %s, snapshot %s)", name, id);
+			eng_emit(e, nb, "created (fork of %s, snapshot %s)", b->row.name, id);
 			if (nb->row.expires)
 				pthread_cond_signal(&e->timer_cond);
 		}
@@ -814,7 +814,7 @@ static int resolve_ref(struct engine *e, const struct box *b, const char *ref,
 
 /* The box's running jobs, names separated by spaces ("…" when more did
  * not fit); "" when none. */
-static void running_jobs(struct engine *e, const char *box, char *buf, size_t bufsz)
+static void running_jobs(struct engine *e, int64_t box, char *buf, size_t bufsz)
 {
 	char **names = NULL;
 	size_t n = 0, len = 0;
@@ -836,7 +836,7 @@ static void running_jobs(struct engine *e, const char *box, char *buf, size_t bu
 }
 
 /* The seq of the box's newest snapshot, 0 for none. */
-static int64_t last_seq(struct engine *e, const char *box, char *ret_id, size_t ret_idsz)
+static int64_t last_seq(struct engine *e, int64_t box, char *ret_id, size_t ret_idsz)
 {
 	struct snapshot_view v;
 
@@ -847,20 +847,20 @@ static int64_t last_seq(struct engine *e, const char *box, char *ret_id, size_t 
 	return v.seq;
 }
 
-/* Emits one event of box name, if it still exists. */
-static void emit_named(struct engine *e, const char *name, const char *text)
+/* Emits one event of box id, if it still exists. */
+static void emit_box(struct engine *e, int64_t id, const char *text)
 {
 	struct box *box;
 
 	pd_mutex_lock(&e->lock);
-	box = eng_find_box(e, name);
-	if (box && !box->deleting)
+	box = eng_live_box(e, id);
+	if (box)
 		eng_emit(e, box, "%s", text);
 	pd_mutex_unlock(&e->lock);
 }
 
-int engine_box_restore(struct engine *e, const char *name, const char *ref,
-		       struct engine_restore *ret, pd_error *err)
+int engine_box_restore(struct engine *e, int64_t id, const char *ref, struct engine_restore *ret,
+		       pd_error *err)
 {
 	struct engine_restore res = {0};
 	struct snapshot_row snap;
@@ -874,13 +874,13 @@ int engine_box_restore(struct engine *e, const char *name, const char *ref,
 
 	/* Which snapshot, before anything changes: a bad ref changes nothing. */
 	pd_mutex_lock(&e->lock);
-	b = eng_find_box(e, name);
+	b = eng_live_box(e, id);
 	running = b && b->state == BOX_RUNNING;
 	if (b)
 		r = resolve_ref(e, b, ref, &snap, err);
 	pd_mutex_unlock(&e->lock);
 	if (!b)
-		return pd_error_set(err, -ENOENT, "no box named %s", name);
+		return eng_box_gone(err);
 	if (r < 0)
 		return r;
 	snprintf(snapshot_id, sizeof snapshot_id, "%s", snap.id);
@@ -893,8 +893,8 @@ int engine_box_restore(struct engine *e, const char *name, const char *ref,
 	if (running) {
 		char text[NAME_MAX_LEN + ENGINE_RESTORE_JOBS_MAX + 128];
 		res.restarted = true;
-		running_jobs(e, name, res.jobs, sizeof res.jobs);
-		before = last_seq(e, name, NULL, 0);
+		running_jobs(e, id, res.jobs, sizeof res.jobs);
+		before = last_seq(e, id, NULL, 0);
 		if (res.jobs[0])
 			snprintf(text, sizeof text,
 				 "restoring %s: stopping the box first, which ends its running "
@@ -904,19 +904,19 @@ int engine_box_restore(struct engine *e, const char *name, const char *ref,
 			snprintf(text, sizeof text,
 				 "restoring %s: stopping the box first (no job is running)",
 				 snapshot_id);
-		emit_named(e, name, text);
-		r = engine_box_set_state(e, name, "stopped", err);
+		emit_box(e, id, text);
+		r = engine_box_set_state(e, id, "stopped", err);
 		if (r < 0)
 			return r;
-		if (last_seq(e, name, res.before, sizeof res.before) <= before)
+		if (last_seq(e, id, res.before, sizeof res.before) <= before)
 			res.before[0] = '\0'; /* its stop took none (see the events) */
 	}
 
 	pd_mutex_lock(&e->lock);
-	r = claim_for(e, name, &b, &(bool){false}, err);
+	r = claim_for(e, id, &b, &(bool){false}, err);
 	if (r >= 0 && b->state == BOX_RUNNING) {
 		b->busy = false;
-		r = pd_error_set(err, -EBUSY, "box %s was started again meanwhile", name);
+		r = pd_error_set(err, -EBUSY, "box %s was started again meanwhile", b->row.name);
 	}
 	if (r >= 0 && store_snapshot_get(e->store, snapshot_id, &snap) < 0) {
 		b->busy = false;
@@ -973,7 +973,7 @@ out:
 		return r;
 	eng_gc(e, false);
 	if (running)
-		r = engine_box_set_state(e, name, "running", err);
+		r = engine_box_set_state(e, id, "running", err);
 	if (r >= 0 && ret)
 		*ret = res;
 	return r < 0 ? r : 0;
@@ -1012,20 +1012,14 @@ static int add_name(const struct snapshot_row *row, void *userdata)
 	return 0;
 }
 
-int engine_snapshot_names(struct engine *e, const char *box_name, char ***ret, size_t *ret_n)
+int engine_snapshot_names(struct engine *e, int64_t box_id, char ***ret, size_t *ret_n)
 {
 	struct names ns = {0};
-	int64_t box_id = 0;
 	int r = 0;
 
 	pd_mutex_lock(&e->lock);
-	if (box_name) {
-		struct box *b = eng_find_box(e, box_name);
-		if (!b || b->deleting)
-			r = -ENOENT;
-		else
-			box_id = b->row.id;
-	}
+	if (box_id && !eng_live_box(e, box_id))
+		r = -ENOENT;
 	if (r >= 0)
 		r = store_snapshot_foreach(e->store, box_id, add_name, &ns);
 	pd_mutex_unlock(&e->lock);
@@ -1044,17 +1038,16 @@ static int keep_row(const struct snapshot_row *row, void *userdata)
 	return 0;
 }
 
-int engine_snapshot_last(struct engine *e, const char *box_name, struct snapshot_view *ret)
+int engine_snapshot_last(struct engine *e, int64_t box_id, struct snapshot_view *ret)
 {
 	struct snapshot_row row = {0};
 	struct box *b;
 	int r;
 
 	pd_mutex_lock(&e->lock);
-	b = eng_find_box(e, box_name);
+	b = eng_live_box(e, box_id);
 	/* In creation order: the last row seen is the newest. */
-	r = b && !b->deleting ? store_snapshot_foreach(e->store, b->row.id, keep_row, &row)
-			      : -ENOENT;
+	r = b ? store_snapshot_foreach(e->store, b->row.id, keep_row, &row) : -ENOENT;
 	pd_mutex_unlock(&e->lock);
 	if (r >= 0 && row.seq == 0)
 		r = -ENOENT;

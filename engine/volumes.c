@@ -138,6 +138,23 @@ static struct volume *find_live(struct engine *e, const char *name)
 	return v && !v->deleting ? v : NULL;
 }
 
+/* Volume id unless it is gone or being deleted: what an action on an
+ * existing volume looks up (a volume made again under its name is
+ * another). */
+static struct volume *find_live_id(struct engine *e, int64_t id)
+{
+	struct volume *v = find_volume_id(e, id);
+
+	return v && !v->deleting ? v : NULL;
+}
+
+static int volume_gone(pd_error *err)
+{
+	return pd_error_set(err, -ENOENT,
+			    "no such volume: it was deleted (a volume made again under its name "
+			    "is another volume)");
+}
+
 /* "line N: no volume named X" and what there is instead. Engine lock held. */
 static int no_such_volume(struct engine *e, size_t line, const char *name, pd_error *err)
 {
@@ -167,12 +184,9 @@ static int add_volume(struct engine *e, struct volume *v)
 	if (!nv)
 		return -ENOMEM;
 	vs->v = nv;
-	if (hmap_insert(&vs->by_name, &v->by_name, hmap_hash_str(v->row.name)) < 0)
+	if (hmap_insert_pair(&vs->by_name, &v->by_name, hmap_hash_str(v->row.name), &vs->by_id,
+			     &v->by_id, hmap_hash_u64((uint64_t)v->row.id)) < 0)
 		return -ENOMEM;
-	if (hmap_insert(&vs->by_id, &v->by_id, hmap_hash_u64((uint64_t)v->row.id)) < 0) {
-		hmap_remove(&vs->by_name, &v->by_name);
-		return -ENOMEM;
-	}
 	vs->v[vs->n++] = v;
 	return 0;
 }
@@ -391,19 +405,21 @@ static void box_names_of(struct engine *e, const int64_t *ids, size_t n, char *b
 	}
 }
 
-int engine_volume_delete(struct engine *e, const char *name, pd_error *err)
+int engine_volume_delete(struct engine *e, int64_t id, pd_error *err)
 {
 	_cleanup_free_ int64_t *boxes = NULL;
+	char name[NAME_MAX_LEN + 1];
 	struct volume *v;
 	size_t n = 0;
 	int r;
 
 	pd_mutex_lock(&e->lock);
-	v = find_live(e, name);
+	v = find_live_id(e, id);
 	if (!v) {
-		r = pd_error_set(err, -ENOENT, "no volume named %s", name);
+		r = volume_gone(err);
 		goto out;
 	}
+	snprintf(name, sizeof name, "%s", v->row.name);
 	r = store_volume_boxes(e->store, v->row.id, &boxes, &n);
 	if (r < 0) {
 		pd_error_set(err, r, "cannot read the boxes of volume %s", name);
@@ -461,13 +477,12 @@ out:
 	return r;
 }
 
-void engine_volume_record_error(struct engine *e, const char *name, const char *file,
-				const pd_error *err)
+void engine_volume_record_error(struct engine *e, int64_t id, const char *file, const pd_error *err)
 {
 	struct volume *v;
 
 	pd_mutex_lock(&e->lock);
-	v = find_live(e, name);
+	v = find_live_id(e, id);
 	if (v)
 		eng_format_error(file, err, v->error, sizeof v->error);
 	pd_mutex_unlock(&e->lock);
@@ -475,30 +490,30 @@ void engine_volume_record_error(struct engine *e, const char *name, const char *
 
 /* --- data, size, boxes -------------------------------------------------------- */
 
-static int volume_dir(struct engine *e, const char *name, bool own, char *buf, size_t bufsz)
+static int volume_dir(struct engine *e, int64_t id, bool own, char *buf, size_t bufsz)
 {
 	struct volume *v;
 
 	pd_mutex_lock(&e->lock);
-	v = find_live(e, name);
+	v = find_live_id(e, id);
 	if (v) {
 		if (own)
-			volume_path(e, name, "data", buf, bufsz);
+			volume_path(e, v->row.name, "data", buf, bufsz);
 		else
-			view_path(e, name, buf, bufsz);
+			view_path(e, v->row.name, buf, bufsz);
 	}
 	pd_mutex_unlock(&e->lock);
 	return v ? 0 : -ENOENT;
 }
 
-int engine_volume_data(struct engine *e, const char *name, char *buf, size_t bufsz)
+int engine_volume_data(struct engine *e, int64_t id, char *buf, size_t bufsz)
 {
-	return volume_dir(e, name, false, buf, bufsz);
+	return volume_dir(e, id, false, buf, bufsz);
 }
 
-int engine_volume_datadir(struct engine *e, const char *name, char *buf, size_t bufsz)
+int engine_volume_datadir(struct engine *e, int64_t id, char *buf, size_t bufsz)
 {
-	return volume_dir(e, name, true, buf, bufsz);
+	return volume_dir(e, id, true, buf, bufsz);
 }
 
 static struct du_cache *volume_disk(struct engine *e, int64_t id, bool *ret_deleting)
@@ -509,16 +524,16 @@ static struct du_cache *volume_disk(struct engine *e, int64_t id, bool *ret_dele
 	return v ? &v->du : NULL;
 }
 
-int engine_volume_size(struct engine *e, const char *name, uint64_t *ret)
+int engine_volume_size(struct engine *e, int64_t id, uint64_t *ret)
 {
 	char path[4096];
 	struct volume *v;
 	int r = -ENOENT;
 
 	pd_mutex_lock(&e->lock);
-	v = find_live(e, name);
+	v = find_live_id(e, id);
 	if (v) {
-		volume_path(e, name, "data", path, sizeof path);
+		volume_path(e, v->row.name, "data", path, sizeof path);
 		/* Walked without the lock: a big volume must not stall the
 		 * engine. */
 		r = eng_du_cached(e, volume_disk, v->row.id, path, /* flags= */ 0, ret);
@@ -527,7 +542,7 @@ int engine_volume_size(struct engine *e, const char *name, uint64_t *ret)
 	return r;
 }
 
-int engine_volume_boxes(struct engine *e, const char *name, char ***ret, size_t *ret_n)
+int engine_volume_boxes(struct engine *e, int64_t id, char ***ret, size_t *ret_n)
 {
 	_cleanup_free_ int64_t *ids = NULL;
 	char **names = NULL;
@@ -536,7 +551,7 @@ int engine_volume_boxes(struct engine *e, const char *name, char ***ret, size_t 
 	int r;
 
 	pd_mutex_lock(&e->lock);
-	v = find_live(e, name);
+	v = find_live_id(e, id);
 	r = v ? store_volume_boxes(e->store, v->row.id, &ids, &n) : -ENOENT;
 	if (r >= 0 && !(names = calloc(n ? n : 1, sizeof *names)))
 		r = -ENOMEM;
@@ -560,13 +575,6 @@ int engine_volume_boxes(struct engine *e, const char *name, char ***ret, size_t 
 }
 
 /* --- attachments --------------------------------------------------------------- */
-
-static struct box *find_box(struct engine *e, const char *name)
-{
-	struct box *b = eng_find_box(e, name);
-
-	return b && !b->deleting ? b : NULL;
-}
 
 /* The names of a box's volumes. Engine lock held. */
 static int box_volume_names(struct engine *e, struct box *b, char ***ret, size_t *ret_n)
@@ -597,13 +605,13 @@ static int box_volume_names(struct engine *e, struct box *b, char ***ret, size_t
 	return 0;
 }
 
-int engine_box_volumes(struct engine *e, const char *box, char ***ret, size_t *ret_n)
+int engine_box_volumes(struct engine *e, int64_t box_id, char ***ret, size_t *ret_n)
 {
 	struct box *b;
 	int r;
 
 	pd_mutex_lock(&e->lock);
-	b = find_box(e, box);
+	b = eng_live_box(e, box_id);
 	r = b ? box_volume_names(e, b, ret, ret_n) : -ENOENT;
 	pd_mutex_unlock(&e->lock);
 	return r;
@@ -910,7 +918,7 @@ out:
 	return r;
 }
 
-int engine_box_set_volumes(struct engine *e, const char *box, const char *text, size_t len,
+int engine_box_set_volumes(struct engine *e, int64_t box_id, const char *text, size_t len,
 			   pd_error *err)
 {
 	_cleanup_free_ int64_t *ids = NULL;
@@ -929,9 +937,9 @@ int engine_box_set_volumes(struct engine *e, const char *box, const char *text, 
 		return pd_error_set(err, -ENOMEM, "out of memory");
 	}
 	pd_mutex_lock(&e->lock);
-	b = find_box(e, box);
+	b = eng_live_box(e, box_id);
 	if (!b) {
-		r = pd_error_set(err, -ENOENT, "no box named %s", box);
+		r = eng_box_gone(err);
 		goto out;
 	}
 	for (size_t i = 0; i < n; i++) {
@@ -946,13 +954,13 @@ int engine_box_set_volumes(struct engine *e, const char *box, const char *text, 
 	/* A box on its way up or down, or busy with another change, has
 	 * mounts that are about to change: not now. */
 	if (running) {
-		r = eng_claim(e, box, &b, err);
+		r = eng_claim(e, box_id, &b, err);
 		if (r < 0)
 			goto out;
 	}
 	r = box_volume_names(e, b, &old, &n_old);
 	if (r < 0) {
-		pd_error_set(err, r, "cannot read the volumes of box %s", box);
+		pd_error_set(err, r, "cannot read the volumes of box %s", b->row.name);
 		goto out;
 	}
 	same = n == n_old;
@@ -983,7 +991,7 @@ out:
 	return r;
 }
 
-bool engine_box_volumes_pending(struct engine *e, const char *box)
+bool engine_box_volumes_pending(struct engine *e, int64_t box_id)
 {
 	char path[4096], now[LIST_TEXT_MAX];
 	_cleanup_free_ char *started = NULL;
@@ -993,7 +1001,7 @@ bool engine_box_volumes_pending(struct engine *e, const char *box)
 	struct box *b;
 
 	pd_mutex_lock(&e->lock);
-	b = find_box(e, box);
+	b = eng_live_box(e, box_id);
 	if (b && (b->state == BOX_RUNNING || b->state == BOX_STARTING) &&
 	    box_volume_names(e, b, &names, &n) >= 0 && join_names(names, n, now, sizeof now) >= 0) {
 		eng_box_path(e, b, "bundle/volumes", path, sizeof path);
@@ -1256,14 +1264,14 @@ void eng_volumes_free(struct engine *e)
 /* --- export -------------------------------------------------------------------------- */
 
 /* Claims a volume for an archive. Engine lock held. */
-static struct volume *claim_volume(struct engine *e, const char *name, pd_error *err)
+static struct volume *claim_volume(struct engine *e, int64_t id, pd_error *err)
 {
-	struct volume *v = find_live(e, name);
+	struct volume *v = find_live_id(e, id);
 
 	if (!v)
-		pd_error_set(err, -ENOENT, "no volume named %s", name);
+		volume_gone(err);
 	else if (v->importing)
-		pd_error_set(err, -EBUSY, "volume %s is being imported into", name);
+		pd_error_set(err, -EBUSY, "volume %s is being imported into", v->row.name);
 	return v && !v->importing ? v : NULL;
 }
 
@@ -1322,9 +1330,9 @@ static void export_release(void *userdata)
 	free(h);
 }
 
-int volume_export_open(struct engine *e, const char *name, struct export_stream **ret,
-		       pd_error *err)
+int volume_export_open(struct engine *e, int64_t id, struct export_stream **ret, pd_error *err)
 {
+	char name[NAME_MAX_LEN + 1];
 	struct export_source src = {.kind = "volume", .source = name};
 	struct volume_hold *h;
 	struct volume *v;
@@ -1335,10 +1343,11 @@ int volume_export_open(struct engine *e, const char *name, struct export_stream 
 		return pd_error_set(err, -ENOMEM, "out of memory");
 	h->e = e;
 	pd_mutex_lock(&e->lock);
-	v = claim_volume(e, name, err);
+	v = claim_volume(e, id, err);
 	if (v) {
 		v->exports++;
 		h->id = v->row.id;
+		snprintf(name, sizeof name, "%s", v->row.name);
 	}
 	pd_mutex_unlock(&e->lock);
 	if (!v) {
@@ -1394,8 +1403,7 @@ static void import_free(struct volume_import *imp)
 	free(imp);
 }
 
-int volume_import_begin(struct engine *e, const char *name, struct volume_import **ret,
-			pd_error *err)
+int volume_import_begin(struct engine *e, int64_t id, struct volume_import **ret, pd_error *err)
 {
 	struct volume_import *imp;
 	struct volume *v;
@@ -1407,26 +1415,27 @@ int volume_import_begin(struct engine *e, const char *name, struct volume_import
 	imp->e = e;
 	imp->fd = imp->datafd = -1;
 	imp->max = e->cfg->push_max_bytes ? e->cfg->push_max_bytes : TAR_DEFAULT_MAX_BYTES;
-	snprintf(imp->name, sizeof imp->name, "%s", name);
 	pd_mutex_lock(&e->lock);
-	v = claim_volume(e, name, err);
+	v = claim_volume(e, id, err);
 	if (v && v->exports) {
-		pd_error_set(err, -EBUSY, "volume %s is being exported", name);
+		pd_error_set(err, -EBUSY, "volume %s is being exported", v->row.name);
 		v = NULL;
 	}
 	if (v) {
 		v->importing = true;
 		imp->volume_id = v->row.id;
+		snprintf(imp->name, sizeof imp->name, "%s", v->row.name);
 	}
 	pd_mutex_unlock(&e->lock);
 	if (!v) {
 		free(imp);
 		return err->code;
 	}
-	r = open_dirs(e, name, &imp->datafd, &imp->fd, err);
+	r = open_dirs(e, imp->name, &imp->datafd, &imp->fd, err);
 	if (r >= 0 && !dir_is_empty(imp->datafd))
 		r = pd_error_set(err, -ENOTEMPTY,
-				 "volume %s is not empty: import fills a new, empty volume", name);
+				 "volume %s is not empty: import fills a new, empty volume",
+				 imp->name);
 	if (r < 0) {
 		import_free(imp);
 		return r;
@@ -1475,9 +1484,9 @@ int volume_import_finish(struct volume_import *imp, pd_error *err)
 		r = tarsafe_extract_ex(imp->datafd, ".", imp->fd, &lim, &hooks, &res, err);
 	if (r < 0) {
 		pd_error_prefix(err, "import rejected, the volume is unchanged");
-		engine_volume_record_error(imp->e, imp->name, "import", err);
+		engine_volume_record_error(imp->e, imp->volume_id, "import", err);
 	} else {
-		engine_volume_record_error(imp->e, imp->name, "import", /* err= */ NULL);
+		engine_volume_record_error(imp->e, imp->volume_id, "import", /* err= */ NULL);
 		char what[160];
 		if (verify.manifest)
 			snprintf(what, sizeof what,

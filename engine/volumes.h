@@ -17,6 +17,11 @@
  * volume-delete-files, volume-delete-rows, volume-live-recorded,
  * volume-live-applied.
  *
+ * Ids, not names: every call on an existing volume takes its id
+ * (volume_view's id, never reused), a box's list the box's id; names are
+ * for mkdir and lookup. A volume deleted and made again under its name is
+ * another volume: the old id gets -ENOENT.
+ *
  * Locking: the engine lock guards the volume table with the box table;
  * slow work (deleting files, archives) runs outside it. Every function here
  * may be called from any thread. Functions return >= 0 or -errno; those
@@ -60,27 +65,27 @@ int engine_volume_get_by_id(struct engine *e, int64_t id, struct volume_view *re
 int engine_volume_create(struct engine *e, const char *name, pd_error *err);
 /* rmdir volumes/NAME: deletes the volume and its data; -EBUSY while a box
  * lists it (the reason names the boxes) or an export or import runs. */
-int engine_volume_delete(struct engine *e, const char *name, pd_error *err);
+int engine_volume_delete(struct engine *e, int64_t id, pd_error *err);
 /* Records a failed action as the volume's `error` ("TIME FILE: reason (ERRNO)");
  * err NULL records a success of file, which clears file's error. */
-void engine_volume_record_error(struct engine *e, const char *name, const char *file,
+void engine_volume_record_error(struct engine *e, int64_t id, const char *file,
 				const pd_error *err);
 
 /* The volume's data directory on the host, in buf: RUN/volumes/NAME, a
  * nosuid, nodev, nosymfollow view of DATA/volumes/NAME/data that the group
  * may reach. */
-int engine_volume_data(struct engine *e, const char *name, char *buf, size_t bufsz);
+int engine_volume_data(struct engine *e, int64_t id, char *buf, size_t bufsz);
 
 /* DATA/volumes/NAME/data itself, root's alone: where the daemon resolves
  * paths inside the volume (engine_box_rootfs). */
-int engine_volume_datadir(struct engine *e, const char *name, char *buf, size_t bufsz);
+int engine_volume_datadir(struct engine *e, int64_t id, char *buf, size_t bufsz);
 /* Bytes its data uses (like du), recomputed at most every few seconds. */
-int engine_volume_size(struct engine *e, const char *name, uint64_t *ret);
+int engine_volume_size(struct engine *e, int64_t id, uint64_t *ret);
 /* Names of the boxes that list it, in box creation order. */
-int engine_volume_boxes(struct engine *e, const char *name, char ***ret, size_t *ret_n);
+int engine_volume_boxes(struct engine *e, int64_t id, char ***ret, size_t *ret_n);
 
 /* The box's volumes in its order (free with image_list_free). */
-int engine_box_volumes(struct engine *e, const char *box, char ***ret, size_t *ret_n);
+int engine_box_volumes(struct engine *e, int64_t box_id, char ***ret, size_t *ret_n);
 /* Replaces the box's list with the parsed text (see engine_volume_list_parse).
  * -ENOENT for a volume that does not exist (the reason has its line). On a
  * running box the volumes added are mounted at /mnt/NAME and those removed
@@ -89,12 +94,12 @@ int engine_box_volumes(struct engine *e, const char *box, char ***ret, size_t *r
  * change, and the errors of volume-live.h when the box's /mnt/NAME cannot
  * take the mount. A failure changes nothing: the list and the mounts stay
  * as they were. A slow call (a fork per volume changed). */
-int engine_box_set_volumes(struct engine *e, const char *box, const char *text, size_t len,
+int engine_box_set_volumes(struct engine *e, int64_t box_id, const char *text, size_t len,
 			   pd_error *err);
 /* True if the box runs with another list of volumes than it now has (the
  * change waits for the next start: a box whose PID crun did not give at
  * the daemon's start). */
-bool engine_box_volumes_pending(struct engine *e, const char *box);
+bool engine_box_volumes_pending(struct engine *e, int64_t box_id);
 
 /*
  * Export: the volume as a zstd-compressed tar stream ending with a manifest
@@ -103,8 +108,7 @@ bool engine_box_volumes_pending(struct engine *e, const char *box);
  * volume is -EBUSY and so is an import into it.
  */
 struct export_stream;
-int volume_export_open(struct engine *e, const char *name, struct export_stream **ret,
-		       pd_error *err);
+int volume_export_open(struct engine *e, int64_t id, struct export_stream **ret, pd_error *err);
 
 /*
  * Import: an archive made by export (or any tar, plain, gzip or zstd) is
@@ -117,8 +121,7 @@ int volume_export_open(struct engine *e, const char *name, struct export_stream 
  * volume's error.
  */
 struct volume_import;
-int volume_import_begin(struct engine *e, const char *name, struct volume_import **ret,
-			pd_error *err);
+int volume_import_begin(struct engine *e, int64_t id, struct volume_import **ret, pd_error *err);
 int volume_import_write(struct volume_import *imp, uint64_t off, const char *buf, size_t len,
 			pd_error *err);
 int volume_import_finish(struct volume_import *imp, pd_error *err);

@@ -182,9 +182,13 @@ struct obj {
 	const struct kind *kind;
 	const struct node *node; /* the row of ino's file */
 	time_t mtime;
-	/* The object's name: a box's (also for its jobs: their error file is
-	 * the box's), a snapshot's id, a volume's or an image's name. */
-	char name[NAME_MAX_LEN + 1];
+	/* The id the engine's calls on the object take, from the inode: a
+	 * box's (also for its jobs: their error file is the box's), a job's
+	 * box's, a volume's; 0 for other kinds (a snapshot is addressed by
+	 * snap.id, "BOX-SEQ", never reused either). Never a name: an inode
+	 * kept open across an rmdir and a mkdir of the same name must not
+	 * reach the new object. */
+	int64_t id;
 	union {
 		struct box_view box;
 		struct job_view job;
@@ -218,8 +222,8 @@ struct node {
 	int (*write)(struct tree *t, const struct obj *o, const char *data, size_t len,
 		     pd_error *err, json_t **ret_answer);
 	/* For write_setting(): the engine's setter of a one-line value,
-	 * called with the object's name. */
-	int (*set)(struct engine *e, const char *name, const char *value, pd_error *err);
+	 * called with the object's id (struct obj's id). */
+	int (*set)(struct engine *e, int64_t id, const char *value, pd_error *err);
 	/* A followed stream: opens its log (returns an fd) and says which
 	 * wake key announces growth. Reads at its end wait (TREE_WAIT). */
 	int (*stream)(struct tree *t, const struct obj *o, uint64_t *ret_key);

@@ -127,7 +127,7 @@ static int render_info(struct tree *t, const struct box_view *v, struct pd_buf *
 	json_t *j, *limits;
 	char *s;
 
-	(void)engine_box_usage(t->engine, v->name, tree_sizing ? ENGINE_USAGE_NO_WALK : 0, &u);
+	(void)engine_box_usage(t->engine, v->id, tree_sizing ? ENGINE_USAGE_NO_WALK : 0, &u);
 	format_rfc3339(v->created, created, sizeof created);
 	limits = json_object();
 	if (type) {
@@ -148,21 +148,21 @@ static int render_info(struct tree *t, const struct box_view *v, struct pd_buf *
 		char **vols = NULL;
 		size_t n = 0;
 		json_t *arr = json_array();
-		if (engine_box_volumes(t->engine, v->name, &vols, &n) >= 0)
+		if (engine_box_volumes(t->engine, v->id, &vols, &n) >= 0)
 			for (size_t i = 0; i < n; i++)
 				json_array_append_new(arr, json_string(vols[i]));
 		image_list_free(vols, n);
 		json_object_set_new(j, "volumes", arr);
 		/* A change on a running box waits for its next start. */
 		json_object_set_new(j, "volumes_pending",
-				    json_boolean(engine_box_volumes_pending(t->engine, v->name)));
+				    json_boolean(engine_box_volumes_pending(t->engine, v->id)));
 	}
 	{
 		char ip[32] = "";
 		char *policy = NULL;
-		(void)engine_box_ip(t->engine, v->name, ip, sizeof ip);
+		(void)engine_box_ip(t->engine, v->id, ip, sizeof ip);
 		json_object_set_new(j, "ip", json_string(ip));
-		if (engine_box_policy(t->engine, v->name, &policy) >= 0)
+		if (engine_box_policy(t->engine, v->id, &policy) >= 0)
 			json_object_set_new(j, "policy", json_text(policy));
 		free(policy);
 	}
@@ -290,7 +290,7 @@ static int read_box_created(struct tree *t, const struct obj *o, struct pd_buf *
 static int read_box_usage(struct tree *t, const struct obj *o, struct pd_buf *out)
 {
 	struct box_usage u;
-	int r = engine_box_usage(t->engine, o->name, tree_sizing ? ENGINE_USAGE_NO_WALK : 0, &u);
+	int r = engine_box_usage(t->engine, o->id, tree_sizing ? ENGINE_USAGE_NO_WALK : 0, &u);
 
 	if (r < 0)
 		return r;
@@ -330,7 +330,7 @@ static int read_box_expires(struct tree *t, const struct obj *o, struct pd_buf *
 static int read_box_ip(struct tree *t, const struct obj *o, struct pd_buf *out)
 {
 	char ip[32];
-	int r = engine_box_ip(t->engine, o->name, ip, sizeof ip);
+	int r = engine_box_ip(t->engine, o->id, ip, sizeof ip);
 
 	if (r < 0)
 		return r;
@@ -340,7 +340,7 @@ static int read_box_ip(struct tree *t, const struct obj *o, struct pd_buf *out)
 static int read_box_policy(struct tree *t, const struct obj *o, struct pd_buf *out)
 {
 	_cleanup_free_ char *text = NULL;
-	int r = engine_box_policy(t->engine, o->name, &text);
+	int r = engine_box_policy(t->engine, o->id, &text);
 
 	return r < 0 ? r : pd_buf_printf(out, "%s", text);
 }
@@ -349,7 +349,7 @@ static int read_box_volumes(struct tree *t, const struct obj *o, struct pd_buf *
 {
 	char **names = NULL;
 	size_t n = 0;
-	int r = engine_box_volumes(t->engine, o->name, &names, &n);
+	int r = engine_box_volumes(t->engine, o->id, &names, &n);
 
 	return lines(out, r, names, n);
 }
@@ -401,7 +401,7 @@ static int read_snap_error(struct tree *t, const struct obj *o, struct pd_buf *o
 static int read_volume_size(struct tree *t, const struct obj *o, struct pd_buf *out)
 {
 	uint64_t size;
-	int r = engine_volume_size(t->engine, o->name, &size);
+	int r = engine_volume_size(t->engine, o->id, &size);
 
 	return r < 0 ? r : pd_buf_printf(out, "%" PRIu64 "\n", size);
 }
@@ -410,7 +410,7 @@ static int read_volume_boxes(struct tree *t, const struct obj *o, struct pd_buf 
 {
 	char **names = NULL;
 	size_t n = 0;
-	int r = engine_volume_boxes(t->engine, o->name, &names, &n);
+	int r = engine_volume_boxes(t->engine, o->id, &names, &n);
 
 	return lines(out, r, names, n);
 }
@@ -466,7 +466,7 @@ static int name_link(const char *prefix, const char *name, char *buf, size_t buf
 
 static int link_box_root(struct tree *t, const struct obj *o, char *buf, size_t bufsz)
 {
-	return engine_box_root(t->engine, o->name, buf, bufsz);
+	return engine_box_root(t->engine, o->id, buf, bufsz);
 }
 
 /* exec/last: the job's name, even once a newer job is the last: the
@@ -499,18 +499,26 @@ static int link_snap_last(struct tree *t, const struct obj *o, char *buf, size_t
 
 static int link_volume_data(struct tree *t, const struct obj *o, char *buf, size_t bufsz)
 {
-	return engine_volume_data(t->engine, o->name, buf, bufsz);
+	return engine_volume_data(t->engine, o->id, buf, bufsz);
 }
 
 /* --- writes: one handler per control file ------------------------------------------- */
 
-/* A one-line setting the engine takes by the object's name (a box's state,
- * type, image, ttl; a snapshot's label): the row's set. */
+/* A one-line setting the engine takes by the object's id (a box's state,
+ * type, image, ttl): the row's set. */
 static int write_setting(struct tree *t, const struct obj *o, const char *value, size_t len,
 			 pd_error *err, json_t **ret_answer)
 {
 	(void)len, (void)ret_answer;
-	return o->node->set(t->engine, o->name, value, err);
+	return o->node->set(t->engine, o->id, value, err);
+}
+
+/* A snapshot's label: by its id (BOX-SEQ). */
+static int write_snap_label(struct tree *t, const struct obj *o, const char *value, size_t len,
+			    pd_error *err, json_t **ret_answer)
+{
+	(void)len, (void)ret_answer;
+	return engine_snapshot_set_label(t->engine, o->snap.id, value, err);
 }
 
 /* A list: several lines, parsed by the engine. */
@@ -518,21 +526,21 @@ static int write_box_volumes(struct tree *t, const struct obj *o, const char *da
 			     pd_error *err, json_t **ret_answer)
 {
 	(void)ret_answer;
-	return engine_box_set_volumes(t->engine, o->name, data, len, err);
+	return engine_box_set_volumes(t->engine, o->id, data, len, err);
 }
 
 static int write_box_policy(struct tree *t, const struct obj *o, const char *data, size_t len,
 			    pd_error *err, json_t **ret_answer)
 {
 	(void)ret_answer;
-	return engine_box_set_policy(t->engine, o->name, data, len, err);
+	return engine_box_set_policy(t->engine, o->id, data, len, err);
 }
 
 static int write_box_snapshot(struct tree *t, const struct obj *o, const char *value, size_t len,
 			      pd_error *err, json_t **ret_answer)
 {
 	char made[NAME_MAX_LEN + 1];
-	int r = engine_box_snapshot(t->engine, o->name, value, made, sizeof made, err);
+	int r = engine_box_snapshot(t->engine, o->id, value, made, sizeof made, err);
 
 	(void)len;
 	if (r >= 0)
@@ -544,7 +552,7 @@ static int write_box_fork(struct tree *t, const struct obj *o, const char *value
 			  pd_error *err, json_t **ret_answer)
 {
 	char made[NAME_MAX_LEN + 1];
-	int r = engine_box_fork(t->engine, o->name, value, made, sizeof made, err);
+	int r = engine_box_fork(t->engine, o->id, value, made, sizeof made, err);
 
 	(void)len;
 	if (r >= 0)
@@ -556,7 +564,7 @@ static int write_box_restore(struct tree *t, const struct obj *o, const char *va
 			     pd_error *err, json_t **ret_answer)
 {
 	struct engine_restore res;
-	int r = engine_box_restore(t->engine, o->name, value, &res, err);
+	int r = engine_box_restore(t->engine, o->id, value, &res, err);
 
 	(void)len;
 	if (r >= 0 && res.restarted)
@@ -579,7 +587,7 @@ static int write_exec_new(struct tree *t, const struct obj *o, const char *data,
 		return pd_error_set(err, -ENOMEM, "out of memory");
 	if (strlen(cmd) != len)
 		return pd_error_set(err, -EINVAL, "cmd: NUL byte");
-	return engine_job_new(t->engine, o->name, cmd, name, sizeof name, err);
+	return engine_job_new(t->engine, o->id, cmd, name, sizeof name, err);
 }
 
 /* cmd, env, cwd, user, desktop: settings while the job is created (cmd
@@ -621,12 +629,12 @@ static int open_volume_export(struct tree *t, const struct obj *o, struct tree_f
 			      struct tree_error *te)
 {
 	pd_error err = {0};
-	int r = volume_export_open(t->engine, o->name, &f->export, &err);
+	int r = volume_export_open(t->engine, o->id, &f->export, &err);
 
 	if (r >= 0)
 		f->wait_key = export_stream_key(f->export);
 	if (r >= 0 || err.code)
-		engine_volume_record_error(t->engine, o->name, "export", r < 0 ? &err : NULL);
+		engine_volume_record_error(t->engine, o->id, "export", r < 0 ? &err : NULL);
 	if (r < 0 && err.code)
 		tree_tell(te, "export", &err);
 	return r;
@@ -638,10 +646,10 @@ static int open_volume_import(struct tree *t, const struct obj *o, struct tree_f
 			      struct tree_error *te)
 {
 	pd_error err = {0};
-	int r = volume_import_begin(t->engine, o->name, &f->import, &err);
+	int r = volume_import_begin(t->engine, o->id, &f->import, &err);
 
 	if (r < 0 && err.code) {
-		engine_volume_record_error(t->engine, o->name, "import", &err);
+		engine_volume_record_error(t->engine, o->id, "import", &err);
 		tree_tell(te, "import", &err);
 	}
 	return r;
@@ -795,7 +803,8 @@ static const struct node job_nodes[] = {
 static const struct node snap_nodes[] = {
     [SF_DIR] = DIR_ROW(0755),
     [SF_BOX] = VALUE("box", read_snap_box),
-    [SF_LABEL] = SETTING("label", read_snap_label, engine_snapshot_set_label),
+    [SF_LABEL] = {"label", S_IFREG | 0644, .flags = N_LINE, .read = read_snap_label,
+		  .write = write_snap_label},
     [SF_CREATED] = VALUE("created", read_snap_created),
     [SF_SIZE] = VALUE("size", read_snap_size),
     [SF_ROOT] = LINK("root", link_snap_root),
@@ -841,7 +850,6 @@ static int get_image(struct tree *t, uint64_t ino, struct obj *o)
 
 	if (!name || image_get(engine_images_dir(t->engine), name, &o->img) < 0)
 		return -ENOENT;
-	snprintf(o->name, sizeof o->name, "%s", name);
 	o->mtime = t->started;
 	return 0;
 }
@@ -860,12 +868,12 @@ static int get_box(struct tree *t, uint64_t ino, struct obj *o)
 
 	if (r < 0)
 		return r;
-	snprintf(o->name, sizeof o->name, "%s", o->box.name);
+	o->id = o->box.id;
 	o->mtime = o->box.created;
 	return 0;
 }
 
-/* A job and the name of its box (whose error file is the job's). */
+/* A job and the id of its box (whose error file is the job's). */
 static int get_job(struct tree *t, uint64_t ino, struct obj *o)
 {
 	struct box_view v;
@@ -873,7 +881,7 @@ static int get_job(struct tree *t, uint64_t ino, struct obj *o)
 	if (engine_job_get_by_id(t->engine, (int64_t)INO_ID(ino), &o->job) < 0 ||
 	    engine_box_get_by_id(t->engine, o->job.box_id, &v) < 0)
 		return -ENOENT;
-	snprintf(o->name, sizeof o->name, "%s", v.name);
+	o->id = v.id;
 	o->mtime = v.created;
 	return 0;
 }
@@ -884,7 +892,6 @@ static int get_snap(struct tree *t, uint64_t ino, struct obj *o)
 
 	if (r < 0)
 		return r;
-	snprintf(o->name, sizeof o->name, "%s", o->snap.id);
 	o->mtime = o->snap.created;
 	return 0;
 }
@@ -895,7 +902,7 @@ static int get_volume(struct tree *t, uint64_t ino, struct obj *o)
 
 	if (r < 0)
 		return r;
-	snprintf(o->name, sizeof o->name, "%s", o->vol.name);
+	o->id = o->vol.id;
 	o->mtime = o->vol.created;
 	return 0;
 }
@@ -903,18 +910,18 @@ static int get_volume(struct tree *t, uint64_t ino, struct obj *o)
 /* A box's and its jobs' failures go to the box's error file. */
 static void record_box(struct tree *t, const struct obj *o, const char *label, const pd_error *err)
 {
-	engine_box_record_error(t->engine, o->name, label, err);
+	engine_box_record_error(t->engine, o->id, label, err);
 }
 
 static void record_snap(struct tree *t, const struct obj *o, const char *label, const pd_error *err)
 {
-	engine_snapshot_record_error(t->engine, o->name, label, err);
+	engine_snapshot_record_error(t->engine, o->snap.id, label, err);
 }
 
 static void record_volume(struct tree *t, const struct obj *o, const char *label,
 			  const pd_error *err)
 {
-	engine_volume_record_error(t->engine, o->name, label, err);
+	engine_volume_record_error(t->engine, o->id, label, err);
 }
 
 #define KIND_ROW(table, g, rec)                                                                    \

@@ -28,6 +28,7 @@
 #include "check-tap.h"
 #include "engine/engine.h"
 #include "engine/jobs.h"
+#include "engine/volumes.h"
 #include "runtime/fake.h"
 #include "common/util.h"
 
@@ -141,10 +142,19 @@ static enum box_state state_of(const char *name)
 	return v.state;
 }
 
+/* The id of box name, which exists: what the engine's calls take. */
+static int64_t id_of(const char *name)
+{
+	struct box_view v;
+
+	ck_assert_int_eq(engine_box_get(eng, name, &v), 0);
+	return v.id;
+}
+
 static void set_state_ok(const char *name, const char *state)
 {
 	pd_error err = {0};
-	int r = engine_box_set_state(eng, name, state, &err);
+	int r = engine_box_set_state(eng, id_of(name), state, &err);
 
 	ck_assert_msg(r == 0, "state %s: %d %s", state, r, err.msg);
 }
@@ -210,7 +220,7 @@ START_TEST(t_lifecycle)
 	ck_assert_int_eq(state_of("a"), BOX_CREATED);
 	ck_assert_int_eq(runtime_fake_get(rt, "a", &fb), -ENOENT);
 	/* Its root is the overlay, mounted at create: the image shows. */
-	ck_assert_int_eq(engine_box_rootfs(eng, "a", rootfs, sizeof rootfs), 0);
+	ck_assert_int_eq(engine_box_rootfs(eng, id_of("a"), rootfs, sizeof rootfs), 0);
 	snprintf(path, sizeof path, "%s/etc/passwd", rootfs);
 	ck_assert_int_eq(read_file_at(AT_FDCWD, path, 4096, &passwd, NULL), 0);
 	ck_assert_str_eq(passwd, "root:x:0:0:root:/root:/bin/sh\n");
@@ -238,7 +248,7 @@ START_TEST(t_lifecycle)
 	ck_assert_int_eq(state_of("a"), BOX_STOPPED);
 	ck_assert_int_eq(runtime_fake_get(rt, "a", &fb), -ENOENT);
 	ck_assert_uint_eq(fb.last_grace, cfg.stop_grace);
-	ck_assert_int_eq(engine_snapshot_names(eng, "a", &snaps, &n_snaps), 0);
+	ck_assert_int_eq(engine_snapshot_names(eng, id_of("a"), &snaps, &n_snaps), 0);
 	ck_assert_uint_eq(n_snaps, 1);
 	image_list_free(snaps, n_snaps);
 	/* The change is still there, from the snapshot's layer. */
@@ -253,7 +263,7 @@ START_TEST(t_lifecycle)
 	ck_assert_ptr_nonnull(strstr(events, " a created\n"));
 	ck_assert_ptr_nonnull(strstr(strstr(events, " a started\n"), " a stopped\n"));
 
-	ck_assert_int_eq(engine_box_delete(eng, "a", &err), 0);
+	ck_assert_int_eq(engine_box_delete(eng, id_of("a"), &err), 0);
 	ck_assert_int_eq(engine_box_get(eng, "a", &v), -ENOENT);
 	ck_assert_int_eq(runtime_fake_get(rt, "a", &fb), -ENOENT);
 	ck_assert_int_eq(access(rootfs, F_OK), -1);
@@ -350,7 +360,7 @@ START_TEST(t_start_fails)
 
 	create_ok("a");
 	runtime_fake_fail(rt, RUNTIME_FAKE_START, -EIO, 1);
-	ck_assert_int_eq(engine_box_set_state(eng, "a", "running", &err), -EIO);
+	ck_assert_int_eq(engine_box_set_state(eng, id_of("a"), "running", &err), -EIO);
 	ck_assert_str_eq(err.msg, "fake runtime: start fails (as the test asked)");
 	ck_assert_int_eq(state_of("a"), BOX_CREATED);
 	ck_assert_int_eq(runtime_fake_get(rt, "a", &fb), -ENOENT);
@@ -371,15 +381,15 @@ START_TEST(t_stop_and_delete_fail)
 	create_ok("a");
 	set_state_ok("a", "running");
 	runtime_fake_fail(rt, RUNTIME_FAKE_STOP, -EBUSY, 1);
-	ck_assert_int_eq(engine_box_set_state(eng, "a", "stopped", &err), -EBUSY);
+	ck_assert_int_eq(engine_box_set_state(eng, id_of("a"), "stopped", &err), -EBUSY);
 	ck_assert_int_eq(state_of("a"), BOX_RUNNING);
 	ck_assert_int_eq(runtime_fake_get(rt, "a", &fb), 0);
 	ck_assert_int_eq(fb.status, RUNTIME_RUNNING);
 
-	ck_assert_int_eq(engine_box_rootfs(eng, "a", rootfs, sizeof rootfs), 0);
+	ck_assert_int_eq(engine_box_rootfs(eng, id_of("a"), rootfs, sizeof rootfs), 0);
 	runtime_fake_fail(rt, RUNTIME_FAKE_STOP, -EIO, 1);
 	pd_error_clear(&err);
-	ck_assert_int_eq(engine_box_delete(eng, "a", &err), -EIO);
+	ck_assert_int_eq(engine_box_delete(eng, id_of("a"), &err), -EIO);
 	ck_assert_int_eq(engine_box_get(eng, "a", &v), 0);
 	ck_assert_int_eq(v.state, BOX_RUNNING);
 	ck_assert_int_eq(access(rootfs, F_OK), 0);
@@ -388,7 +398,7 @@ START_TEST(t_stop_and_delete_fail)
 	ck_assert_int_eq(state_of("a"), BOX_RUNNING);
 
 	pd_error_clear(&err);
-	ck_assert_int_eq(engine_box_delete(eng, "a", &err), 0);
+	ck_assert_int_eq(engine_box_delete(eng, id_of("a"), &err), 0);
 	ck_assert_int_eq(runtime_fake_get(rt, "a", &fb), -ENOENT);
 }
 END_TEST
@@ -405,7 +415,7 @@ START_TEST(t_snapshot_pauses)
 
 	create_ok("a");
 	set_state_ok("a", "running");
-	r = engine_box_snapshot(eng, "a", "one", id, sizeof id, &err);
+	r = engine_box_snapshot(eng, id_of("a"), "one", id, sizeof id, &err);
 	ck_assert_msg(r == 0, "snapshot: %d %s", r, err.msg);
 	ck_assert_uint_eq(runtime_fake_calls(rt, RUNTIME_FAKE_PAUSE), 1);
 	ck_assert_uint_eq(runtime_fake_calls(rt, RUNTIME_FAKE_RESUME), 1);
@@ -413,7 +423,7 @@ START_TEST(t_snapshot_pauses)
 	ck_assert_int_eq(fb.status, RUNTIME_RUNNING);
 
 	runtime_fake_fail(rt, RUNTIME_FAKE_PAUSE, -EIO, 1);
-	ck_assert_int_lt(engine_box_snapshot(eng, "a", "two", id, sizeof id, &err), 0);
+	ck_assert_int_lt(engine_box_snapshot(eng, id_of("a"), "two", id, sizeof id, &err), 0);
 	ck_assert_int_eq(state_of("a"), BOX_RUNNING);
 	ck_assert_int_eq(runtime_fake_get(rt, "a", &fb), 0);
 	ck_assert_int_eq(fb.status, RUNTIME_RUNNING);
@@ -442,16 +452,16 @@ START_TEST(t_type_limits_usage)
 	ck_assert_str_ne(cfg.default_type, "medium");
 	create_ok("a");
 	set_state_ok("a", "running");
-	ck_assert_int_eq(engine_box_set_type(eng, "a", "medium", &err), 0);
+	ck_assert_int_eq(engine_box_set_type(eng, id_of("a"), "medium", &err), 0);
 	ck_assert_int_eq(runtime_fake_get(rt, "a", &fb), 0);
 	ck_assert_str_eq(fb.type, "medium");
-	ck_assert_int_eq(engine_box_limits(eng, "a", &lim), 0);
+	ck_assert_int_eq(engine_box_limits(eng, id_of("a"), &lim), 0);
 	ck_assert_uint_eq(lim.memory_bytes, medium->memory);
 	ck_assert_uint_eq(lim.pids, medium->pids);
 	ck_assert_uint_eq(lim.cpu_quota_usec * 1000 / lim.cpu_period_usec, medium->millicpus);
 
 	runtime_fake_fail(rt, RUNTIME_FAKE_UPDATE, -EIO, 1);
-	ck_assert_int_eq(engine_box_set_type(eng, "a", cfg.default_type, &err), -EIO);
+	ck_assert_int_eq(engine_box_set_type(eng, id_of("a"), cfg.default_type, &err), -EIO);
 	ck_assert_int_eq(engine_box_get(eng, "a", &v), 0);
 	ck_assert_str_eq(v.type, "medium");
 
@@ -460,13 +470,13 @@ START_TEST(t_type_limits_usage)
 		rt, "a",
 		&(struct cgroup_usage){.cpu_usec = 7000000, .memory_bytes = 12345, .pids = 3}),
 	    0);
-	ck_assert_int_eq(engine_box_usage(eng, "a", ENGINE_USAGE_NO_WALK, &u), 0);
+	ck_assert_int_eq(engine_box_usage(eng, id_of("a"), ENGINE_USAGE_NO_WALK, &u), 0);
 	ck_assert_uint_eq(u.cpu_usec, 7000000);
 	ck_assert_uint_eq(u.memory_bytes, 12345);
 	ck_assert_uint_eq(u.pids, 3);
 	/* Stopped: no cgroup figures. */
 	set_state_ok("a", "stopped");
-	ck_assert_int_eq(engine_box_usage(eng, "a", ENGINE_USAGE_NO_WALK, &u), 0);
+	ck_assert_int_eq(engine_box_usage(eng, id_of("a"), ENGINE_USAGE_NO_WALK, &u), 0);
 	ck_assert_uint_eq(u.memory_bytes, 0);
 	ck_assert_uint_eq(u.pids, 0);
 }
@@ -478,7 +488,7 @@ static struct job_view job_ended(const char *box, const char *name)
 	struct job_view jv = {0};
 
 	for (int i = 0; i < 500; i++) {
-		ck_assert_int_eq(engine_job_get(eng, box, name, &jv), 0);
+		ck_assert_int_eq(engine_job_get(eng, id_of(box), name, &jv), 0);
 		if (jv.state == JOB_ENDED)
 			break;
 		usleep(10000);
@@ -509,7 +519,7 @@ START_TEST(t_jobs)
 	ck_assert_int_eq(engine_start_timers(eng), 0);
 	create_ok("a");
 	runtime_fake_set_exit(rt, 3, "hello\n");
-	r = engine_job_new(eng, "a", "echo hello; exit 3", name, sizeof name, &err);
+	r = engine_job_new(eng, id_of("a"), "echo hello; exit 3", name, sizeof name, &err);
 	ck_assert_msg(r == 0, "job: %d %s", r, err.msg);
 	ck_assert_int_eq(state_of("a"), BOX_RUNNING);
 	ck_assert_int_eq(runtime_fake_get(rt, "a", &fb), 0);
@@ -520,7 +530,7 @@ START_TEST(t_jobs)
 	job_file_is(jv.id, "stdout", "hello\n");
 
 	runtime_fake_set_exit(rt, -9, NULL);
-	ck_assert_int_eq(engine_job_new(eng, "a", "sleep 100", name, sizeof name, &err), 0);
+	ck_assert_int_eq(engine_job_new(eng, id_of("a"), "sleep 100", name, sizeof name, &err), 0);
 	jv = job_ended("a", name);
 	job_file_is(jv.id, "exit", "137\n");
 	job_file_is(jv.id, "status", "killed SIGKILL\n");
@@ -528,7 +538,7 @@ START_TEST(t_jobs)
 	/* An exec the runtime refuses: the job is not left behind. */
 	runtime_fake_fail(rt, RUNTIME_FAKE_EXEC, -EIO, 1);
 	pd_error_clear(&err);
-	ck_assert_int_eq(engine_job_new(eng, "a", "true", name, sizeof name, &err), -EIO);
+	ck_assert_int_eq(engine_job_new(eng, id_of("a"), "true", name, sizeof name, &err), -EIO);
 	ck_assert_str_eq(err.msg, "fake runtime: exec fails (as the test asked)");
 	ck_assert_int_eq(runtime_fake_get(rt, "a", &fb), 0);
 	ck_assert_uint_eq(fb.execs, 2);
@@ -536,7 +546,7 @@ START_TEST(t_jobs)
 	/* A box whose PID 1 died runs no job. */
 	ck_assert_int_eq(runtime_fake_crash(rt, "a"), 0);
 	pd_error_clear(&err);
-	ck_assert_int_lt(engine_job_new(eng, "a", "true", name, sizeof name, &err), 0);
+	ck_assert_int_lt(engine_job_new(eng, id_of("a"), "true", name, sizeof name, &err), 0);
 	ck_assert_ptr_nonnull(strstr(err.msg, "not running"));
 }
 END_TEST
@@ -551,11 +561,93 @@ START_TEST(t_ttl_stops)
 	ck_assert_int_eq(engine_start_timers(eng), 0);
 	create_ok("a");
 	set_state_ok("a", "running");
-	ck_assert_int_eq(engine_box_set_ttl(eng, "a", "1", &err), 0);
+	ck_assert_int_eq(engine_box_set_ttl(eng, id_of("a"), "1", &err), 0);
 	for (i = 0; i < 500 && state_of("a") != BOX_STOPPED; i++)
 		usleep(10000);
 	ck_assert_int_eq(state_of("a"), BOX_STOPPED);
 	ck_assert_int_eq(runtime_fake_get(rt, "a", &fb), -ENOENT);
+}
+END_TEST
+
+/* An id whose object was deleted reaches nothing, even when an object of
+ * the same name was made since: every call on an existing box, job or
+ * volume is -ENOENT for it, and the new object is left as it was. */
+START_TEST(t_stale_id)
+{
+	int64_t old_box, old_job, old_vol;
+	struct job_view jv;
+	struct volume_view vv;
+	struct box_view v, before;
+	struct box_usage u;
+	char buf[4096], *text = NULL, **names = NULL;
+	size_t n = 0;
+	pd_error err = {0};
+
+	create_ok("a");
+	old_box = id_of("a");
+	ck_assert_int_eq(engine_job_create(eng, old_box, "j", &err), 0);
+	ck_assert_int_eq(engine_job_get(eng, old_box, "j", &jv), 0);
+	old_job = jv.id;
+	ck_assert_int_eq(engine_box_delete(eng, old_box, &err), 0);
+	create_ok("a");
+	ck_assert_int_ne(id_of("a"), old_box);
+	ck_assert_int_eq(engine_job_create(eng, id_of("a"), "j", &err), 0);
+	ck_assert_int_eq(engine_box_get(eng, "a", &before), 0);
+
+	ck_assert_int_eq(engine_box_get_by_id(eng, old_box, &v), -ENOENT);
+	pd_error_clear(&err);
+	ck_assert_int_eq(engine_box_set_ttl(eng, old_box, "1h", &err), -ENOENT);
+	ck_assert_ptr_nonnull(strstr(err.msg, "deleted"));
+	ck_assert_int_eq(engine_box_set_state(eng, old_box, "running", &err), -ENOENT);
+	ck_assert_int_eq(engine_box_set_type(eng, old_box, "medium", &err), -ENOENT);
+	ck_assert_int_eq(engine_box_set_image(eng, old_box, "tiny", &err), -ENOENT);
+	ck_assert_int_eq(engine_box_set_policy(eng, old_box, "allow-all\n", 10, &err), -ENOENT);
+	ck_assert_int_eq(engine_box_set_volumes(eng, old_box, "", 0, &err), -ENOENT);
+	ck_assert_int_eq(engine_box_snapshot(eng, old_box, "x", buf, sizeof buf, &err), -ENOENT);
+	ck_assert_int_eq(engine_box_fork(eng, old_box, "c", buf, sizeof buf, &err), -ENOENT);
+	ck_assert_int_eq(engine_box_restore(eng, old_box, "x", NULL, &err), -ENOENT);
+	ck_assert_int_eq(engine_job_new(eng, old_box, "true", buf, sizeof buf, &err), -ENOENT);
+	ck_assert_int_eq(engine_job_create(eng, old_box, "k", &err), -ENOENT);
+	ck_assert_int_eq(engine_job_delete(eng, old_job, &err), -ENOENT);
+	ck_assert_int_eq(engine_job_names(eng, old_box, &names, &n), -ENOENT);
+	ck_assert_int_eq(engine_snapshot_names(eng, old_box, &names, &n), -ENOENT);
+	ck_assert_int_eq(engine_box_usage(eng, old_box, ENGINE_USAGE_NO_WALK, &u), -ENOENT);
+	ck_assert_int_eq(engine_box_rootfs(eng, old_box, buf, sizeof buf), -ENOENT);
+	ck_assert_int_eq(engine_box_ip(eng, old_box, buf, sizeof buf), -ENOENT);
+	ck_assert_int_eq(engine_box_policy(eng, old_box, &text), -ENOENT);
+	engine_box_record_error(eng, old_box, "ttl", &err);
+	ck_assert_int_eq(engine_box_delete(eng, old_box, &err), -ENOENT);
+
+	/* The new box a: untouched. */
+	ck_assert_int_eq(engine_box_get(eng, "a", &v), 0);
+	ck_assert_int_eq(v.state, BOX_CREATED);
+	ck_assert_str_eq(v.type, cfg.default_type);
+	ck_assert_int_eq(v.expires, before.expires);
+	ck_assert_str_eq(v.error, "");
+	ck_assert_int_eq(engine_job_get(eng, v.id, "j", &jv), 0);
+	ck_assert_int_ne(jv.id, old_job);
+	ck_assert_int_eq(engine_job_names(eng, v.id, &names, &n), 0);
+	ck_assert_uint_eq(n, 1);
+	image_list_free(names, n);
+	ck_assert_uint_eq(runtime_fake_calls(rt, RUNTIME_FAKE_START), 0);
+
+	/* A volume: the same. */
+	ck_assert_int_eq(engine_volume_create(eng, "v", &err), 0);
+	ck_assert_int_eq(engine_volume_get(eng, "v", &vv), 0);
+	old_vol = vv.id;
+	ck_assert_int_eq(engine_volume_delete(eng, old_vol, &err), 0);
+	ck_assert_int_eq(engine_volume_create(eng, "v", &err), 0);
+	ck_assert_int_eq(engine_volume_get(eng, "v", &vv), 0);
+	ck_assert_int_ne(vv.id, old_vol);
+	pd_error_clear(&err);
+	ck_assert_int_eq(engine_volume_delete(eng, old_vol, &err), -ENOENT);
+	ck_assert_ptr_nonnull(strstr(err.msg, "deleted"));
+	ck_assert_int_eq(engine_volume_datadir(eng, old_vol, buf, sizeof buf), -ENOENT);
+	ck_assert_int_eq(engine_volume_data(eng, old_vol, buf, sizeof buf), -ENOENT);
+	engine_volume_record_error(eng, old_vol, "import", &err);
+	ck_assert_int_eq(engine_volume_get(eng, "v", &vv), 0);
+	ck_assert_str_eq(vv.error, "");
+	ck_assert_int_eq(engine_volume_delete(eng, vv.id, &err), 0);
 }
 END_TEST
 
@@ -578,6 +670,7 @@ static Suite *engine_suite(bool as_root)
 	tcase_add_test(tc, t_type_limits_usage);
 	tcase_add_test(tc, t_jobs);
 	tcase_add_test(tc, t_ttl_stops);
+	tcase_add_test(tc, t_stale_id);
 	suite_add_tcase(s, tc);
 	return s;
 }

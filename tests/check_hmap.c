@@ -1,6 +1,10 @@
 /* check_hmap.c - the intrusive hash table (hmap.h): objects found by their
  * key after inserts that grow the table, gone after removal, several keys
- * of one hash (a colliding hash forced) each found by its own compare. */
+ * of one hash (a colliding hash forced) each found by its own compare, and
+ * an insert into two tables that is all or nothing (calloc made to fail:
+ * this test is linked with -Wl,--wrap=calloc). */
+#include <errno.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -11,8 +15,21 @@
 struct item {
 	char name[16];
 	int64_t id;
-	struct hmap_node by_name;
+	struct hmap_node by_name, by_id;
 };
+
+/* The next calloc() of the table's code fails when set. */
+static bool fail_calloc;
+void *__real_calloc(size_t n, size_t size);
+void *__wrap_calloc(size_t n, size_t size);
+void *__wrap_calloc(size_t n, size_t size)
+{
+	if (fail_calloc) {
+		fail_calloc = false;
+		return NULL;
+	}
+	return __real_calloc(n, size);
+}
 
 static struct item *find(struct hmap *h, const char *name, uint64_t hash)
 {
@@ -93,6 +110,67 @@ START_TEST(test_collisions)
 }
 END_TEST
 
+static struct item *find_id(struct hmap *h, int64_t id)
+{
+	struct hmap_node *node;
+
+	HMAP_FOR_HASH(node, h, hmap_hash_u64((uint64_t)id))
+	{
+		struct item *it = HMAP_ENTRY(node, struct item, by_id);
+		if (it->id == id)
+			return it;
+	}
+	return NULL;
+}
+
+/* hmap_insert_pair(): in both tables, or (the second table cannot take
+ * it) in neither, the first table as it was. */
+START_TEST(test_pair)
+{
+	struct hmap by_name = HMAP_INIT, by_id = HMAP_INIT;
+	struct item a = {.name = "a", .id = 1}, b = {.name = "b", .id = 2};
+
+	ck_assert_int_eq(hmap_insert_pair(&by_name, &a.by_name, hmap_hash_str("a"), &by_id,
+					  &a.by_id, hmap_hash_u64(1)),
+			 0);
+	ck_assert_ptr_eq(find(&by_name, "a", hmap_hash_str("a")), &a);
+	ck_assert_ptr_eq(find_id(&by_id, 1), &a);
+
+	/* The second table is empty: its first insert allocates, and fails. */
+	hmap_remove(&by_id, &a.by_id);
+	hmap_free(&by_id);
+	fail_calloc = true;
+	ck_assert_int_eq(hmap_insert_pair(&by_name, &b.by_name, hmap_hash_str("b"), &by_id,
+					  &b.by_id, hmap_hash_u64(2)),
+			 -ENOMEM);
+	ck_assert(!fail_calloc); /* the failure was the second table's */
+	ck_assert_ptr_null(find(&by_name, "b", hmap_hash_str("b")));
+	ck_assert_ptr_null(find_id(&by_id, 2));
+	ck_assert_uint_eq(by_name.n, 1);
+	ck_assert_ptr_eq(find(&by_name, "a", hmap_hash_str("a")), &a);
+
+	/* The first table failing: nothing inserted anywhere. */
+	struct hmap empty = HMAP_INIT;
+	fail_calloc = true;
+	ck_assert_int_eq(hmap_insert_pair(&empty, &b.by_name, hmap_hash_str("b"), &by_id, &b.by_id,
+					  hmap_hash_u64(2)),
+			 -ENOMEM);
+	ck_assert_uint_eq(empty.n, 0);
+	ck_assert_uint_eq(by_id.n, 0);
+	ck_assert_ptr_null(find_id(&by_id, 2));
+
+	/* And once memory is there, both. */
+	ck_assert_int_eq(hmap_insert_pair(&by_name, &b.by_name, hmap_hash_str("b"), &by_id,
+					  &b.by_id, hmap_hash_u64(2)),
+			 0);
+	ck_assert_ptr_eq(find(&by_name, "b", hmap_hash_str("b")), &b);
+	ck_assert_ptr_eq(find_id(&by_id, 2), &b);
+	hmap_free(&by_name);
+	hmap_free(&by_id);
+	hmap_free(&empty);
+}
+END_TEST
+
 START_TEST(test_hashes)
 {
 	ck_assert_uint_eq(hmap_hash_str("abc"), hmap_hash_str("abc"));
@@ -109,6 +187,7 @@ static Suite *hmap_suite(void)
 	tcase_add_test(tc, test_empty);
 	tcase_add_test(tc, test_many);
 	tcase_add_test(tc, test_collisions);
+	tcase_add_test(tc, test_pair);
 	tcase_add_test(tc, test_hashes);
 	suite_add_tcase(s, tc);
 	return s;

@@ -298,6 +298,15 @@ static uint64_t make_box(const char *name)
 	return a.ino;
 }
 
+/* The engine's id of box name, which exists. */
+static int64_t box_id(const char *name)
+{
+	struct box_view v;
+
+	ck_assert_int_eq(engine_box_get(eng, name, &v), 0);
+	return v.id;
+}
+
 static struct tree_file *create_temp(uint64_t dir, const char *name)
 {
 	struct tree_attr a;
@@ -404,7 +413,7 @@ START_TEST(test_mount_box_changed_elsewhere)
 	ck_assert_int_eq(stat(root, &st), 0);
 	ck_assert_int_eq(mount_lists("web"), 1);
 
-	ck_assert_int_eq(engine_box_delete(eng, "web", &err), 0);
+	ck_assert_int_eq(engine_box_delete(eng, box_id("web"), &err), 0);
 	ck_assert_int_eq(stat(box, &st), -1);
 	ck_assert_int_eq(errno, ENOENT);
 	ck_assert_int_eq(stat(root, &st), -1);
@@ -902,7 +911,7 @@ static void last_event_then_delete(void)
 	pd_error err = {0};
 
 	ck_assert_int_eq(write_str("boxes/web/type", "large"), 0);
-	ck_assert_int_eq(engine_box_delete(eng, "web", &err), 0);
+	ck_assert_int_eq(engine_box_delete(eng, box_id("web"), &err), 0);
 }
 
 START_TEST(test_events_end_race)
@@ -1065,7 +1074,7 @@ START_TEST(test_temps_where_writable)
 	make_box("web");
 	ck_assert_int_eq(tree_mkdir(tr, ino_of("boxes/web/exec"), "j", &a), 0);
 	ck_assert_int_eq(tree_mkdir(tr, ino_of("volumes"), "vol", &a), 0);
-	ck_assert_int_eq(engine_box_snapshot(eng, "web", "s", id, sizeof id, &err), 0);
+	ck_assert_int_eq(engine_box_snapshot(eng, box_id("web"), "s", id, sizeof id, &err), 0);
 	snprintf(snapdir, sizeof snapdir, "snapshots/%s", id);
 
 	const char *dirs[] = {"",
@@ -1616,7 +1625,7 @@ START_TEST(test_error_cleared)
 	ck_assert_str_eq(cat("boxes/web/error"), "");
 
 	/* A snapshot's label. */
-	ck_assert_int_eq(engine_box_snapshot(eng, "web", "one", id, sizeof id, &err), 0);
+	ck_assert_int_eq(engine_box_snapshot(eng, box_id("web"), "one", id, sizeof id, &err), 0);
 	snprintf(path, sizeof path, "snapshots/%s/label", id);
 	memset(label, 'x', sizeof label - 1);
 	label[sizeof label - 1] = '\0';
@@ -1729,7 +1738,7 @@ START_TEST(test_label_hostile)
 	pd_error err = {0};
 
 	make_box("web");
-	ck_assert_int_eq(engine_box_snapshot(eng, "web", hostile, id, sizeof id, &err), 0);
+	ck_assert_int_eq(engine_box_snapshot(eng, box_id("web"), hostile, id, sizeof id, &err), 0);
 	snprintf(path, sizeof path, "snapshots/%s/label", id);
 	assert_clean_text(cat(path));
 	assert_has(cat(path), hostile_shown);
@@ -1752,7 +1761,8 @@ START_TEST(test_label_hostile)
 	assert_clean_text(sv.error);
 	assert_has(sv.error, hostile_shown);
 	ck_assert_int_eq(tree_mkdir(tr, ino_of("volumes"), "vol", &(struct tree_attr){0}), 0);
-	engine_volume_record_error(eng, "vol", "import", &err);
+	ck_assert_int_eq(engine_volume_get(eng, "vol", &vv), 0);
+	engine_volume_record_error(eng, vv.id, "import", &err);
 	ck_assert_int_eq(engine_volume_get(eng, "vol", &vv), 0);
 	assert_clean_text(vv.error);
 	assert_has(vv.error, hostile_shown);

@@ -52,7 +52,7 @@ struct root_upload {
 	int pipe_r;
 	struct tar_limits lim;
 	struct tar_extract_hooks hooks, inner; /* inner: a volume's export checks */
-	struct disk_hold hold; /* a box's disk room, when holding */
+	struct disk_hold hold;		       /* a box's disk room, when holding */
 	bool holding;
 	struct req *r;
 };
@@ -126,8 +126,14 @@ static int open_root(struct req *r, pd_error *err)
 	if (r->rootfd >= 0)
 		return 0;
 	const char *what = r->volume ? "volume" : "box";
-	k = r->volume ? engine_volume_datadir(http_engine(r->h), r->box, path, sizeof(path))
-		      : engine_box_rootfs(http_engine(r->h), r->box, path, sizeof(path));
+	struct engine *e = http_engine(r->h);
+	struct volume_view vv;
+	struct box_view bv;
+	/* The path names the object once per request: its id from here. */
+	k = r->volume ? engine_volume_get(e, r->box, &vv) : engine_box_get(e, r->box, &bv);
+	if (k >= 0)
+		k = r->volume ? engine_volume_datadir(e, vv.id, path, sizeof(path))
+			      : engine_box_rootfs(e, bv.id, path, sizeof(path));
 	if (k < 0)
 		return pd_error_set(err, k,
 				    k == -ENOENT ? "no %s %s, or its filesystem is not available"
