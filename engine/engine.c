@@ -1969,6 +1969,7 @@ int engine_new_on(const struct pd_config *cfg, const char *init_path, struct run
 	if (!e)
 		return pd_error_set(err, -ENOMEM, "out of memory");
 	pd_mutex_init(&e->lock, LOCK_RANK_ENGINE, LOCK_NO_SLOW, "engine lock");
+	pd_mutex_init(&e->gc_lock, LOCK_RANK_ENGINE_GC, 0, "engine gc_lock");
 	pd_mutex_init(&e->wake_lock, LOCK_RANK_ENGINE_WAKE, 0, "engine wake_lock");
 	pthread_cond_init(&e->timer_cond, NULL);
 	{
@@ -2033,6 +2034,16 @@ int engine_new_on(const struct pd_config *cfg, const char *init_path, struct run
 	if (r < 0)
 		goto fail;
 	store_set_user_ids(e->store, cfg->user_ids_first, cfg->userns ? cfg->user_ids_count : 0);
+	{
+		pd_error gerr = {0};
+		if (store_open_reader(path, &e->gc_store, &gerr) < 0)
+			log_warn("layer collection reads under the engine lock: %s", gerr.msg);
+		else
+			/* The collector checkpoints outside the lock (eng_gc());
+			 * a commit under it only when the log grows past 16 MiB
+			 * without one. */
+			store_set_autocheckpoint(e->store, 4000);
+	}
 	/* After the store: the database is migrated by now. */
 	r = auth_new(path, /* opts= */ NULL, &e->auth, err);
 	if (r < 0)
@@ -2118,6 +2129,7 @@ struct engine *engine_free(struct engine *e)
 	if (!e->rt_borrowed)
 		runtime_free(e->rt);
 	auth_free(e->auth);
+	store_close(e->gc_store);
 	store_close(e->store);
 	if (e->events_fd >= 0)
 		close(e->events_fd);
@@ -2130,6 +2142,7 @@ struct engine *engine_free(struct engine *e)
 	free(e->trash_dir);
 	free(e->events_path);
 	pd_mutex_destroy(&e->lock);
+	pd_mutex_destroy(&e->gc_lock);
 	pd_mutex_destroy(&e->wake_lock);
 	pthread_cond_destroy(&e->timer_cond);
 	pthread_cond_destroy(&e->du_cond);

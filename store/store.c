@@ -279,33 +279,28 @@ static int secure_files(const char *path, pd_error *err)
 	return r;
 }
 
-int store_open(const char *path, struct store **ret, pd_error *err)
+/* One connection: flags for sqlite3_open_v2(), then pragmas, then (if
+ * migrate_it) the migrations. */
+static int open_db(const char *path, int flags, const char *pragmas, bool migrate_it,
+		   struct store **ret, pd_error *err)
 {
-	struct store *s;
+	struct store *s = calloc(1, sizeof *s);
 	int r;
 
-	r = secure_files(path, err);
-	if (r < 0)
-		return r;
-	s = calloc(1, sizeof *s);
 	if (!s)
 		return pd_error_set(err, -ENOMEM, "out of memory");
-	if (sqlite3_open_v2(path, &s->db,
-			    SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX,
-			    NULL) != SQLITE_OK) {
-		r = pd_error_set(err, -EIO, "cannot open database %s: %s", path,
+	if (sqlite3_open_v2(path, &s->db, flags | SQLITE_OPEN_NOMUTEX, NULL) != SQLITE_OK) {
+		r = !(flags & SQLITE_OPEN_CREATE) && sqlite3_errcode(s->db) == SQLITE_CANTOPEN
+			? -ENOENT
+			: -EIO;
+		r = pd_error_set(err, r, "cannot open database %s: %s", path,
 				 s->db ? sqlite3_errmsg(s->db) : "out of memory");
 		goto fail;
 	}
 	sqlite3_busy_timeout(s->db, 5000);
-	r = exec_sql(s->db,
-		     "PRAGMA journal_mode = WAL;"
-		     "PRAGMA synchronous = NORMAL;"
-		     "PRAGMA foreign_keys = ON;",
-		     err, "configure database");
-	if (r < 0)
-		goto fail;
-	r = migrate(s, err);
+	r = exec_sql(s->db, pragmas, err, "configure database");
+	if (r >= 0 && migrate_it)
+		r = migrate(s, err);
 	if (r < 0)
 		goto fail;
 	*ret = s;
@@ -313,6 +308,54 @@ int store_open(const char *path, struct store **ret, pd_error *err)
 fail:
 	store_close(s);
 	return r;
+}
+
+int store_open(const char *path, struct store **ret, pd_error *err)
+{
+	int r = secure_files(path, err);
+
+	if (r < 0)
+		return r;
+	return open_db(path, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE,
+		       "PRAGMA journal_mode = WAL;"
+		       "PRAGMA synchronous = NORMAL;"
+		       "PRAGMA foreign_keys = ON;",
+		       /* migrate_it= */ true, ret, err);
+}
+
+int store_open_reader(const char *path, struct store **ret, pd_error *err)
+{
+	return open_db(path, SQLITE_OPEN_READWRITE, "PRAGMA query_only = ON;",
+		       /* migrate_it= */ false, ret, err);
+}
+
+int store_read_begin(struct store *s)
+{
+	/* A deferred BEGIN takes its snapshot at the first read: read once. */
+	if (sqlite3_exec(s->db, "BEGIN; SELECT 1 FROM sqlite_schema LIMIT 1;", NULL, NULL, NULL) !=
+	    SQLITE_OK) {
+		sqlite3_exec(s->db, "ROLLBACK", NULL, NULL, NULL);
+		return -EIO;
+	}
+	return 0;
+}
+
+void store_read_end(struct store *s)
+{
+	if (sqlite3_exec(s->db, "COMMIT", NULL, NULL, NULL) != SQLITE_OK)
+		sqlite3_exec(s->db, "ROLLBACK", NULL, NULL, NULL);
+}
+
+int store_checkpoint(struct store *s)
+{
+	int rc = sqlite3_wal_checkpoint_v2(s->db, NULL, SQLITE_CHECKPOINT_PASSIVE, NULL, NULL);
+
+	return rc == SQLITE_OK ? 0 : rc == SQLITE_BUSY ? -EAGAIN : -EIO;
+}
+
+void store_set_autocheckpoint(struct store *s, int pages)
+{
+	sqlite3_wal_autocheckpoint(s->db, pages);
 }
 
 struct store *store_close(struct store *s)
@@ -437,7 +480,7 @@ int store_box_delete(struct store *s, int64_t id, pd_error *err)
 }
 
 #define BOX_COLUMNS                                                                                \
-	"id, name, state, type, image, created, last_started, error, expires, layers, net_addr,"  \
+	"id, name, state, type, image, created, last_started, error, expires, layers, net_addr,"   \
 	" uid_base"
 
 static void box_from(sqlite3_stmt *st, struct box_row *row)
@@ -888,6 +931,23 @@ int store_layer_ids(struct store *s, int64_t **ret, size_t *ret_n)
 	*ret = TAKE_PTR(v);
 	*ret_n = n;
 	return 0;
+}
+
+int store_layer_referenced(struct store *s, int64_t id)
+{
+	_cleanup_stmt_ sqlite3_stmt *st = NULL;
+
+	/* A stack is "7,5,2": ",7,5,2," holds ",5," exactly when 5 is in it. */
+	if (sqlite3_prepare_v2(s->db,
+			       "SELECT EXISTS (SELECT 1 FROM boxes"
+			       "  WHERE instr(',' || layers || ',', ',' || ?1 || ',') > 0)"
+			       " OR EXISTS (SELECT 1 FROM snapshots"
+			       "  WHERE instr(',' || layers || ',', ',' || ?1 || ',') > 0)"
+			       " OR EXISTS (SELECT 1 FROM intents WHERE layer = ?1)",
+			       -1, &st, NULL) != SQLITE_OK ||
+	    sqlite3_bind_int64(st, 1, id) != SQLITE_OK || sqlite3_step(st) != SQLITE_ROW)
+		return -EIO;
+	return sqlite3_column_int(st, 0) ? 1 : 0;
 }
 
 #define SNAPSHOT_COLUMNS "seq, id, box, label, created, image, layers, error, box_id"
