@@ -1356,9 +1356,12 @@ int engine_box_set_ttl(struct engine *e, const char *name, const char *value, pd
 		eng_emit(e, b, "ttl none");
 	else
 		eng_emit(e, b, "ttl %lld", (long long)secs);
-	pthread_cond_signal(&e->timer_cond);
 out:
 	pd_mutex_unlock(&e->lock);
+	/* After the unlock: the timer thread it wakes takes the lock first
+	 * thing. */
+	if (r >= 0)
+		pthread_cond_signal(&e->timer_cond);
 	return r;
 }
 
@@ -1684,7 +1687,7 @@ int engine_box_usage(struct engine *e, const char *name, unsigned flags, struct 
 	struct cgroup_usage cg = {0};
 	struct cgroup_cpu_window cpu;
 	struct box_usage u = {0};
-	struct box *b;
+	struct box *b, files = {0};
 	bool running;
 	int r;
 
@@ -1696,14 +1699,24 @@ int engine_box_usage(struct engine *e, const char *name, unsigned flags, struct 
 	}
 	running = b->state == BOX_RUNNING || b->state == BOX_STOPPING;
 	cpu = b->cpu;
-	/* Its image says at once what it holds; a directory is walked. */
-	r = eng_disk_usage(e, b, &u.disk_bytes);
+	files.row.id = b->row.id; /* all eng_box_path() needs */
+	pd_mutex_unlock(&e->lock);
+	/* Its image says at once what it holds: a few system calls on its
+	 * files (a path lookup, a statfs), outside the lock. A box deleted
+	 * meanwhile has no image any more. A directory is walked. */
+	r = eng_disk_usage(e, &files, &u.disk_bytes);
 	if (r < 0) {
 		char upper[4096];
-		eng_box_upper(e, b, upper, sizeof upper);
-		r = eng_du_cached(e, box_disk, b->row.id, upper, flags, &u.disk_bytes);
+		pd_mutex_lock(&e->lock);
+		b = eng_find_box_id(e, files.row.id);
+		if (!b || b->deleting)
+			r = -ENOENT;
+		else {
+			eng_box_upper(e, b, upper, sizeof upper);
+			r = eng_du_cached(e, box_disk, b->row.id, upper, flags, &u.disk_bytes);
+		}
+		pd_mutex_unlock(&e->lock);
 	}
-	pd_mutex_unlock(&e->lock);
 	if (r < 0)
 		return r;
 	if (running && runtime_usage(e->rt, name, &cg) >= 0) {

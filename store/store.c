@@ -132,12 +132,28 @@ static int sql_err(sqlite3 *db, pd_error *err, const char *what)
 
 /* Runs one statement whose only parameter ?1 is v (a delete or update by
  * id). err may be NULL. */
+int store_stmt(struct store *s, const char *sql, sqlite3_stmt **ret)
+{
+	for (size_t i = 0; i < s->n_stmts; i++)
+		if (s->stmts[i].sql == sql) {
+			*ret = s->stmts[i].st;
+			return 0;
+		}
+	if (s->n_stmts == STORE_STMTS_MAX)
+		return -ENOSPC;
+	if (sqlite3_prepare_v3(s->db, sql, -1, SQLITE_PREPARE_PERSISTENT, ret, NULL) != SQLITE_OK)
+		return -EIO;
+	s->stmts[s->n_stmts].sql = sql;
+	s->stmts[s->n_stmts++].st = *ret;
+	return 0;
+}
+
 static int exec_int64(struct store *s, const char *sql, int64_t v, pd_error *err, const char *what)
 {
-	_cleanup_stmt_ sqlite3_stmt *st = NULL;
+	_cleanup_cached_ sqlite3_stmt *st = NULL;
 
-	if (sqlite3_prepare_v2(s->db, sql, -1, &st, NULL) != SQLITE_OK ||
-	    sqlite3_bind_int64(st, 1, v) != SQLITE_OK || sqlite3_step(st) != SQLITE_DONE)
+	if (store_stmt(s, sql, &st) < 0 || sqlite3_bind_int64(st, 1, v) != SQLITE_OK ||
+	    sqlite3_step(st) != SQLITE_DONE)
 		return sql_err(s->db, err, what);
 	return 0;
 }
@@ -148,9 +164,9 @@ static int exec_int64(struct store *s, const char *sql, int64_t v, pd_error *err
 static int update_one(struct store *s, const char *sql, const char *text, int64_t v, int64_t id,
 		      pd_error *err, const char *what)
 {
-	_cleanup_stmt_ sqlite3_stmt *st = NULL;
+	_cleanup_cached_ sqlite3_stmt *st = NULL;
 
-	if (sqlite3_prepare_v2(s->db, sql, -1, &st, NULL) != SQLITE_OK ||
+	if (store_stmt(s, sql, &st) < 0 ||
 	    (text ? sqlite3_bind_text(st, 1, text, -1, SQLITE_STATIC)
 		  : sqlite3_bind_int64(st, 1, v)) != SQLITE_OK ||
 	    sqlite3_bind_int64(st, 2, id) != SQLITE_OK || sqlite3_step(st) != SQLITE_DONE)
@@ -361,6 +377,8 @@ void store_set_autocheckpoint(struct store *s, int pages)
 struct store *store_close(struct store *s)
 {
 	if (s) {
+		for (size_t i = 0; i < s->n_stmts; i++)
+			sqlite3_finalize(s->stmts[i].st);
 		sqlite3_close(s->db);
 		free(s);
 	}
@@ -457,15 +475,14 @@ int store_box_insert(struct store *s, struct box_row *row, pd_error *err)
 
 int store_box_update(struct store *s, const struct box_row *row, pd_error *err)
 {
-	_cleanup_stmt_ sqlite3_stmt *st = NULL;
+	static const char sql[] =
+	    "UPDATE boxes SET name = ?1, state = ?2, type = ?3, image = ?4,"
+	    " created = ?5, last_started = ?6, error = ?7, expires = ?9, layers = ?10,"
+	    " net_addr = ?11, uid_base = ?12 WHERE id = ?8";
+	_cleanup_cached_ sqlite3_stmt *st = NULL;
 
-	if (sqlite3_prepare_v2(
-		s->db,
-		"UPDATE boxes SET name = ?1, state = ?2, type = ?3, image = ?4,"
-		" created = ?5, last_started = ?6, error = ?7, expires = ?9, layers = ?10,"
-		" net_addr = ?11, uid_base = ?12 WHERE id = ?8",
-		-1, &st, NULL) != SQLITE_OK ||
-	    bind_row(st, row) < 0 || sqlite3_bind_int64(st, 8, row->id) != SQLITE_OK)
+	if (store_stmt(s, sql, &st) < 0 || bind_row(st, row) < 0 ||
+	    sqlite3_bind_int64(st, 8, row->id) != SQLITE_OK)
 		return sql_err(s->db, err, "update box");
 	if (sqlite3_step(st) != SQLITE_DONE)
 		return sql_err(s->db, err, "update box");
@@ -610,10 +627,9 @@ int store_transaction(struct store *s, int (*fn)(struct store *s, void *userdata
 
 int store_job_insert(struct store *s, struct job_row *row, pd_error *err)
 {
-	_cleanup_stmt_ sqlite3_stmt *st = NULL;
+	_cleanup_cached_ sqlite3_stmt *st = NULL;
 
-	if (sqlite3_prepare_v2(s->db, "INSERT INTO jobs (box_id, name, state) VALUES (?1, ?2, ?3)",
-			       -1, &st, NULL) != SQLITE_OK ||
+	if (store_stmt(s, "INSERT INTO jobs (box_id, name, state) VALUES (?1, ?2, ?3)", &st) < 0 ||
 	    sqlite3_bind_int64(st, 1, row->box_id) != SQLITE_OK ||
 	    sqlite3_bind_text(st, 2, row->name, -1, SQLITE_STATIC) != SQLITE_OK ||
 	    sqlite3_bind_text(st, 3, row->state, -1, SQLITE_STATIC) != SQLITE_OK)
@@ -935,16 +951,16 @@ int store_layer_ids(struct store *s, int64_t **ret, size_t *ret_n)
 
 int store_layer_referenced(struct store *s, int64_t id)
 {
-	_cleanup_stmt_ sqlite3_stmt *st = NULL;
+	_cleanup_cached_ sqlite3_stmt *st = NULL;
 
 	/* A stack is "7,5,2": ",7,5,2," holds ",5," exactly when 5 is in it. */
-	if (sqlite3_prepare_v2(s->db,
-			       "SELECT EXISTS (SELECT 1 FROM boxes"
-			       "  WHERE instr(',' || layers || ',', ',' || ?1 || ',') > 0)"
-			       " OR EXISTS (SELECT 1 FROM snapshots"
-			       "  WHERE instr(',' || layers || ',', ',' || ?1 || ',') > 0)"
-			       " OR EXISTS (SELECT 1 FROM intents WHERE layer = ?1)",
-			       -1, &st, NULL) != SQLITE_OK ||
+	if (store_stmt(s,
+		       "SELECT EXISTS (SELECT 1 FROM boxes"
+		       "  WHERE instr(',' || layers || ',', ',' || ?1 || ',') > 0)"
+		       " OR EXISTS (SELECT 1 FROM snapshots"
+		       "  WHERE instr(',' || layers || ',', ',' || ?1 || ',') > 0)"
+		       " OR EXISTS (SELECT 1 FROM intents WHERE layer = ?1)",
+		       &st) < 0 ||
 	    sqlite3_bind_int64(st, 1, id) != SQLITE_OK || sqlite3_step(st) != SQLITE_ROW)
 		return -EIO;
 	return sqlite3_column_int(st, 0) ? 1 : 0;
