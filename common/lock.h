@@ -24,7 +24,9 @@
  *                         lock held.
  *  LOCK_RANK_ENGINE       [checked] e->lock, LOCK_NO_SLOW: the box table,
  *                         jobs, volumes, snapshot export marks, the boxes'
- *                         looked-up names and the store connection. No
+ *                         looked-up names and the store connection (the
+ *                         layer collector reads on its own, under
+ *                         gc_lock). No
  *                         slow work under it: disk walks, rm_rf, cp, crun,
  *                         archive streams and waits for a box all run
  *                         outside it, on a box marked busy or with its own
