@@ -14,9 +14,19 @@
  *                         under it, which calls the tree, and so the engine
  *                         (e->lock and what nests under it) and an export
  *                         stream's lock.
+ *  LOCK_RANK_ENGINE_GC    [checked] e->gc_lock (engine/internal.h): one
+ *                         layer collection at a time (eng_gc(),
+ *                         snapshots.c) and its own store connection. It
+ *                         reads every box, snapshot and intent row and
+ *                         checkpoints the database under gc_lock alone,
+ *                         then takes e->lock to check each layer it would
+ *                         remove again and remove it. Taken with no other
+ *                         lock held.
  *  LOCK_RANK_ENGINE       [checked] e->lock, LOCK_NO_SLOW: the box table,
  *                         jobs, volumes, snapshot export marks, the boxes'
- *                         looked-up names and the store connection. No
+ *                         looked-up names and the store connection (the
+ *                         layer collector reads on its own, under
+ *                         gc_lock). No
  *                         slow work under it: disk walks, rm_rf, cp, crun,
  *                         archive streams and waits for a box all run
  *                         outside it, on a box marked busy or with its own
@@ -86,6 +96,7 @@
 
 enum lock_rank {
 	LOCK_RANK_FUSE_PARK = 10,
+	LOCK_RANK_ENGINE_GC = 15,
 	LOCK_RANK_ENGINE = 20,
 	LOCK_RANK_ENGINE_WAKE = 30,
 	LOCK_RANK_LISTENER = 40,

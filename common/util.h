@@ -141,6 +141,8 @@ void pd_fault(const char *step);
  * STEP after the test created DIR/arm removes it, creates DIR/held and
  * waits there until the test removes DIR/held; other threads pass. Without
  * the variable it does nothing. A slow call (lock.h). The steps:
+ *   gc-read     the layer collector read the rows and chose layers to
+ *               remove; it is about to take the engine lock (snapshots.c)
  *   disk-walk   a box's disk usage or a volume's size is about to be
  *               walked (engine.c), the engine lock not held
  *   config-check  the configuration file was checked and is about to be

@@ -1367,9 +1367,12 @@ int engine_box_set_ttl(struct engine *e, int64_t id, const char *value, pd_error
 		eng_emit(e, b, "ttl none");
 	else
 		eng_emit(e, b, "ttl %lld", (long long)secs);
-	pthread_cond_signal(&e->timer_cond);
 out:
 	pd_mutex_unlock(&e->lock);
+	/* After the unlock: the timer thread it wakes takes the lock first
+	 * thing. */
+	if (r >= 0)
+		pthread_cond_signal(&e->timer_cond);
 	return r;
 }
 
@@ -1702,7 +1705,7 @@ int engine_box_usage(struct engine *e, int64_t id, unsigned flags, struct box_us
 	struct cgroup_cpu_window cpu;
 	struct box_usage u = {0};
 	char name[NAME_MAX_LEN + 1];
-	struct box *b;
+	struct box *b, files = {0};
 	bool running;
 	int r;
 
@@ -1715,14 +1718,24 @@ int engine_box_usage(struct engine *e, int64_t id, unsigned flags, struct box_us
 	snprintf(name, sizeof name, "%s", b->row.name);
 	running = b->state == BOX_RUNNING || b->state == BOX_STOPPING;
 	cpu = b->cpu;
-	/* Its image says at once what it holds; a directory is walked. */
-	r = eng_disk_usage(e, b, &u.disk_bytes);
+	files.row.id = b->row.id; /* all eng_box_path() needs */
+	pd_mutex_unlock(&e->lock);
+	/* Its image says at once what it holds: a few system calls on its
+	 * files (a path lookup, a statfs), outside the lock. A box deleted
+	 * meanwhile has no image any more. A directory is walked. */
+	r = eng_disk_usage(e, &files, &u.disk_bytes);
 	if (r < 0) {
 		char upper[4096];
-		eng_box_upper(e, b, upper, sizeof upper);
-		r = eng_du_cached(e, box_disk, b->row.id, upper, flags, &u.disk_bytes);
+		pd_mutex_lock(&e->lock);
+		b = eng_find_box_id(e, files.row.id);
+		if (!b || b->deleting)
+			r = -ENOENT;
+		else {
+			eng_box_upper(e, b, upper, sizeof upper);
+			r = eng_du_cached(e, box_disk, b->row.id, upper, flags, &u.disk_bytes);
+		}
+		pd_mutex_unlock(&e->lock);
 	}
-	pd_mutex_unlock(&e->lock);
 	if (r < 0)
 		return r;
 	if (running && runtime_usage(e->rt, name, &cg) >= 0) {
@@ -1988,6 +2001,7 @@ int engine_new_on(const struct pd_config *cfg, const char *init_path, struct run
 	if (!e)
 		return pd_error_set(err, -ENOMEM, "out of memory");
 	pd_mutex_init(&e->lock, LOCK_RANK_ENGINE, LOCK_NO_SLOW, "engine lock");
+	pd_mutex_init(&e->gc_lock, LOCK_RANK_ENGINE_GC, 0, "engine gc_lock");
 	pd_mutex_init(&e->wake_lock, LOCK_RANK_ENGINE_WAKE, 0, "engine wake_lock");
 	pthread_cond_init(&e->timer_cond, NULL);
 	{
@@ -2052,6 +2066,16 @@ int engine_new_on(const struct pd_config *cfg, const char *init_path, struct run
 	if (r < 0)
 		goto fail;
 	store_set_user_ids(e->store, cfg->user_ids_first, cfg->userns ? cfg->user_ids_count : 0);
+	{
+		pd_error gerr = {0};
+		if (store_open_reader(path, &e->gc_store, &gerr) < 0)
+			log_warn("layer collection reads under the engine lock: %s", gerr.msg);
+		else
+			/* The collector checkpoints outside the lock (eng_gc());
+			 * a commit under it only when the log grows past 16 MiB
+			 * without one. */
+			store_set_autocheckpoint(e->store, 4000);
+	}
 	/* After the store: the database is migrated by now. */
 	r = auth_new(path, /* opts= */ NULL, &e->auth, err);
 	if (r < 0)
@@ -2137,6 +2161,7 @@ struct engine *engine_free(struct engine *e)
 	if (!e->rt_borrowed)
 		runtime_free(e->rt);
 	auth_free(e->auth);
+	store_close(e->gc_store);
 	store_close(e->store);
 	if (e->events_fd >= 0)
 		close(e->events_fd);
@@ -2149,6 +2174,7 @@ struct engine *engine_free(struct engine *e)
 	free(e->trash_dir);
 	free(e->events_path);
 	pd_mutex_destroy(&e->lock);
+	pd_mutex_destroy(&e->gc_lock);
 	pd_mutex_destroy(&e->wake_lock);
 	pthread_cond_destroy(&e->timer_cond);
 	pthread_cond_destroy(&e->du_cond);

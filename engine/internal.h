@@ -66,6 +66,15 @@ struct engine {
 	const struct pd_config *cfg;
 	struct pd_access access; /* who may use the tree (access.h) */
 	struct store *store;
+	/* The layer collector's own connection (eng_gc()): its reads of every
+	 * row run outside the engine lock, and it checkpoints the database
+	 * outside it too. gc_lock: one collection at a time (it guards
+	 * gc_store and gc_checkpoint_usec); taken with no lock held, e->lock
+	 * under it. gc_store is NULL if it could not be opened (the reads
+	 * then run under e->lock on store). */
+	struct store *gc_store;
+	struct pd_mutex gc_lock;
+	uint64_t gc_checkpoint_usec;
 	struct auth *auth; /* its own lock and database connection */
 	struct runtime *rt;
 	bool rt_borrowed; /* engine_new_on()'s: the caller frees it */

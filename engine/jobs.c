@@ -198,12 +198,41 @@ static int create_locked(struct engine *e, struct box *b, const char *name, stru
 	return 0;
 }
 
+/* Makes a new job's directory (and the box's jobs/) before the engine lock
+ * is taken: under I/O load a mkdir can take milliseconds. create_locked()
+ * finds it there (EEXIST) and removes it if the job is not made after all;
+ * an invalid name, a box gone meanwhile or a job of that name already
+ * there makes nothing here. */
+static void premake_job_dir(struct engine *e, int64_t box_id, const char *name)
+{
+	struct box files = {0};
+	struct job j = {0};
+	char dir[4096];
+	struct box *b;
+
+	if (!name_valid(name))
+		return;
+	pd_mutex_lock(&e->lock);
+	b = eng_find_box_id(e, box_id);
+	if (b && !b->deleting && !find_job(e, b->row.id, name))
+		files.row.id = b->row.id; /* all eng_box_path() needs */
+	pd_mutex_unlock(&e->lock);
+	if (!files.row.id)
+		return;
+	eng_box_path(e, &files, "jobs", dir, sizeof dir);
+	(void)mkdir(dir, 0700);
+	snprintf(j.name, sizeof j.name, "%s", name);
+	job_dir(e, &files, &j, NULL, dir, sizeof dir);
+	(void)mkdir(dir, 0700);
+}
+
 int engine_job_create(struct engine *e, int64_t box_id, const char *name, pd_error *err)
 {
 	struct job *j;
 	struct box *b;
 	int r = -ENOENT;
 
+	premake_job_dir(e, box_id, name);
 	pd_mutex_lock(&e->lock);
 	b = live_box(e, box_id, err);
 	if (b)

@@ -1452,31 +1452,69 @@ static void remove_leftovers(struct engine *e)
 		closedir(d);
 }
 
+/* The layers the rows name (refs) and the layer rows (added to present),
+ * all as one commit left them (a read transaction). */
+static int read_refs(struct store *s, struct ids *refs, struct ids *present)
+{
+	int64_t *rows = NULL;
+	size_t n_rows = 0;
+	int r = store_read_begin(s);
+
+	if (r < 0)
+		return r;
+	r = store_box_foreach(s, ref_box, refs);
+	if (r >= 0)
+		r = store_snapshot_foreach(s, 0, ref_snapshot, refs);
+	if (r >= 0)
+		r = store_intent_foreach(s, ref_intent, refs);
+	if (r >= 0)
+		r = store_layer_ids(s, &rows, &n_rows);
+	store_read_end(s);
+	for (size_t i = 0; i < n_rows && r >= 0; i++)
+		r = ids_add(present, rows[i]);
+	free(rows);
+	return r;
+}
+
+/* Checkpoints at most once a second, with gc_lock held: the commits under
+ * the engine lock then rarely copy the log themselves (engine.c sets
+ * their fallback). */
+static void gc_checkpoint(struct engine *e)
+{
+	uint64_t now = now_usec();
+
+	if (!e->gc_store || now - e->gc_checkpoint_usec < 1000000)
+		return;
+	e->gc_checkpoint_usec = now;
+	if (store_checkpoint(e->gc_store) < 0)
+		log_debug("database checkpoint skipped (busy)");
+}
+
+/* The collector. Its reads of every row run outside the engine lock, on
+ * its own connection: they grow with the number of boxes and snapshots,
+ * and the lock is only taken for the layers found unused. Those are
+ * checked again under it (store_layer_referenced()): an action may have
+ * committed a claim on one since the read, and a layer is removed only if
+ * no row names it while the lock is held, as before the split. Crash
+ * safety is unchanged: rename to L<ID>.del and delete the row under the
+ * lock, remove the tree after (at start, leftovers go). */
 void eng_gc(struct engine *e, bool at_start)
 {
 	struct ids present = {0}, refs = {0};
 	_cleanup_free_ int64_t *garbage = NULL;
-	int64_t *rows = NULL;
-	size_t n_rows = 0, n_garbage = 0;
+	size_t n_garbage = 0, n_removed = 0;
 	char path[4096], del[4096];
 	struct dirent *de;
 	DIR *d;
-	int r;
+	int r = 0;
 
 	if (at_start)
 		remove_leftovers(e);
-	pd_mutex_lock(&e->lock);
-	r = store_box_foreach(e->store, ref_box, &refs);
-	if (r >= 0)
-		r = store_snapshot_foreach(e->store, 0, ref_snapshot, &refs);
-	if (r >= 0)
-		r = store_intent_foreach(e->store, ref_intent, &refs);
-	if (r >= 0)
-		r = store_layer_ids(e->store, &rows, &n_rows);
-	for (size_t i = 0; i < n_rows && r >= 0; i++)
-		r = ids_add(&present, rows[i]);
-	free(rows);
-	d = r >= 0 ? opendir(e->layers_dir) : NULL;
+	pd_mutex_lock(&e->gc_lock);
+	/* The directories before the rows: an action writes a layer's row and
+	 * its claim (an intent) before the directory, so a directory seen
+	 * here has them in what is read next. */
+	d = opendir(e->layers_dir);
 	while (d && r >= 0 && (de = readdir(d))) {
 		int64_t id;
 		if (layer_dir_id(de->d_name, &id) >= 0)
@@ -1484,20 +1522,41 @@ void eng_gc(struct engine *e, bool at_start)
 	}
 	if (d)
 		closedir(d);
+	if (r >= 0 && e->gc_store) {
+		r = read_refs(e->gc_store, &refs, &present);
+	} else if (r >= 0) {
+		pd_mutex_lock(&e->lock);
+		r = read_refs(e->store, &refs, &present);
+		pd_mutex_unlock(&e->lock);
+	}
 	if (r >= 0 && present.n && (garbage = calloc(present.n, sizeof *garbage)))
 		n_garbage = layers_select_garbage(present.v, present.n, refs.v, refs.n, garbage);
+	if (n_garbage)
+		pd_hold("gc-read");
+	if (n_garbage)
+		pd_mutex_lock(&e->lock);
 	for (size_t i = 0; i < n_garbage; i++) {
-		layer_path(e, garbage[i], NULL, path, sizeof path);
-		layer_path(e, garbage[i], ".del", del, sizeof del);
-		eng_layer_umount(e, garbage[i]);
+		int64_t id = garbage[i];
+		if (store_layer_referenced(e->store, id) != 0) {
+			log_debug("layer %lld kept: claimed since the collector read",
+				  (long long)id);
+			continue;
+		}
+		layer_path(e, id, NULL, path, sizeof path);
+		layer_path(e, id, ".del", del, sizeof del);
+		eng_layer_umount(e, id);
 		if (rename(path, del) < 0 && errno != ENOENT)
 			continue;
-		(void)store_layer_delete(e->store, garbage[i]);
+		(void)store_layer_delete(e->store, id);
+		garbage[n_removed++] = id;
 	}
-	pd_mutex_unlock(&e->lock);
 	if (n_garbage)
+		pd_mutex_unlock(&e->lock);
+	gc_checkpoint(e);
+	pd_mutex_unlock(&e->gc_lock);
+	if (n_removed)
 		pd_fault("gc-renamed");
-	for (size_t i = 0; i < n_garbage; i++) {
+	for (size_t i = 0; i < n_removed; i++) {
 		layer_path(e, garbage[i], ".del", del, sizeof del);
 		(void)rm_rf(del);
 		log_debug("layer %lld removed (nothing uses it)", (long long)garbage[i]);

@@ -132,12 +132,28 @@ static int sql_err(sqlite3 *db, pd_error *err, const char *what)
 
 /* Runs one statement whose only parameter ?1 is v (a delete or update by
  * id). err may be NULL. */
+int store_stmt(struct store *s, const char *sql, sqlite3_stmt **ret)
+{
+	for (size_t i = 0; i < s->n_stmts; i++)
+		if (s->stmts[i].sql == sql) {
+			*ret = s->stmts[i].st;
+			return 0;
+		}
+	if (s->n_stmts == STORE_STMTS_MAX)
+		return -ENOSPC;
+	if (sqlite3_prepare_v3(s->db, sql, -1, SQLITE_PREPARE_PERSISTENT, ret, NULL) != SQLITE_OK)
+		return -EIO;
+	s->stmts[s->n_stmts].sql = sql;
+	s->stmts[s->n_stmts++].st = *ret;
+	return 0;
+}
+
 static int exec_int64(struct store *s, const char *sql, int64_t v, pd_error *err, const char *what)
 {
-	_cleanup_stmt_ sqlite3_stmt *st = NULL;
+	_cleanup_cached_ sqlite3_stmt *st = NULL;
 
-	if (sqlite3_prepare_v2(s->db, sql, -1, &st, NULL) != SQLITE_OK ||
-	    sqlite3_bind_int64(st, 1, v) != SQLITE_OK || sqlite3_step(st) != SQLITE_DONE)
+	if (store_stmt(s, sql, &st) < 0 || sqlite3_bind_int64(st, 1, v) != SQLITE_OK ||
+	    sqlite3_step(st) != SQLITE_DONE)
 		return sql_err(s->db, err, what);
 	return 0;
 }
@@ -148,9 +164,9 @@ static int exec_int64(struct store *s, const char *sql, int64_t v, pd_error *err
 static int update_one(struct store *s, const char *sql, const char *text, int64_t v, int64_t id,
 		      pd_error *err, const char *what)
 {
-	_cleanup_stmt_ sqlite3_stmt *st = NULL;
+	_cleanup_cached_ sqlite3_stmt *st = NULL;
 
-	if (sqlite3_prepare_v2(s->db, sql, -1, &st, NULL) != SQLITE_OK ||
+	if (store_stmt(s, sql, &st) < 0 ||
 	    (text ? sqlite3_bind_text(st, 1, text, -1, SQLITE_STATIC)
 		  : sqlite3_bind_int64(st, 1, v)) != SQLITE_OK ||
 	    sqlite3_bind_int64(st, 2, id) != SQLITE_OK || sqlite3_step(st) != SQLITE_DONE)
@@ -279,33 +295,28 @@ static int secure_files(const char *path, pd_error *err)
 	return r;
 }
 
-int store_open(const char *path, struct store **ret, pd_error *err)
+/* One connection: flags for sqlite3_open_v2(), then pragmas, then (if
+ * migrate_it) the migrations. */
+static int open_db(const char *path, int flags, const char *pragmas, bool migrate_it,
+		   struct store **ret, pd_error *err)
 {
-	struct store *s;
+	struct store *s = calloc(1, sizeof *s);
 	int r;
 
-	r = secure_files(path, err);
-	if (r < 0)
-		return r;
-	s = calloc(1, sizeof *s);
 	if (!s)
 		return pd_error_set(err, -ENOMEM, "out of memory");
-	if (sqlite3_open_v2(path, &s->db,
-			    SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX,
-			    NULL) != SQLITE_OK) {
-		r = pd_error_set(err, -EIO, "cannot open database %s: %s", path,
+	if (sqlite3_open_v2(path, &s->db, flags | SQLITE_OPEN_NOMUTEX, NULL) != SQLITE_OK) {
+		r = !(flags & SQLITE_OPEN_CREATE) && sqlite3_errcode(s->db) == SQLITE_CANTOPEN
+			? -ENOENT
+			: -EIO;
+		r = pd_error_set(err, r, "cannot open database %s: %s", path,
 				 s->db ? sqlite3_errmsg(s->db) : "out of memory");
 		goto fail;
 	}
 	sqlite3_busy_timeout(s->db, 5000);
-	r = exec_sql(s->db,
-		     "PRAGMA journal_mode = WAL;"
-		     "PRAGMA synchronous = NORMAL;"
-		     "PRAGMA foreign_keys = ON;",
-		     err, "configure database");
-	if (r < 0)
-		goto fail;
-	r = migrate(s, err);
+	r = exec_sql(s->db, pragmas, err, "configure database");
+	if (r >= 0 && migrate_it)
+		r = migrate(s, err);
 	if (r < 0)
 		goto fail;
 	*ret = s;
@@ -315,9 +326,59 @@ fail:
 	return r;
 }
 
+int store_open(const char *path, struct store **ret, pd_error *err)
+{
+	int r = secure_files(path, err);
+
+	if (r < 0)
+		return r;
+	return open_db(path, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE,
+		       "PRAGMA journal_mode = WAL;"
+		       "PRAGMA synchronous = NORMAL;"
+		       "PRAGMA foreign_keys = ON;",
+		       /* migrate_it= */ true, ret, err);
+}
+
+int store_open_reader(const char *path, struct store **ret, pd_error *err)
+{
+	return open_db(path, SQLITE_OPEN_READWRITE, "PRAGMA query_only = ON;",
+		       /* migrate_it= */ false, ret, err);
+}
+
+int store_read_begin(struct store *s)
+{
+	/* A deferred BEGIN takes its snapshot at the first read: read once. */
+	if (sqlite3_exec(s->db, "BEGIN; SELECT 1 FROM sqlite_schema LIMIT 1;", NULL, NULL, NULL) !=
+	    SQLITE_OK) {
+		sqlite3_exec(s->db, "ROLLBACK", NULL, NULL, NULL);
+		return -EIO;
+	}
+	return 0;
+}
+
+void store_read_end(struct store *s)
+{
+	if (sqlite3_exec(s->db, "COMMIT", NULL, NULL, NULL) != SQLITE_OK)
+		sqlite3_exec(s->db, "ROLLBACK", NULL, NULL, NULL);
+}
+
+int store_checkpoint(struct store *s)
+{
+	int rc = sqlite3_wal_checkpoint_v2(s->db, NULL, SQLITE_CHECKPOINT_PASSIVE, NULL, NULL);
+
+	return rc == SQLITE_OK ? 0 : rc == SQLITE_BUSY ? -EAGAIN : -EIO;
+}
+
+void store_set_autocheckpoint(struct store *s, int pages)
+{
+	sqlite3_wal_autocheckpoint(s->db, pages);
+}
+
 struct store *store_close(struct store *s)
 {
 	if (s) {
+		for (size_t i = 0; i < s->n_stmts; i++)
+			sqlite3_finalize(s->stmts[i].st);
 		sqlite3_close(s->db);
 		free(s);
 	}
@@ -414,15 +475,14 @@ int store_box_insert(struct store *s, struct box_row *row, pd_error *err)
 
 int store_box_update(struct store *s, const struct box_row *row, pd_error *err)
 {
-	_cleanup_stmt_ sqlite3_stmt *st = NULL;
+	static const char sql[] =
+	    "UPDATE boxes SET name = ?1, state = ?2, type = ?3, image = ?4,"
+	    " created = ?5, last_started = ?6, error = ?7, expires = ?9, layers = ?10,"
+	    " net_addr = ?11, uid_base = ?12 WHERE id = ?8";
+	_cleanup_cached_ sqlite3_stmt *st = NULL;
 
-	if (sqlite3_prepare_v2(
-		s->db,
-		"UPDATE boxes SET name = ?1, state = ?2, type = ?3, image = ?4,"
-		" created = ?5, last_started = ?6, error = ?7, expires = ?9, layers = ?10,"
-		" net_addr = ?11, uid_base = ?12 WHERE id = ?8",
-		-1, &st, NULL) != SQLITE_OK ||
-	    bind_row(st, row) < 0 || sqlite3_bind_int64(st, 8, row->id) != SQLITE_OK)
+	if (store_stmt(s, sql, &st) < 0 || bind_row(st, row) < 0 ||
+	    sqlite3_bind_int64(st, 8, row->id) != SQLITE_OK)
 		return sql_err(s->db, err, "update box");
 	if (sqlite3_step(st) != SQLITE_DONE)
 		return sql_err(s->db, err, "update box");
@@ -437,7 +497,7 @@ int store_box_delete(struct store *s, int64_t id, pd_error *err)
 }
 
 #define BOX_COLUMNS                                                                                \
-	"id, name, state, type, image, created, last_started, error, expires, layers, net_addr,"  \
+	"id, name, state, type, image, created, last_started, error, expires, layers, net_addr,"   \
 	" uid_base"
 
 static void box_from(sqlite3_stmt *st, struct box_row *row)
@@ -567,10 +627,9 @@ int store_transaction(struct store *s, int (*fn)(struct store *s, void *userdata
 
 int store_job_insert(struct store *s, struct job_row *row, pd_error *err)
 {
-	_cleanup_stmt_ sqlite3_stmt *st = NULL;
+	_cleanup_cached_ sqlite3_stmt *st = NULL;
 
-	if (sqlite3_prepare_v2(s->db, "INSERT INTO jobs (box_id, name, state) VALUES (?1, ?2, ?3)",
-			       -1, &st, NULL) != SQLITE_OK ||
+	if (store_stmt(s, "INSERT INTO jobs (box_id, name, state) VALUES (?1, ?2, ?3)", &st) < 0 ||
 	    sqlite3_bind_int64(st, 1, row->box_id) != SQLITE_OK ||
 	    sqlite3_bind_text(st, 2, row->name, -1, SQLITE_STATIC) != SQLITE_OK ||
 	    sqlite3_bind_text(st, 3, row->state, -1, SQLITE_STATIC) != SQLITE_OK)
@@ -888,6 +947,23 @@ int store_layer_ids(struct store *s, int64_t **ret, size_t *ret_n)
 	*ret = TAKE_PTR(v);
 	*ret_n = n;
 	return 0;
+}
+
+int store_layer_referenced(struct store *s, int64_t id)
+{
+	_cleanup_cached_ sqlite3_stmt *st = NULL;
+
+	/* A stack is "7,5,2": ",7,5,2," holds ",5," exactly when 5 is in it. */
+	if (store_stmt(s,
+		       "SELECT EXISTS (SELECT 1 FROM boxes"
+		       "  WHERE instr(',' || layers || ',', ',' || ?1 || ',') > 0)"
+		       " OR EXISTS (SELECT 1 FROM snapshots"
+		       "  WHERE instr(',' || layers || ',', ',' || ?1 || ',') > 0)"
+		       " OR EXISTS (SELECT 1 FROM intents WHERE layer = ?1)",
+		       &st) < 0 ||
+	    sqlite3_bind_int64(st, 1, id) != SQLITE_OK || sqlite3_step(st) != SQLITE_ROW)
+		return -EIO;
+	return sqlite3_column_int(st, 0) ? 1 : 0;
 }
 
 #define SNAPSHOT_COLUMNS "seq, id, box, label, created, image, layers, error, box_id"

@@ -47,6 +47,29 @@ struct box_row {
 int store_open(const char *path, struct store **ret, pd_error *err);
 struct store *store_close(struct store *s);
 
+/* A second connection to the database store_open() made and migrated, for
+ * reads that must not wait for (nor hold) the engine lock: it refuses
+ * writes (query_only) but may checkpoint (store_checkpoint()). -ENOENT if
+ * there is no database at path. Like every connection, one thread at a
+ * time. */
+int store_open_reader(const char *path, struct store **ret, pd_error *err);
+
+/* A read transaction: every read between store_read_begin() and
+ * store_read_end() sees the database as one commit left it, whatever other
+ * connections commit meanwhile (WAL: they do not wait for it). */
+int store_read_begin(struct store *s);
+void store_read_end(struct store *s);
+
+/* Copies what the write-ahead log holds into the database file, as far as
+ * no reader needs it (a passive checkpoint: it waits for no one and no
+ * writer waits for it). The connection that commits checkpoints only as a
+ * fallback (store_set_autocheckpoint()), so its commits do not pay for the
+ * copy and its fsync. */
+int store_checkpoint(struct store *s);
+/* After a commit that leaves at least pages in the log, that connection
+ * checkpoints itself (sqlite's default: 1000). */
+void store_set_autocheckpoint(struct store *s, int pages);
+
 /* The schema version of the open database. */
 int store_schema_version(struct store *s);
 
@@ -155,6 +178,10 @@ int store_layer_get_size(struct store *s, int64_t id, int64_t *ret);
 int store_layer_set_size(struct store *s, int64_t id, int64_t size);
 /* Every layer id, ascending; *ret malloc'd. */
 int store_layer_ids(struct store *s, int64_t **ret, size_t *ret_n);
+/* 1 if a box's or a snapshot's stack or an intent names layer id, 0 if
+ * none does, -errno if the rows cannot be read. One statement: cheap enough
+ * to ask under the engine lock for each layer about to be removed. */
+int store_layer_referenced(struct store *s, int64_t id);
 
 #define STORE_LABEL_MAX 255
 

@@ -79,13 +79,12 @@ int store_volume_foreach(struct store *s, int (*fn)(const struct volume_row *row
 /* The first column of every row of a one-parameter query, as int64s. */
 static int query_ids(struct store *s, const char *sql, int64_t param, int64_t **ret, size_t *ret_n)
 {
-	_cleanup_stmt_ sqlite3_stmt *st = NULL;
+	_cleanup_cached_ sqlite3_stmt *st = NULL;
 	_cleanup_free_ int64_t *ids = NULL;
 	size_t n = 0;
 	int rc;
 
-	if (sqlite3_prepare_v2(s->db, sql, -1, &st, NULL) != SQLITE_OK ||
-	    sqlite3_bind_int64(st, 1, param) != SQLITE_OK)
+	if (store_stmt(s, sql, &st) < 0 || sqlite3_bind_int64(st, 1, param) != SQLITE_OK)
 		return -EIO;
 	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
 		int64_t *ni = realloc(ids, (n + 1) * sizeof *ni);

@@ -15,6 +15,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <glob.h>
+#include <pthread.h>
 #include <grp.h>
 #include <sched.h>
 #include <stdio.h>
@@ -30,6 +31,7 @@
 #include "engine/jobs.h"
 #include "engine/volumes.h"
 #include "runtime/fake.h"
+#include "store/store.h"
 #include "common/util.h"
 
 /* Paths that do not exist: the fake never runs a program. */
@@ -651,6 +653,76 @@ START_TEST(t_stale_id)
 }
 END_TEST
 
+struct delete_call {
+	int64_t id;
+	int r;
+	pd_error err;
+};
+
+static void *delete_main(void *userdata)
+{
+	struct delete_call *c = userdata;
+
+	c->r = engine_box_delete(eng, c->id, &c->err);
+	return NULL;
+}
+
+/* The layer collector reads the rows outside the engine lock: a layer no
+ * row named when it read, but that an action claimed before it took the
+ * lock (here an intent row, committed while the collector is held between
+ * its read and its lock), is kept; once nothing claims it, it goes. */
+START_TEST(t_gc_keeps_claimed_layer)
+{
+	char db[256], layer[300], hold[256], arm[300], held[300], env[300];
+	struct intent_row in = {.kind = "snapshot", .box_id = 1};
+	struct delete_call c = {0};
+	struct store *s = NULL;
+	pd_error err = {0};
+	pthread_t t;
+	int64_t size;
+	int i;
+
+	snprintf(db, sizeof db, "%s/paddock.db", cfg.data);
+	ck_assert_int_eq(store_open(db, &s, &err), 0);
+	/* A layer nothing uses: its row and its directory. */
+	ck_assert_int_eq(store_layer_insert(s, time(NULL), &in.layer, &err), 0);
+	snprintf(layer, sizeof layer, "%s/layers/L%lld", cfg.data, (long long)in.layer);
+	ck_assert_int_eq(mkdir_p(layer, 0755), 0);
+	create_ok("a");
+	create_ok("b");
+	c.id = id_of("a");
+
+	snprintf(hold, sizeof hold, "%s/hold", tmp);
+	snprintf(arm, sizeof arm, "%s/arm", hold);
+	snprintf(held, sizeof held, "%s/held", hold);
+	snprintf(env, sizeof env, "gc-read:%s", hold);
+	ck_assert_int_eq(mkdir(hold, 0700), 0);
+	put(arm, "");
+	setenv("PADDOCK_HOLD", env, 1);
+	/* Deleting a box collects garbage: it stops at gc-read, having read
+	 * the rows and chosen the layer. */
+	ck_assert_int_eq(pthread_create(&t, NULL, delete_main, &c), 0);
+	for (i = 0; i < 1000 && access(held, F_OK) < 0; i++)
+		usleep(10000);
+	ck_assert_msg(access(held, F_OK) == 0, "the collector never reached gc-read");
+	/* An action claims the layer now. */
+	ck_assert_int_eq(store_intent_insert(s, &in, &err), 0);
+	ck_assert_int_eq(unlink(held), 0);
+	ck_assert_int_eq(pthread_join(t, NULL), 0);
+	unsetenv("PADDOCK_HOLD");
+	ck_assert_msg(c.r == 0, "delete: %d %s", c.r, c.err.msg);
+	ck_assert_msg(access(layer, F_OK) == 0, "a claimed layer was removed");
+	ck_assert_int_eq(store_layer_get_size(s, in.layer, &size), 0);
+
+	/* Unclaimed, it goes at the next collection. */
+	ck_assert_int_eq(store_intent_delete(s, in.id, &err), 0);
+	ck_assert_int_eq(engine_box_delete(eng, id_of("b"), &err), 0);
+	ck_assert_int_eq(access(layer, F_OK), -1);
+	ck_assert_int_eq(store_layer_get_size(s, in.layer, &size), -ENOENT);
+	store_close(s);
+}
+END_TEST
+
 static Suite *engine_suite(bool as_root)
 {
 	Suite *s = suite_create("engine");
@@ -671,6 +743,7 @@ static Suite *engine_suite(bool as_root)
 	tcase_add_test(tc, t_jobs);
 	tcase_add_test(tc, t_ttl_stops);
 	tcase_add_test(tc, t_stale_id);
+	tcase_add_test(tc, t_gc_keeps_claimed_layer);
 	suite_add_tcase(s, tc);
 	return s;
 }

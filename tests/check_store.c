@@ -918,6 +918,79 @@ START_TEST(test_layers_snapshots_intents)
 }
 END_TEST
 
+static int count_box(const struct box_row *row, void *userdata)
+{
+	(void)row;
+	(*(int *)userdata)++;
+	return 0;
+}
+
+/* What the layer collector asks under the engine lock: whether any box,
+ * snapshot or intent names a layer. Whole ids only: 1 is not in "12,21". */
+START_TEST(test_layer_referenced)
+{
+	struct box_row b = {0};
+	struct snapshot_row sn = {0};
+	struct intent_row in = {0};
+	pd_error err = {0};
+
+	open_store();
+	for (int64_t id = 1; id <= 30; id++)
+		ck_assert_int_eq(store_layer_referenced(st, id), 0);
+	snprintf(b.name, sizeof b.name, "web");
+	snprintf(b.state, sizeof b.state, "stopped");
+	snprintf(b.type, sizeof b.type, "small");
+	snprintf(b.image, sizeof b.image, "tiny");
+	snprintf(b.layers, sizeof b.layers, "12,21");
+	ck_assert_int_eq(store_box_insert(st, &b, &err), 0);
+	snprintf(sn.box, sizeof sn.box, "gone");
+	snprintf(sn.image, sizeof sn.image, "tiny");
+	snprintf(sn.layers, sizeof sn.layers, "3");
+	ck_assert_int_eq(store_snapshot_insert(st, &sn, &err), 0);
+	snprintf(in.kind, sizeof in.kind, "snapshot");
+	in.box_id = b.id;
+	in.layer = 7;
+	ck_assert_int_eq(store_intent_insert(st, &in, &err), 0);
+	for (int64_t id = 1; id <= 30; id++)
+		ck_assert_msg(store_layer_referenced(st, id) ==
+				  (id == 12 || id == 21 || id == 3 || id == 7),
+			      "layer %lld", (long long)id);
+	ck_assert_int_eq(store_snapshot_delete(st, sn.seq, &err), 0);
+	ck_assert_int_eq(store_layer_referenced(st, 3), 0);
+}
+END_TEST
+
+/* The collector's connection: it refuses writes, and one read transaction
+ * sees one state while the other connection commits. */
+START_TEST(test_reader)
+{
+	struct store *rd = NULL;
+	struct box_row b = {0};
+	pd_error err = {0};
+	int64_t l;
+	int n = 0;
+
+	ck_assert_int_eq(store_open_reader(db_path, &rd, &err), -ENOENT);
+	open_store();
+	ck_assert_int_eq(store_open_reader(db_path, &rd, &err), 0);
+	ck_assert_int_lt(store_layer_insert(rd, 1, &l, &err), 0);
+	ck_assert_int_eq(store_read_begin(rd), 0);
+	snprintf(b.name, sizeof b.name, "web");
+	snprintf(b.state, sizeof b.state, "stopped");
+	snprintf(b.type, sizeof b.type, "small");
+	snprintf(b.image, sizeof b.image, "tiny");
+	ck_assert_int_eq(store_box_insert(st, &b, &err), 0);
+	ck_assert_int_eq(store_box_foreach(rd, count_box, &n), 0);
+	ck_assert_int_eq(n, 0);
+	store_read_end(rd);
+	n = 0;
+	ck_assert_int_eq(store_box_foreach(rd, count_box, &n), 0);
+	ck_assert_int_eq(n, 1);
+	ck_assert_int_eq(store_checkpoint(rd), 0);
+	store_close(rd);
+}
+END_TEST
+
 static Suite *store_suite(void)
 {
 	Suite *s = suite_create("store");
@@ -937,6 +1010,8 @@ static Suite *store_suite(void)
 	tcase_add_test(tc, test_transaction_commit);
 	tcase_add_test(tc, test_transaction_rollback);
 	tcase_add_test(tc, test_layers_snapshots_intents);
+	tcase_add_test(tc, test_layer_referenced);
+	tcase_add_test(tc, test_reader);
 	tcase_add_test(tc, test_migrate_from_v1);
 	tcase_add_test(tc, test_migrate_from_v3);
 	tcase_add_test(tc, test_owner);
