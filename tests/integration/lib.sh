@@ -298,29 +298,66 @@ export -f hc pd_url
 # Boxes from the debian image (PD_IMAGE=debian). It takes a minute or two
 # to build: built once into a cache beside the build tree
 # (tests/images-cache, or PD_IMAGES) and linked into each run. Skips the
-# test when it cannot be built.
+# test when it cannot be built for want of a Debian mirror; fails it when
+# the mirror answers and the build fails all the same.
 pd_use_debian() {
-	pd_debian_cache || skip_all "cannot build the debian image (no Debian mirror?)"
-	export PD_IMAGE=debian
+	pd_use_image debian
+}
+
+# pd_use_image NAME: boxes from image NAME (debian or desktop), from the
+# cache as pd_use_debian does.
+pd_use_image() {
+	if ! pd_image_cache "$1"; then
+		pd_mirror_answers || skip_all "cannot build the $1 image (no Debian mirror)"
+		echo "1..1"
+		echo "not ok 1 - the $1 image builds (the mirror answers)"
+		exit 1
+	fi
+	export PD_IMAGE=$1
 }
 
 # pd_debian_cache: the debian image in the cache (built once, as
 # pd_use_debian does), PD_IMAGES set to the cache; non-zero when it cannot
 # be built (for a test that checks the debian image only in part).
 pd_debian_cache() {
-	local cache=${PD_IMAGES:-$TOP_BUILDDIR/tests/images-cache}
-	if [ ! -d "$cache/debian/rootfs" ]; then
-		mkdir -p "$cache"
-		printf '[paddock]\ndata = %s\n' "$(dirname "$cache")/images-cache-data" >"$cache.ini"
-		mkdir -p "$(dirname "$cache")/images-cache-data"
-		if ! "$MKIMAGE" --config "$cache.ini" debian >"$cache.log" 2>&1; then
-			tail -n 20 "$cache.log" | sed 's/^/# /'
+	pd_image_cache debian
+}
+
+# pd_image_cache NAME: image NAME in the cache, built there once per cache
+# (desktop on the cache's debian, building that first), PD_IMAGES set to
+# the cache; non-zero, the build log's end as diagnostics, when it cannot be
+# built. The cache is the images/ directory of a data directory (a link to
+# one, tests/images-cache-data/images, unless PD_IMAGES names one).
+pd_image_cache() {
+	local name=$1 cache=${PD_IMAGES:-$TOP_BUILDDIR/tests/images-cache} real data
+	if [ ! -d "$cache/$name/rootfs" ]; then
+		# An empty directory left by an older run is no cache.
+		[ -L "$cache" ] || rmdir "$cache" 2>/dev/null
+		if [ ! -e "$cache" ]; then
+			data=$(dirname "$cache")/images-cache-data
+			mkdir -p "$data/images" && ln -s "$data/images" "$cache" || return 1
+		fi
+		real=$(readlink -f "$cache")
+		if [ "${real##*/}" != images ]; then
+			diag "$cache is not the images/ directory of a data directory"
 			return 1
 		fi
-		rm -rf "$cache"
-		ln -s "$(dirname "$cache")/images-cache-data/images" "$cache"
+		printf '[paddock]\ndata = %s\n' "${real%/images}" >"$cache.ini"
+		if ! "$MKIMAGE" --config "$cache.ini" "$name" >"$cache.$name.log" 2>&1; then
+			tail -n 20 "$cache.$name.log" | sed 's/^/# /'
+			return 1
+		fi
 	fi
 	export PD_IMAGES=$cache
+}
+
+# True when the host's Debian mirror (where apt would fetch busybox-static
+# from) answers over HTTP: a failed image build is then a failure, not a
+# machine without a mirror.
+pd_mirror_answers() {
+	local uri
+	uri=$(apt-get -qq --print-uris download busybox-static 2>/dev/null | head -n1 | cut -d"'" -f2)
+	[ -n "$uri" ] && curl -fsS -o /dev/null -I --max-time 20 "$uri"
 }
 
 # pd_node_project DIR: a Node project with a zero-dependency `node --test`
