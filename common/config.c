@@ -899,7 +899,7 @@ void config_type_names(const struct pd_config *c, char *buf, size_t bufsz)
 			break;
 }
 
-int box_type_format(const struct box_type *t, char *buf, size_t bufsz)
+int config_box_type_format(const struct box_type *t, char *buf, size_t bufsz)
 {
 	char cpus[32], memory[32], disk[32];
 	int n;

@@ -186,4 +186,4 @@ bool config_net_prefix_contains(const struct net_prefix *p, int family, const vo
 
 /* Renders a type the way /paddock/types/NAME shows it:
  * "cpus 1\nmemory 2G\npids 4096\ndisk 10G\n". Returns the length. */
-int box_type_format(const struct box_type *t, char *buf, size_t bufsz);
+int config_box_type_format(const struct box_type *t, char *buf, size_t bufsz);

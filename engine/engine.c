@@ -1609,7 +1609,7 @@ int engine_start_timers(struct engine *e)
 	if (r != 0)
 		return -r;
 	e->timer_started = true;
-	r = jobs_start(e);
+	r = eng_jobs_start(e);
 	if (r >= 0 && e->cfg->userns && eng_owners_start(e) < 0)
 		log_warn(
 		    "cannot watch the boxes' roots (fanotify): files the host writes there keep "
@@ -1661,7 +1661,7 @@ int engine_box_delete(struct engine *e, int64_t id, pd_error *err)
 	pd_mutex_lock(&e->lock);
 	b->state = BOX_STOPPED;
 	(void)store_box_delete(e->store, id, NULL);
-	jobs_forget_box(e, id);
+	eng_jobs_forget_box(e, id);
 	/* The box's own stream is gone with its directory; the global one
 	 * records the deletion. */
 	if (e->events_fd >= 0) {
@@ -2102,7 +2102,7 @@ int engine_new_on(const struct pd_config *cfg, const char *init_path, struct run
 	if (r >= 0)
 		clear_stray_views(e);
 	if (r >= 0)
-		r = jobs_load(e);
+		r = eng_jobs_load(e);
 	if (r < 0) {
 		pd_error_set(err, r, "cannot load boxes: %s", strerror(-r));
 		goto fail;
@@ -2143,7 +2143,7 @@ struct engine *engine_free(struct engine *e)
 	eng_lxcfs_stop(e);
 	eng_dns_stop(e);
 	eng_owners_stop(e);
-	jobs_stop(e);
+	eng_jobs_stop(e);
 	if (e->snapmnt_dir)
 		eng_snapshot_mounts_clear(e);
 	for (size_t i = 0; i < e->n_boxes; i++) {

@@ -362,5 +362,8 @@ uint64_t eng_lxcfs_spec(struct engine *e, struct box_spec *spec);
 void eng_lxcfs_started(struct engine *e, int64_t box_id);
 
 /* jobs.c */
-int jobs_load(struct engine *e);
-void jobs_forget_box(struct engine *e, int64_t box_id);
+int eng_jobs_load(struct engine *e);
+/* Starts following running jobs (inotify); called by engine_start_timers. */
+int eng_jobs_start(struct engine *e);
+void eng_jobs_stop(struct engine *e);
+void eng_jobs_forget_box(struct engine *e, int64_t box_id);

@@ -121,7 +121,7 @@ static void remove_job(struct engine *e, struct job *j)
 }
 
 /* Drops the jobs of a deleted box. Engine lock held. */
-void jobs_forget_box(struct engine *e, int64_t box_id)
+void eng_jobs_forget_box(struct engine *e, int64_t box_id)
 {
 	for (size_t i = 0; i < e->n_jobs;) {
 		struct job *j = e->jobs[i];
@@ -950,7 +950,7 @@ static void *inotify_main(void *userdata)
 			return NULL;
 		}
 		if (p[1].revents)
-			return NULL; /* jobs_stop() */
+			return NULL; /* eng_jobs_stop() */
 		ssize_t n = read(e->inotify_fd, buf, sizeof buf);
 		if (n < 0) {
 			if (errno == EINTR || errno == EAGAIN)
@@ -998,12 +998,12 @@ static int load_job(const struct job_row *row, void *userdata)
 	return 0;
 }
 
-int jobs_load(struct engine *e)
+int eng_jobs_load(struct engine *e)
 {
 	return store_job_foreach(e->store, load_job, e);
 }
 
-int jobs_start(struct engine *e)
+int eng_jobs_start(struct engine *e)
 {
 	char dir[4096];
 	int r;
@@ -1034,7 +1034,7 @@ int jobs_start(struct engine *e)
 	return 0;
 }
 
-void jobs_stop(struct engine *e)
+void eng_jobs_stop(struct engine *e)
 {
 	if (e->inotify_started) {
 		uint64_t one = 1;

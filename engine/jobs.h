@@ -66,7 +66,3 @@ int engine_job_open_stream(struct engine *e, int64_t job, enum job_stream s);
 int engine_job_stdin(struct engine *e, int64_t job, const char *data, size_t len, pd_error *err);
 /* ctl: "signal NAME|NUM", "kill", "eof". */
 int engine_job_ctl(struct engine *e, int64_t job, const char *cmd, pd_error *err);
-
-/* Starts following running jobs (inotify); called by engine_start_timers. */
-int jobs_start(struct engine *e);
-void jobs_stop(struct engine *e);

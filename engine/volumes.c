@@ -1403,7 +1403,8 @@ static void import_free(struct volume_import *imp)
 	free(imp);
 }
 
-int volume_import_begin(struct engine *e, int64_t id, struct volume_import **ret, pd_error *err)
+int engine_volume_import_begin(struct engine *e, int64_t id, struct volume_import **ret,
+			       pd_error *err)
 {
 	struct volume_import *imp;
 	struct volume *v;
@@ -1444,8 +1445,8 @@ int volume_import_begin(struct engine *e, int64_t id, struct volume_import **ret
 	return 0;
 }
 
-int volume_import_write(struct volume_import *imp, uint64_t off, const char *buf, size_t len,
-			pd_error *err)
+int engine_volume_import_write(struct volume_import *imp, uint64_t off, const char *buf, size_t len,
+			       pd_error *err)
 {
 	int r;
 
@@ -1463,7 +1464,7 @@ int volume_import_write(struct volume_import *imp, uint64_t off, const char *buf
 	return 0;
 }
 
-int volume_import_finish(struct volume_import *imp, pd_error *err)
+int engine_volume_import_finish(struct volume_import *imp, pd_error *err)
 {
 	const struct pd_config *cfg = imp->e->cfg;
 	struct tar_limits lim = TAR_LIMITS_INIT;
@@ -1509,7 +1510,7 @@ int volume_import_finish(struct volume_import *imp, pd_error *err)
 	return r;
 }
 
-void volume_import_abort(struct volume_import *imp)
+void engine_volume_import_abort(struct volume_import *imp)
 {
 	if (imp)
 		import_free(imp);

@@ -121,8 +121,9 @@ int volume_export_open(struct engine *e, int64_t id, struct export_stream **ret,
  * volume's error.
  */
 struct volume_import;
-int volume_import_begin(struct engine *e, int64_t id, struct volume_import **ret, pd_error *err);
-int volume_import_write(struct volume_import *imp, uint64_t off, const char *buf, size_t len,
-			pd_error *err);
-int volume_import_finish(struct volume_import *imp, pd_error *err);
-void volume_import_abort(struct volume_import *imp);
+int engine_volume_import_begin(struct engine *e, int64_t id, struct volume_import **ret,
+			       pd_error *err);
+int engine_volume_import_write(struct volume_import *imp, uint64_t off, const char *buf, size_t len,
+			       pd_error *err);
+int engine_volume_import_finish(struct volume_import *imp, pd_error *err);
+void engine_volume_import_abort(struct volume_import *imp);

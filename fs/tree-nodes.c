@@ -223,7 +223,7 @@ static int read_type(struct tree *t, const struct obj *o, struct pd_buf *out)
 	const struct pd_config *cfg = engine_config(t->engine);
 	char text[256];
 
-	box_type_format(&cfg->types[INO_ID(o->ino)], text, sizeof text);
+	config_box_type_format(&cfg->types[INO_ID(o->ino)], text, sizeof text);
 	return pd_buf_printf(out, "%s", text);
 }
 
@@ -646,7 +646,7 @@ static int open_volume_import(struct tree *t, const struct obj *o, struct tree_f
 			      struct tree_error *te)
 {
 	pd_error err = {0};
-	int r = volume_import_begin(t->engine, o->id, &f->import, &err);
+	int r = engine_volume_import_begin(t->engine, o->id, &f->import, &err);
 
 	if (r < 0 && err.code) {
 		engine_volume_record_error(t->engine, o->id, "import", &err);

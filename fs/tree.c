@@ -715,7 +715,7 @@ static void file_free(struct tree *t, struct tree_file *f)
 		f->next->prev = f->prev;
 	pd_mutex_unlock(&t->lock);
 	export_stream_close(f->export);
-	volume_import_abort(f->import);
+	engine_volume_import_abort(f->import);
 	if (f->stream_fd >= 0)
 		close(f->stream_fd);
 	free(f->content);
@@ -987,7 +987,7 @@ static int accumulate(struct tree_file *f, uint64_t off, const char *buf, size_t
 static int finish_import(struct tree_file *f, struct tree_error *te)
 {
 	pd_error err = {0};
-	int r = volume_import_finish(TAKE_PTR(f->import), &err);
+	int r = engine_volume_import_finish(TAKE_PTR(f->import), &err);
 
 	if (r < 0 && err.code)
 		tree_tell(te, "import", &err);
@@ -1004,7 +1004,7 @@ static int write_import(struct tree *t, struct tree_file *f, uint64_t off, const
 
 	if (!f->import)
 		return -EBADF;
-	r = volume_import_write(f->import, off, buf, len, &err);
+	r = engine_volume_import_write(f->import, off, buf, len, &err);
 	/* Applied at close, but not at the flush of a descriptor closed
 	 * before any write (a shell's dup2 of a redirection). */
 	f->pending = r >= 0;

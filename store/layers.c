@@ -98,7 +98,7 @@ int layer_stack_replace_oldest(struct layer_stack *s, size_t count, int64_t id)
 	return 0;
 }
 
-int snapshot_id_make(const char *box, int64_t seq, char *buf, size_t bufsz)
+int layers_snapshot_id(const char *box, int64_t seq, char *buf, size_t bufsz)
 {
 	char suffix[24];
 	size_t keep;

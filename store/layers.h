@@ -51,7 +51,7 @@ int layer_stack_replace_oldest(struct layer_stack *s, size_t count, int64_t id);
 /* A snapshot's id: "BOX-SEQ", the box name shortened so the whole fits a
  * name ([a-z0-9][a-z0-9._-]{0,62}). SEQ is never reused and the id splits
  * at its last '-', so ids never collide. -EINVAL if box is not a name. */
-int snapshot_id_make(const char *box, int64_t seq, char *buf, size_t bufsz);
+int layers_snapshot_id(const char *box, int64_t seq, char *buf, size_t bufsz);
 
 /* Garbage: the ids in present[] that are not in referenced[]. Writes them
  * to ret (room for n_present) and returns how many. Order is kept. */

@@ -1007,7 +1007,7 @@ int store_snapshot_insert(struct store *s, struct snapshot_row *row, pd_error *e
 	    sqlite3_bind_int64(st, 8, row->box_id) != SQLITE_OK || sqlite3_step(st) != SQLITE_DONE)
 		return sql_err(s->db, err, "insert snapshot");
 	seq = sqlite3_last_insert_rowid(s->db);
-	r = snapshot_id_make(row->box, seq, id, sizeof id);
+	r = layers_snapshot_id(row->box, seq, id, sizeof id);
 	if (r < 0)
 		return pd_error_set(err, r, "cannot name a snapshot of %s", row->box);
 	if (sqlite3_prepare_v2(s->db, "UPDATE snapshots SET id = ?1 WHERE seq = ?2", -1, &up,

@@ -197,7 +197,7 @@ struct snapshot_row {
 	char error[PD_ERROR_MAX + 64];
 };
 
-/* Inserts a snapshot, choosing its id (snapshot_id_make(box, seq)): sets
+/* Inserts a snapshot, choosing its id (layers_snapshot_id(box, seq)): sets
  * row->seq and row->id. */
 int store_snapshot_insert(struct store *s, struct snapshot_row *row, pd_error *err);
 /* -ENOENT if there is no such snapshot. */

@@ -573,18 +573,19 @@ START_TEST(test_type_format)
 	char buf[128];
 
 	ck_assert_int_eq(config_load(NULL, &c, NULL), 0);
-	ck_assert_int_eq(box_type_format(config_find_type(&c, "small"), buf, sizeof(buf)), 36);
+	ck_assert_int_eq(config_box_type_format(config_find_type(&c, "small"), buf, sizeof(buf)),
+			 36);
 	ck_assert_str_eq(buf, "cpus 1\nmemory 2G\npids 4096\ndisk 10G\n");
-	box_type_format(config_find_type(&c, "medium"), buf, sizeof(buf));
+	config_box_type_format(config_find_type(&c, "medium"), buf, sizeof(buf));
 	ck_assert_str_eq(buf, "cpus 2\nmemory 4G\npids 4096\ndisk 10G\n");
-	box_type_format(config_find_type(&c, "large"), buf, sizeof(buf));
+	config_box_type_format(config_find_type(&c, "large"), buf, sizeof(buf));
 	ck_assert_str_eq(buf, "cpus 4\nmemory 8G\npids 4096\ndisk 10G\n");
-	box_type_format(&t, buf, sizeof(buf));
+	config_box_type_format(&t, buf, sizeof(buf));
 	ck_assert_str_eq(buf, "cpus 0.5\nmemory 1536\npids 7\ndisk 512M\n");
 	/* Too small a buffer is an error, not a silently cut file. */
-	ck_assert_int_eq(box_type_format(&t, buf, 10), -ENOBUFS);
-	ck_assert_int_eq(box_type_format(config_find_type(&c, "small"), buf, 36), -ENOBUFS);
-	ck_assert_int_eq(box_type_format(config_find_type(&c, "small"), buf, 37), 36);
+	ck_assert_int_eq(config_box_type_format(&t, buf, 10), -ENOBUFS);
+	ck_assert_int_eq(config_box_type_format(config_find_type(&c, "small"), buf, 36), -ENOBUFS);
+	ck_assert_int_eq(config_box_type_format(config_find_type(&c, "small"), buf, 37), 36);
 	config_release(&c);
 }
 END_TEST

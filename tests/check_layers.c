@@ -70,16 +70,16 @@ START_TEST(test_snapshot_ids)
 {
 	char id[64], longname[64];
 
-	ck_assert_int_eq(snapshot_id_make("web", 3, id, sizeof id), 0);
+	ck_assert_int_eq(layers_snapshot_id("web", 3, id, sizeof id), 0);
 	ck_assert_str_eq(id, "web-3");
 	memset(longname, 'a', 63);
 	longname[63] = '\0';
-	ck_assert_int_eq(snapshot_id_make(longname, 12345, id, sizeof id), 0);
+	ck_assert_int_eq(layers_snapshot_id(longname, 12345, id, sizeof id), 0);
 	ck_assert_uint_eq(strlen(id), 63);
 	ck_assert_str_eq(id + 57, "-12345");
-	ck_assert_int_eq(snapshot_id_make("Bad", 1, id, sizeof id), -EINVAL);
-	ck_assert_int_eq(snapshot_id_make("web", 0, id, sizeof id), -EINVAL);
-	ck_assert_int_eq(snapshot_id_make("web", 3, id, 4), -ENAMETOOLONG);
+	ck_assert_int_eq(layers_snapshot_id("Bad", 1, id, sizeof id), -EINVAL);
+	ck_assert_int_eq(layers_snapshot_id("web", 0, id, sizeof id), -EINVAL);
+	ck_assert_int_eq(layers_snapshot_id("web", 3, id, 4), -ENAMETOOLONG);
 }
 END_TEST
 
