@@ -242,7 +242,7 @@ int eng_lowerdir(const struct engine *e, const char *stack, const char *image, u
 	FILE *f;
 	int r = 0;
 
-	if (layer_stack_parse(stack, &s) < 0)
+	if (layers_stack_parse(stack, &s) < 0)
 		return pd_error_set(err, -EIO, "corrupt layer stack \"%s\"", stack);
 	image_rootfs(e->images_dir, image, rootfs, sizeof rootfs);
 	if (access(rootfs, F_OK) < 0)

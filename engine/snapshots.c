@@ -115,11 +115,11 @@ static int take_commit_tx(struct store *s, void *userdata)
 	char text[LAYER_STACK_TEXT_MAX];
 	int r;
 
-	r = layer_stack_parse(c->box->layers, &stack);
+	r = layers_stack_parse(c->box->layers, &stack);
 	if (r >= 0)
-		r = layer_stack_push(&stack, c->in->layer);
+		r = layers_stack_push(&stack, c->in->layer);
 	if (r >= 0)
-		r = layer_stack_format(&stack, text, sizeof text);
+		r = layers_stack_format(&stack, text, sizeof text);
 	if (r < 0)
 		return pd_error_set(c->err, r, "cannot add a layer to the stack of %s",
 				    c->box->name);
@@ -223,11 +223,11 @@ static int merge_commit_tx(struct store *s, void *userdata)
 		struct layer_stack stack;
 		char text[LAYER_STACK_TEXT_MAX];
 
-		r = layer_stack_parse(c->rows[i].layers, &stack);
+		r = layers_stack_parse(c->rows[i].layers, &stack);
 		if (r >= 0)
-			r = layer_stack_replace_oldest(&stack, c->count, c->in->layer);
+			r = layers_stack_replace_oldest(&stack, c->count, c->in->layer);
 		if (r >= 0)
-			r = layer_stack_format(&stack, text, sizeof text);
+			r = layers_stack_format(&stack, text, sizeof text);
 		if (r < 0)
 			return pd_error_set(c->err, r, "cannot merge the stack of %s",
 					    c->rows[i].name);
@@ -260,9 +260,9 @@ static int merge_stack(struct engine *e, struct box_row *const *rows, size_t n_r
 	int r;
 
 	assert(n_rows >= 1 && n_rows <= ELEMENTSOF(copies));
-	if (layer_stack_parse(rows[0]->layers, &s) < 0)
+	if (layers_stack_parse(rows[0]->layers, &s) < 0)
 		return pd_error_set(err, -EIO, "box %s has a corrupt layer stack", rows[0]->name);
-	count = layer_stack_merge_count(&s, e->cfg->layer_merge_depth);
+	count = layers_stack_merge_count(&s, e->cfg->layer_merge_depth);
 	if (count == 0)
 		return 0;
 
@@ -407,7 +407,7 @@ static int take(struct engine *e, struct box *b, const char *kind, const char *l
 	}
 
 	pd_mutex_lock(&e->lock);
-	if (layer_stack_parse(b->row.layers, &stack) < 0 || stack.n >= LAYER_STACK_DEPTH_MAX) {
+	if (layers_stack_parse(b->row.layers, &stack) < 0 || stack.n >= LAYER_STACK_DEPTH_MAX) {
 		pd_mutex_unlock(&e->lock);
 		free(nb);
 		return pd_error_set(err, -ENOSPC,
@@ -1095,7 +1095,7 @@ int engine_snapshot_size(struct engine *e, const char *id, uint64_t *ret)
 
 	pd_mutex_lock(&e->lock);
 	r = store_snapshot_get(e->store, id, &row);
-	if (r >= 0 && (layer_stack_parse(row.layers, &s) < 0 || s.n == 0))
+	if (r >= 0 && (layers_stack_parse(row.layers, &s) < 0 || s.n == 0))
 		r = -EIO;
 	if (r >= 0)
 		r = store_layer_get_size(e->store, s.ids[0], &size);
@@ -1342,14 +1342,14 @@ int engine_snapshot_delete(struct engine *e, const char *id, pd_error *err)
 		r = pd_error_set(err, -ENOENT, "no snapshot %s", id);
 		goto out;
 	}
-	if (layer_stack_parse(row.layers, &s) < 0 || s.n == 0) {
+	if (layers_stack_parse(row.layers, &s) < 0 || s.n == 0) {
 		r = pd_error_set(err, -EIO, "snapshot %s has a corrupt layer stack", id);
 		goto out;
 	}
 	for (size_t i = 0; i < e->n_boxes; i++) {
 		struct layer_stack bs;
-		if (layer_stack_parse(e->boxes[i]->row.layers, &bs) >= 0 &&
-		    layer_stack_contains(&bs, s.ids[0])) {
+		if (layers_stack_parse(e->boxes[i]->row.layers, &bs) >= 0 &&
+		    layers_stack_contains(&bs, s.ids[0])) {
 			r = pd_error_set(err, -EBUSY,
 					 "box %s is built on it (its filesystem stands on the "
 					 "snapshot's layers): delete that box or restore it to "
@@ -1409,7 +1409,7 @@ static int ids_add_stack(struct ids *ids, const char *text)
 	struct layer_stack s;
 	int r = 0;
 
-	if (layer_stack_parse(text, &s) < 0)
+	if (layers_stack_parse(text, &s) < 0)
 		return -EIO; /* unreadable: keep everything */
 	for (size_t i = 0; i < s.n && r >= 0; i++)
 		r = ids_add(ids, s.ids[i]);
@@ -1517,7 +1517,7 @@ void eng_gc(struct engine *e, bool at_start)
 	d = opendir(e->layers_dir);
 	while (d && r >= 0 && (de = readdir(d))) {
 		int64_t id;
-		if (layer_dir_id(de->d_name, &id) >= 0)
+		if (layers_dir_id(de->d_name, &id) >= 0)
 			r = ids_add(&present, id);
 	}
 	if (d)

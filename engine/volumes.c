@@ -1330,7 +1330,8 @@ static void export_release(void *userdata)
 	free(h);
 }
 
-int volume_export_open(struct engine *e, int64_t id, struct export_stream **ret, pd_error *err)
+int engine_volume_export_open(struct engine *e, int64_t id, struct export_stream **ret,
+			      pd_error *err)
 {
 	char name[NAME_MAX_LEN + 1];
 	struct export_source src = {.kind = "volume", .source = name};

@@ -108,7 +108,8 @@ bool engine_box_volumes_pending(struct engine *e, int64_t box_id);
  * volume is -EBUSY and so is an import into it.
  */
 struct export_stream;
-int volume_export_open(struct engine *e, int64_t id, struct export_stream **ret, pd_error *err);
+int engine_volume_export_open(struct engine *e, int64_t id, struct export_stream **ret,
+			      pd_error *err);
 
 /*
  * Import: an archive made by export (or any tar, plain, gzip or zstd) is

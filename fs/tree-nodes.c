@@ -629,7 +629,7 @@ static int open_volume_export(struct tree *t, const struct obj *o, struct tree_f
 			      struct tree_error *te)
 {
 	pd_error err = {0};
-	int r = volume_export_open(t->engine, o->id, &f->export, &err);
+	int r = engine_volume_export_open(t->engine, o->id, &f->export, &err);
 
 	if (r >= 0)
 		f->wait_key = export_stream_key(f->export);

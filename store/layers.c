@@ -7,7 +7,7 @@
 #include "store/layers.h"
 #include "common/parse.h"
 
-int layer_stack_parse(const char *text, struct layer_stack *ret)
+int layers_stack_parse(const char *text, struct layer_stack *ret)
 {
 	struct layer_stack s = {0};
 	const char *p = text;
@@ -30,7 +30,7 @@ int layer_stack_parse(const char *text, struct layer_stack *ret)
 				return -EINVAL;
 		} else if (*p)
 			return -EINVAL;
-		if (s.n >= LAYER_STACK_DEPTH_MAX || layer_stack_contains(&s, v))
+		if (s.n >= LAYER_STACK_DEPTH_MAX || layers_stack_contains(&s, v))
 			return -EINVAL;
 		s.ids[s.n++] = v;
 	}
@@ -38,7 +38,7 @@ int layer_stack_parse(const char *text, struct layer_stack *ret)
 	return 0;
 }
 
-int layer_stack_format(const struct layer_stack *s, char *buf, size_t bufsz)
+int layers_stack_format(const struct layer_stack *s, char *buf, size_t bufsz)
 {
 	size_t off = 0;
 
@@ -54,11 +54,11 @@ int layer_stack_format(const struct layer_stack *s, char *buf, size_t bufsz)
 	return 0;
 }
 
-int layer_stack_push(struct layer_stack *s, int64_t id)
+int layers_stack_push(struct layer_stack *s, int64_t id)
 {
 	if (s->n >= LAYER_STACK_DEPTH_MAX)
 		return -ENOSPC;
-	if (id <= 0 || layer_stack_contains(s, id))
+	if (id <= 0 || layers_stack_contains(s, id))
 		return -EINVAL;
 	memmove(&s->ids[1], &s->ids[0], s->n * sizeof s->ids[0]);
 	s->ids[0] = id;
@@ -66,7 +66,7 @@ int layer_stack_push(struct layer_stack *s, int64_t id)
 	return 0;
 }
 
-bool layer_stack_contains(const struct layer_stack *s, int64_t id)
+bool layers_stack_contains(const struct layer_stack *s, int64_t id)
 {
 	for (size_t i = 0; i < s->n; i++)
 		if (s->ids[i] == id)
@@ -74,7 +74,7 @@ bool layer_stack_contains(const struct layer_stack *s, int64_t id)
 	return false;
 }
 
-size_t layer_stack_merge_count(const struct layer_stack *s, unsigned depth)
+size_t layers_stack_merge_count(const struct layer_stack *s, unsigned depth)
 {
 	size_t keep = depth / 2 ? depth / 2 - 1 : 0;
 
@@ -83,7 +83,7 @@ size_t layer_stack_merge_count(const struct layer_stack *s, unsigned depth)
 	return s->n - keep;
 }
 
-int layer_stack_replace_oldest(struct layer_stack *s, size_t count, int64_t id)
+int layers_stack_replace_oldest(struct layer_stack *s, size_t count, int64_t id)
 {
 	size_t keep;
 
@@ -132,12 +132,12 @@ size_t layers_select_garbage(const int64_t *present, size_t n_present, const int
 	return n;
 }
 
-int layer_dir_id(const char *name, int64_t *ret)
+int layers_dir_id(const char *name, int64_t *ret)
 {
 	struct layer_stack s;
 
 	if (name[0] != 'L' || !name[1] || strchr(name, ',') ||
-	    layer_stack_parse(name + 1, &s) < 0 || s.n != 1)
+	    layers_stack_parse(name + 1, &s) < 0 || s.n != 1)
 		return -EINVAL;
 	*ret = s.ids[0];
 	return 0;

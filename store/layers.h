@@ -28,25 +28,25 @@ struct layer_stack {
 
 /* Parses "7,5,2" (or "" for an empty stack). -EINVAL on anything else:
  * non-digits, ids <= 0, a repeated id, more than LAYER_STACK_DEPTH_MAX. */
-int layer_stack_parse(const char *text, struct layer_stack *ret);
+int layers_stack_parse(const char *text, struct layer_stack *ret);
 
 /* Writes the stack's text form into buf. -ENAMETOOLONG if it does not fit. */
-int layer_stack_format(const struct layer_stack *s, char *buf, size_t bufsz);
+int layers_stack_format(const struct layer_stack *s, char *buf, size_t bufsz);
 
 /* Puts id on top. -ENOSPC when the stack is full. */
-int layer_stack_push(struct layer_stack *s, int64_t id);
+int layers_stack_push(struct layer_stack *s, int64_t id);
 
-bool layer_stack_contains(const struct layer_stack *s, int64_t id);
+bool layers_stack_contains(const struct layer_stack *s, int64_t id);
 
 /* How many of the oldest layers of s to merge into one so the stack is no
  * deeper than depth (>= 2): 0 while it is not deeper. A merge leaves
  * depth/2 layers (the newest depth/2 - 1 and the merged one), so the next
  * ones come at most every depth/2 pushes, not at every push. */
-size_t layer_stack_merge_count(const struct layer_stack *s, unsigned depth);
+size_t layers_stack_merge_count(const struct layer_stack *s, unsigned depth);
 
 /* Replaces the oldest count layers of s by id (a merge of them). -EINVAL
  * if count is not 1..s->n or id is 0 or already elsewhere in the stack. */
-int layer_stack_replace_oldest(struct layer_stack *s, size_t count, int64_t id);
+int layers_stack_replace_oldest(struct layer_stack *s, size_t count, int64_t id);
 
 /* A snapshot's id: "BOX-SEQ", the box name shortened so the whole fits a
  * name ([a-z0-9][a-z0-9._-]{0,62}). SEQ is never reused and the id splits
@@ -59,4 +59,4 @@ size_t layers_select_garbage(const int64_t *present, size_t n_present, const int
 			     size_t n_referenced, int64_t *ret);
 
 /* "L123" -> 123; -EINVAL for any other name (L0, L01, L1.tmp, x). */
-int layer_dir_id(const char *name, int64_t *ret);
+int layers_dir_id(const char *name, int64_t *ret);

@@ -22,20 +22,20 @@ START_TEST(test_parse_format)
 	struct layer_stack s;
 	char buf[LAYER_STACK_TEXT_MAX];
 
-	ck_assert_int_eq(layer_stack_parse("", &s), 0);
+	ck_assert_int_eq(layers_stack_parse("", &s), 0);
 	ck_assert_uint_eq(s.n, 0);
-	ck_assert_int_eq(layer_stack_parse("7,5,2", &s), 0);
+	ck_assert_int_eq(layers_stack_parse("7,5,2", &s), 0);
 	ck_assert_uint_eq(s.n, 3);
 	ck_assert_int_eq(s.ids[0], 7);
 	ck_assert_int_eq(s.ids[2], 2);
-	ck_assert_int_eq(layer_stack_format(&s, buf, sizeof buf), 0);
+	ck_assert_int_eq(layers_stack_format(&s, buf, sizeof buf), 0);
 	ck_assert_str_eq(buf, "7,5,2");
-	ck_assert_int_eq(layer_stack_push(&s, 9), 0);
-	ck_assert_int_eq(layer_stack_format(&s, buf, sizeof buf), 0);
+	ck_assert_int_eq(layers_stack_push(&s, 9), 0);
+	ck_assert_int_eq(layers_stack_format(&s, buf, sizeof buf), 0);
 	ck_assert_str_eq(buf, "9,7,5,2");
-	ck_assert(layer_stack_contains(&s, 5));
-	ck_assert(!layer_stack_contains(&s, 6));
-	ck_assert_int_eq(layer_stack_format(&s, buf, 4), -ENAMETOOLONG);
+	ck_assert(layers_stack_contains(&s, 5));
+	ck_assert(!layers_stack_contains(&s, 6));
+	ck_assert_int_eq(layers_stack_format(&s, buf, 4), -ENAMETOOLONG);
 }
 END_TEST
 
@@ -46,7 +46,7 @@ START_TEST(test_parse_errors)
 	struct layer_stack s = {.n = 42};
 
 	for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++)
-		ck_assert_msg(layer_stack_parse(bad[i], &s) == -EINVAL, "accepted \"%s\"", bad[i]);
+		ck_assert_msg(layers_stack_parse(bad[i], &s) == -EINVAL, "accepted \"%s\"", bad[i]);
 	ck_assert_uint_eq(s.n, 42); /* untouched on failure */
 }
 END_TEST
@@ -57,12 +57,12 @@ START_TEST(test_depth_limit)
 	char text[LAYER_STACK_TEXT_MAX + 32] = "";
 
 	for (int i = 1; i <= LAYER_STACK_DEPTH_MAX; i++)
-		ck_assert_int_eq(layer_stack_push(&s, i), 0);
-	ck_assert_int_eq(layer_stack_push(&s, 1000), -ENOSPC);
-	ck_assert_int_eq(layer_stack_format(&s, text, LAYER_STACK_TEXT_MAX), 0);
+		ck_assert_int_eq(layers_stack_push(&s, i), 0);
+	ck_assert_int_eq(layers_stack_push(&s, 1000), -ENOSPC);
+	ck_assert_int_eq(layers_stack_format(&s, text, LAYER_STACK_TEXT_MAX), 0);
 	strcat(text, ",1000");
-	ck_assert_int_eq(layer_stack_parse(text, &s), -EINVAL);
-	ck_assert_int_eq(layer_stack_push(&(struct layer_stack){0}, 0), -EINVAL);
+	ck_assert_int_eq(layers_stack_parse(text, &s), -EINVAL);
+	ck_assert_int_eq(layers_stack_push(&(struct layer_stack){0}, 0), -EINVAL);
 }
 END_TEST
 
@@ -101,14 +101,14 @@ START_TEST(test_dir_names)
 {
 	int64_t id = 0;
 
-	ck_assert_int_eq(layer_dir_id("L12", &id), 0);
+	ck_assert_int_eq(layers_dir_id("L12", &id), 0);
 	ck_assert_int_eq(id, 12);
-	ck_assert_int_eq(layer_dir_id("L12.tmp", &id), -EINVAL);
-	ck_assert_int_eq(layer_dir_id("L12.del", &id), -EINVAL);
-	ck_assert_int_eq(layer_dir_id("L0", &id), -EINVAL);
-	ck_assert_int_eq(layer_dir_id("L", &id), -EINVAL);
-	ck_assert_int_eq(layer_dir_id("L1,2", &id), -EINVAL);
-	ck_assert_int_eq(layer_dir_id("x12", &id), -EINVAL);
+	ck_assert_int_eq(layers_dir_id("L12.tmp", &id), -EINVAL);
+	ck_assert_int_eq(layers_dir_id("L12.del", &id), -EINVAL);
+	ck_assert_int_eq(layers_dir_id("L0", &id), -EINVAL);
+	ck_assert_int_eq(layers_dir_id("L", &id), -EINVAL);
+	ck_assert_int_eq(layers_dir_id("L1,2", &id), -EINVAL);
+	ck_assert_int_eq(layers_dir_id("x12", &id), -EINVAL);
 }
 END_TEST
 
@@ -118,27 +118,27 @@ START_TEST(test_merge_count)
 	char buf[LAYER_STACK_TEXT_MAX];
 
 	for (int i = 1; i <= 4; i++)
-		ck_assert_int_eq(layer_stack_push(&s, i), 0);
-	ck_assert_uint_eq(layer_stack_merge_count(&s, 4), 0);
-	ck_assert_int_eq(layer_stack_push(&s, 5), 0); /* 5,4,3,2,1 */
-	ck_assert_uint_eq(layer_stack_merge_count(&s, 4), 4);
-	ck_assert_uint_eq(layer_stack_merge_count(&s, 16), 0);
-	ck_assert_uint_eq(layer_stack_merge_count(&s, 2), 5);
-	ck_assert_uint_eq(layer_stack_merge_count(&s, 3), 5);
-	ck_assert_int_eq(layer_stack_replace_oldest(&s, 4, 5), -EINVAL); /* still on top */
-	ck_assert_int_eq(layer_stack_replace_oldest(&s, 6, 9), -EINVAL);
-	ck_assert_int_eq(layer_stack_replace_oldest(&s, 0, 9), -EINVAL);
-	ck_assert_int_eq(layer_stack_replace_oldest(&s, 4, 0), -EINVAL);
-	ck_assert_int_eq(layer_stack_replace_oldest(&s, 4, 9), 0);
-	ck_assert_int_eq(layer_stack_format(&s, buf, sizeof buf), 0);
+		ck_assert_int_eq(layers_stack_push(&s, i), 0);
+	ck_assert_uint_eq(layers_stack_merge_count(&s, 4), 0);
+	ck_assert_int_eq(layers_stack_push(&s, 5), 0); /* 5,4,3,2,1 */
+	ck_assert_uint_eq(layers_stack_merge_count(&s, 4), 4);
+	ck_assert_uint_eq(layers_stack_merge_count(&s, 16), 0);
+	ck_assert_uint_eq(layers_stack_merge_count(&s, 2), 5);
+	ck_assert_uint_eq(layers_stack_merge_count(&s, 3), 5);
+	ck_assert_int_eq(layers_stack_replace_oldest(&s, 4, 5), -EINVAL); /* still on top */
+	ck_assert_int_eq(layers_stack_replace_oldest(&s, 6, 9), -EINVAL);
+	ck_assert_int_eq(layers_stack_replace_oldest(&s, 0, 9), -EINVAL);
+	ck_assert_int_eq(layers_stack_replace_oldest(&s, 4, 0), -EINVAL);
+	ck_assert_int_eq(layers_stack_replace_oldest(&s, 4, 9), 0);
+	ck_assert_int_eq(layers_stack_format(&s, buf, sizeof buf), 0);
 	ck_assert_str_eq(buf, "5,9");
-	ck_assert_uint_eq(layer_stack_merge_count(&s, 4), 0);
+	ck_assert_uint_eq(layers_stack_merge_count(&s, 4), 0);
 	/* depth 16: a merge leaves 8, the newest 7 untouched */
 	s = (struct layer_stack){0};
 	for (int i = 1; i <= 17; i++)
-		ck_assert_int_eq(layer_stack_push(&s, i), 0);
-	ck_assert_uint_eq(layer_stack_merge_count(&s, 16), 10);
-	ck_assert_int_eq(layer_stack_replace_oldest(&s, 10, 100), 0);
+		ck_assert_int_eq(layers_stack_push(&s, i), 0);
+	ck_assert_uint_eq(layers_stack_merge_count(&s, 16), 10);
+	ck_assert_int_eq(layers_stack_replace_oldest(&s, 10, 100), 0);
 	ck_assert_uint_eq(s.n, 8);
 	ck_assert_int_eq(s.ids[0], 17);
 	ck_assert_int_eq(s.ids[6], 11);
