@@ -6,7 +6,7 @@
  * The engine's list of a box's names is the truth the kernel set is made
  * from: each answer goes into the list first (under the engine lock, so a
  * table rebuilt meanwhile holds it too), then into the set (outside it,
- * see hook_record); a policy change drops the addresses of names the new
+ * see hook_record_many); a policy change drops the addresses of names the new
  * policy does not allow from both before the new rules load; a box that
  * stops forgets them. At daemon start the set's elements are read back
  * from the kernel (the table outlives the daemon) with their remaining
@@ -50,20 +50,28 @@ void eng_dns_forget(struct box *b)
 	free(b->names);
 	b->names = NULL;
 	b->n_names = 0;
+	b->names_expiry = 0;
 }
 
-/* Drops the expired records of b. */
+/* Drops the expired records of b: a walk of the list only once one may
+ * have expired (each answer calls it). */
 static void prune(struct box *b, int64_t now)
 {
 	size_t w = 0;
+	int64_t next = INT64_MAX;
 
+	if (b->names_expiry && now < b->names_expiry)
+		return;
 	for (size_t i = 0; i < b->n_names; i++) {
-		if (b->names[i].expires > now)
+		if (b->names[i].expires > now) {
+			if (b->names[i].expires < next)
+				next = b->names[i].expires;
 			b->names[w++] = b->names[i];
-		else
+		} else
 			free(b->names[i].name);
 	}
 	b->n_names = w;
+	b->names_expiry = next;
 }
 
 size_t eng_dns_elems(struct box *b, struct nft_elem *out, size_t max)
@@ -119,6 +127,8 @@ static int note(struct box *b, const char *name, const struct dns_addr *a, size_
 		}
 		if (rec->expires < now + t)
 			rec->expires = now + t;
+		if (rec->expires < b->names_expiry)
+			b->names_expiry = rec->expires;
 		el[k++] = (struct nft_elem){.addr = a[i].addr,
 					    .timeout_s = (unsigned)(rec->expires - now)};
 		*ret_k = k;
@@ -202,6 +212,7 @@ static void load_box(struct engine *e, struct box *b)
 			b->names = nn;
 			b->names[b->n_names++] = (struct net_name){
 			    .addr = a1 << 24 | a2 << 16 | a3 << 8 | a4, .expires = now + left};
+			b->names_expiry = 0;
 		}
 	}
 	json_decref(root);
@@ -246,52 +257,90 @@ static enum dns_verdict hook_decide(void *opaque, uint32_t src, const char *name
 	return v;
 }
 
-/* The set changes outside the engine lock (a kernel transaction, see
- * nft_names_add(); refreshed elements, whose element may hold a shorter
- * lifetime, are deleted and added again in it): the box's list is updated
- * first, under the lock,
- * and a policy change or stop that came meanwhile (names_gen moved on) is
- * made good after, by setting the set to the list again. */
-static int hook_record(void *opaque, uint32_t src, const char *name, const struct dns_addr *a,
-		       size_t n)
+/* The sets change outside the engine lock (one kernel transaction for all
+ * of recs, see nft_names_add_many(); refreshed elements, whose element may
+ * hold a shorter lifetime, are deleted and added again in it): the boxes'
+ * lists are updated first, under the lock, and a policy change or stop
+ * that came meanwhile (names_gen moved on) is made good after, by setting
+ * the box's set to its list again. Should the one transaction fail, each
+ * answer is tried alone, so one box's failure (a set gone with its box)
+ * does not fail another's answer. */
+static void hook_record_many(void *opaque, struct dns_record *recs, size_t n)
 {
 	struct engine *e = opaque;
 	pd_error err = {0};
-	_cleanup_free_ struct nft_elem *el = calloc(n, sizeof *el);
-	_cleanup_free_ bool *refresh = calloc(n, sizeof *refresh);
-	struct box *b;
-	size_t k = 0;
-	int64_t id = 0;
-	uint64_t gen = 0;
-	int r = -EACCES;
+	size_t total = 0, used = 0, k_all = 0;
+	_cleanup_free_ struct nft_elem *el = NULL;
+	_cleanup_free_ bool *refresh = NULL;
+	_cleanup_free_ struct nft_names *g = calloc(n, sizeof *g);
+	_cleanup_free_ uint64_t *gen = calloc(n, sizeof *gen);
+	int r;
 
-	if (!el || !refresh)
-		return -ENOMEM;
+	for (size_t i = 0; i < n; i++)
+		total += recs[i].n;
+	el = calloc(total + 1, sizeof *el);
+	refresh = calloc(total + 1, sizeof *refresh);
+	if (!el || !refresh || !g || !gen) {
+		for (size_t i = 0; i < n; i++)
+			recs[i].r = -ENOMEM;
+		return;
+	}
 	pd_mutex_lock(&e->lock);
-	b = box_by_addr(e, src);
-	if (b && b->policy.mode == POLICY_ALLOW_ALL)
-		r = 0;
-	else if (b && b->policy.mode == POLICY_ALLOWLIST && policy_allows_name(&b->policy, name)) {
-		r = note(b, name, a, n, el, refresh, &k, &err);
-		id = b->row.id;
-		gen = b->names_gen;
+	for (size_t i = 0; i < n; i++) {
+		struct box *b = box_by_addr(e, recs[i].src);
+		size_t k = 0;
+
+		recs[i].r = -EACCES;
+		if (b && b->policy.mode == POLICY_ALLOW_ALL)
+			recs[i].r = 0;
+		else if (b && b->policy.mode == POLICY_ALLOWLIST &&
+			 policy_allows_name(&b->policy, recs[i].name)) {
+			err = (pd_error){0};
+			recs[i].r = note(b, recs[i].name, recs[i].a, recs[i].n, el + used,
+					 refresh + used, &k, &err);
+			if (recs[i].r < 0)
+				log_warn("cannot allow the addresses of %s: %s", recs[i].name,
+					 err.msg);
+			g[i] = (struct nft_names){
+			    .id = b->row.id, .el = el + used, .n = k, .refresh = refresh + used};
+			gen[i] = b->names_gen;
+		}
+		if (recs[i].r < 0)
+			g[i].n = 0; /* what note() did is undone below (names_gen) */
+		used += k;
+		k_all += g[i].n;
 	}
 	pd_mutex_unlock(&e->lock);
-	if (r < 0 || k == 0)
-		goto out;
-	r = nft_names_add(e->cfg->nft_table, id, el, k, refresh, &err);
+	if (k_all == 0)
+		return;
+	r = nft_names_add_many(e->cfg->nft_table, g, n, &err);
+	if (r < 0)
+		for (size_t i = 0; i < n; i++) {
+			pd_error one = {0};
+			if (!g[i].n || recs[i].r < 0)
+				continue;
+			recs[i].r = n == 1 ? r
+					   : nft_names_add(e->cfg->nft_table, g[i].id, g[i].el,
+							   g[i].n, g[i].refresh, &one);
+			if (recs[i].r < 0)
+				log_warn("cannot allow the addresses of %s: %s", recs[i].name,
+					 n == 1 ? err.msg : one.msg);
+		}
 	pd_mutex_lock(&e->lock);
-	b = eng_find_box_id(e, id);
-	if (b && b->names_gen != gen && b->row.net_addr && names_sync(e, b, NULL) < 0)
-		log_warn("box %s: cannot set its looked-up addresses again", b->row.name);
+	for (size_t i = 0; i < n; i++) {
+		struct box *b;
+		bool seen = false;
+
+		for (size_t j = 0; j < i && !seen; j++) /* each box once */
+			seen = g[j].n && g[j].id == g[i].id;
+		b = g[i].n && !seen ? eng_find_box_id(e, g[i].id) : NULL;
+		if (b && b->names_gen != gen[i] && b->row.net_addr && names_sync(e, b, NULL) < 0)
+			log_warn("box %s: cannot set its looked-up addresses again", b->row.name);
+	}
 	pd_mutex_unlock(&e->lock);
-out:
-	if (r < 0 && r != -EACCES)
-		log_warn("cannot allow the addresses of %s: %s", name, err.msg);
-	return r;
 }
 
-static const struct dns_hooks hooks = {.decide = hook_decide, .record = hook_record};
+static const struct dns_hooks hooks = {.decide = hook_decide, .record_many = hook_record_many};
 
 int eng_dns_start(struct engine *e, uint32_t listen_addr, pd_error *err)
 {

@@ -57,6 +57,8 @@ struct box {
 	struct net_name *names;
 	size_t n_names;
 	uint64_t names_gen; /* moves on when the list is filtered or dropped */
+	/* No name in the list expires before this (0: not known). */
+	int64_t names_expiry;
 	uint64_t lxcfs_gen; /* lxcfs generation of the views it holds; 0: none */
 	/* Its link and rules being made during its start (engine-net.c). */
 	struct eng_net_up *net_up;

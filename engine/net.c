@@ -330,6 +330,10 @@ struct eng_net_up {
 	pthread_t thread;
 	int r;
 	pd_error err;
+	/* now_usec() at: the start of eng_net_box_up(), its namespaces made,
+	 * the link made and the rules in (on the thread). For the debug log:
+	 * what networking costs a start (tests/bench/net.sh reads it). */
+	unsigned long long t_begin, t_ns, t_link, t_rules;
 };
 
 /* b's veth (its eth0 in the namespace up->ns, with its address) and rules,
@@ -348,6 +352,7 @@ static int box_link_rules(struct eng_net_up *up)
 	netlink_box_mac(up->addr, mac);
 	r = netlink_box_link(e->cfg->bridge, ifname, up->ns, up->addr, mac, e->cfg->subnet_prefix,
 			     gateway_of(e->cfg), &up->err);
+	up->t_link = now_usec();
 	pd_mutex_lock(&e->lock);
 	if (r >= 0) {
 		r = box_rules_add(e, b, &up->err);
@@ -360,6 +365,7 @@ static int box_link_rules(struct eng_net_up *up)
 	if (r < 0)
 		b->row.net_addr = 0;
 	pd_mutex_unlock(&e->lock);
+	up->t_rules = now_usec();
 	/* The namespace stays for eng_net_box_down(): the runtime may be
 	 * opening it right now. */
 	if (r < 0)
@@ -390,6 +396,7 @@ int eng_net_box_up(struct engine *e, struct box *b, char *ret_ns, size_t ns_sz, 
 	up = calloc(1, sizeof *up);
 	if (!up)
 		return pd_error_set(err, -ENOMEM, "out of memory");
+	up->t_begin = now_usec();
 	pd_mutex_lock(&e->lock);
 	for (uint32_t h = 2; h < size - 1 && !addr; h++) {
 		bool used = false;
@@ -407,15 +414,17 @@ int eng_net_box_up(struct engine *e, struct box *b, char *ret_ns, size_t ns_sz, 
 	}
 
 	netns_path(e, b->row.name, ret_ns, ns_sz);
-	(void)netlink_netns_remove(ret_ns);
 	if (box_userns_base(e, b)) {
 		/* Owned by the box's user namespace: box root has its network
-		 * capabilities there (raw sockets, ports below 1024). */
+		 * capabilities there (raw sockets, ports below 1024). Leftovers
+		 * at both paths are removed first. */
 		char userns[4096];
 		eng_net_userns_path(e, b, userns, sizeof userns);
 		r = idmap_box_namespaces(box_userns_base(e, b), userns, ret_ns, err);
-	} else
+	} else {
+		(void)netlink_netns_remove(ret_ns);
 		r = netlink_netns_create(ret_ns, err);
+	}
 	if (r < 0) {
 		pd_mutex_lock(&e->lock);
 		b->row.net_addr = 0;
@@ -423,8 +432,9 @@ int eng_net_box_up(struct engine *e, struct box *b, char *ret_ns, size_t ns_sz, 
 		free(up);
 		return r;
 	}
-	*up = (struct eng_net_up){.e = e, .b = b, .addr = addr};
+	*up = (struct eng_net_up){.e = e, .b = b, .addr = addr, .t_begin = up->t_begin};
 	snprintf(up->ns, sizeof up->ns, "%s", ret_ns);
+	up->t_ns = now_usec();
 	/* The box's PID 1 may start before its link is there: it has no
 	 * network until then (its namespace's loopback only), and its port
 	 * sends nothing before its rules are in (the bridge table drops
@@ -443,11 +453,19 @@ int eng_net_box_ready(struct engine *e, struct box *b, pd_error *err)
 	struct eng_net_up *up = b->net_up;
 	int r;
 
+	unsigned long long t_wait = now_usec(), t_done;
+
 	(void)e;
 	if (!up)
 		return 0;
 	if (up->thread)
 		pthread_join(up->thread, NULL);
+	t_done = now_usec();
+	log_debug("box %s: network on the start's path %.3f ms (namespaces %.3f ms, wait for "
+		  "the link %.3f ms); on its thread, link %.3f ms, rules %.3f ms",
+		  b->row.name, ((up->t_ns - up->t_begin) + (t_done - t_wait)) / 1e3,
+		  (up->t_ns - up->t_begin) / 1e3, (t_done - t_wait) / 1e3,
+		  (up->t_link - up->t_ns) / 1e3, (up->t_rules - up->t_link) / 1e3);
 	b->net_up = NULL;
 	r = up->r;
 	if (r < 0 && err)

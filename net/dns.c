@@ -28,6 +28,8 @@
 #define DNS_NAME_MAX 256
 #define DNS_UDP_MAX 65535
 #define DNS_HEADER 12
+/* A records taken from one reply, at most. */
+#define DNS_REPLY_ADDRS 64
 
 /* What a query turned out to be. */
 struct query {
@@ -59,6 +61,18 @@ struct cache_entry {
 	size_t n_addrs;
 };
 
+/* An answer waiting for its records to be in force (see batch_flush()). */
+struct answer {
+	struct sockaddr_in to;
+	uint32_t src;
+	struct query q; /* owns q.owner */
+	uint8_t *wire;	/* malloc'd: the reply as it will leave */
+	size_t len;
+	ldns_pkt *rp; /* from upstream: parsed (see reply_done()); NULL: from the cache */
+	struct dns_addr addrs[DNS_REPLY_ADDRS];
+	size_t n;
+};
+
 struct pending {
 	int fd; /* connected to upstream; -1: slot free */
 	uint16_t up_id;
@@ -77,6 +91,11 @@ struct dns {
 	bool thread_started;
 	struct pending *pending; /* DNS_MAX_PENDING slots */
 	size_t n_pending;
+	struct answer *batch; /* DNS_BATCH: answers of this turn of the loop */
+	size_t n_batch;
+	int spare[DNS_SPARE_SOCKETS]; /* upstream sockets opened ahead */
+	size_t n_spare;
+	bool spare_tried; /* refilled since the last one was taken */
 
 	struct pd_mutex cache_lock;
 	struct cache_entry **cache; /* DNS_CACHE_SLOTS, one entry a slot */
@@ -416,21 +435,18 @@ void dns_forget_source(struct dns *d, uint32_t src)
 	pd_mutex_unlock(&d->cache_lock);
 }
 
-/* The reply from upstream to q (sent with ID up_id), from src's box.
- * Returns the message to send back (reply itself, ID restored, or a reply
- * made here), or NULL when reply is not the answer to q (drop it and keep
- * waiting). *ret_own: the result was allocated here. */
-static uint8_t *finish(struct dns *d, uint32_t src, struct query *q, uint16_t up_id, uint8_t *reply,
-		       size_t len, size_t *ret_len, bool *ret_own)
+/* The reply from upstream to q (sent with ID up_id): parsed, with its A
+ * records (up to DNS_REPLY_ADDRS) in addrs, *ret_n of them; NULL when reply
+ * is not the answer to q (drop it and keep waiting). */
+static ldns_pkt *reply_parse(const struct query *q, uint16_t up_id, const uint8_t *reply,
+			     size_t len, struct dns_addr *addrs, size_t *ret_n)
 {
 	ldns_pkt *rp = NULL;
 	ldns_rr *qr;
 	ldns_rr_list *answer;
-	struct dns_addr addrs[64];
 	size_t n = 0;
-	uint8_t *out = reply;
 
-	*ret_own = false;
+	*ret_n = 0;
 	if (len < DNS_HEADER || ldns_wire2pkt(&rp, reply, len) != LDNS_STATUS_OK)
 		return NULL;
 	if (!ldns_pkt_qr(rp) || ldns_pkt_id(rp) != up_id ||
@@ -454,21 +470,34 @@ static uint8_t *finish(struct dns *d, uint32_t src, struct query *q, uint16_t up
 		    ldns_rr_get_class(rr) != LDNS_RR_CLASS_IN || ldns_rr_rd_count(rr) != 1)
 			continue;
 		a = ldns_rr_rdf(rr, 0);
-		if (ldns_rdf_size(a) != 4 || n == ELEMENTSOF(addrs))
+		if (ldns_rdf_size(a) != 4 || n == DNS_REPLY_ADDRS)
 			continue;
 		memcpy(&be, ldns_rdf_data(a), 4);
 		addrs[n++] = (struct dns_addr){.addr = ntohl(be), .ttl = ldns_rr_ttl(rr)};
 	}
-	if (n && q->record) {
-		int r = d->hooks->record(d->opaque, src, q->name, addrs, n);
-		if (r < 0) {
-			ldns_pkt_set_id(rp, q->id);
-			out = local_reply(
-			    rp, r == -EACCES ? LDNS_RCODE_REFUSED : LDNS_RCODE_SERVFAIL, ret_len);
-			*ret_own = true;
-			ldns_pkt_free(rp);
-			return out;
-		}
+	*ret_n = n;
+	return rp;
+}
+
+/* The message to send back for the parsed reply rp (wire: reply, len
+ * bytes) to q from src, once its records' fate r is known (0: in force, or
+ * none to record): reply itself with the box's ID (and kept in the cache),
+ * or a reply made here when r < 0 (REFUSED for -EACCES, else SERVFAIL).
+ * Frees rp. *ret_own: the result was allocated here. */
+static uint8_t *reply_done(struct dns *d, uint32_t src, const struct query *q, ldns_pkt *rp,
+			   uint8_t *reply, size_t len, const struct dns_addr *addrs, size_t n,
+			   int r, size_t *ret_len, bool *ret_own)
+{
+	uint8_t *out = reply;
+
+	*ret_own = false;
+	if (r < 0) {
+		ldns_pkt_set_id(rp, q->id);
+		out = local_reply(rp, r == -EACCES ? LDNS_RCODE_REFUSED : LDNS_RCODE_SERVFAIL,
+				  ret_len);
+		*ret_own = true;
+		ldns_pkt_free(rp);
+		return out;
 	}
 	cache_put(d, src, q, rp, reply, len, addrs, n);
 	ldns_pkt_free(rp);
@@ -476,6 +505,36 @@ static uint8_t *finish(struct dns *d, uint32_t src, struct query *q, uint16_t up
 	reply[1] = (uint8_t)q->id;
 	*ret_len = len;
 	return out;
+}
+
+/* One answer's records through the hooks. */
+static int record_one(struct dns *d, uint32_t src, const char *name, const struct dns_addr *a,
+		      size_t n)
+{
+	struct dns_record rec = {.src = src, .name = name, .a = a, .n = n};
+
+	if (d->hooks->record)
+		return d->hooks->record(d->opaque, src, name, a, n);
+	d->hooks->record_many(d->opaque, &rec, 1);
+	return rec.r;
+}
+
+/* reply_parse(), the record hook when q asks for it, reply_done(); NULL
+ * when reply is not the answer to q. */
+static uint8_t *finish(struct dns *d, uint32_t src, struct query *q, uint16_t up_id, uint8_t *reply,
+		       size_t len, size_t *ret_len, bool *ret_own)
+{
+	struct dns_addr addrs[DNS_REPLY_ADDRS];
+	size_t n = 0;
+	ldns_pkt *rp = reply_parse(q, up_id, reply, len, addrs, &n);
+	int r = 0;
+
+	*ret_own = false;
+	if (!rp)
+		return NULL;
+	if (n && q->record)
+		r = record_one(d, src, q->name, addrs, n);
+	return reply_done(d, src, q, rp, reply, len, addrs, n, r, ret_len, ret_own);
 }
 
 /* ---- UDP ---------------------------------------------------------------- */
@@ -553,10 +612,98 @@ static int upstream_socket(struct dns *d, int type)
 	return fd;
 }
 
+static void batch_flush(struct dns *d);
+
+/* Queues an answer whose records must be in force before it leaves: q's
+ * name is moved into it (q->owner NULL after), wire (len bytes) copied.
+ * When there is no memory for it, the box gets SERVFAIL (rp freed). */
+static void batch_push(struct dns *d, const struct sockaddr_in *to, uint32_t src, struct query *q,
+		       const uint8_t *wire, size_t len, ldns_pkt *rp, const struct dns_addr *addrs,
+		       size_t n)
+{
+	struct answer *a;
+	uint8_t *copy = malloc(len);
+
+	if (!copy) {
+		size_t l = 0;
+		uint8_t *w = query_reply(q, LDNS_RCODE_SERVFAIL, &l);
+		if (w)
+			send_to(d->udp, to, w, l);
+		free(w);
+		if (rp)
+			ldns_pkt_free(rp);
+		return;
+	}
+	if (d->n_batch == DNS_BATCH)
+		batch_flush(d);
+	a = &d->batch[d->n_batch++];
+	memcpy(copy, wire, len);
+	*a = (struct answer){
+	    .to = *to, .src = src, .q = *q, .wire = copy, .len = len, .rp = rp, .n = n};
+	memcpy(a->addrs, addrs, n * sizeof *addrs);
+	q->owner = NULL;
+}
+
+static void answer_release(struct answer *a)
+{
+	if (a->rp)
+		ldns_pkt_free(a->rp);
+	a->rp = NULL;
+	free(a->wire);
+	a->wire = NULL;
+	query_release(&a->q);
+}
+
+/* Puts the records of every queued answer in force (one record_many()
+ * call: one set update for all of them), then sends each answer, or
+ * REFUSED/SERVFAIL in place of those whose records failed. */
+static void batch_flush(struct dns *d)
+{
+	struct dns_record recs[DNS_BATCH];
+	size_t n = d->n_batch;
+
+	if (!n)
+		return;
+	for (size_t i = 0; i < n; i++)
+		recs[i] = (struct dns_record){.src = d->batch[i].src,
+					      .name = d->batch[i].q.name,
+					      .a = d->batch[i].addrs,
+					      .n = d->batch[i].n};
+	if (d->hooks->record_many)
+		d->hooks->record_many(d->opaque, recs, n);
+	else
+		for (size_t i = 0; i < n; i++)
+			recs[i].r = d->hooks->record(d->opaque, recs[i].src, recs[i].name,
+						     recs[i].a, recs[i].n);
+	for (size_t i = 0; i < n; i++) {
+		struct answer *a = &d->batch[i];
+		uint8_t *out = a->wire;
+		size_t len = a->len;
+		bool own = false;
+
+		if (a->rp) {
+			out = reply_done(d, a->src, &a->q, a->rp, a->wire, a->len, a->addrs, a->n,
+					 recs[i].r, &len, &own);
+			a->rp = NULL;
+		} else if (recs[i].r < 0) {
+			out = query_reply(
+			    &a->q, recs[i].r == -EACCES ? LDNS_RCODE_REFUSED : LDNS_RCODE_SERVFAIL,
+			    &len);
+			own = true;
+		}
+		if (out)
+			send_to(d->udp, &a->to, out, len);
+		if (own)
+			free(out);
+		answer_release(a);
+	}
+	d->n_batch = 0;
+}
+
 /* Answers q (the query msg) from the cache: true when answered (or
- * refused). A recorded query's addresses are in force before the answer
- * leaves, as for a forwarded one. */
-static bool cache_reply(struct dns *d, uint32_t src, const struct query *q, const uint8_t *msg,
+ * queued: a recorded query's addresses are in force before the answer
+ * leaves, as for a forwarded one; q's name is moved into the queue). */
+static bool cache_reply(struct dns *d, uint32_t src, struct query *q, const uint8_t *msg,
 			const struct sockaddr_in *from)
 {
 	uint8_t out[DNS_CACHE_WIRE_MAX];
@@ -565,24 +712,38 @@ static bool cache_reply(struct dns *d, uint32_t src, const struct query *q, cons
 
 	if (!len)
 		return false;
-	if (n && q->record) {
-		int r = d->hooks->record(d->opaque, src, q->name, addrs, n);
-		if (r < 0) {
-			uint8_t *w = query_reply(
-			    q, r == -EACCES ? LDNS_RCODE_REFUSED : LDNS_RCODE_SERVFAIL, &len);
-			if (w)
-				send_to(d->udp, from, w, len);
-			free(w);
-			return true;
-		}
-	}
 	out[0] = (uint8_t)(q->id >> 8);
 	out[1] = (uint8_t)q->id;
 	/* The question as the box wrote it (its letters' case). */
 	if (len >= (size_t)DNS_HEADER + q->qname_len)
 		memcpy(out + DNS_HEADER, msg + DNS_HEADER, q->qname_len);
-	send_to(d->udp, from, out, len);
+	if (n && q->record)
+		batch_push(d, from, src, q, out, len, NULL, addrs, n);
+	else
+		send_to(d->udp, from, out, len);
 	return true;
+}
+
+/* An upstream UDP socket: one opened ahead when there is one. */
+static int upstream_udp(struct dns *d)
+{
+	if (d->n_spare) {
+		d->spare_tried = false;
+		return d->spare[--d->n_spare];
+	}
+	return upstream_socket(d, SOCK_DGRAM);
+}
+
+/* Opens upstream sockets ahead (the loop has nothing else to do). */
+static void spare_fill(struct dns *d)
+{
+	while (d->n_spare < DNS_SPARE_SOCKETS) {
+		int fd = upstream_socket(d, SOCK_DGRAM);
+		if (fd < 0)
+			break;
+		d->spare[d->n_spare++] = fd;
+	}
+	d->spare_tried = true;
 }
 
 static void udp_query(struct dns *d, uint8_t *msg, size_t len, const struct sockaddr_in *from)
@@ -615,7 +776,7 @@ static void udp_query(struct dns *d, uint8_t *msg, size_t len, const struct sock
 		} else if (d->pending[i].src == src)
 			same++;
 	}
-	fd = p && same < DNS_MAX_PENDING_PER_SOURCE ? upstream_socket(d, SOCK_DGRAM) : -EAGAIN;
+	fd = p && same < DNS_MAX_PENDING_PER_SOURCE ? upstream_udp(d) : -EAGAIN;
 	if (fd < 0) {
 		log_debug("dns: cannot forward %s: %s", q.name, strerror(-fd));
 		local = query_reply(&q, LDNS_RCODE_SERVFAIL, &local_len);
@@ -642,8 +803,10 @@ static void udp_query(struct dns *d, uint8_t *msg, size_t len, const struct sock
 static void udp_reply(struct dns *d, struct pending *p, uint8_t *buf)
 {
 	ssize_t n = recv(p->fd, buf, DNS_UDP_MAX, MSG_DONTWAIT);
-	size_t out_len = 0;
+	struct dns_addr addrs[DNS_REPLY_ADDRS];
+	size_t k = 0, out_len = 0;
 	bool own;
+	ldns_pkt *rp;
 	uint8_t *out;
 
 	if (n < 0) {
@@ -651,12 +814,19 @@ static void udp_reply(struct dns *d, struct pending *p, uint8_t *buf)
 			pending_fail(d, p, LDNS_RCODE_SERVFAIL); /* e.g. ICMP refused */
 		return;
 	}
-	out = finish(d, p->src, &p->q, p->up_id, buf, (size_t)n, &out_len, &own);
-	if (!out)
+	rp = reply_parse(&p->q, p->up_id, buf, (size_t)n, addrs, &k);
+	if (!rp)
 		return; /* not the reply: keep waiting */
-	send_to(d->udp, &p->client, out, out_len);
-	if (own)
-		free(out);
+	if (k && p->q.record)
+		/* Answered at the end of this turn, with the others. */
+		batch_push(d, &p->client, p->src, &p->q, buf, (size_t)n, rp, addrs, k);
+	else {
+		out = reply_done(d, p->src, &p->q, rp, buf, (size_t)n, addrs, k, 0, &out_len, &own);
+		if (out)
+			send_to(d->udp, &p->client, out, out_len);
+		if (own)
+			free(out);
+	}
 	pending_free(d, p);
 }
 
@@ -868,12 +1038,16 @@ static void *dns_thread(void *arg)
 	}
 	for (;;) {
 		struct epoll_event evs[32];
-		int n = epoll_wait(d->epfd, evs, ELEMENTSOF(evs), -1);
+		/* Nothing waiting: open upstream sockets ahead, then sleep. */
+		bool fill = d->n_spare < DNS_SPARE_SOCKETS && !d->spare_tried;
+		int n = epoll_wait(d->epfd, evs, ELEMENTSOF(evs), fill ? 0 : -1);
 
 		if (n < 0 && errno != EINTR) {
 			log_error("dns: epoll: %s", strerror(errno));
 			return NULL;
 		}
+		if (n == 0 && fill)
+			spare_fill(d);
 		for (int i = 0; i < n; i++) {
 			void *ptr = evs[i].data.ptr;
 			if (ptr == &d->wake)
@@ -895,6 +1069,7 @@ static void *dns_thread(void *arg)
 			} else
 				udp_reply(d, ptr, buf);
 		}
+		batch_flush(d);
 	}
 }
 
@@ -948,7 +1123,8 @@ int dns_start(uint32_t listen_addr, uint16_t port, uint32_t upstream, uint16_t u
 		d->tcp_fds[i] = -1;
 	d->pending = calloc(DNS_MAX_PENDING, sizeof *d->pending);
 	d->cache = calloc(DNS_CACHE_SLOTS, sizeof *d->cache);
-	if (!d->pending || !d->cache) {
+	d->batch = calloc(DNS_BATCH, sizeof *d->batch);
+	if (!d->pending || !d->cache || !d->batch) {
 		r = pd_error_set(err, -ENOMEM, "out of memory");
 		goto fail;
 	}
@@ -1021,6 +1197,11 @@ void dns_stop(struct dns *d)
 			query_release(&d->pending[i].q);
 		}
 	free(d->pending);
+	for (size_t i = 0; i < d->n_batch; i++)
+		answer_release(&d->batch[i]);
+	free(d->batch);
+	for (size_t i = 0; i < d->n_spare; i++)
+		close(d->spare[i]);
 	for (size_t i = 0; d->cache && i < DNS_CACHE_SLOTS; i++)
 		cache_entry_free(d->cache[i]);
 	free(d->cache);

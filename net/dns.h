@@ -23,8 +23,14 @@
  * upstream: boxes are IPv4-only, and an IPv6 address first would send
  * clients to a route that does not exist.
  *
- * Upstream, each query leaves from a fresh socket (a random source port)
- * with a fresh random ID; the reply must come from the upstream address,
+ * Answers that arrive together (one turn of the resolver's loop: several
+ * queries in flight, from one box or many) have their records handed over
+ * in one record_many() call, so one set update serves them all; each waits
+ * for that call.
+ *
+ * Upstream, each query leaves from a fresh socket (a random source port,
+ * used for that query alone; a few are opened ahead, while the resolver has
+ * nothing else to do) with a fresh random ID; the reply must come from the upstream address,
  * carry that ID and repeat the question, or it is dropped. A query that
  * gets no reply within DNS_TIMEOUT_MS is answered SERVFAIL. The message
  * itself is forwarded unchanged but for its ID (EDNS options included),
@@ -58,12 +64,25 @@
 #define DNS_CACHE_TTL_MAX 3600
 #define DNS_CACHE_WIRE_MAX 512
 #define DNS_CACHE_ADDRS 16
+/* Upstream sockets opened ahead, each for one query. */
+#define DNS_SPARE_SOCKETS 8
+/* Answers whose records are handed over together, at most. */
+#define DNS_BATCH 64
 
 enum dns_verdict { DNS_REFUSE, DNS_FORWARD, DNS_FORWARD_RECORD };
 
 struct dns_addr {
 	uint32_t addr; /* host byte order */
 	uint32_t ttl;  /* seconds, as the record says */
+};
+
+/* One answer's A records, for the record_many hook. */
+struct dns_record {
+	uint32_t src;	  /* the box (host byte order) */
+	const char *name; /* as for record() */
+	const struct dns_addr *a;
+	size_t n;
+	int r; /* set by the hook */
 };
 
 struct dns_hooks {
@@ -76,6 +95,10 @@ struct dns_hooks {
 	 * (SERVFAIL). */
 	int (*record)(void *opaque, uint32_t src, const char *name, const struct dns_addr *a,
 		      size_t n);
+	/* Optional: record() for several answers at once (those the resolver
+	 * has ready together), setting each one's r as record() would return
+	 * it. No answer of the lot leaves before the call returns. */
+	void (*record_many)(void *opaque, struct dns_record *recs, size_t n);
 };
 
 struct dns;

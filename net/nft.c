@@ -709,17 +709,28 @@ static int nl_batch_talk(struct mnl_nlmsg_batch *b, unsigned first, unsigned las
 	return r;
 }
 
-/* One transaction: deletes (refresh) then adds of el[0..n). */
-static int names_batch(const char *table, const char *set, const struct nft_elem *el, size_t n,
-		       const bool *refresh)
+static void names_set(char *buf, size_t sz, int64_t id)
 {
-	size_t sz = 1024 + 2 * n * 64;
-	/* libmnl wants twice the batch's limit. */
-	_cleanup_free_ char *buf = malloc(2 * sz);
+	snprintf(buf, sz, "box_%lld_names", (long long)id);
+}
+
+/* One transaction: for each of g[0..n), the deletes of its refreshed
+ * elements (unless adds_only) then its adds, in order, so an address that
+ * one group adds and a later one refreshes goes in with the later timeout. */
+static int names_batch(const char *table, const struct nft_names *g, size_t n, bool adds_only)
+{
+	size_t sz = 1024, total = 0;
+	_cleanup_free_ char *buf = NULL;
 	struct mnl_nlmsg_batch *b;
 	unsigned first;
+	char set[64];
 	int r;
 
+	for (size_t i = 0; i < n; i++)
+		total += g[i].n;
+	sz += 2 * n * 256 + 2 * total * 64;
+	/* libmnl wants twice the batch's limit. */
+	buf = malloc(2 * sz);
 	if (!buf)
 		return -ENOMEM;
 	b = mnl_nlmsg_batch_start(buf, sz);
@@ -728,13 +739,63 @@ static int names_batch(const char *table, const char *set, const struct nft_elem
 	nfnl_put(b, NFNL_MSG_BATCH_BEGIN, 0, AF_UNSPEC, NFNL_SUBSYS_NFTABLES);
 	mnl_nlmsg_batch_next(b);
 	first = nl_seq + 1;
-	if (refresh)
-		put_setelem(b, false, table, set, el, n, refresh);
-	put_setelem(b, true, table, set, el, n, NULL);
+	for (size_t i = 0; i < n; i++) {
+		bool any = false;
+
+		if (!g[i].n)
+			continue;
+		names_set(set, sizeof set, g[i].id);
+		for (size_t j = 0; !adds_only && g[i].refresh && j < g[i].n && !any; j++)
+			any = g[i].refresh[j];
+		if (any)
+			put_setelem(b, false, table, set, g[i].el, g[i].n, g[i].refresh);
+		put_setelem(b, true, table, set, g[i].el, g[i].n, NULL);
+	}
 	nfnl_put(b, NFNL_MSG_BATCH_END, 0, AF_UNSPEC, NFNL_SUBSYS_NFTABLES);
 	mnl_nlmsg_batch_next(b);
-	r = nl_batch_talk(b, first, nl_seq - 1);
+	r = first <= nl_seq - 1 ? nl_batch_talk(b, first, nl_seq - 1) : 0;
 	mnl_nlmsg_batch_stop(b);
+	return r;
+}
+
+/* One transaction for g[0..n) (their elements at most NAMES_BATCH in all),
+ * nl_lock held. */
+static int names_commit(const char *table, const struct nft_names *g, size_t n)
+{
+	bool any = false;
+	int r;
+
+	for (size_t i = 0; i < n && !any; i++)
+		for (size_t j = 0; g[i].refresh && j < g[i].n && !any; j++)
+			any = g[i].refresh[j];
+	r = nl_ensure();
+	if (r >= 0)
+		r = names_batch(table, g, n, false);
+	/* A refreshed element may have timed out meanwhile: its delete fails
+	 * the whole batch; add alone. */
+	if (r == -ENOENT && any)
+		r = names_batch(table, g, n, true);
+	return r;
+}
+
+int nft_names_add_many(const char *table, const struct nft_names *g, size_t n, pd_error *err)
+{
+	size_t total = 0;
+	int r = 0;
+
+	for (size_t i = 0; i < n; i++)
+		total += g[i].n;
+	if (total <= NAMES_BATCH) {
+		pd_mutex_lock(&nl_lock);
+		r = names_commit(table, g, n);
+		pd_mutex_unlock(&nl_lock);
+		if (r < 0)
+			return pd_error_set(err, r, "cannot add to the boxes' sets: %s",
+					    strerror(-r));
+		return 0;
+	}
+	for (size_t i = 0; i < n && r >= 0; i++)
+		r = nft_names_add(table, g[i].id, g[i].el, g[i].n, g[i].refresh, err);
 	return r;
 }
 
@@ -744,21 +805,14 @@ int nft_names_add(const char *table, int64_t id, const struct nft_elem *el, size
 	char set[64];
 	int r = 0;
 
-	snprintf(set, sizeof set, "box_%lld_names", (long long)id);
+	names_set(set, sizeof set, id);
 	pd_mutex_lock(&nl_lock);
 	for (size_t off = 0; off < n && r >= 0; off += NAMES_BATCH) {
 		size_t k = n - off < NAMES_BATCH ? n - off : NAMES_BATCH;
-		bool any = false;
+		struct nft_names g = {
+		    .id = id, .el = el + off, .n = k, .refresh = refresh ? refresh + off : NULL};
 
-		for (size_t i = 0; refresh && i < k && !any; i++)
-			any = refresh[off + i];
-		r = nl_ensure();
-		if (r >= 0)
-			r = names_batch(table, set, el + off, k, any ? refresh + off : NULL);
-		/* A refreshed element may have timed out meanwhile: its
-		 * delete fails the whole batch; add alone. */
-		if (r == -ENOENT && any)
-			r = names_batch(table, set, el + off, k, NULL);
+		r = names_commit(table, &g, 1);
 	}
 	pd_mutex_unlock(&nl_lock);
 	if (r < 0)

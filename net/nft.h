@@ -130,6 +130,20 @@ int nft_remove(const char *table, pd_error *err);
 int nft_names_add(const char *table, int64_t id, const struct nft_elem *el, size_t n,
 		  const bool *refresh, pd_error *err);
 
+/* Addresses for one box's set, for nft_names_add_many(). */
+struct nft_names {
+	int64_t id; /* the box: its set box_<id>_names */
+	const struct nft_elem *el;
+	size_t n;
+	const bool *refresh; /* as for nft_names_add(); may be NULL */
+};
+
+/* nft_names_add() for several sets (or several answers for one set) in one
+ * transaction: all of them are in force once it returns 0, none of the
+ * failing transaction's on failure. g[i] are applied in order. More than a
+ * batch's worth of elements in all: one nft_names_add() per group. */
+int nft_names_add_many(const char *table, const struct nft_names *g, size_t n, pd_error *err);
+
 /* Runs one batch of nft commands (text) in one transaction, on the kept
  * context: for changes the functions above do not cover. */
 int nft_exec(const char *text, pd_error *err);

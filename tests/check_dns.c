@@ -426,6 +426,12 @@ static struct hook_state {
 	char decided[256], recorded[256];
 	struct dns_addr addrs[8];
 	size_t n_addrs;
+	/* record_many(): its calls, the most answers in one, names nNNN.test
+	 * with NNN odd refused when refuse_odd, and done[NNN] set once the
+	 * call holding nNNN.test's answer is over. */
+	unsigned many_calls, many_max;
+	bool refuse_odd;
+	bool done[N_CONCURRENT];
 } hk;
 
 static enum dns_verdict test_decide(void *opaque, uint32_t src, const char *name)
@@ -447,16 +453,12 @@ static enum dns_verdict test_decide(void *opaque, uint32_t src, const char *name
 	return DNS_FORWARD;
 }
 
-static int test_record(void *opaque, uint32_t src, const char *name, const struct dns_addr *a,
-		       size_t n)
+/* record() without the delay, lock held. */
+static int record_locked(struct hook_state *h, uint32_t src, const char *name,
+			 const struct dns_addr *a, size_t n)
 {
-	struct hook_state *h = opaque;
 	unsigned num;
-	int r;
 
-	if (h->record_delay_ms)
-		usleep((useconds_t)h->record_delay_ms * 1000);
-	pthread_mutex_lock(&h->lock);
 	h->records++;
 	h->record_src = src;
 	snprintf(h->recorded, sizeof h->recorded, "%s", name);
@@ -466,12 +468,47 @@ static int test_record(void *opaque, uint32_t src, const char *name, const struc
 		h->mismatches++;
 	if (h->stopped)
 		h->after_stop++;
-	r = h->record_result;
+	if (h->refuse_odd && sscanf(name, "n%u.test", &num) == 1 && num % 2)
+		return -EACCES;
+	return h->record_result;
+}
+
+static void test_record_many(void *opaque, struct dns_record *recs, size_t n)
+{
+	struct hook_state *h = opaque;
+	unsigned num;
+
+	if (h->record_delay_ms)
+		usleep((useconds_t)h->record_delay_ms * 1000);
+	pthread_mutex_lock(&h->lock);
+	h->many_calls++;
+	if (n > h->many_max)
+		h->many_max = (unsigned)n;
+	for (size_t i = 0; i < n; i++)
+		recs[i].r = record_locked(h, recs[i].src, recs[i].name, recs[i].a, recs[i].n);
+	for (size_t i = 0; i < n; i++)
+		if (sscanf(recs[i].name, "n%u.test", &num) == 1 && num < N_CONCURRENT)
+			h->done[num] = true;
+	pthread_mutex_unlock(&h->lock);
+}
+
+static int test_record(void *opaque, uint32_t src, const char *name, const struct dns_addr *a,
+		       size_t n)
+{
+	struct hook_state *h = opaque;
+	int r;
+
+	if (h->record_delay_ms)
+		usleep((useconds_t)h->record_delay_ms * 1000);
+	pthread_mutex_lock(&h->lock);
+	r = record_locked(h, src, name, a, n);
 	pthread_mutex_unlock(&h->lock);
 	return r;
 }
 
 static const struct dns_hooks hooks = {.decide = test_decide, .record = test_record};
+static const struct dns_hooks hooks_many = {.decide = test_decide, .record_many = test_record_many};
+static const struct dns_hooks *use_hooks = &hooks;
 
 /* ---- the resolver under test ---------------------------------------------- */
 
@@ -486,7 +523,7 @@ static int start_resolver(uint16_t upstream_port, struct dns **ret, uint16_t *re
 		int r;
 
 		pd_error_clear(&err);
-		r = dns_start(LOOPBACK, port, LOOPBACK, upstream_port, &hooks, &hk, ret, &err);
+		r = dns_start(LOOPBACK, port, LOOPBACK, upstream_port, use_hooks, &hk, ret, &err);
 		if (r == -EADDRINUSE)
 			continue;
 		if (r == 0)
@@ -504,8 +541,15 @@ static void setup(void)
 	ck_assert_int_eq(start_resolver(up.port, &resolver, &resolver_port), 0);
 }
 
+static void setup_many(void)
+{
+	use_hooks = &hooks_many;
+	setup();
+}
+
 static void teardown(void)
 {
+	use_hooks = &hooks;
 	dns_stop(resolver);
 	resolver = NULL;
 	upstream_stop();
@@ -1474,6 +1518,104 @@ START_TEST(test_concurrent_udp)
 }
 END_TEST
 
+/* Answers that arrive together have their records handed over together
+ * (record_many), each with its own verdict, and none leaves before the
+ * call that holds it is over: 40 names (two boxes) whose answers upstream
+ * sends at once, the odd ones refused by the hook. */
+START_TEST(test_record_many_batch)
+{
+	enum { N = 40 };
+	int fds[2] = {udp_client_from(resolver_port, CLIENT_ADDR),
+		      udp_client_from(resolver_port, CLIENT_ADDR + 1)};
+	unsigned got = 0, refused = 0;
+	int64_t deadline = now_ms() + 10000;
+	bool seen[N] = {false};
+
+	hk.record_delay_ms = 30;
+	hk.refuse_odd = true;
+	send_held(fds[0], 0, N / 2, N, 0);
+	send_held(fds[1], N / 2, N / 2, N, 0);
+	while (got < N && now_ms() < deadline) {
+		struct pollfd p[2] = {{.fd = fds[0], .events = POLLIN},
+				      {.fd = fds[1], .events = POLLIN}};
+		if (poll(p, 2, 1000) <= 0)
+			continue;
+		for (int k = 0; k < 2; k++) {
+			uint8_t buf[MSG_MAX];
+			char name[32], addr[32];
+			ssize_t n;
+			ldns_pkt *pk;
+			unsigned i;
+			bool done;
+
+			if (!(p[k].revents & POLLIN) ||
+			    (n = recv(fds[k], buf, sizeof buf, MSG_DONTWAIT)) <= 0)
+				continue;
+			pk = parse(buf, n);
+			i = (unsigned)ldns_pkt_id(pk) - 1000;
+			ck_assert_uint_lt(i, N);
+			ck_assert_msg(!seen[i], "two replies to ID %u", 1000 + i);
+			seen[i] = true;
+			got++;
+			pthread_mutex_lock(&hk.lock);
+			done = hk.done[i];
+			pthread_mutex_unlock(&hk.lock);
+			ck_assert_msg(done, "n%u.test answered before its records were in force",
+				      i);
+			snprintf(name, sizeof name, "n%u.test", i);
+			expect_question(pk, name, LDNS_RR_TYPE_A);
+			if (i % 2) {
+				ck_assert_int_eq(ldns_pkt_get_rcode(pk), LDNS_RCODE_REFUSED);
+				ck_assert_uint_eq(ldns_pkt_ancount(pk), 0);
+				refused++;
+			} else {
+				ck_assert_int_eq(ldns_pkt_get_rcode(pk), LDNS_RCODE_NOERROR);
+				snprintf(addr, sizeof addr, "10.0.%u.%u", i / 256, i % 256);
+				expect_a(pk, (const char *const[]){addr, NULL});
+			}
+			ldns_pkt_free(pk);
+		}
+	}
+	ck_assert_uint_eq(got, N);
+	ck_assert_uint_eq(refused, N / 2);
+	ck_assert_uint_eq(hooks_now().records, N);
+	ck_assert_uint_eq(hooks_now().mismatches, 0);
+	/* Upstream sent the answers at once: some came in one call. */
+	ck_assert_uint_gt(hooks_now().many_max, 1);
+	ck_assert_uint_lt(hooks_now().many_calls, N);
+	close(fds[0]);
+	close(fds[1]);
+}
+END_TEST
+
+/* Through record_many too, a cached answer whose records are refused now
+ * gets REFUSED, and one allowed again is given from the cache. */
+START_TEST(test_record_many_cache)
+{
+	ldns_pkt *p = ask_plain("a.test", 1, CLIENT_ADDR, false, NULL, NULL);
+
+	ck_assert_int_eq(ldns_pkt_get_rcode(p), LDNS_RCODE_NOERROR);
+	ldns_pkt_free(p);
+	pthread_mutex_lock(&hk.lock);
+	hk.record_result = -EACCES;
+	pthread_mutex_unlock(&hk.lock);
+	p = ask_plain("a.test", 2, CLIENT_ADDR, false, NULL, NULL);
+	ck_assert_int_eq(ldns_pkt_get_rcode(p), LDNS_RCODE_REFUSED);
+	ck_assert_uint_eq(ldns_pkt_ancount(p), 0);
+	ldns_pkt_free(p);
+	pthread_mutex_lock(&hk.lock);
+	hk.record_result = 0;
+	pthread_mutex_unlock(&hk.lock);
+	p = ask_plain("a.test", 3, CLIENT_ADDR, false, NULL, NULL);
+	ck_assert_int_eq(ldns_pkt_get_rcode(p), LDNS_RCODE_NOERROR);
+	expect_a(p, (const char *const[]){"192.0.2.1", "192.0.2.2", NULL});
+	ldns_pkt_free(p);
+	ck_assert_uint_eq(upstream_queries(), 1);
+	ck_assert_uint_eq(hooks_now().many_calls, 3);
+	ck_assert_uint_eq(hooks_now().records, 3);
+}
+END_TEST
+
 /* One box with DNS_MAX_PENDING_PER_SOURCE queries waiting upstream gets
  * SERVFAIL at once for more; the waiting ones are still answered. */
 START_TEST(test_pending_per_box)
@@ -1705,6 +1847,15 @@ static Suite *dns_suite(void)
 	tcase_add_test(load, test_pending_per_box);
 	tcase_add_test(load, test_pending_limit);
 	suite_add_tcase(s, load);
+
+	TCase *many = tcase_create("record_many");
+	tcase_add_checked_fixture(many, setup_many, teardown);
+	tcase_set_timeout(many, 20);
+	tcase_add_test(many, test_record_many_batch);
+	tcase_add_test(many, test_record_many_cache);
+	tcase_add_test(many, test_concurrent_udp);
+	tcase_add_test(many, test_pending_per_box);
+	suite_add_tcase(s, many);
 
 	tcase_add_test(conf, test_resolv_conf);
 	suite_add_tcase(s, conf);

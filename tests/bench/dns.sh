@@ -36,6 +36,14 @@
 #                   round), every query a different name with a new
 #                   address: one nftables set update per answer, the most
 #                   expensive path
+#   relay-new       the floor under allowlist-new: the same names from box
+#                   "open" through dns-relay.c (built by this script), a
+#                   bare C relay in the resolver's place (the bridge
+#                   address, port 5300, opened in the daemon's table for
+#                   the run) that passes queries and replies as they are on
+#                   one kept upstream socket: the two extra hops any
+#                   forwarder at the bridge pays, and nothing else (no
+#                   target; its ratio to direct-new is printed)
 #
 # The box sides run the client in the box's network namespace
 # (nsenter --net=RUN/netns/BOX), so the query's source address is the
@@ -104,7 +112,7 @@ gw=${PD_SUBNET%.0/24}.1
 # prints "qps median_us answered lost" (median latency under load). Exits 1 on a wrong answer (and
 # says which), or when nothing was answered.
 cat >"$PD_TMP/dnsq.py" <<'PY'
-import random, select, socket, statistics, struct, sys, time
+import os, random, select, socket, statistics, struct, sys, time
 
 mode, server, names, start, count = sys.argv[1], sys.argv[2], sys.argv[3], int(sys.argv[4]), int(sys.argv[5])
 warm = int(sys.argv[6])
@@ -157,7 +165,7 @@ def fail(why):
     sys.exit(1)
 
 s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
-s.connect((server, 53))
+s.connect((server, int(os.environ.get("DNSQ_PORT", "53"))))
 base = random.randrange(1 << 16)
 
 if mode == "seq":
@@ -242,11 +250,22 @@ for b in $boxes; do
 done
 [ -e "$PD_TMP/run/netns/open" ] || bench_broken "no $PD_TMP/run/netns/open"
 
+# The bare relay (relay-new), on the bridge address, port 5300, which the
+# daemon's table is made to let in from the boxes for this run.
+cc -O2 -o "$PD_TMP/dns-relay" "$BENCH_DIR/dns-relay.c" 2>"$PD_TMP/cc.log" ||
+	bench_broken "cannot build dns-relay.c (a C compiler is needed): $(cat "$PD_TMP/cc.log")"
+nft insert rule inet "$PD_NFT_TABLE" from_boxes_to_host ip daddr "$gw" udp dport 5300 accept ||
+	bench_broken "cannot open port 5300 for the relay"
+"$PD_TMP/dns-relay" "$gw" 5300 $DNS 53 &
+relay_pid=$!
+stop_relay() { kill "$relay_pid" 2>/dev/null; wait "$relay_pid" 2>/dev/null; }
+bench_on_exit stop_relay
+
 # run ROUND SIDE MODE ARGS...: the client for one side; its line is
 # appended to $PD_TMP/SIDE.MODE.
-sides="direct allow-all allowlist direct-new allowlist-new"
+sides="direct allow-all allowlist direct-new allowlist-new relay-new"
 run() {
-	local ns='' server=$gw names=fixed round=$1 side=$2 mode=$3
+	local ns='' server=$gw names=fixed round=$1 side=$2 mode=$3 port=53
 	shift 3
 	case $side in
 	direct) server=$DNS ;;
@@ -254,9 +273,11 @@ run() {
 	allowlist) ns=list ;;
 	direct-new) server=$DNS names=synth ;;
 	allowlist-new) ns=fresh$round names=synth ;;
+	relay-new) ns=open names=synth port=5300 ;;
 	esac
 	if [ -n "$ns" ]; then
-		nsenter --net="$PD_TMP/run/netns/$ns" python3 "$PD_TMP/dnsq.py" "$mode" "$server" $names "$@"
+		DNSQ_PORT=$port nsenter --net="$PD_TMP/run/netns/$ns" \
+			python3 "$PD_TMP/dnsq.py" "$mode" "$server" $names "$@"
 	else
 		python3 "$PD_TMP/dnsq.py" "$mode" "$server" $names "$@"
 	fi >>"$PD_TMP/$side.$mode" || bench_broken "$side ($mode): the lookups failed"
@@ -314,15 +335,18 @@ for side in $sides; do
 done
 echo "  (medians of $ROUNDS rounds; sequential: $K lookups after $WARM; burst: $BURST lookups,"
 echo "   $INFLIGHT in flight; ratios: box / its direct side)"
+# allowlist-new against the floor: what the resolver itself adds.
+echo "  allowlist-new / relay-new: latency $(bench_ratio "$(get allowlist-new seq 1 3)" "$(get relay-new seq 1 3)"), queries/s $(bench_ratio "$(get allowlist-new burst 1 3)" "$(get relay-new burst 1 3)")"
 # Targets: queries/s at least 0.8 of the upstream's on every side, and the
 # latency of a name new to an allowlist at most twice the upstream's.
-for side in allow-all allowlist allowlist-new; do
+for side in allow-all allowlist allowlist-new relay-new; do
 	b=$(base_of "$side")
 	n=${side//-/_}
-	lt=nan
+	lt=nan qt=0.8
 	[ "$side" = allowlist-new ] && lt=2
+	[ "$side" = relay-new ] && qt=nan
 	echo "RESULT dns_${n}_us=$(get "$side" seq 1) ratio=$(bench_ratio "$(get "$side" seq 1 3)" "$(get "$b" seq 1 3)") target=$lt"
-	echo "RESULT dns_${n}_qps=$(get "$side" burst 1 0) ratio=$(bench_ratio "$(get "$side" burst 1 3)" "$(get "$b" burst 1 3)") target=0.8"
+	echo "RESULT dns_${n}_qps=$(get "$side" burst 1 0) ratio=$(bench_ratio "$(get "$side" burst 1 3)" "$(get "$b" burst 1 3)") target=$qt"
 done
 for b in $boxes; do rmdir "$M/boxes/$b"; done
 exit 0

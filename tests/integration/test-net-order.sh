@@ -8,15 +8,19 @@
 #    answer from a client in the box's network namespace; then the same
 #    names again after the box's looked-up addresses were dropped (deny-all
 #    and back), answered from the resolver's cache, which must put them
-#    back before it answers;
+#    back before it answers; and names asked all at once (60 in flight,
+#    with 20 names the allowlist does not cover among them): each allowed
+#    answer's address is reachable the moment it is read, each other name is
+#    refused and its address stays out of the set and unreachable;
 #  - a box's link and rules are made while its container starts: when they
 #    cannot be made (the bridge gone), the start fails with the reason and
 #    leaves no container, namespace or port behind.
 #
 # Against a fake internet the test builds itself (as test-net-dns.sh): the
 # daemon in a private "host" namespace routed to an "inet" namespace where
-# dnsmasq answers h-198-18-X-Y.many.test with 198.18.X.Y (TTL 60 s) and
-# every 198.18.0.0/16 address is local, with a TCP listener on port 8000.
+# dnsmasq answers h-198-18-X-Y.many.test with 198.18.X.Y and
+# h-198-19-X-Y.other.test with 198.19.X.Y (TTL 60 s), and every address of
+# 198.18.0.0/15 is local, with a TCP listener on port 8000.
 . "$(dirname "$0")/lib.sh"
 require_root
 command -v python3 >/dev/null || skip_all "needs python3"
@@ -28,10 +32,11 @@ if [ -z "${PD_NET_INSIDE:-}" ]; then
 	tag=pdo$$
 	trap pd_fake_net_down EXIT
 	pd_fake_net "$tag" $DNS || skip_all "cannot make network namespaces"
-	ip -n "$INETNS" route add local 198.18.0.0/16 dev lo || skip_all "cannot route 198.18.0.0/16"
+	ip -n "$INETNS" route add local 198.18.0.0/15 dev lo || skip_all "cannot route 198.18.0.0/15"
 	ip netns exec "$INETNS" dnsmasq --keep-in-foreground --no-resolv --no-hosts \
 		--bind-interfaces --listen-address=$DNS --port=53 --user=root --pid-file= \
-		--synth-domain=many.test,198.18.0.0/16,h- --local-ttl=60 >/dev/null 2>&1 &
+		--synth-domain=many.test,198.18.0.0/16,h- --synth-domain=other.test,198.19.0.0/16,h- \
+		--local-ttl=60 >/dev/null 2>&1 &
 	PD_FAKE_PIDS="${PD_FAKE_PIDS:-} $!"
 	# Accepts and closes connections to any 198.18.0.0/16 address.
 	ip netns exec "$INETNS" python3 -c '
@@ -99,6 +104,60 @@ u.connect((server, 53))
 u.settimeout(3)
 ok = bad = 0
 why = ""
+
+def connects(addr):
+    c = socket.socket()
+    c.settimeout(2)
+    try:
+        c.connect((addr, 8000))
+        return None
+    except OSError as e:
+        return str(e)
+    finally:
+        c.close()
+
+if len(sys.argv) > 4:
+    # Burst: count allowed names and int(argv[4]) names of other.test (not
+    # allowed), all sent before any answer is read; each allowed answer's
+    # address is connected to as soon as it is read. Prints "connected N
+    # refused M denied D reached R": D other.test lookups were refused, R
+    # of their addresses reachable.
+    others = int(sys.argv[4])
+    want = {}
+    for i in range(first, first + count):
+        a = "198.18.%d.%d" % (1 + i // 256, i % 256)
+        want[i] = (a, "h-%s.many.test" % a.replace(".", "-"), True)
+    for j in range(others):
+        a = "198.19.1.%d" % j
+        want[30000 + j] = (a, "h-%s.other.test" % a.replace(".", "-"), False)
+    for qid, (a, name, _) in want.items():
+        u.send(query(qid, name))
+    denied = reached = 0
+    try:
+        while want:
+            m = u.recv(4096)
+            qid = struct.unpack(">H", m[:2])[0]
+            if qid not in want:
+                continue
+            a, name, allowed = want.pop(qid)
+            addr, err = answer_a(m)
+            if not allowed:
+                denied += err == "rcode 5"
+                continue
+            e = connects(addr) if addr == a else "%s: %s" % (name, err or addr)
+            if e:
+                bad += 1
+                why = why or "%s: %s" % (a, e)
+            else:
+                ok += 1
+    except socket.timeout:
+        bad += len(want)
+        why = why or "%d not answered" % len(want)
+    for j in range(others):
+        reached += connects("198.19.1.%d" % j) is None
+    print("connected %d refused %d denied %d reached %d %s" % (ok, bad, denied, reached, why))
+    sys.exit(0)
+
 for i in range(first, first + count):
     want = "198.18.%d.%d" % (1 + i // 256, i % 256)
     name = "h-%s.many.test" % want.replace(".", "-")
@@ -142,6 +201,15 @@ ok "... and they stay dropped under the allowlist again" \
 	bash -c "! nsenter --net='$PD_TMP/run/netns/o' timeout 3 bash -c 'echo > /dev/tcp/198.18.1.5/8000' 2>/dev/null"
 ok "answers from the cache put the addresses back before they leave (300 names)" \
 	lookconnect 0 300
+burst() {
+	local out
+	out=$(nsenter --net="$PD_TMP/run/netns/o" python3 "$PD_TMP/lookconnect.py" "$gw" 1000 40 20)
+	echo "# $out"
+	[[ "$out" == "connected 40 refused 0 denied 20 reached 0 "* ]]
+}
+ok "names asked at once: each allowed one reachable right after its answer, the others refused and unreachable" burst
+ok "... and the other names' addresses are not in the set" \
+	bash -c "! nft list set inet $PD_NFT_TABLE box_1_names | grep -q '198\.19\.'"
 
 # The link is made while the container starts: a failure there is the
 # start's, and nothing is left.
