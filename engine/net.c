@@ -71,8 +71,8 @@ static struct nft_box nft_box_of(const struct engine *e, const struct box *b, ch
 			     .policy = &b->policy};
 
 	eng_net_ifname(e, b, ifname, IFNAMSIZ_PD);
-	/* The MAC netlink_box_link() gave the box: its port's pin. */
-	netlink_box_mac(nb.addr, nb.mac);
+	/* The MAC link_box_add() gave the box: its port's pin. */
+	link_box_mac(nb.addr, nb.mac);
 	return nb;
 }
 
@@ -151,7 +151,7 @@ int eng_net_init(struct engine *e, pd_error *err)
 			return pd_error_set(err, -errno, "cannot enable IPv4 forwarding: %s",
 					    strerror(errno));
 	}
-	r = netlink_bridge_ensure(e->cfg->bridge, gateway_of(e->cfg), e->cfg->subnet_prefix, err);
+	r = link_bridge_ensure(e->cfg->bridge, gateway_of(e->cfg), e->cfg->subnet_prefix, err);
 	if (r < 0)
 		return r;
 	/* Every box's /etc/resolv.conf (bound read-only): the resolver on the
@@ -185,7 +185,7 @@ int eng_net_dns_start(struct engine *e, pd_error *err)
 static void forget_flows(uint32_t addr)
 {
 	size_t n = 0;
-	int r = netlink_conntrack_forget(addr, &n);
+	int r = link_conntrack_forget(addr, &n);
 
 	if (r < 0)
 		log_warn("network: cannot drop the tracked connections of %u.%u.%u.%u: %s",
@@ -208,11 +208,11 @@ static void pin_mac(struct engine *e, struct box *b)
 
 	netns_path(e, b->row.name, ns, sizeof ns);
 	eng_net_ifname(e, b, ifname, sizeof ifname);
-	netlink_box_mac((uint32_t)b->row.net_addr, mac);
-	if (netlink_box_set_mac(ns, mac, &err) < 0)
+	link_box_mac((uint32_t)b->row.net_addr, mac);
+	if (link_box_set_mac(ns, mac, &err) < 0)
 		log_warn("network: box %s: %s", b->row.name, err.msg);
 	err = (pd_error){0};
-	if (netlink_box_port_pin(ifname, mac, &err) < 0)
+	if (link_box_port_pin(ifname, mac, &err) < 0)
 		log_warn("network: box %s: %s", b->row.name, err.msg);
 }
 
@@ -235,7 +235,7 @@ int eng_net_reconcile(struct engine *e, pd_error *err)
 			continue;
 		}
 		eng_net_ifname(e, b, ifname, sizeof ifname);
-		(void)netlink_link_delete(ifname);
+		(void)link_delete(ifname);
 		if (b->row.net_addr) {
 			forget_flows((uint32_t)b->row.net_addr);
 			b->row.net_addr = 0;
@@ -280,7 +280,7 @@ int eng_net_reconcile(struct engine *e, pd_error *err)
 		}
 		if (keep)
 			continue;
-		(void)netlink_link_delete(it->if_name);
+		(void)link_delete(it->if_name);
 		log_info("network: removed leftover port %s", it->if_name);
 	}
 	if (ifs)
@@ -349,9 +349,9 @@ static int box_link_rules(struct eng_net_up *up)
 	int r;
 
 	eng_net_ifname(e, b, ifname, sizeof ifname);
-	netlink_box_mac(up->addr, mac);
-	r = netlink_box_link(e->cfg->bridge, ifname, up->ns, up->addr, mac, e->cfg->subnet_prefix,
-			     gateway_of(e->cfg), &up->err);
+	link_box_mac(up->addr, mac);
+	r = link_box_add(e->cfg->bridge, ifname, up->ns, up->addr, mac, e->cfg->subnet_prefix,
+			 gateway_of(e->cfg), &up->err);
 	up->t_link = now_usec();
 	pd_mutex_lock(&e->lock);
 	if (r >= 0) {
@@ -369,7 +369,7 @@ static int box_link_rules(struct eng_net_up *up)
 	/* The namespace stays for eng_net_box_down(): the runtime may be
 	 * opening it right now. */
 	if (r < 0)
-		(void)netlink_link_delete(ifname);
+		(void)link_delete(ifname);
 	return r;
 }
 
@@ -422,8 +422,8 @@ int eng_net_box_up(struct engine *e, struct box *b, char *ret_ns, size_t ns_sz, 
 		eng_net_userns_path(e, b, userns, sizeof userns);
 		r = idmap_box_namespaces(box_userns_base(e, b), userns, ret_ns, err);
 	} else {
-		(void)netlink_netns_remove(ret_ns);
-		r = netlink_netns_create(ret_ns, err);
+		(void)link_netns_remove(ret_ns);
+		r = link_netns_create(ret_ns, err);
 	}
 	if (r < 0) {
 		pd_mutex_lock(&e->lock);
@@ -497,8 +497,8 @@ void eng_net_box_down(struct engine *e, struct box *b)
 		(void)eng_save_box(e, b, NULL, NULL);
 	}
 	pd_mutex_unlock(&e->lock);
-	(void)netlink_link_delete(ifname);
-	(void)netlink_netns_remove(ns);
+	(void)link_delete(ifname);
+	(void)link_netns_remove(ns);
 	eng_net_userns_path(e, b, ns, sizeof ns);
 	(void)unbind_remove(ns);
 }

@@ -156,7 +156,7 @@ static int link_index(struct nl *nl, const char *name, int *ret)
 	return 0;
 }
 
-static int link_delete(struct nl *nl, const char *name)
+static int nl_link_delete(struct nl *nl, const char *name)
 {
 	char buf[NL_BUF];
 	struct nlmsghdr *h = nl_msg(buf, RTM_DELLINK, 0);
@@ -168,19 +168,19 @@ static int link_delete(struct nl *nl, const char *name)
 	return r == -ENODEV ? 0 : r;
 }
 
-int netlink_link_delete(const char *name)
+int link_delete(const char *name)
 {
 	struct nl nl;
 	int r = nl_open(&nl);
 
 	if (r < 0)
 		return r;
-	r = link_delete(&nl, name);
+	r = nl_link_delete(&nl, name);
 	nl_close(&nl);
 	return r;
 }
 
-bool netlink_link_exists(const char *name)
+bool link_exists(const char *name)
 {
 	return if_nametoindex(name) > 0;
 }
@@ -239,7 +239,7 @@ static int mac_pin(struct nl *nl, int index)
 	return mac_set(nl, index, m.mac);
 }
 
-int netlink_bridge_ensure(const char *name, uint32_t addr, unsigned prefix, pd_error *err)
+int link_bridge_ensure(const char *name, uint32_t addr, unsigned prefix, pd_error *err)
 {
 	char buf[NL_BUF];
 	struct nlmsghdr *h;
@@ -305,13 +305,13 @@ static void *ns_create_thread(void *data)
 	return NULL;
 }
 
-int netlink_netns_create(const char *path, pd_error *err)
+int link_netns_create(const char *path, pd_error *err)
 {
 	struct ns_job job = {.path = path};
 	pthread_t t;
 	int fd, r;
 
-	if (netlink_netns_is_bound(path))
+	if (link_netns_is_bound(path))
 		return pd_error_set(err, -EEXIST, "%s is already a namespace", path);
 	/* A leftover plain file (nothing bound on it) is reused. */
 	fd = open(path, O_RDONLY | O_CREAT | O_CLOEXEC, 0444);
@@ -330,7 +330,7 @@ int netlink_netns_create(const char *path, pd_error *err)
 	return 0;
 }
 
-bool netlink_netns_is_bound(const char *path)
+bool link_netns_is_bound(const char *path)
 {
 	_cleanup_close_ int fd = open(path, O_RDONLY | O_CLOEXEC);
 	struct statfs fs;
@@ -341,7 +341,7 @@ bool netlink_netns_is_bound(const char *path)
 	       ioctl(fd, NS_GET_NSTYPE) == CLONE_NEWNET;
 }
 
-int netlink_netns_remove(const char *path)
+int link_netns_remove(const char *path)
 {
 	return unbind_remove(path);
 }
@@ -410,7 +410,7 @@ static int port_pin(struct nl *nl, int index, const uint8_t mac[ETH_ALEN])
 	return r < 0 ? r : fdb_static(nl, index, mac);
 }
 
-int netlink_box_port_pin(const char *host_name, const uint8_t mac[6], pd_error *err)
+int link_box_port_pin(const char *host_name, const uint8_t mac[6], pd_error *err)
 {
 	struct nl nl;
 	int index, r;
@@ -428,7 +428,7 @@ int netlink_box_port_pin(const char *host_name, const uint8_t mac[6], pd_error *
 	return 0;
 }
 
-void netlink_box_mac(uint32_t addr, uint8_t mac[6])
+void link_box_mac(uint32_t addr, uint8_t mac[6])
 {
 	mac[0] = 0x02;
 	mac[1] = 0x70;
@@ -491,7 +491,7 @@ static int inside_run(struct inside_job *job)
 	return r;
 }
 
-int netlink_box_set_mac(const char *ns_path, const uint8_t mac[6], pd_error *err)
+int link_box_set_mac(const char *ns_path, const uint8_t mac[6], pd_error *err)
 {
 	_cleanup_close_ int ns_fd = open(ns_path, O_RDONLY | O_CLOEXEC);
 	struct inside_job job = {.ns_fd = ns_fd, .mac_only = mac};
@@ -505,8 +505,8 @@ int netlink_box_set_mac(const char *ns_path, const uint8_t mac[6], pd_error *err
 	return 0;
 }
 
-int netlink_box_link(const char *bridge, const char *host_name, const char *ns_path, uint32_t addr,
-		     const uint8_t mac[6], unsigned prefix, uint32_t gateway, pd_error *err)
+int link_box_add(const char *bridge, const char *host_name, const char *ns_path, uint32_t addr,
+		 const uint8_t mac[6], unsigned prefix, uint32_t gateway, pd_error *err)
 {
 	char buf[NL_BUF];
 	_cleanup_close_ int ns_fd = -1;
@@ -527,7 +527,7 @@ int netlink_box_link(const char *bridge, const char *host_name, const char *ns_p
 		pd_error_set(err, r, "no bridge %s: %s", bridge, strerror(-r));
 		goto out;
 	}
-	(void)link_delete(&nl, host_name);
+	(void)nl_link_delete(&nl, host_name);
 
 	h = nl_msg(buf, RTM_NEWLINK, NLM_F_CREATE | NLM_F_EXCL);
 	put_ifinfo(h, AF_UNSPEC, 0);
@@ -567,7 +567,7 @@ int netlink_box_link(const char *bridge, const char *host_name, const char *ns_p
 	}
 	goto out;
 undo:
-	(void)link_delete(&nl, host_name);
+	(void)nl_link_delete(&nl, host_name);
 out:
 	nl_close(&nl);
 	return r < 0 ? r : 0;
@@ -660,7 +660,7 @@ static struct nlmsghdr *ct_msg(char *buf, uint16_t type, uint16_t flags)
 	return h;
 }
 
-int netlink_conntrack_forget(uint32_t addr, size_t *ret_n)
+int link_conntrack_forget(uint32_t addr, size_t *ret_n)
 {
 	struct ct_dump d = {.addr_be = htonl(addr)};
 	char buf[NL_BUF];

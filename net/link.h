@@ -22,50 +22,50 @@
  * existing link of that name is reused (its address set again). The
  * bridge's MAC address is pinned to the one it has, so it no longer follows
  * its ports as boxes come and go. */
-int netlink_bridge_ensure(const char *name, uint32_t addr, unsigned prefix, pd_error *err);
+int link_bridge_ensure(const char *name, uint32_t addr, unsigned prefix, pd_error *err);
 
 /* Deletes a link by name; a missing one is success. */
-int netlink_link_delete(const char *name);
+int link_delete(const char *name);
 
 /* Makes a new network namespace bound at path (the file is created) with
  * its loopback up. -EEXIST if path is already a namespace. */
-int netlink_netns_create(const char *path, pd_error *err);
+int link_netns_create(const char *path, pd_error *err);
 
 /* True when a namespace is bound on path. */
-bool netlink_netns_is_bound(const char *path);
+bool link_netns_is_bound(const char *path);
 
 /* Unbinds and removes path; a missing one is success. The namespace itself
  * goes when its last process does. */
-int netlink_netns_remove(const char *path);
+int link_netns_remove(const char *path);
 
 /* The MAC address of the box whose address is addr: 02:70 (locally
  * administered, unicast) then the address's four bytes. Known to the
  * daemon without asking the box, so its bridge port can be pinned to it. */
-void netlink_box_mac(uint32_t addr, uint8_t mac[6]);
+void link_box_mac(uint32_t addr, uint8_t mac[6]);
 
 /* Creates veth host_name on bridge (a pinned port, see
- * netlink_box_port_pin(), up) whose peer is eth0 in the namespace bound at
+ * link_box_port_pin(), up) whose peer is eth0 in the namespace bound at
  * ns_path, with MAC mac, addr/prefix and a default route via gateway. A leftover link called
  * host_name is deleted first. On failure nothing is left behind. */
-int netlink_box_link(const char *bridge, const char *host_name, const char *ns_path, uint32_t addr,
-		     const uint8_t mac[6], unsigned prefix, uint32_t gateway, pd_error *err);
+int link_box_add(const char *bridge, const char *host_name, const char *ns_path, uint32_t addr,
+		 const uint8_t mac[6], unsigned prefix, uint32_t gateway, pd_error *err);
 
 /* Pins the bridge port host_name (a box's host-side veth) to the box's
  * MAC: the port is isolated, learns nothing, gets no flooded unicast frame,
  * and the bridge's forwarding database holds a static entry for mac on it.
  * Doing it again changes nothing. The entry goes with the port. */
-int netlink_box_port_pin(const char *host_name, const uint8_t mac[6], pd_error *err);
+int link_box_port_pin(const char *host_name, const uint8_t mac[6], pd_error *err);
 
 /* Sets the MAC of eth0 in the namespace bound at ns_path (a box that runs
  * since before MACs were pinned). */
-int netlink_box_set_mac(const char *ns_path, const uint8_t mac[6], pd_error *err);
+int link_box_set_mac(const char *ns_path, const uint8_t mac[6], pd_error *err);
 
 /* True when a link of that name exists in the daemon's namespace. */
-bool netlink_link_exists(const char *name);
+bool link_exists(const char *name);
 
 /* Deletes the connection tracking entries (the daemon's namespace) whose
  * original source is addr: a stopped box's flows, so that its address,
  * given to the next box, inherits no "established" connection that its
  * policy would not allow. *ret_n (may be NULL): how many went. Missing
  * conntrack support is -EPROTONOSUPPORT or the like (nothing to forget). */
-int netlink_conntrack_forget(uint32_t addr, size_t *ret_n);
+int link_conntrack_forget(uint32_t addr, size_t *ret_n);

@@ -181,7 +181,7 @@ static void bridge_up(void)
 {
 	pd_error err = {0};
 
-	ck_assert_msg(netlink_bridge_ensure(BRIDGE, GATEWAY, 24, &err) == 0, "%s", err.msg);
+	ck_assert_msg(link_bridge_ensure(BRIDGE, GATEWAY, 24, &err) == 0, "%s", err.msg);
 }
 
 static const char *new_ns(const char *name)
@@ -189,7 +189,7 @@ static const char *new_ns(const char *name)
 	pd_error err = {0};
 	const char *path = path_of(name);
 
-	ck_assert_msg(netlink_netns_create(path, &err) == 0, "%s", err.msg);
+	ck_assert_msg(link_netns_create(path, &err) == 0, "%s", err.msg);
 	return path;
 }
 
@@ -198,10 +198,10 @@ static const char *new_ns(const char *name)
 START_TEST(bridge_created_up_with_address)
 {
 	isolate();
-	ck_assert(!netlink_link_exists(BRIDGE));
+	ck_assert(!link_exists(BRIDGE));
 	bridge_up();
 	ck_assert_uint_gt(if_nametoindex(BRIDGE), 0);
-	ck_assert(netlink_link_exists(BRIDGE));
+	ck_assert(link_exists(BRIDGE));
 	ck_assert(if_up(BRIDGE));
 	ck_assert(has_addr(BRIDGE, GATEWAY, 24));
 
@@ -239,15 +239,15 @@ START_TEST(bridge_mac_ignores_ports)
 	bridge_up();
 	mac_of(BRIDGE, mac);
 	ck_assert_str_ne(mac, "00:00:00:00:00:01");
-	ck_assert_msg(netlink_box_link(BRIDGE, HOST_IF, new_ns("box"), BOX_ADDR, box_mac, 24,
-				       GATEWAY, &err) == 0,
-		      "%s", err.msg);
+	ck_assert_msg(
+	    link_box_add(BRIDGE, HOST_IF, new_ns("box"), BOX_ADDR, box_mac, 24, GATEWAY, &err) == 0,
+	    "%s", err.msg);
 	set_mac(HOST_IF, low);
 	mac_of(HOST_IF, now);
 	ck_assert_str_eq(now, "00:00:00:00:00:01");
 	mac_of(BRIDGE, now);
 	ck_assert_str_eq(now, mac);
-	ck_assert_int_eq(netlink_link_delete(HOST_IF), 0);
+	ck_assert_int_eq(link_delete(HOST_IF), 0);
 	mac_of(BRIDGE, now);
 	ck_assert_str_eq(now, mac);
 }
@@ -258,9 +258,9 @@ START_TEST(bridge_bad_name)
 	pd_error err = {0};
 
 	isolate();
-	ck_assert_int_lt(netlink_bridge_ensure("a-name-far-too-long", GATEWAY, 24, &err), 0);
+	ck_assert_int_lt(link_bridge_ensure("a-name-far-too-long", GATEWAY, 24, &err), 0);
 	ck_assert_ptr_nonnull(strstr(err.msg, "a-name-far-too-long"));
-	ck_assert(!netlink_link_exists("a-name-far-too-long"));
+	ck_assert(!link_exists("a-name-far-too-long"));
 }
 END_TEST
 
@@ -273,20 +273,20 @@ START_TEST(netns_create_remove)
 	struct stat st;
 
 	isolate();
-	ck_assert(!netlink_netns_is_bound(path));
-	ck_assert_msg(netlink_netns_create(path, &err) == 0, "%s", err.msg);
+	ck_assert(!link_netns_is_bound(path));
+	ck_assert_msg(link_netns_create(path, &err) == 0, "%s", err.msg);
 	ck_assert_int_eq(stat(path, &st), 0);
-	ck_assert(netlink_netns_is_bound(path));
+	ck_assert(link_netns_is_bound(path));
 
-	ck_assert_int_eq(netlink_netns_create(path, &err), -EEXIST);
+	ck_assert_int_eq(link_netns_create(path, &err), -EEXIST);
 	ck_assert_ptr_nonnull(strstr(err.msg, path));
-	ck_assert(netlink_netns_is_bound(path));
+	ck_assert(link_netns_is_bound(path));
 
-	ck_assert_int_eq(netlink_netns_remove(path), 0);
+	ck_assert_int_eq(link_netns_remove(path), 0);
 	ck_assert_int_eq(stat(path, &st), -1);
 	ck_assert_int_eq(errno, ENOENT);
-	ck_assert(!netlink_netns_is_bound(path));
-	ck_assert_int_eq(netlink_netns_remove(path), 0);
+	ck_assert(!link_netns_is_bound(path));
+	ck_assert_int_eq(link_netns_remove(path), 0);
 }
 END_TEST
 
@@ -312,9 +312,9 @@ START_TEST(netns_plain_file)
 
 	isolate();
 	touch(path);
-	ck_assert(!netlink_netns_is_bound(path));
-	ck_assert_msg(netlink_netns_create(path, &err) == 0, "%s", err.msg);
-	ck_assert(netlink_netns_is_bound(path));
+	ck_assert(!link_netns_is_bound(path));
+	ck_assert_msg(link_netns_create(path, &err) == 0, "%s", err.msg);
+	ck_assert(link_netns_is_bound(path));
 }
 END_TEST
 
@@ -325,14 +325,14 @@ START_TEST(netns_is_bound_exact)
 	pd_error err = {0};
 
 	isolate();
-	ck_assert(!netlink_netns_is_bound(tmp_dir)); /* a tmpfs mount point */
-	ck_assert(!netlink_netns_is_bound("/proc/self/status"));
+	ck_assert(!link_netns_is_bound(tmp_dir)); /* a tmpfs mount point */
+	ck_assert(!link_netns_is_bound("/proc/self/status"));
 	ck_assert_int_eq(chdir(tmp_dir), 0);
-	ck_assert_msg(netlink_netns_create("ns", &err) == 0, "%s", err.msg);
-	ck_assert(netlink_netns_is_bound("ns"));
-	ck_assert_int_eq(netlink_netns_create("ns", &err), -EEXIST);
-	ck_assert_int_eq(netlink_netns_remove("ns"), 0);
-	ck_assert(!netlink_netns_is_bound("ns"));
+	ck_assert_msg(link_netns_create("ns", &err) == 0, "%s", err.msg);
+	ck_assert(link_netns_is_bound("ns"));
+	ck_assert_int_eq(link_netns_create("ns", &err), -EEXIST);
+	ck_assert_int_eq(link_netns_remove("ns"), 0);
+	ck_assert(!link_netns_is_bound("ns"));
 }
 END_TEST
 
@@ -342,10 +342,10 @@ START_TEST(netns_create_fails_cleanly)
 	const char *path = path_of("no-dir/ns");
 
 	isolate();
-	ck_assert_int_eq(netlink_netns_create(path, &err), -ENOENT);
+	ck_assert_int_eq(link_netns_create(path, &err), -ENOENT);
 	ck_assert_ptr_nonnull(strstr(err.msg, path));
-	ck_assert(!netlink_netns_is_bound(path));
-	ck_assert(!netlink_netns_is_bound("/nonexistent/ns"));
+	ck_assert(!link_netns_is_bound(path));
+	ck_assert(!link_netns_is_bound("/nonexistent/ns"));
 }
 END_TEST
 
@@ -377,10 +377,9 @@ START_TEST(box_link_configures_both_ends)
 	isolate();
 	bridge_up();
 	ns = new_ns("box");
-	ck_assert_msg(netlink_box_link(BRIDGE, HOST_IF, ns, BOX_ADDR, box_mac, 24, GATEWAY, &err) ==
-			  0,
+	ck_assert_msg(link_box_add(BRIDGE, HOST_IF, ns, BOX_ADDR, box_mac, 24, GATEWAY, &err) == 0,
 		      "%s", err.msg);
-	ck_assert(netlink_link_exists(HOST_IF));
+	ck_assert(link_exists(HOST_IF));
 	ck_assert(if_up(HOST_IF));
 	n = readlink("/sys/class/net/" HOST_IF "/master", buf, sizeof(buf) - 1);
 	ck_assert_int_gt(n, 0);
@@ -405,19 +404,18 @@ START_TEST(box_mac_pinned)
 	char now[32];
 	const char *ns;
 
-	netlink_box_mac(BOX_ADDR, mac);
+	link_box_mac(BOX_ADDR, mac);
 	ck_assert_mem_eq(mac, box_mac, 6);
 	isolate();
 	bridge_up();
 	ns = new_ns("box");
-	ck_assert_msg(netlink_box_link(BRIDGE, HOST_IF, ns, BOX_ADDR, other, 24, GATEWAY, &err) ==
-			  0,
+	ck_assert_msg(link_box_add(BRIDGE, HOST_IF, ns, BOX_ADDR, other, 24, GATEWAY, &err) == 0,
 		      "%s", err.msg);
-	ck_assert_msg(netlink_box_set_mac(ns, box_mac, &err) == 0, "%s", err.msg);
+	ck_assert_msg(link_box_set_mac(ns, box_mac, &err) == 0, "%s", err.msg);
 	expect_box_inside(ns);
 	mac_of("eth0", now);
 	ck_assert_str_eq(now, "02:70:0a:62:00:02");
-	ck_assert_int_lt(netlink_box_set_mac(path_of("none"), box_mac, &err), 0);
+	ck_assert_int_lt(link_box_set_mac(path_of("none"), box_mac, &err), 0);
 }
 END_TEST
 
@@ -469,8 +467,7 @@ START_TEST(box_port_pinned)
 	isolate();
 	bridge_up();
 	ns = new_ns("box");
-	ck_assert_msg(netlink_box_link(BRIDGE, HOST_IF, ns, BOX_ADDR, box_mac, 24, GATEWAY, &err) ==
-			  0,
+	ck_assert_msg(link_box_add(BRIDGE, HOST_IF, ns, BOX_ADDR, box_mac, 24, GATEWAY, &err) == 0,
 		      "%s", err.msg);
 	expect_port_locked();
 	ck_assert_int_eq(fdb_lines("02:70:0a:62:00:02 ", lines, sizeof(lines)), 1);
@@ -478,7 +475,7 @@ START_TEST(box_port_pinned)
 		      lines);
 	ck_assert_msg(strstr(lines, "permanent") == NULL, "%s", lines);
 	/* Again (a daemon restart): the same, one entry. */
-	ck_assert_msg(netlink_box_port_pin(HOST_IF, box_mac, &err) == 0, "%s", err.msg);
+	ck_assert_msg(link_box_port_pin(HOST_IF, box_mac, &err) == 0, "%s", err.msg);
 	expect_port_locked();
 	ck_assert_int_eq(fdb_lines("02:70:0a:62:00:02 ", lines, sizeof(lines)), 1);
 	/* A port made without the pin (an older daemon's): learning, no static
@@ -489,16 +486,16 @@ START_TEST(box_port_pinned)
 			 0);
 	fdb_lines("02:70:0a:62:00:02 ", lines, sizeof(lines));
 	ck_assert_msg(strstr(lines, " static") == NULL, "%s", lines);
-	ck_assert_msg(netlink_box_port_pin(HOST_IF, box_mac, &err) == 0, "%s", err.msg);
+	ck_assert_msg(link_box_port_pin(HOST_IF, box_mac, &err) == 0, "%s", err.msg);
 	expect_port_locked();
 	ck_assert_int_eq(fdb_lines("02:70:0a:62:00:02 ", lines, sizeof(lines)), 1);
 	ck_assert_msg(strstr(lines, "dev " HOST_IF " master " BRIDGE " static") != NULL, "%s",
 		      lines);
 	/* No such port: an error that names it. */
-	ck_assert_int_lt(netlink_box_port_pin("pdl0v9", box_mac, &err), 0);
+	ck_assert_int_lt(link_box_port_pin("pdl0v9", box_mac, &err), 0);
 	ck_assert_msg(strstr(err.msg, "pdl0v9") != NULL, "%s", err.msg);
 	/* The entry goes with the port. */
-	ck_assert_int_eq(netlink_link_delete(HOST_IF), 0);
+	ck_assert_int_eq(link_delete(HOST_IF), 0);
 	ck_assert_int_eq(fdb_lines("02:70:0a:62:00:02 ", lines, sizeof(lines)), 0);
 }
 END_TEST
@@ -512,13 +509,12 @@ START_TEST(box_link_replaces_leftover)
 	isolate();
 	bridge_up();
 	old_ns = strdup(new_ns("old"));
-	ck_assert_msg(
-	    netlink_box_link(BRIDGE, HOST_IF, old_ns, BOX_ADDR, box_mac, 24, GATEWAY, &err) == 0,
-	    "%s", err.msg);
+	ck_assert_msg(link_box_add(BRIDGE, HOST_IF, old_ns, BOX_ADDR, box_mac, 24, GATEWAY, &err) ==
+			  0,
+		      "%s", err.msg);
 	old = if_nametoindex(HOST_IF);
 	ns = new_ns("box");
-	ck_assert_msg(netlink_box_link(BRIDGE, HOST_IF, ns, BOX_ADDR, box_mac, 24, GATEWAY, &err) ==
-			  0,
+	ck_assert_msg(link_box_add(BRIDGE, HOST_IF, ns, BOX_ADDR, box_mac, 24, GATEWAY, &err) == 0,
 		      "%s", err.msg);
 	ck_assert_uint_gt(if_nametoindex(HOST_IF), 0);
 	ck_assert_uint_ne(if_nametoindex(HOST_IF), old);
@@ -538,10 +534,10 @@ START_TEST(box_link_no_bridge)
 
 	isolate();
 	ns = new_ns("box");
-	ck_assert_int_eq(
-	    netlink_box_link(BRIDGE, HOST_IF, ns, BOX_ADDR, box_mac, 24, GATEWAY, &err), -ENODEV);
+	ck_assert_int_eq(link_box_add(BRIDGE, HOST_IF, ns, BOX_ADDR, box_mac, 24, GATEWAY, &err),
+			 -ENODEV);
 	ck_assert_ptr_nonnull(strstr(err.msg, BRIDGE));
-	ck_assert(!netlink_link_exists(HOST_IF));
+	ck_assert(!link_exists(HOST_IF));
 	enter(ns);
 	ck_assert_int_eq(if_nametoindex("eth0"), 0);
 }
@@ -554,13 +550,13 @@ START_TEST(box_link_not_a_namespace)
 
 	isolate();
 	bridge_up();
-	ck_assert_int_lt(
-	    netlink_box_link(BRIDGE, HOST_IF, path, BOX_ADDR, box_mac, 24, GATEWAY, &err), 0);
+	ck_assert_int_lt(link_box_add(BRIDGE, HOST_IF, path, BOX_ADDR, box_mac, 24, GATEWAY, &err),
+			 0);
 	ck_assert_ptr_nonnull(strstr(err.msg, path));
 	touch(path);
-	ck_assert_int_lt(
-	    netlink_box_link(BRIDGE, HOST_IF, path, BOX_ADDR, box_mac, 24, GATEWAY, &err), 0);
-	ck_assert(!netlink_link_exists(HOST_IF));
+	ck_assert_int_lt(link_box_add(BRIDGE, HOST_IF, path, BOX_ADDR, box_mac, 24, GATEWAY, &err),
+			 0);
+	ck_assert(!link_exists(HOST_IF));
 	ck_assert_int_eq(if_nametoindex("eth0"), 0);
 }
 END_TEST
@@ -575,10 +571,10 @@ START_TEST(box_link_inside_failure_undone)
 	isolate();
 	bridge_up();
 	ns = new_ns("box");
-	ck_assert_int_lt(
-	    netlink_box_link(BRIDGE, HOST_IF, ns, BOX_ADDR, box_mac, 24, 0xc0000201, &err), 0);
+	ck_assert_int_lt(link_box_add(BRIDGE, HOST_IF, ns, BOX_ADDR, box_mac, 24, 0xc0000201, &err),
+			 0);
 	ck_assert_ptr_nonnull(strstr(err.msg, "box's interface"));
-	ck_assert(!netlink_link_exists(HOST_IF));
+	ck_assert(!link_exists(HOST_IF));
 	enter(ns);
 	ck_assert_int_eq(if_nametoindex("eth0"), 0);
 }
@@ -589,15 +585,15 @@ END_TEST
 START_TEST(link_delete_and_exists)
 {
 	isolate();
-	ck_assert(netlink_link_exists("lo"));
-	ck_assert(!netlink_link_exists("pdl-missing"));
-	ck_assert_int_eq(netlink_link_delete("pdl-missing"), 0);
+	ck_assert(link_exists("lo"));
+	ck_assert(!link_exists("pdl-missing"));
+	ck_assert_int_eq(link_delete("pdl-missing"), 0);
 	bridge_up();
-	ck_assert(netlink_link_exists(BRIDGE));
-	ck_assert_int_eq(netlink_link_delete(BRIDGE), 0);
-	ck_assert(!netlink_link_exists(BRIDGE));
+	ck_assert(link_exists(BRIDGE));
+	ck_assert_int_eq(link_delete(BRIDGE), 0);
+	ck_assert(!link_exists(BRIDGE));
 	ck_assert_int_eq(if_nametoindex(BRIDGE), 0);
-	ck_assert_int_eq(netlink_link_delete(BRIDGE), 0);
+	ck_assert_int_eq(link_delete(BRIDGE), 0);
 }
 END_TEST
 
@@ -703,16 +699,16 @@ START_TEST(conntrack_forget_by_source)
 	ck_assert_int_eq(tracked_from("10.99.0.2"), 1);
 	ck_assert_int_eq(tracked_from("10.99.0.3"), 1);
 
-	r = netlink_conntrack_forget(0x0a630002, &n);
+	r = link_conntrack_forget(0x0a630002, &n);
 	ck_assert_msg(r == 0, "%s", strerror(-r));
 	ck_assert_uint_eq(n, 1);
 	ck_assert_int_eq(tracked_from("10.99.0.2"), 0);
 	ck_assert_int_eq(tracked_from("10.99.0.3"), 1);
 
 	n = 99;
-	ck_assert_int_eq(netlink_conntrack_forget(0x0a630002, &n), 0);
+	ck_assert_int_eq(link_conntrack_forget(0x0a630002, &n), 0);
 	ck_assert_uint_eq(n, 0);
-	ck_assert_int_eq(netlink_conntrack_forget(0x0a630002, NULL), 0);
+	ck_assert_int_eq(link_conntrack_forget(0x0a630002, NULL), 0);
 	ck_assert_int_eq(tracked_from("10.99.0.3"), 1);
 	close(rx);
 }
@@ -732,7 +728,7 @@ START_TEST(conntrack_forget_many)
 		udp_send(0x0a630002, (uint16_t)(20000 + i), 0x0a630003, CT_PORT);
 	udp_send(0x0a630003, 20000, 0x0a630002, CT_PORT);
 	ck_assert_int_eq(tracked_from("10.99.0.2"), 200);
-	ck_assert_int_eq(netlink_conntrack_forget(0x0a630002, &n), 0);
+	ck_assert_int_eq(link_conntrack_forget(0x0a630002, &n), 0);
 	ck_assert_uint_eq(n, 200);
 	ck_assert_int_eq(tracked_from("10.99.0.2"), 0);
 	ck_assert_int_eq(tracked_from("10.99.0.3"), 1);
