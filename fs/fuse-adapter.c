@@ -18,12 +18,15 @@
 #include "common/lock.h"
 #include "common/log.h"
 
-/* The most one read answers, and the I/O size every file shows (st_blksize),
- * so tools that size their buffers by it (cat, cp) ask for that much: each
- * read is a round trip through the daemon, and a stream followed live is
- * read in as few as its writer's batches allow. The kernel's own limit per
- * request is libfuse's max_write (1 MiB, FUSE_MAX_MAX_PAGES pages). */
+/* The most one read answers, and the I/O size streams show (st_blksize), so
+ * tools that size their buffers by it (cat, cp) ask for that much: each read
+ * is a round trip through the daemon, and a stream followed live is read in
+ * as few as its writer's batches allow. The kernel's own limit per request
+ * is libfuse's max_write (1 MiB, FUSE_MAX_MAX_PAGES pages). Other files show
+ * BLKSIZE: their values are small, and a reader with a 1 MiB buffer (and the
+ * daemon's for its reads) would cost more than it saves. */
 #define READ_MAX (1024 * 1024)
+#define BLKSIZE 4096
 #define WAKE_QUEUE_MAX 1024
 #define VERDICTS 64		   /* callers whose groups are remembered (allowed()) */
 #define VERDICT_USEC (1000 * 1000) /* for how long */
@@ -157,7 +160,7 @@ static void to_stat(const struct fuse_adapter *ad, const struct tree_attr *a, st
 	st->st_nlink = a->nlink;
 	st->st_size = (off_t)a->size;
 	st->st_blocks = (blkcnt_t)((a->size + 511) / 512);
-	st->st_blksize = READ_MAX;
+	st->st_blksize = a->stream ? READ_MAX : BLKSIZE;
 	st->st_mtime = st->st_ctime = st->st_atime = a->mtime;
 }
 

@@ -303,6 +303,7 @@ int tree_getattr(struct tree *t, uint64_t ino, struct tree_attr *ret)
 	if (r < 0)
 		return r;
 	*ret = mkattr(ino, o.node->mode, size, o.mtime);
+	ret->stream = o.node->stream != NULL;
 	return 0;
 }
 

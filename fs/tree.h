@@ -54,6 +54,7 @@ struct tree_attr {
 	uint64_t size;
 	uint32_t nlink;
 	time_t mtime;
+	bool stream; /* a stream (stdout, events...): read in large pieces */
 };
 
 /* Why a call failed, for an adapter to show a person: the line the call

@@ -22,6 +22,7 @@ seq 1 $N >"$PD_TMP/seq.want"
 mkdir "$X/big"
 echo "seq 1 $N" >"$X/big/cmd"
 ok "stdout shows an I/O size of 1 MiB (st_blksize)" same "$(stat -c %o "$X/big/stdout")" $MIB
+ok "a value (state) shows 4 KiB: its readers need no large buffer" same "$(stat -c %o "$B/state")" 4096
 ok "a live reader with 1 MiB reads gets the stream byte-exact" timeout 60 python3 -c "
 import os, sys
 fd = os.open('$X/big/stdout', os.O_RDONLY)
