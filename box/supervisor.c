@@ -25,6 +25,7 @@
 #include <fcntl.h>
 #include <inttypes.h>
 #include <jansson.h>
+#include <limits.h>
 #include <linux/keyctl.h>
 #include <poll.h>
 #include <sched.h>
@@ -594,7 +595,12 @@ struct job {
 	int wstatus;
 	time_t ended;
 	unsigned long long deadline; /* stop draining output, now_usec() */
-	char why[REASON_MAX];	     /* why the command could not start */
+	/* The stream held (SUP_STREAM_HOLD_USEC): &out_r, &err_r or NULL, and
+	 * until when (now_usec()). */
+	int *held;
+	unsigned long long hold_until;
+	unsigned long long out_last, err_last; /* now_usec() of the last read with data */
+	char why[REASON_MAX];		       /* why the command could not start */
 };
 
 static void close_fd(int *fd)
@@ -1052,7 +1058,7 @@ static void on_signals(struct job *j)
 }
 
 /* Reads one chunk of a stream into its file and into output. */
-static void pump(struct job *j, int *fd, struct sup_log *log)
+static ssize_t pump_once(struct job *j, int *fd, struct sup_log *log)
 {
 	static char buf[STREAM_PIPE_SIZE];
 	ssize_t n = read(*fd, buf, sizeof buf);
@@ -1062,6 +1068,53 @@ static void pump(struct job *j, int *fd, struct sup_log *log)
 		sup_log_append(&j->all, buf, (size_t)n);
 	} else if (n == 0 || (errno != EAGAIN && errno != EINTR)) {
 		close_fd(fd);
+	}
+	return n;
+}
+
+/* Batching a stream that keeps coming (see sup_hold_usec() in supervisor.h).
+ *
+ * output keeps the order of the two streams as well as reading each as it
+ * comes did: when both hold bytes at a wake-up, stdout is read first. So only
+ * stdout is held (stderr only once stdout is closed), stderr is watched
+ * throughout, and when it has something, what stdout held is read first: the
+ * same as a supervisor that was slow to wake up would have read. Holding
+ * stderr too would read it first in that case, and a stdout line written
+ * before a later stderr line could then follow it. */
+unsigned long long sup_hold_usec(size_t n, unsigned long long elapsed)
+{
+	unsigned long long hold;
+
+	if (n == 0 || n >= SUP_STREAM_BATCH)
+		return 0;
+	if (elapsed >= SUP_STREAM_HOLD_USEC)
+		return SUP_STREAM_HOLD_USEC;
+	hold = elapsed * SUP_STREAM_BATCH / n;
+	if (hold < SUP_STREAM_HOLD_MIN_USEC)
+		return 0;
+	return hold < SUP_STREAM_HOLD_USEC ? hold : SUP_STREAM_HOLD_USEC;
+}
+
+/* Reads stream fd (readable), after what the other stream held, and holds
+ * stdout after a short read (sup_hold_usec()). */
+static void pump(struct job *j, int *fd, struct sup_log *log)
+{
+	unsigned long long *last = fd == &j->out_r ? &j->out_last : &j->err_last;
+	unsigned long long now, hold;
+	ssize_t n;
+
+	if (j->held && j->held != fd && *j->held >= 0)
+		(void)pump_once(j, j->held, j->held == &j->out_r ? &j->out : &j->err);
+	j->held = NULL;
+	n = pump_once(j, fd, log);
+	if (n <= 0)
+		return;
+	now = now_usec();
+	hold = j->exited ? 0 : sup_hold_usec((size_t)n, *last ? now - *last : ULLONG_MAX);
+	*last = now;
+	if (hold && (fd == &j->out_r || j->out_r < 0)) {
+		j->held = fd;
+		j->hold_until = now + hold;
 	}
 }
 
@@ -1127,26 +1180,31 @@ static void loop(struct job *j)
 {
 	for (;;) {
 		struct pollfd p[6];
-		int np = 0, timeout = -1, isig, iout = -1, ierr = -1, ififo = -1, iin = -1,
-		    iconn = -1;
+		int np = 0, isig, iout = -1, ierr = -1, ififo = -1, iin = -1, iconn = -1;
+		unsigned long long now = now_usec(), wait = ULLONG_MAX; /* usec */
 
 		if (j->exited) {
-			unsigned long long now = now_usec();
 			if ((j->out_r < 0 && j->err_r < 0) || now >= j->deadline)
 				return;
-			timeout = (int)((j->deadline - now + 999) / 1000);
+			wait = j->deadline - now;
+			/* Draining: the command is gone, batching gains nothing. */
+			j->held = NULL;
 		}
+		if (j->held && (now >= j->hold_until || *j->held < 0))
+			j->held = NULL;
+		if (j->held && j->hold_until - now < wait)
+			wait = j->hold_until - now;
 		/* End of stdin asked for and nothing buffered: look at the
 		 * FIFO once more right away (below) instead of waiting. */
 		if (j->eof_requested && j->in_w >= 0 && j->in_len == 0)
-			timeout = 0;
+			wait = 0;
 		isig = np;
 		p[np++] = (struct pollfd){.fd = j->sigfd, .events = POLLIN};
-		if (j->out_r >= 0) {
+		if (j->out_r >= 0 && j->held != &j->out_r) {
 			iout = np;
 			p[np++] = (struct pollfd){.fd = j->out_r, .events = POLLIN};
 		}
-		if (j->err_r >= 0) {
+		if (j->err_r >= 0 && j->held != &j->err_r) {
 			ierr = np;
 			p[np++] = (struct pollfd){.fd = j->err_r, .events = POLLIN};
 		}
@@ -1163,7 +1221,9 @@ static void loop(struct job *j)
 			p[np++] = (struct pollfd){.fd = j->in_w, .events = POLLOUT};
 		}
 
-		if (poll(p, (nfds_t)np, timeout) < 0) {
+		struct timespec ts = {.tv_sec = (time_t)(wait / 1000000),
+				      .tv_nsec = (long)(wait % 1000000) * 1000};
+		if (ppoll(p, (nfds_t)np, wait == ULLONG_MAX ? NULL : &ts, NULL) < 0) {
 			if (errno == EINTR)
 				continue;
 			/* Cannot happen with valid fds; do not spin. */

@@ -118,6 +118,25 @@ char **sup_strv_free(char **v);
  * holds used bytes, under a cap of max bytes. Never fails. */
 size_t sup_cap_keep(uint64_t used, uint64_t max, size_t len);
 
+/* A stream that keeps coming is read in batches: after a read of less than
+ * SUP_STREAM_BATCH bytes its pipe is left alone for about the time the
+ * command takes to write SUP_STREAM_BATCH more at the rate it has been
+ * writing, at most SUP_STREAM_HOLD_USEC. A command writing 4 KiB at a time
+ * then costs a read, two appends and the daemon's wake-ups per batch rather
+ * than per write. The first output after a quiet spell is read at once;
+ * what follows waits at most SUP_STREAM_HOLD_USEC. A fast writer is held
+ * for less than it takes to fill the pipe, so it is not made to wait. */
+#define SUP_STREAM_BATCH (256 * 1024)
+#define SUP_STREAM_HOLD_USEC 1000
+#define SUP_STREAM_HOLD_MIN_USEC 20 /* shorter holds are not worth a timer */
+
+/* How long to hold a stream after a read of n bytes that came elapsed usec
+ * after the previous read with data (ULLONG_MAX: none before): 0 for no
+ * hold (n is 0 or at least SUP_STREAM_BATCH, or the hold would be under
+ * SUP_STREAM_HOLD_MIN_USEC), else the time to write SUP_STREAM_BATCH at
+ * n / elapsed, at most SUP_STREAM_HOLD_USEC. Never fails. */
+unsigned long long sup_hold_usec(size_t n, unsigned long long elapsed);
+
 /* One capped stream file (stdout, stderr or output). */
 struct sup_log {
 	int fd;		  /* opened O_APPEND; not owned */

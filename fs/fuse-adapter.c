@@ -18,7 +18,15 @@
 #include "common/lock.h"
 #include "common/log.h"
 
-#define READ_MAX (128 * 1024)
+/* The most one read answers, and the I/O size streams show (st_blksize), so
+ * tools that size their buffers by it (cat, cp) ask for that much: each read
+ * is a round trip through the daemon, and a stream followed live is read in
+ * as few as its writer's batches allow. The kernel's own limit per request
+ * is libfuse's max_write (1 MiB, FUSE_MAX_MAX_PAGES pages). Other files show
+ * BLKSIZE: their values are small, and a reader with a 1 MiB buffer (and the
+ * daemon's for its reads) would cost more than it saves. */
+#define READ_MAX (1024 * 1024)
+#define BLKSIZE 4096
 #define WAKE_QUEUE_MAX 1024
 #define VERDICTS 64		   /* callers whose groups are remembered (allowed()) */
 #define VERDICT_USEC (1000 * 1000) /* for how long */
@@ -152,7 +160,7 @@ static void to_stat(const struct fuse_adapter *ad, const struct tree_attr *a, st
 	st->st_nlink = a->nlink;
 	st->st_size = (off_t)a->size;
 	st->st_blocks = (blkcnt_t)((a->size + 511) / 512);
-	st->st_blksize = 4096;
+	st->st_blksize = a->stream ? READ_MAX : BLKSIZE;
 	st->st_mtime = st->st_ctime = st->st_atime = a->mtime;
 }
 
@@ -419,15 +427,43 @@ static void parked_interrupted(fuse_req_t req, void *data)
 	}
 }
 
+/* Replies n bytes of fd at off. With FUSE_CAP_SPLICE_WRITE (op_init)
+ * libfuse splices them from the file to the FUSE device, so they are not
+ * copied through the daemon (libfuse copies replies under two pages). */
+static void reply_fd(fuse_req_t req, int fd, uint64_t off, size_t n)
+{
+	struct fuse_bufvec bv = FUSE_BUFVEC_INIT(n);
+
+	if (n == 0) {
+		fuse_reply_buf(req, NULL, 0);
+		return;
+	}
+	bv.buf[0].flags = FUSE_BUF_IS_FD | FUSE_BUF_FD_SEEK;
+	bv.buf[0].fd = fd;
+	bv.buf[0].pos = (off_t)off;
+	fuse_reply_data(req, &bv, 0);
+}
+
 /* Tries a read; replies unless it must wait. Returns true when replied. */
 static bool try_read(struct fuse_adapter *a, fuse_req_t req, struct tree_file *f, uint64_t off,
 		     size_t size)
 {
 	char stackbuf[4096];
-	char *buf = size <= sizeof stackbuf ? stackbuf : malloc(size);
+	char *buf;
 	size_t n = 0;
-	int r;
+	int fd, r;
 
+	r = tree_read_fd(a->tree, f, off, size, &fd, &n);
+	if (r != -EOPNOTSUPP) {
+		if (r == TREE_WAIT)
+			return false;
+		if (r < 0)
+			fuse_reply_err(req, -r);
+		else
+			reply_fd(req, fd, off, n);
+		return true;
+	}
+	buf = size <= sizeof stackbuf ? stackbuf : malloc(size);
 	if (!buf) {
 		fuse_reply_err(req, ENOMEM);
 		return true;
@@ -590,6 +626,9 @@ static void op_init(void *userdata, struct fuse_conn_info *conn)
 	/* Link targets are fixed for their inode's life (see reply_entry). */
 	if (conn->capable & FUSE_CAP_CACHE_SYMLINKS)
 		conn->want |= FUSE_CAP_CACHE_SYMLINKS;
+	/* Stream replies straight from their files (reply_fd). */
+	if (conn->capable & FUSE_CAP_SPLICE_WRITE)
+		conn->want |= FUSE_CAP_SPLICE_WRITE;
 }
 
 static const struct fuse_lowlevel_ops ops = {

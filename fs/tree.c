@@ -302,6 +302,7 @@ int tree_getattr(struct tree *t, uint64_t ino, struct tree_attr *ret)
 	if (r < 0)
 		return r;
 	*ret = mkattr(ino, o.node->mode, size, o.mtime);
+	ret->stream = o.node->stream != NULL;
 	return 0;
 }
 
@@ -751,6 +752,45 @@ uint64_t tree_file_wait_key(const struct tree_file *f)
 static int temp_read(struct tree *t, uint64_t id, uint64_t off, char *buf, size_t size,
 		     size_t *ret_n);
 
+/* The bytes of stream file fd at off now, at most size. */
+static int stream_avail(int fd, uint64_t off, size_t size, size_t *ret_n)
+{
+	struct stat st;
+	uint64_t end;
+
+	if (fstat(fd, &st) < 0)
+		return -errno;
+	end = (uint64_t)st.st_size;
+	*ret_n = end <= off ? 0 : end - off < size ? (size_t)(end - off) : size;
+	return 0;
+}
+
+int tree_read_fd(struct tree *t, struct tree_file *f, uint64_t off, size_t size, int *ret_fd,
+		 size_t *ret_n)
+{
+	int r;
+
+	if (f->stream_fd < 0)
+		return -EOPNOTSUPP;
+	r = stream_avail(f->stream_fd, off, size, ret_n);
+	if (r < 0)
+		return r;
+	if (*ret_n == 0 && size > 0) {
+		int live = stream_live(t, f->wait_key);
+		if (live < 0)
+			return live;
+		if (live)
+			return f->flags & O_NONBLOCK ? -EAGAIN : TREE_WAIT;
+		/* Ended: all it wrote is there now, but it may have written
+		 * and ended between the look and the check. */
+		r = stream_avail(f->stream_fd, off, size, ret_n);
+		if (r < 0)
+			return r;
+	}
+	*ret_fd = f->stream_fd;
+	return 0;
+}
+
 int tree_read(struct tree *t, struct tree_file *f, uint64_t off, char *buf, size_t size,
 	      size_t *ret_n)
 {
@@ -761,22 +801,14 @@ int tree_read(struct tree *t, struct tree_file *f, uint64_t off, char *buf, size
 		return r;
 	}
 	if (f->stream_fd >= 0) {
-		ssize_t n = pread(f->stream_fd, buf, size, (off_t)off);
-		if (n < 0)
+		size_t n;
+		int fd, r = tree_read_fd(t, f, off, size, &fd, &n);
+		if (r != 0)
+			return r;
+		ssize_t got = n ? pread(fd, buf, n, (off_t)off) : 0;
+		if (got < 0)
 			return -errno;
-		if (n == 0 && size > 0) {
-			int live = stream_live(t, f->wait_key);
-			if (live < 0)
-				return live;
-			if (live)
-				return f->flags & O_NONBLOCK ? -EAGAIN : TREE_WAIT;
-			/* Ended: all it wrote is there now, but it may have
-			 * written and ended between the read and the check. */
-			n = pread(f->stream_fd, buf, size, (off_t)off);
-			if (n < 0)
-				return -errno;
-		}
-		*ret_n = (size_t)n;
+		*ret_n = (size_t)got;
 		return 0;
 	}
 	if (f->wait_exit && !f->content) {

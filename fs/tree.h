@@ -54,6 +54,7 @@ struct tree_attr {
 	uint64_t size;
 	uint32_t nlink;
 	time_t mtime;
+	bool stream; /* a stream (stdout, events...): read in large pieces */
 };
 
 /* Why a call failed, for an adapter to show a person: the line the call
@@ -108,6 +109,14 @@ void tree_release(struct tree *t, struct tree_file *f);
  * -EAGAIN instead), or -errno. */
 int tree_read(struct tree *t, struct tree_file *f, uint64_t off, char *buf, size_t size,
 	      size_t *ret_n);
+
+/* As tree_read(), for a stream kept in a file (a job's stdout, stderr and
+ * output) without copying it: on 0, *ret_n (0 = end of file) bytes at off
+ * can be read from *ret_fd (owned by f, valid until tree_release()), with
+ * pread() or splice() at that offset. Returns -EOPNOTSUPP for every other
+ * file: use tree_read(). */
+int tree_read_fd(struct tree *t, struct tree_file *f, uint64_t off, size_t size, int *ret_fd,
+		 size_t *ret_n);
 
 /* True if reads of f may wait (TREE_WAIT); only those ever need parking. */
 bool tree_file_is_stream(const struct tree_file *f);

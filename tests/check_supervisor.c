@@ -3,6 +3,7 @@
  * lines, how crun's wait status becomes exit/status, and the atomic
  * records. Running real jobs is tests/integration/test-supervisor.sh. */
 #include <fcntl.h>
+#include <limits.h>
 #include <signal.h>
 #include <string.h>
 #include <sys/mman.h>
@@ -222,6 +223,26 @@ START_TEST(cap_keep)
 	ck_assert_uint_eq(sup_cap_keep(150, 100, 10), 0);
 	ck_assert_uint_eq(sup_cap_keep(0, 100, 0), 0);
 	ck_assert_uint_eq(sup_cap_keep(0, UINT64_MAX, SIZE_MAX), SIZE_MAX);
+}
+END_TEST
+
+START_TEST(hold)
+{
+	/* No hold: nothing read, or a batch's worth. */
+	ck_assert_uint_eq(sup_hold_usec(0, 5), 0);
+	ck_assert_uint_eq(sup_hold_usec(SUP_STREAM_BATCH, 5), 0);
+	ck_assert_uint_eq(sup_hold_usec(SUP_STREAM_BATCH + 1, ULLONG_MAX), 0);
+	/* The first read after a quiet spell (or ever): the longest hold. */
+	ck_assert_uint_eq(sup_hold_usec(1, ULLONG_MAX), SUP_STREAM_HOLD_USEC);
+	ck_assert_uint_eq(sup_hold_usec(4096, SUP_STREAM_HOLD_USEC), SUP_STREAM_HOLD_USEC);
+	/* A slow writer: at most the longest hold. */
+	ck_assert_uint_eq(sup_hold_usec(4096, SUP_STREAM_HOLD_USEC - 1), SUP_STREAM_HOLD_USEC);
+	/* The time to write a batch at the rate seen: half a batch in 100 us. */
+	ck_assert_uint_eq(sup_hold_usec(SUP_STREAM_BATCH / 2, 100), 200);
+	/* A fast writer: too short a hold to be worth a timer. */
+	ck_assert_uint_eq(sup_hold_usec(SUP_STREAM_BATCH / 2, 5), 0);
+	ck_assert_uint_eq(sup_hold_usec(SUP_STREAM_BATCH / 2, SUP_STREAM_HOLD_MIN_USEC / 2),
+			  SUP_STREAM_HOLD_MIN_USEC);
 }
 END_TEST
 
@@ -538,6 +559,7 @@ static Suite *supervisor_suite(void)
 
 	tc = tcase_create("limits");
 	tcase_add_test(tc, cap_keep);
+	tcase_add_test(tc, hold);
 	tcase_add_test(tc, log_under_cap);
 	tcase_add_test(tc, log_over_cap_in_one_chunk);
 	tcase_add_test(tc, log_marker_once);

@@ -165,31 +165,49 @@ static uint64_t ino_of(const char *path)
 	return attr_of(path).ino;
 }
 
-/* pread() with a hook (this program's definition is the one the tree
- * calls): once armed, the first empty read of a file whose path ends in
- * hook_suffix runs hook_fn before returning, as another thread could. */
+/* pread() and fstat() with a hook (this program's definitions are the ones
+ * the tree calls): once armed, the first empty read, or the first look at
+ * the size (which is how a stream read finds what there is to read), of a
+ * file whose path ends in hook_suffix runs hook_fn before returning, as
+ * another thread could. */
 static const char *hook_suffix;
 static void (*hook_fn)(void);
 
-ssize_t pread(int fd, void *buf, size_t count, off_t offset)
+static void run_hook(int fd)
 {
-	ssize_t n = syscall(SYS_pread64, fd, buf, count, offset);
 	char link[64], path[PATH_MAX];
 	ssize_t len;
 
-	if (n != 0 || !hook_fn)
-		return n;
+	if (!hook_fn)
+		return;
 	snprintf(link, sizeof(link), "/proc/self/fd/%d", fd);
 	len = readlink(link, path, sizeof(path) - 1);
 	if (len < 0)
-		return n;
+		return;
 	path[len] = '\0';
 	if (strstr(path, hook_suffix)) {
 		void (*fn)(void) = hook_fn;
 		hook_fn = NULL;
 		fn();
 	}
+}
+
+ssize_t pread(int fd, void *buf, size_t count, off_t offset)
+{
+	ssize_t n = syscall(SYS_pread64, fd, buf, count, offset);
+
+	if (n == 0)
+		run_hook(fd);
 	return n;
+}
+
+int fstat(int fd, struct stat *st)
+{
+	int r = (int)syscall(SYS_newfstatat, fd, "", st, AT_EMPTY_PATH);
+
+	if (r == 0)
+		run_hook(fd);
+	return r;
 }
 
 /* Reads an open file to its end in small pieces (so offsets matter).
