@@ -111,6 +111,23 @@ wait_for() {
 	done
 }
 
+# A hold point (PADDOCK_HOLD=STEP:$HOLD, pd_hold() in common/util.h): arm it
+# with `touch "$HOLD/arm"`, start what reaches it in the background, then
+# pd_hold_wait waits (up to $T s) until it is held there. A watchdog
+# releases the hold after 60 s, so operations stuck behind it (some wait in
+# the kernel, where no timeout reaches them) end and fail the test rather
+# than hang it. pd_hold_release lets it go on.
+pd_hold_wait() {
+	(sleep 60 && rm -f "$HOLD/held") &
+	WATCHDOG=$!
+	wait_for "${T:-10}" test -e "$HOLD/held"
+}
+pd_hold_release() {
+	kill "$WATCHDOG" 2>/dev/null
+	wait "$WATCHDOG" 2>/dev/null
+	rm -f "$HOLD/held"
+}
+
 # pd_parked PID...: true when each PID, or a process under it (timeout,
 # bash -c), waits in a read the daemon holds: a parked stream (FUSE's
 # request_wait_answer). For tests that must act only once readers wait.

@@ -24,21 +24,16 @@ T=10
 
 # held PYTHON: runs the statements (errno_of: OK or the errno's name into
 # $PD_TMP/out) in the background once the hold is armed, and waits until
-# they are held there. A watchdog releases the hold after 60 s, so a test
-# that goes wrong ends.
+# they are held there (pd_hold_wait, lib.sh).
 held() {
 	touch "$HOLD/arm"
 	errno_of "$1" >"$PD_TMP/out" &
 	BG=$!
-	(sleep 60 && rm -f "$HOLD/held") &
-	WATCHDOG=$!
-	wait_for $T test -e "$HOLD/held"
+	pd_hold_wait
 }
 # release: lets the held statements go on; their outcome is then in $OUT.
 release() {
-	kill "$WATCHDOG" 2>/dev/null
-	wait "$WATCHDOG" 2>/dev/null
-	rm -f "$HOLD/held"
+	pd_hold_release
 	wait "$BG"
 	OUT=$(cat "$PD_TMP/out")
 }

@@ -36,20 +36,15 @@ for i in $(seq 1 200); do echo "file $i" >"$B/big/root/f$i"; done
 T=10 # seconds: a bound no operation here comes near unless it waits for the walk
 
 # hold_walk FILE [BOX]: reads boxes/BOX/FILE (BOX: big) in the background (PID in BG) and
-# waits until its walk is held. A watchdog releases the hold after 60 s,
-# so that operations stuck behind it (some wait in the kernel, where no
-# timeout reaches them) end and fail the test rather than hang it.
+# waits until its walk is held (pd_hold_wait, lib.sh).
 hold_walk() {
 	touch "$HOLD/arm"
 	cat "$B/${2:-big}/$1" >"$PD_TMP/$1.out" 2>&1 &
 	BG=$!
-	(sleep 60 && rm -f "$HOLD/held") &
-	WATCHDOG=$!
-	wait_for $T test -e "$HOLD/held"
+	pd_hold_wait
 }
 release() {
-	kill "$WATCHDOG" 2>/dev/null
-	rm -f "$HOLD/held"
+	pd_hold_release
 }
 # quick COMMAND...: the command succeeds within T seconds (measured: a
 # process waiting in the kernel outlives any timeout).
