@@ -10,6 +10,7 @@
 #include <jansson.h>
 #include <pthread.h>
 #include <stdarg.h>
+#include <stddef.h>
 #include <string.h>
 #include <sys/stat.h>
 
@@ -235,7 +236,25 @@ struct node {
 	/* N_WHOLE: the value written so far waits for more (applied at close
 	 * if nothing else comes). */
 	bool (*waits)(const char *data, size_t len);
+	/* For the shared readers tree_read_text() and tree_read_time(): where
+	 * in struct obj the value is (a string, a time_t). Set through
+	 * OBJ_TEXT() and OBJ_TIME(), which check the field's type. */
+	unsigned short field;
 };
+
+_Static_assert(sizeof(struct obj) <= 0xffff, "struct node's field holds an offset in struct obj");
+
+#define OBJ_TEXT(f)                                                                                \
+	(offsetof(struct obj, f) +                                                                 \
+	 0 * sizeof(                                                                               \
+		 char[__builtin_types_compatible_p(__typeof__(&((struct obj *)0)->f[0]), char *)   \
+			  ? 1                                                                      \
+			  : -1]))
+#define OBJ_TIME(f)                                                                                \
+	(offsetof(struct obj, f) +                                                                 \
+	 0 * sizeof(char[__builtin_types_compatible_p(__typeof__(((struct obj *)0)->f), time_t)    \
+			     ? 1                                                                   \
+			     : -1]))
 
 #define NODE_UNLISTED 0xff
 

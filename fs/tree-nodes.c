@@ -192,6 +192,23 @@ static int line_time(struct pd_buf *out, time_t when, const char *none)
 	return line(out, ts);
 }
 
+/* A row's string field of the object (OBJ_TEXT), as a line. */
+static int read_text(struct tree *t, const struct obj *o, struct pd_buf *out)
+{
+	(void)t;
+	return line(out, (const char *)o + o->node->field);
+}
+
+/* A row's time field of the object (OBJ_TIME), in RFC 3339. */
+static int read_time(struct tree *t, const struct obj *o, struct pd_buf *out)
+{
+	time_t when;
+
+	(void)t;
+	memcpy(&when, (const char *)o + o->node->field, sizeof when);
+	return line_time(out, when, /* none= */ NULL);
+}
+
 /* An error file: its line, or empty. */
 static int line_error(struct pd_buf *out, const char *error)
 {
@@ -227,34 +244,10 @@ static int read_type(struct tree *t, const struct obj *o, struct pd_buf *out)
 	return pd_buf_printf(out, "%s", text);
 }
 
-static int read_image_description(struct tree *t, const struct obj *o, struct pd_buf *out)
-{
-	(void)t;
-	return line(out, o->img.description);
-}
-
-static int read_image_size(struct tree *t, const struct obj *o, struct pd_buf *out)
-{
-	(void)t;
-	return line(out, o->img.size);
-}
-
-static int read_image_created(struct tree *t, const struct obj *o, struct pd_buf *out)
-{
-	(void)t;
-	return line(out, o->img.created);
-}
-
 static int read_token_label(struct tree *t, const struct obj *o, struct pd_buf *out)
 {
 	(void)t;
 	return o->tok.label[0] ? line(out, o->tok.label) : 0;
-}
-
-static int read_token_created(struct tree *t, const struct obj *o, struct pd_buf *out)
-{
-	(void)t;
-	return line_time(out, o->tok.created, /* none= */ NULL);
 }
 
 static int read_token_last_used(struct tree *t, const struct obj *o, struct pd_buf *out)
@@ -267,24 +260,6 @@ static int read_box_state(struct tree *t, const struct obj *o, struct pd_buf *ou
 {
 	(void)t;
 	return line(out, box_state_to_string(o->box.state));
-}
-
-static int read_box_type(struct tree *t, const struct obj *o, struct pd_buf *out)
-{
-	(void)t;
-	return line(out, o->box.type);
-}
-
-static int read_box_image(struct tree *t, const struct obj *o, struct pd_buf *out)
-{
-	(void)t;
-	return line(out, o->box.image);
-}
-
-static int read_box_created(struct tree *t, const struct obj *o, struct pd_buf *out)
-{
-	(void)t;
-	return line_time(out, o->box.created, /* none= */ NULL);
 }
 
 static int read_box_usage(struct tree *t, const struct obj *o, struct pd_buf *out)
@@ -364,24 +339,6 @@ static int read_job_file(struct tree *t, const struct obj *o, struct pd_buf *out
 	if (r < 0)
 		return r;
 	return data ? pd_buf_append(out, data, len) : 0;
-}
-
-static int read_snap_box(struct tree *t, const struct obj *o, struct pd_buf *out)
-{
-	(void)t;
-	return line(out, o->snap.box);
-}
-
-static int read_snap_label(struct tree *t, const struct obj *o, struct pd_buf *out)
-{
-	(void)t;
-	return line(out, o->snap.label);
-}
-
-static int read_snap_created(struct tree *t, const struct obj *o, struct pd_buf *out)
-{
-	(void)t;
-	return line_time(out, o->snap.created, /* none= */ NULL);
 }
 
 static int read_snap_size(struct tree *t, const struct obj *o, struct pd_buf *out)
@@ -687,6 +644,20 @@ static int open_snapshot_export(struct tree *t, const struct obj *o, struct tree
 		.name = (n), .mode = S_IFREG | 0644, .flags = N_LINE, .read = (r),                 \
 		.write = write_setting, .set = (s)                                                 \
 	}
+/* A value or setting that is one field of the object. */
+#define TEXT(n, f)                                                                                 \
+	{                                                                                          \
+		.name = (n), .mode = S_IFREG | 0444, .read = read_text, .field = OBJ_TEXT(f)       \
+	}
+#define TIME(n, f)                                                                                 \
+	{                                                                                          \
+		.name = (n), .mode = S_IFREG | 0444, .read = read_time, .field = OBJ_TIME(f)       \
+	}
+#define SETTING_TEXT(n, f, s)                                                                      \
+	{                                                                                          \
+		.name = (n), .mode = S_IFREG | 0644, .flags = N_LINE, .read = read_text,           \
+		.field = OBJ_TEXT(f), .write = write_setting, .set = (s)                           \
+	}
 #define ACTION(n, w)                                                                               \
 	{                                                                                          \
 		.name = (n), .mode = S_IFREG | 0200, .flags = N_LINE, .write = (w)                 \
@@ -720,25 +691,25 @@ static const struct node type_nodes[] = {
 
 static const struct node image_nodes[] = {
     [IF_DIR] = DIR_ROW(0555),
-    [IF_DESCRIPTION] = VALUE("description", read_image_description),
-    [IF_SIZE] = VALUE("size", read_image_size),
-    [IF_CREATED] = VALUE("created", read_image_created),
+    [IF_DESCRIPTION] = TEXT("description", img.description),
+    [IF_SIZE] = TEXT("size", img.size),
+    [IF_CREATED] = TEXT("created", img.created),
 };
 
 /* tokens/ID/: the owner's access tokens (auth.h), read-only; rmdir revokes. */
 static const struct node token_nodes[] = {
     [TF_DIR] = DIR_ROW(0500),
     [TF_LABEL] = {"label", S_IFREG | 0400, .read = read_token_label},
-    [TF_CREATED] = {"created", S_IFREG | 0400, .read = read_token_created},
+    [TF_CREATED] = {"created", S_IFREG | 0400, .read = read_time, .field = OBJ_TIME(tok.created)},
     [TF_LAST_USED] = {"last_used", S_IFREG | 0400, .read = read_token_last_used},
 };
 
 static const struct node box_nodes[] = {
     [BF_DIR] = DIR_ROW(0755),
     [BF_STATE] = SETTING("state", read_box_state, engine_box_set_state),
-    [BF_TYPE] = SETTING("type", read_box_type, engine_box_set_type),
-    [BF_IMAGE] = SETTING("image", read_box_image, engine_box_set_image),
-    [BF_CREATED] = VALUE("created", read_box_created),
+    [BF_TYPE] = SETTING_TEXT("type", box.type, engine_box_set_type),
+    [BF_IMAGE] = SETTING_TEXT("image", box.image, engine_box_set_image),
+    [BF_CREATED] = TIME("created", box.created),
     [BF_USAGE] = VALUE("usage", read_box_usage),
     [BF_INFO] = VALUE("info", read_box_info),
     [BF_ERROR] = VALUE("error", read_box_error),
@@ -802,10 +773,10 @@ static const struct node job_nodes[] = {
 
 static const struct node snap_nodes[] = {
     [SF_DIR] = DIR_ROW(0755),
-    [SF_BOX] = VALUE("box", read_snap_box),
-    [SF_LABEL] = {"label", S_IFREG | 0644, .flags = N_LINE, .read = read_snap_label,
-		  .write = write_snap_label},
-    [SF_CREATED] = VALUE("created", read_snap_created),
+    [SF_BOX] = TEXT("box", snap.box),
+    [SF_LABEL] = {"label", S_IFREG | 0644, .flags = N_LINE, .read = read_text,
+		  .field = OBJ_TEXT(snap.label), .write = write_snap_label},
+    [SF_CREATED] = TIME("created", snap.created),
     [SF_SIZE] = VALUE("size", read_snap_size),
     [SF_ROOT] = LINK("root", link_snap_root),
     [SF_ERROR] = VALUE("error", read_snap_error),
