@@ -62,12 +62,7 @@
 
 char **sup_strv_free(char **v)
 {
-	if (v) {
-		for (char **p = v; *p; p++)
-			free(*p);
-		free(v);
-	}
-	return NULL;
+	return strv_free(v);
 }
 
 struct sup_spec *sup_spec_free(struct sup_spec *spec)
@@ -289,53 +284,19 @@ int sup_crun_argv(const struct sup_spec *spec, const char *jobdir, char ***ret)
 
 /* ---- the exec server's request ---- */
 
-/* Appends s and its NUL to buf (len used of cap); false when it overflows. */
-static bool req_add(char *buf, size_t cap, size_t *len, const char *s)
-{
-	size_t n = strlen(s) + 1;
-
-	if (n > cap - *len)
-		return false;
-	memcpy(buf + *len, s, n);
-	*len += n;
-	return true;
-}
-
 int sup_exec_request(const struct sup_spec *spec, char **ret, size_t *ret_len)
 {
 	static const char *const default_env[] = {CRUN_PATH, NULL};
 	const char *const *env = spec->env ? (const char *const *)spec->env : default_env;
-	char uid[16] = "0", gid[16] = "0", argc[16];
-	size_t len = 0, n = 0;
-	bool ok;
-	char *buf;
+	unsigned long uid = 0, gid = 0;
 
 	if (spec->user) {
-		size_t k = strcspn(spec->user, ":");
-		snprintf(uid, sizeof uid, "%.*s", (int)k, spec->user);
-		snprintf(gid, sizeof gid, "%s", spec->user + k + 1);
+		/* Validated: "UID:GID", both decimal (user_valid()). */
+		uid = strtoul(spec->user, NULL, 10);
+		gid = strtoul(spec->user + strcspn(spec->user, ":") + 1, NULL, 10);
 	}
-	for (char **a = spec->argv; *a; a++)
-		n++;
-	snprintf(argc, sizeof argc, "%zu", n);
-	buf = malloc(EXEC_REQ_MAX);
-	if (!buf)
-		return -ENOMEM;
-	ok = req_add(buf, EXEC_REQ_MAX, &len, EXEC_PROTO_MAGIC) &&
-	     req_add(buf, EXEC_REQ_MAX, &len, uid) && req_add(buf, EXEC_REQ_MAX, &len, gid) &&
-	     req_add(buf, EXEC_REQ_MAX, &len, spec->cwd ? spec->cwd : "/") &&
-	     req_add(buf, EXEC_REQ_MAX, &len, argc);
-	for (char **a = spec->argv; ok && *a; a++)
-		ok = req_add(buf, EXEC_REQ_MAX, &len, *a);
-	for (const char *const *e = env; ok && *e; e++)
-		ok = req_add(buf, EXEC_REQ_MAX, &len, *e);
-	if (!ok) {
-		free(buf);
-		return -E2BIG;
-	}
-	*ret = buf;
-	*ret_len = len;
-	return 0;
+	return exec_proto_request((unsigned)uid, (unsigned)gid, spec->cwd,
+				  (const char *const *)spec->argv, env, ret, ret_len);
 }
 
 /* ---- capped stream files ---- */
@@ -823,42 +784,13 @@ static void close_stdin(struct job *j)
 	j->in_start = j->in_len = 0;
 }
 
-/* Connects to the box's exec server. Returns the connection, -ENOENT or
- * -ECONNREFUSED when there is no server to use (crun exec then), or another
- * -errno. */
-static int server_connect(const char *path)
-{
-	struct sockaddr_un sa = {.sun_family = AF_UNIX};
-	int fd;
-
-	if (strlen(path) >= sizeof sa.sun_path)
-		return -ENOENT; /* never bound (runtime-crun.c checks the same) */
-	strcpy(sa.sun_path, path);
-	fd = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0);
-	if (fd < 0)
-		return -errno;
-	if (connect(fd, (struct sockaddr *)&sa, sizeof sa) < 0) {
-		int r = -errno;
-		close(fd);
-		return r;
-	}
-	return fd;
-}
-
 /* Hands the command to the exec server: 1 when it took it (the reply comes
  * through the loop), 0 when there is no server (start with crun), or -errno
  * with j->why set. */
 static int server_start(struct job *j, int in_r, int out_w, int err_w)
 {
 	_cleanup_free_ char *req = NULL;
-	union {
-		struct cmsghdr h;
-		char buf[CMSG_SPACE(3 * sizeof(int))];
-	} ctl = {0};
-	int fds[3] = {in_r, out_w, err_w}, sndbuf = EXEC_REQ_MAX + 4096, r;
-	struct iovec iov;
-	struct msghdr msg = {.msg_iov = &iov, .msg_iovlen = 1};
-	struct cmsghdr *c;
+	int fds[3] = {in_r, out_w, err_w}, r;
 	size_t len;
 	int conn;
 
@@ -869,7 +801,7 @@ static int server_start(struct job *j, int in_r, int out_w, int err_w)
 				     : "out of memory");
 		return r;
 	}
-	conn = server_connect(j->spec->server);
+	conn = exec_proto_connect(j->spec->server);
 	if (conn == -ENOENT || conn == -ECONNREFUSED)
 		return 0;
 	if (conn < 0) {
@@ -877,28 +809,8 @@ static int server_start(struct job *j, int in_r, int out_w, int err_w)
 			 strerror(-conn));
 		return conn;
 	}
-	/* One message: room for the largest request. The supervisor runs as
-	 * root, so the system's cap on buffers does not apply. */
-	(void)setsockopt(conn, SOL_SOCKET, SO_SNDBUFFORCE, &sndbuf, sizeof sndbuf);
-	/* Every reply then carries its sender's credentials, PID translated
-	 * to ours: how the command's "run" tells its host PID. */
-	if (setsockopt(conn, SOL_SOCKET, SO_PASSCRED, &(int){1}, sizeof(int)) < 0) {
-		r = -errno;
-		snprintf(j->why, sizeof j->why, "cannot set up the exec connection: %s",
-			 strerror(-r));
-		close(conn);
-		return r;
-	}
-	iov = (struct iovec){.iov_base = req, .iov_len = len};
-	msg.msg_control = ctl.buf;
-	msg.msg_controllen = sizeof ctl.buf;
-	c = CMSG_FIRSTHDR(&msg);
-	c->cmsg_level = SOL_SOCKET;
-	c->cmsg_type = SCM_RIGHTS;
-	c->cmsg_len = CMSG_LEN(sizeof fds);
-	memcpy(CMSG_DATA(c), fds, sizeof fds);
-	if (sendmsg(conn, &msg, MSG_NOSIGNAL) < 0) {
-		r = -errno;
+	r = exec_proto_send(conn, req, len, fds);
+	if (r < 0) {
 		snprintf(j->why, sizeof j->why, "cannot send the command to the box: %s",
 			 strerror(-r));
 		close(conn);
@@ -923,30 +835,12 @@ static void mark_exited(struct job *j, int wstatus)
 static void on_server(struct job *j)
 {
 	char buf[REASON_MAX + 16];
-	union {
-		struct cmsghdr h;
-		char buf[CMSG_SPACE(sizeof(int)) + CMSG_SPACE(sizeof(struct ucred))];
-	} ctl;
-	struct ucred cred = {0};
-	struct iovec iov = {.iov_base = buf, .iov_len = sizeof buf - 1};
-	struct msghdr msg = {.msg_iov = &iov,
-			     .msg_iovlen = 1,
-			     .msg_control = ctl.buf,
-			     .msg_controllen = sizeof ctl.buf};
-	ssize_t n = recvmsg(j->conn, &msg, MSG_DONTWAIT | MSG_CMSG_CLOEXEC);
-	int fd = -1;
+	pid_t pid;
+	int fd;
+	ssize_t n = exec_proto_recv(j->conn, MSG_DONTWAIT, buf, sizeof buf, &fd, &pid);
 
-	if (n < 0 && (errno == EAGAIN || errno == EINTR))
+	if (n == -EAGAIN || n == -EINTR)
 		return;
-	for (struct cmsghdr *c = CMSG_FIRSTHDR(&msg); n >= 0 && c; c = CMSG_NXTHDR(&msg, c))
-		if (c->cmsg_level == SOL_SOCKET && c->cmsg_type == SCM_RIGHTS &&
-		    c->cmsg_len == CMSG_LEN(sizeof(int))) {
-			if (fd >= 0)
-				close(fd);
-			memcpy(&fd, CMSG_DATA(c), sizeof fd);
-		} else if (c->cmsg_level == SOL_SOCKET && c->cmsg_type == SCM_CREDENTIALS &&
-			   c->cmsg_len == CMSG_LEN(sizeof cred))
-			memcpy(&cred, CMSG_DATA(c), sizeof cred);
 	if (n <= 0) {
 		/* PID 1 is gone, and the box with it: a command that ran was
 		 * killed with the box. */
@@ -961,14 +855,13 @@ static void on_server(struct job *j)
 			mark_exited(j, SIGKILL); /* a wait status: killed by SIGKILL */
 		return;
 	}
-	buf[n] = '\0';
 	if (strcmp(buf, "pid") == 0 && fd >= 0 && j->pidfd < 0) {
 		j->pidfd = fd;
 		return;
 	}
-	if (strcmp(buf, "run") == 0 && cred.pid > 0 && !j->server_pid) {
+	if (strcmp(buf, "run") == 0 && pid > 0 && !j->server_pid) {
 		char line[32];
-		snprintf(line, sizeof line, "%d\n", (int)cred.pid);
+		snprintf(line, sizeof line, "%d\n", (int)pid);
 		(void)sup_write_record(j->dirfd, "pid", line);
 		j->server_pid = true;
 	}

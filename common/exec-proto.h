@@ -20,8 +20,8 @@
  * entirely) with SCM_RIGHTS carrying exactly three fds: the command's stdin,
  * stdout and stderr. PID 1 forks; the child starts a session of its own,
  * takes the three fds as 0, 1 and 2, drops every other fd, sets groups (no
- * supplementary ones), GID and UID, joins a new session keyring, changes to CWD and executes ARGV[0] (searched in
- * PATH when it has no '/'). The child inherits the box's namespaces, cgroup,
+ * supplementary ones), GID and UID, joins a new session keyring, changes to CWD and executes
+ *ARGV[0] (searched in PATH when it has no '/'). The child inherits the box's namespaces, cgroup,
  * seccomp filter, capability bounding set and no_new_privs from PID 1, as a
  * `crun exec` would set them from the box's configuration. Replies, one
  * message each:
@@ -48,3 +48,28 @@
 #define EXEC_REQ_MAX (512 * 1024)
 /* Jobs one box's PID 1 runs at once; more are refused with an error. */
 #define EXEC_MAX_JOBS 1024
+
+/* The client's side of the protocol, shared by the job supervisor
+ * (box/supervisor.c) and the daemon's own commands in a box
+ * (runtime/box-exec.c). */
+#include <stddef.h>
+#include <sys/types.h>
+
+/* Builds a request: a malloc'd buffer in *ret, its size in *ret_len. env
+ * NULL: PATH alone. Returns 0, -ENOMEM, or -E2BIG when it exceeds
+ * EXEC_REQ_MAX. */
+int exec_proto_request(unsigned uid, unsigned gid, const char *cwd, const char *const *argv,
+		       const char *const *env, char **ret, size_t *ret_len);
+/* Connects to the server at path: the connection (SOCK_SEQPACKET,
+ * close-on-exec), -ENOENT or -ECONNREFUSED when there is no server there,
+ * or another -errno. */
+int exec_proto_connect(const char *path);
+/* Sends the request with the command's stdin, stdout and stderr, and asks
+ * for the senders' credentials on every reply (the "run" message's PID).
+ * The caller runs as root (the buffer is forced to a request's size). */
+int exec_proto_send(int conn, const char *req, size_t len, const int fds[3]);
+/* Receives one reply into buf (NUL-terminated, at most bufsz - 1 bytes):
+ * its length, 0 when the server closed the connection, or -errno (-EAGAIN
+ * with MSG_DONTWAIT in flags). A passed fd goes to *ret_fd (-1: none; the
+ * caller closes it), the sender's PID to *ret_pid (0: none). */
+ssize_t exec_proto_recv(int conn, int flags, char *buf, size_t bufsz, int *ret_fd, pid_t *ret_pid);

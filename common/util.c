@@ -527,3 +527,13 @@ int unbind_remove(const char *path)
 		return -errno;
 	return 0;
 }
+
+char **strv_free(char **v)
+{
+	if (v) {
+		for (char **p = v; *p; p++)
+			free(*p);
+		free(v);
+	}
+	return NULL;
+}

@@ -99,6 +99,10 @@ int rm_rf(const char *path);
 #define DU_DEPTH_MAX 256
 int du_tree(const char *path, uint64_t *ret);
 
+/* Frees a NULL-terminated vector of malloc'd strings; accepts NULL;
+ * returns NULL. */
+char **strv_free(char **v);
+
 /* Monotonic clock in microseconds. */
 unsigned long long now_usec(void);
 
