@@ -99,6 +99,10 @@ static const char *const migrations[] = {
      * on one range. */
     "ALTER TABLE boxes ADD COLUMN uid_base INTEGER NOT NULL DEFAULT 0;"
     "CREATE UNIQUE INDEX boxes_uid_base ON boxes (uid_base) WHERE uid_base != 0;",
+    /* 8 -> 9: the desktop: whether its session is on (1), kept across the
+     * box's stops, and its geometry ("WxH"; '': the default). */
+    "ALTER TABLE boxes ADD COLUMN desktop INTEGER NOT NULL DEFAULT 0;"
+    "ALTER TABLE boxes ADD COLUMN geometry TEXT NOT NULL DEFAULT '';",
 };
 
 static int sql_err(sqlite3 *db, pd_error *err, const char *what)
@@ -404,7 +408,9 @@ static int bind_row(sqlite3_stmt *st, const struct box_row *row)
 	    sqlite3_bind_int64(st, 9, row->expires) != SQLITE_OK ||
 	    sqlite3_bind_text(st, 10, row->layers, -1, SQLITE_STATIC) != SQLITE_OK ||
 	    sqlite3_bind_int64(st, 11, row->net_addr) != SQLITE_OK ||
-	    sqlite3_bind_int64(st, 12, row->uid_base) != SQLITE_OK)
+	    sqlite3_bind_int64(st, 12, row->uid_base) != SQLITE_OK ||
+	    sqlite3_bind_int64(st, 13, row->desktop) != SQLITE_OK ||
+	    sqlite3_bind_text(st, 14, row->geometry, -1, SQLITE_STATIC) != SQLITE_OK)
 		return -EIO;
 	return 0;
 }
@@ -458,8 +464,8 @@ int store_box_insert(struct store *s, struct box_row *row, pd_error *err)
 	}
 	if (sqlite3_prepare_v2(s->db,
 			       "INSERT INTO boxes (name, state, type, image, created, last_started,"
-			       " error, expires, layers, net_addr, uid_base)"
-			       " VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?9, ?10, ?11, ?12)",
+			       " error, expires, layers, net_addr, uid_base, desktop, geometry)"
+			       " VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?9, ?10, ?11, ?12, ?13, ?14)",
 			       -1, &st, NULL) != SQLITE_OK ||
 	    bind_row(st, row) < 0)
 		return sql_err(s->db, err, "insert box");
@@ -478,7 +484,7 @@ int store_box_update(struct store *s, const struct box_row *row, pd_error *err)
 	static const char sql[] =
 	    "UPDATE boxes SET name = ?1, state = ?2, type = ?3, image = ?4,"
 	    " created = ?5, last_started = ?6, error = ?7, expires = ?9, layers = ?10,"
-	    " net_addr = ?11, uid_base = ?12 WHERE id = ?8";
+	    " net_addr = ?11, uid_base = ?12, desktop = ?13, geometry = ?14 WHERE id = ?8";
 	_cleanup_cached_ sqlite3_stmt *st = NULL;
 
 	if (store_stmt(s, sql, &st) < 0 || bind_row(st, row) < 0 ||
@@ -498,7 +504,7 @@ int store_box_delete(struct store *s, int64_t id, pd_error *err)
 
 #define BOX_COLUMNS                                                                                \
 	"id, name, state, type, image, created, last_started, error, expires, layers, net_addr,"   \
-	" uid_base"
+	" uid_base, desktop, geometry"
 
 static void box_from(sqlite3_stmt *st, struct box_row *row)
 {
@@ -515,6 +521,8 @@ static void box_from(sqlite3_stmt *st, struct box_row *row)
 	copy_text(row->layers, sizeof row->layers, st, 9);
 	row->net_addr = sqlite3_column_int64(st, 10);
 	row->uid_base = sqlite3_column_int64(st, 11);
+	row->desktop = sqlite3_column_int64(st, 12);
+	copy_text(row->geometry, sizeof row->geometry, st, 13);
 }
 
 int store_box_policy_get(struct store *s, int64_t id, char **ret)

@@ -16,7 +16,7 @@
 #include "common/parse.h"
 
 /* The schema version this build writes. */
-#define STORE_SCHEMA_VERSION 8
+#define STORE_SCHEMA_VERSION 9
 /* Host ids per box (its user namespace maps 0..STORE_BOX_IDS-1). */
 #define STORE_BOX_IDS 65536
 
@@ -38,6 +38,10 @@ struct box_row {
 	 * from before user namespaces, or with them off); store_box_insert()
 	 * allocates one when it is < 0. */
 	int64_t uid_base;
+	/* Its desktop (engine/desktop.c): 1 while it is to run (at every
+	 * start of the box too), and its geometry, "WxH" ('': the default). */
+	int64_t desktop;
+	char geometry[16];
 };
 
 /* Opens (creating if needed) the database at path and migrates it to
