@@ -1238,6 +1238,10 @@ int engine_box_set_state(struct engine *e, int64_t id, const char *value, pd_err
 		  r >= 0 ? "done" : err->msg);
 	if (r >= 0 && action == BOX_ACTION_START)
 		started = b->row.id;
+	/* Its desktop starts with it (the setting outlives stops). */
+	if (r >= 0 && action == BOX_ACTION_START && b->row.desktop &&
+	    eng_desktop_spawn(e, b, /* adopt= */ false) < 0)
+		eng_emit(e, b, "desktop not started: cannot start its supervisor");
 out:
 	pd_mutex_unlock(&e->lock);
 	if (started)
@@ -1609,6 +1613,7 @@ int engine_start_timers(struct engine *e)
 	if (r != 0)
 		return -r;
 	e->timer_started = true;
+	eng_desktop_start_all(e);
 	r = eng_jobs_start(e);
 	if (r >= 0 && e->cfg->userns && eng_owners_start(e) < 0)
 		log_warn(
@@ -2009,6 +2014,7 @@ int engine_new_on(const struct pd_config *cfg, const char *init_path, struct run
 		pthread_condattr_init(&ca);
 		pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
 		pthread_cond_init(&e->du_cond, &ca);
+		pthread_cond_init(&e->desk_cond, &ca);
 		pthread_condattr_destroy(&ca);
 	}
 	pthread_cond_init(&e->trash_cond, NULL);
@@ -2132,6 +2138,7 @@ struct engine *engine_free(struct engine *e)
 {
 	if (!e)
 		return NULL;
+	eng_desktop_stop_all(e);
 	if (e->timer_started) {
 		pd_mutex_lock(&e->lock);
 		e->stopping = true;
@@ -2178,6 +2185,7 @@ struct engine *engine_free(struct engine *e)
 	pd_mutex_destroy(&e->wake_lock);
 	pthread_cond_destroy(&e->timer_cond);
 	pthread_cond_destroy(&e->du_cond);
+	pthread_cond_destroy(&e->desk_cond);
 	pthread_cond_destroy(&e->trash_cond);
 	free(e);
 	return NULL;

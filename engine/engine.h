@@ -307,6 +307,35 @@ struct engine_restore {
 int engine_box_restore(struct engine *e, int64_t id, const char *ref, struct engine_restore *ret,
 		       pd_error *err);
 
+/* --- the desktop (desktop.c) ------------------------------------------------
+ *
+ * boxes/NAME/desktop/: the box's graphical session (common/desktop.h).
+ * state: "off", "on" (the session runs, or will with the box), or
+ * "starting" (the box runs and the session is being started or restarted).
+ * Writing on starts the box if it is not running and returns once the
+ * session's X server shows its first frame: -ENOTSUP for an image without
+ * Xvnc, -ENOMEM for a type with less memory than a desktop needs; off ends
+ * it. The commands below need it on: -ENODEV when it is off or the box is
+ * not running, -EAGAIN while it is starting. */
+int engine_box_desktop_state(struct engine *e, int64_t id, char *buf, size_t bufsz);
+int engine_box_set_desktop(struct engine *e, int64_t id, const char *value, pd_error *err);
+/* "WxH"; a write applies live (RandR) on a running desktop, else at its
+ * next start. */
+int engine_box_desktop_geometry(struct engine *e, int64_t id, char *buf, size_t bufsz);
+int engine_box_set_desktop_geometry(struct engine *e, int64_t id, const char *value, pd_error *err);
+/* Where the web panel shows the desktop: PUBLIC_URL/#/desktop/NAME. */
+int engine_box_desktop_url(struct engine *e, int64_t id, char *buf, size_t bufsz);
+/* A PNG of the screen as it is now. */
+struct pd_buf;
+int engine_box_screenshot(struct engine *e, int64_t id, struct pd_buf *png, pd_error *err);
+/* desktop/input: lines of actions, all checked before any is sent (-EINVAL
+ * "line N: ..."), then sent in one go. */
+int engine_box_desktop_input(struct engine *e, int64_t id, const char *text, size_t len,
+			     pd_error *err);
+/* desktop/windows and desktop/cursor, as text (malloc'd). */
+int engine_box_desktop_windows(struct engine *e, int64_t id, char **ret, pd_error *err);
+int engine_box_desktop_cursor(struct engine *e, int64_t id, char **ret, pd_error *err);
+
 /* The directory holding installed images. */
 const char *engine_images_dir(const struct engine *e);
 

@@ -62,6 +62,8 @@ struct box {
 	uint64_t lxcfs_gen; /* lxcfs generation of the views it holds; 0: none */
 	/* Its link and rules being made during its start (engine-net.c). */
 	struct eng_net_up *net_up;
+	/* Its desktop's supervisor thread while there is one (desktop.c). */
+	struct eng_desk *desk;
 };
 
 struct engine {
@@ -139,6 +141,11 @@ struct engine {
 
 	struct dns *dns;     /* the boxes' resolver (engine-dns.c) */
 	struct lxcfs *lxcfs; /* the boxes' /proc views, or NULL (engine-lxcfs.c) */
+
+	/* desktop.c: supervisor threads running, and their changes
+	 * (broadcast; CLOCK_MONOTONIC). */
+	unsigned desk_threads;
+	pthread_cond_t desk_cond;
 
 	pthread_t timer;
 	bool timer_started;
@@ -369,3 +376,18 @@ int eng_jobs_load(struct engine *e);
 int eng_jobs_start(struct engine *e);
 void eng_jobs_stop(struct engine *e);
 void eng_jobs_forget_box(struct engine *e, int64_t box_id);
+
+/* jobs.c: a user of the box (its /etc/passwd, read inside its root): by
+ * name, or a bare uid. -ENOENT when there is none. No lock needed. */
+int eng_box_user(const char *rootfs, const char *user, unsigned *uid, unsigned *gid, char *home,
+		 size_t homesz);
+
+/* desktop.c. Engine lock held for spawn: the box's desktop supervisor
+ * thread unless it has one (adopt: a session from before a daemon restart
+ * is taken over when it is still there). start_all (at start, the boxes
+ * loaded) spawns one, adopting, for every running box whose desktop is on;
+ * stop_all (first in engine_free) ends the threads and leaves the sessions
+ * running. */
+int eng_desktop_spawn(struct engine *e, struct box *b, bool adopt);
+void eng_desktop_start_all(struct engine *e);
+void eng_desktop_stop_all(struct engine *e);

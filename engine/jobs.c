@@ -13,6 +13,7 @@
 #include <sys/stat.h>
 #include <sys/wait.h>
 
+#include "common/desktop.h"
 #include "engine/internal.h"
 #include "engine/jobs.h"
 #include "common/log.h"
@@ -526,8 +527,8 @@ int engine_job_set(struct engine *e, int64_t id, const char *file, const char *d
 /* --- starting -------------------------------------------------------------- */
 
 /* Finds a user in the box's /etc/passwd: by name, or a bare uid. */
-static int box_user(const char *rootfs, const char *user, unsigned *uid, unsigned *gid, char *home,
-		    size_t homesz)
+int eng_box_user(const char *rootfs, const char *user, unsigned *uid, unsigned *gid, char *home,
+		 size_t homesz)
 {
 	_cleanup_fclose_ FILE *f = NULL;
 	_cleanup_close_ int rootfd = open(rootfs, O_PATH | O_DIRECTORY | O_CLOEXEC);
@@ -583,6 +584,7 @@ static int write_spec(struct engine *e, const struct start_info *si, const char 
 	_cleanup_free_ char *user = setting(si->dir, "user", 4096);
 	_cleanup_free_ char *cwd = setting(si->dir, "cwd", 4096);
 	_cleanup_free_ char *env = setting(si->dir, "env", JOB_ENV_MAX);
+	_cleanup_free_ char *desktop = setting(si->dir, "desktop", 16);
 	_cleanup_free_ char *text = NULL;
 	char path[4200], home[4096], ug[64], server[4200];
 	struct image_info img;
@@ -604,7 +606,7 @@ static int write_spec(struct engine *e, const struct start_info *si, const char 
 		if (!user)
 			return pd_error_set(err, -ENOMEM, "out of memory");
 	}
-	if (box_user(si->rootfs, user, &uid, &gid, home, sizeof home) < 0)
+	if (eng_box_user(si->rootfs, user, &uid, &gid, home, sizeof home) < 0)
 		return pd_error_set(err, -EINVAL, "no user %s in the box", user);
 	snprintf(ug, sizeof ug, "%u:%u", uid, gid);
 
@@ -615,6 +617,10 @@ static int write_spec(struct engine *e, const struct start_info *si, const char 
 						"/usr/bin:/sbin:/bin"));
 	json_array_append_new(envs, json_string("LANG=C.UTF-8"));
 	json_array_append_new(envs, json_string("TERM=dumb"));
+	/* desktop 1: its windows open on the box's desktop (whether it runs
+	 * or not: a client started while it is off fails as X clients do). */
+	if (desktop && desktop[0] == '1')
+		json_array_append_new(envs, json_string("DISPLAY=" DESKTOP_DISPLAY));
 	for (char *line = env, *next; line && *line; line = next) {
 		next = strchr(line, '\n');
 		if (next)

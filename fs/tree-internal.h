@@ -98,8 +98,18 @@ enum {
 	BF_VOLUMES,
 	BF_IP,
 	BF_POLICY,
+	BF_SCREENSHOT,
+	BF_DESKTOP,
 	_BF_MAX
 };
+
+/* desktop/: the files of a box's desktop directory. */
+#define BF_DESKTOP_STATE 41
+#define BF_DESKTOP_GEOMETRY 42
+#define BF_DESKTOP_URL 43
+#define BF_DESKTOP_INPUT 44
+#define BF_DESKTOP_WINDOWS 45
+#define BF_DESKTOP_CURSOR 46
 
 /* exec/new: a file of the box's exec directory, whose other entries are
  * its jobs and exec/last. */

@@ -329,6 +329,86 @@ static int read_box_volumes(struct tree *t, const struct obj *o, struct pd_buf *
 	return lines(out, r, names, n);
 }
 
+/* --- the desktop ---------------------------------------------------------------- */
+
+static int read_desktop_state(struct tree *t, const struct obj *o, struct pd_buf *out)
+{
+	char buf[32];
+	int r = engine_box_desktop_state(t->engine, o->id, buf, sizeof buf);
+
+	return r < 0 ? r : line(out, buf);
+}
+
+static int read_desktop_geometry(struct tree *t, const struct obj *o, struct pd_buf *out)
+{
+	char buf[32];
+	int r = engine_box_desktop_geometry(t->engine, o->id, buf, sizeof buf);
+
+	return r < 0 ? r : line(out, buf);
+}
+
+static int read_desktop_url(struct tree *t, const struct obj *o, struct pd_buf *out)
+{
+	char buf[1024];
+	int r = engine_box_desktop_url(t->engine, o->id, buf, sizeof buf);
+
+	return r == -ENODEV ? 0 : r < 0 ? r : line(out, buf);
+}
+
+/* A capture of the desktop (screenshot, windows, cursor): fresh at every
+ * open, none for a size (a getattr: 0, the file is read to its end); a
+ * failure is the box's error, as a write's. */
+static int desktop_read(struct tree *t, const struct obj *o, const char *label, int r,
+			const pd_error *err)
+{
+	engine_box_record_error(t->engine, o->id, label, r < 0 ? err : NULL);
+	return r;
+}
+
+static int read_screenshot(struct tree *t, const struct obj *o, struct pd_buf *out)
+{
+	pd_error err = {0};
+
+	if (tree_sizing)
+		return 0;
+	return desktop_read(t, o, "screenshot.png",
+			    engine_box_screenshot(t->engine, o->id, out, &err), &err);
+}
+
+static int read_desktop_text(struct tree *t, const struct obj *o, struct pd_buf *out,
+			     int (*get)(struct engine *, int64_t, char **, pd_error *))
+{
+	_cleanup_free_ char *text = NULL;
+	pd_error err = {0};
+	char label[64];
+	int r;
+
+	if (tree_sizing)
+		return 0;
+	snprintf(label, sizeof label, "desktop/%s", o->node->name);
+	r = desktop_read(t, o, label, get(t->engine, o->id, &text, &err), &err);
+	return r < 0 ? r : pd_buf_printf(out, "%s", text);
+}
+
+static int read_desktop_windows(struct tree *t, const struct obj *o, struct pd_buf *out)
+{
+	return read_desktop_text(t, o, out, engine_box_desktop_windows);
+}
+
+static int read_desktop_cursor(struct tree *t, const struct obj *o, struct pd_buf *out)
+{
+	return read_desktop_text(t, o, out, engine_box_desktop_cursor);
+}
+
+/* desktop/input: each write(2) is one batch of lines, all checked before
+ * any is sent. */
+static int write_desktop_input(struct tree *t, const struct obj *o, const char *data, size_t len,
+			       pd_error *err, json_t **ret_answer)
+{
+	(void)ret_answer;
+	return engine_box_desktop_input(t->engine, o->id, data, len, err);
+}
+
 /* A job's settings and results, as the engine keeps them. */
 static int read_job_file(struct tree *t, const struct obj *o, struct pd_buf *out)
 {
@@ -734,6 +814,19 @@ static const struct node box_nodes[] = {
     /* exec/new, in exec/ beside the jobs and exec/last: a command may come
      * in several writes, and starts when the file is closed. */
     [BF_EXEC_NEW] = {"new", S_IFREG | 0200, BF_EXEC, N_AT_CLOSE, .write = write_exec_new},
+    /* The desktop (engine.h): a screenshot taken at each open, and its
+     * directory. */
+    [BF_SCREENSHOT] = VALUE("screenshot.png", read_screenshot),
+    [BF_DESKTOP] = {"desktop", S_IFDIR | 0755},
+    [BF_DESKTOP_STATE] = {"state", S_IFREG | 0644, BF_DESKTOP, N_LINE, .read = read_desktop_state,
+			  .write = write_setting, .set = engine_box_set_desktop},
+    [BF_DESKTOP_GEOMETRY] = {"geometry", S_IFREG | 0644, BF_DESKTOP, N_LINE,
+			     .read = read_desktop_geometry, .write = write_setting,
+			     .set = engine_box_set_desktop_geometry},
+    [BF_DESKTOP_URL] = {"url", S_IFREG | 0444, BF_DESKTOP, .read = read_desktop_url},
+    [BF_DESKTOP_INPUT] = {"input", S_IFREG | 0200, BF_DESKTOP, .write = write_desktop_input},
+    [BF_DESKTOP_WINDOWS] = {"windows", S_IFREG | 0444, BF_DESKTOP, .read = read_desktop_windows},
+    [BF_DESKTOP_CURSOR] = {"cursor", S_IFREG | 0444, BF_DESKTOP, .read = read_desktop_cursor},
 };
 
 #define JOB_SETTING(n)                                                                             \
