@@ -50,9 +50,7 @@
 
 #include "common/desktop.h"
 #include "common/log.h"
-#include "engine/desktop-input.h"
 #include "engine/internal.h"
-#include "engine/shot.h"
 #include "runtime/box-exec.h"
 
 /* The least memory a box's type must have for `on`: an idle XFCE desktop
