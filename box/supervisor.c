@@ -62,12 +62,7 @@
 
 char **sup_strv_free(char **v)
 {
-	if (v) {
-		for (char **p = v; *p; p++)
-			free(*p);
-		free(v);
-	}
-	return NULL;
+	return strv_free(v);
 }
 
 struct sup_spec *sup_spec_free(struct sup_spec *spec)
