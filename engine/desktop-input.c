@@ -627,7 +627,8 @@ fail:
  * getwindowgeometry --shell + getwindowname, so nothing the window's
  * owner chose can break out of its line. head bounds each part. */
 #define WINDOWS_SCRIPT                                                                             \
-	"for w in $(xdotool search --onlyvisible --name . 2>/dev/null | head -n 256); do "         \
+	"for w in $(xdotool search --maxdepth 2 --onlyvisible --name . 2>/dev/null | head -n "     \
+	"256); do "                                                                                \
 	"printf '%s ' \"$w\"; "                                                                    \
 	"xdotool getwindowgeometry --shell \"$w\" getwindowname \"$w\" 2>/dev/null "               \
 	"| head -c 1200 | od -An -v -tx1 | tr -d ' \\n'; echo; done"
@@ -731,6 +732,10 @@ static int format_window(const char *s, size_t len, struct pd_buf *b)
 	    shell_var(&p, end, "WIDTH", 0, 100000, &w) < 0 ||
 	    shell_var(&p, end, "HEIGHT", 0, 100000, &h) < 0 ||
 	    shell_var(&p, end, "SCREEN", 0, 1000, &screen) < 0)
+		return 0;
+	/* Nothing of it on the screen: a window manager's helper parked at
+	 * -1000,-1000, an empty one. */
+	if (w == 0 || h == 0 || x + w <= 0 || y + h <= 0)
 		return 0;
 	/* The title: the rest, without getwindowname's newline. */
 	tl = (size_t)(end - p);

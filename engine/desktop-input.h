@@ -59,28 +59,33 @@
 int eng_desktop_input_parse(const char *text, size_t len, unsigned width, unsigned height,
 			    char ***ret_argv, pd_error *err);
 
-/* What desktop/windows lists: visible windows that have a title. */
+/* What desktop/windows lists: windows that are mapped, have a title, are
+ * at most two levels below the root (a client, or a window manager's frame
+ * and its client: not the widgets inside) and show some of themselves on
+ * the screen's side of its top-left corner. At most DESKTOP_WINDOWS_MAX. */
 #define DESKTOP_WINDOWS_MAX 256
-/* Bytes of a title kept (a longer one is cut, at a character boundary). */
+/* Bytes of a title kept (a longer one is cut). */
 #define DESKTOP_TITLE_MAX 1024
 
 /* The command that lists the windows, to run in the box with DISPLAY set
  * (a `sh -c` script of xdotool, head, od and tr: programs of every desktop
  * image). It prints one line per window: its id in decimal, a space, then
  * in hexadecimal (so a title's newlines cannot forge a line) the output of
- * `xdotool getwindowgeometry --shell ID getwindowname ID`, cut to a few
- * KiB. A static vector owned by the module: do not free. */
+ * `xdotool getwindowgeometry --shell ID getwindowname ID`, cut to 1200
+ * bytes. A static vector owned by the module: do not free. */
 char **eng_desktop_windows_argv(void);
 
 /* Turns that command's output out[0..len) (hostile: any bytes, any size)
  * into the text of desktop/windows, one line per window:
  *	ID WxH+X+Y TITLE
- * ID in hexadecimal ("0x1a00003", what xdotool takes as a window), W x H
- * the size, X and Y the signed offsets of its top-left corner from the
- * screen's ("+-5+0": 5 pixels left of the screen), TITLE escaped as
- * text_sanitize() does (control characters, backslashes and bytes that are
- * not UTF-8 as \xHH) and cut to DESKTOP_TITLE_MAX bytes before. Malformed
- * lines are skipped; at most DESKTOP_WINDOWS_MAX windows. Returns 0 and
+ * e.g. "0x1c00003 817x483+10+85 Terminal - user@box: ~". ID in
+ * hexadecimal (xdotool takes it as a window), W x H the size, X and Y the
+ * offsets of its top-left corner from the screen's with their sign
+ * ("+10+85"; "-5+0" is 5 pixels left of the screen, not X11's offset from
+ * the right edge), TITLE after one space to the end of the line (it may
+ * hold spaces), escaped as text_sanitize() does (control characters,
+ * backslashes and bytes that are not UTF-8 as \xHH) after being cut to
+ * DESKTOP_TITLE_MAX bytes. Malformed lines are skipped. Returns 0 and
  * *ret_text (malloc'd, "" when there is no window), or -ENOMEM. */
 int eng_desktop_windows_format(const char *out, size_t len, char **ret_text, pd_error *err);
 

@@ -58,6 +58,7 @@ struct channel {
 struct grab {
 	unsigned width, height;
 	size_t bytes_per_line;
+	unsigned bytes_per_pixel; /* 4, or 3 for packed 24-bit pixels */
 	bool msb_first;
 	struct channel red, green, blue;
 	const unsigned char *pixels;
@@ -114,8 +115,8 @@ static int parse_xwd(const unsigned char *p, size_t len, struct grab *g, pd_erro
 	if (h[H_PIXMAP_DEPTH] != 24 && h[H_PIXMAP_DEPTH] != 32)
 		return pd_error_set(err, -EINVAL, "xwd: depth %u, not 24 or 32",
 				    (unsigned)h[H_PIXMAP_DEPTH]);
-	if (h[H_BITS_PER_PIXEL] != 32)
-		return pd_error_set(err, -EINVAL, "xwd: %u bits per pixel, not 32",
+	if (h[H_BITS_PER_PIXEL] != 32 && h[H_BITS_PER_PIXEL] != 24)
+		return pd_error_set(err, -EINVAL, "xwd: %u bits per pixel, not 24 or 32",
 				    (unsigned)h[H_BITS_PER_PIXEL]);
 	if (h[H_VISUAL_CLASS] != XWD_TRUE_COLOR && h[H_VISUAL_CLASS] != XWD_DIRECT_COLOR)
 		return pd_error_set(err, -EINVAL,
@@ -132,9 +133,14 @@ static int parse_xwd(const unsigned char *p, size_t len, struct grab *g, pd_erro
 		return pd_error_set(err, -EINVAL, "xwd: size %ux%u out of 1x1 to %dx%d",
 				    (unsigned)h[H_PIXMAP_WIDTH], (unsigned)h[H_PIXMAP_HEIGHT],
 				    DESKTOP_WIDTH_MAX, DESKTOP_HEIGHT_MAX);
-	if ((uint64_t)h[H_BYTES_PER_LINE] < (uint64_t)h[H_PIXMAP_WIDTH] * 4)
-		return pd_error_set(err, -EINVAL, "xwd: %u bytes per line, less than %u pixels",
-				    (unsigned)h[H_BYTES_PER_LINE], (unsigned)h[H_PIXMAP_WIDTH]);
+	/* 24 bits: packed, 3 bytes a pixel, as xwd's grab of a screen with
+	 * several visuals (an XFCE desktop) is, in rows sized for 4. */
+	g->bytes_per_pixel = h[H_BITS_PER_PIXEL] / 8;
+	if ((uint64_t)h[H_BYTES_PER_LINE] < (uint64_t)h[H_PIXMAP_WIDTH] * g->bytes_per_pixel)
+		return pd_error_set(err, -EINVAL,
+				    "xwd: %u bytes per line, less than %u pixels of %u bits",
+				    (unsigned)h[H_BYTES_PER_LINE], (unsigned)h[H_PIXMAP_WIDTH],
+				    (unsigned)h[H_BITS_PER_PIXEL]);
 	if (h[H_NCOLORS] > XWD_NCOLORS_MAX)
 		return pd_error_set(err, -EINVAL, "xwd: %u colours, more than %d",
 				    (unsigned)h[H_NCOLORS], XWD_NCOLORS_MAX);
@@ -172,9 +178,9 @@ static unsigned char channel_value(const struct channel *c, uint32_t v)
 static void row_to_rgb(const struct grab *g, unsigned y, unsigned char *out)
 {
 	const unsigned char *src = g->pixels + (size_t)y * g->bytes_per_line;
-	bool bgrx = !g->msb_first && g->red.shift == 16 && g->red.bits == 8 &&
-		    g->green.shift == 8 && g->green.bits == 8 && g->blue.shift == 0 &&
-		    g->blue.bits == 8;
+	bool bgrx = g->bytes_per_pixel == 4 && !g->msb_first && g->red.shift == 16 &&
+		    g->red.bits == 8 && g->green.shift == 8 && g->green.bits == 8 &&
+		    g->blue.shift == 0 && g->blue.bits == 8;
 
 	if (bgrx) {
 		/* Xvnc's usual layout: B, G, R, unused. */
@@ -185,8 +191,14 @@ static void row_to_rgb(const struct grab *g, unsigned y, unsigned char *out)
 		}
 		return;
 	}
-	for (unsigned x = 0; x < g->width; x++, src += 4, out += 3) {
-		uint32_t v = g->msb_first ? be32(src) : le32(src);
+	for (unsigned x = 0; x < g->width; x++, src += g->bytes_per_pixel, out += 3) {
+		uint32_t v;
+
+		if (g->bytes_per_pixel == 3)
+			v = g->msb_first ? (uint32_t)src[0] << 16 | (uint32_t)src[1] << 8 | src[2]
+					 : (uint32_t)src[2] << 16 | (uint32_t)src[1] << 8 | src[0];
+		else
+			v = g->msb_first ? be32(src) : le32(src);
 		out[0] = channel_value(&g->red, v);
 		out[1] = channel_value(&g->green, v);
 		out[2] = channel_value(&g->blue, v);

@@ -8,12 +8,16 @@
  * is read or allocated.
  *
  * What is taken: XWD version 7 (its header is big-endian whatever the
- * machine), a ZPixmap of depth 24 or 32 with 32 bits per pixel, a
- * TrueColor or DirectColor visual whose red, green and blue masks are
- * contiguous runs of 1 to 16 bits, pixels in the byte order the header
- * names (LSBFirst or MSBFirst), rows bytes_per_line apart. What Xvnc at
- * depth 24 gives. The PNG is 8-bit RGB, no alpha, compressed for speed
- * (zlib level SHOT_PNG_LEVEL, no filter).
+ * machine), a ZPixmap of depth 24 or 32 with 32 or 24 bits per pixel, a
+ * TrueColor or DirectColor visual (taken as TrueColor: the identity map
+ * xwd writes) whose red, green and blue masks are contiguous runs of 1 to
+ * 16 bits, pixels in the byte order the header names (LSBFirst or
+ * MSBFirst), rows bytes_per_line apart. 24 bits per pixel are packed,
+ * 3 bytes a pixel: xwd -root writes those on a screen with several
+ * visuals (an XFCE session on Xvnc: DirectColor, 24 bits, rows of 4 bytes
+ * a pixel of which 3 are used); 32 bits are 4 bytes a pixel (Xvnc with a
+ * single visual: TrueColor). The PNG is 8-bit RGB, no alpha, compressed
+ * for speed (zlib level SHOT_PNG_LEVEL, no filter).
  */
 #pragma once
 
