@@ -265,7 +265,7 @@ static int encode_png(const struct grab *g, struct png_out *o, unsigned char *ro
 	png_set_IHDR(png, info, g->width, g->height, 8, PNG_COLOR_TYPE_RGB, PNG_INTERLACE_NONE,
 		     PNG_COMPRESSION_TYPE_DEFAULT, PNG_FILTER_TYPE_DEFAULT);
 	png_set_compression_level(png, SHOT_PNG_LEVEL);
-	png_set_filter(png, PNG_FILTER_TYPE_BASE, PNG_FILTER_NONE);
+	png_set_filter(png, PNG_FILTER_TYPE_BASE, PNG_FILTER_UP);
 	png_write_info(png, info);
 	for (unsigned y = 0; y < g->height; y++) {
 		row_to_rgb(g, y, row);
