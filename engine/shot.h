@@ -33,6 +33,11 @@
 
 #define SHOT_PNG_LEVEL 1
 
+/* What a caller reading xwd's output may stop at (and fail): a grab of
+ * the largest screen is about 33 MB (3840 x 2160 x 4, a 65536-entry
+ * colour table at most, a short header). */
+#define SHOT_XWD_MAX (64u << 20)
+
 /* Converts the xwd file xwd[0..len) to a PNG. On success returns 0, puts
  * the PNG in *ret_png (whatever it held is freed first) and the size in
  * *ret_w, *ret_h. A grab that is not what is taken above, or is cut short:
