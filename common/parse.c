@@ -264,9 +264,7 @@ void format_rfc3339(time_t t, char *buf, size_t bufsz)
 		buf[0] = '\0';
 }
 
-/* The length of the valid UTF-8 character at s (n bytes left), its code
- * point in *cp; 0 if the bytes there are not one. */
-static size_t utf8_char(const unsigned char *s, size_t n, uint32_t *cp)
+size_t utf8_char(const unsigned char *s, size_t n, uint32_t *cp)
 {
 	unsigned c = s[0];
 	size_t len;

@@ -50,6 +50,11 @@ void format_rfc3339(time_t t, char *buf, size_t bufsz);
  * above U+10FFFF. A NUL byte is a valid (control) character here. */
 bool utf8_valid(const char *s, size_t len);
 
+/* The length of the valid UTF-8 character at s (n > 0 bytes left) and its
+ * code point in *cp; 0 (and *cp untouched) if the bytes there are not one,
+ * by the rules of utf8_valid(). */
+size_t utf8_char(const unsigned char *s, size_t n, uint32_t *cp);
+
 /* Text any reader can take, whatever bytes it came from (a box, a client):
  * copies in[0..len) into out, keeping valid UTF-8 characters except the
  * control characters (U+0000-U+001F, U+007F-U+009F) and the backslash,

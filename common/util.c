@@ -69,6 +69,16 @@ static const struct errno_entry errno_table[] = {
     {ENODATA, "ENODATA"},
 };
 
+char **strv_free(char **v)
+{
+	if (v) {
+		for (char **p = v; *p; p++)
+			free(*p);
+		free(v);
+	}
+	return NULL;
+}
+
 /* Accepts err with either sign, so errno_name(r) works on a -errno return. */
 const char *errno_name(int err)
 {
@@ -528,12 +538,3 @@ int unbind_remove(const char *path)
 	return 0;
 }
 
-char **strv_free(char **v)
-{
-	if (v) {
-		for (char **p = v; *p; p++)
-			free(*p);
-		free(v);
-	}
-	return NULL;
-}

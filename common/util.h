@@ -54,6 +54,15 @@ static inline void fclosep(FILE **f)
 		_fd_;                                                                              \
 	})
 
+/* Frees a NULL-terminated vector of malloc'd strings; accepts NULL;
+ * returns NULL. */
+char **strv_free(char **v);
+static inline void strv_freep(char ***v)
+{
+	strv_free(*v);
+}
+#define _cleanup_strv_free_ _cleanup_(strv_freep)
+
 #define ELEMENTSOF(a) (sizeof(a) / sizeof((a)[0]))
 
 /* Returns the symbolic name of an errno value ("EINVAL"), or "EIO" for an
@@ -98,10 +107,6 @@ int rm_rf(const char *path);
  * cannot be opened as a directory. */
 #define DU_DEPTH_MAX 256
 int du_tree(const char *path, uint64_t *ret);
-
-/* Frees a NULL-terminated vector of malloc'd strings; accepts NULL;
- * returns NULL. */
-char **strv_free(char **v);
 
 /* Monotonic clock in microseconds. */
 unsigned long long now_usec(void);
