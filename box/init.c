@@ -147,7 +147,16 @@ static _Noreturn void child(int conn, const int fds[3], uid_t uid, gid_t gid, co
 	/* A session and process group of its own (under crun exec it shares
 	 * crun's): a `kill 0` of the job reaches the job alone. */
 	(void)setsid();
-	if (dup2(fds[0], 0) < 0 || dup2(fds[1], 1) < 0 || dup2(fds[2], 2) < 0) {
+	/* Should PID 1's own 0, 1 or 2 ever be closed, the connection or a
+	 * received fd could hold one of those numbers: move them all above 2
+	 * first, so the dup2()s below clobber none of them. */
+	int high[3];
+	if (conn <= 2)
+		conn = fcntl(conn, F_DUPFD_CLOEXEC, 3);
+	for (int i = 0; i < 3; i++)
+		high[i] = fds[i] <= 2 ? fcntl(fds[i], F_DUPFD_CLOEXEC, 3) : fds[i];
+	if (conn < 0 || high[0] < 0 || high[1] < 0 || high[2] < 0 || dup2(high[0], 0) < 0 ||
+	    dup2(high[1], 1) < 0 || dup2(high[2], 2) < 0) {
 		what = "cannot set up the command's stdio";
 		goto fail;
 	}
@@ -429,10 +438,11 @@ int main(int argc, char *argv[])
 	for (;;) {
 		nfds_t np = 0;
 		int timeout = stopping ? STOP_POLL_MS : -1;
+		/* A stopping box takes no new jobs. */
+		bool listening = lfd >= 0 && !stopping;
 
 		p[np++] = (struct pollfd){.fd = sfd, .events = POLLIN};
-		/* A stopping box takes no new jobs. */
-		if (lfd >= 0 && !stopping)
+		if (listening)
 			p[np++] = (struct pollfd){.fd = lfd, .events = POLLIN};
 		for (size_t i = 0; i < n_pending; i++) {
 			pconn[np] = pending[i];
@@ -458,13 +468,18 @@ int main(int argc, char *argv[])
 				kill(-1, SIGTERM); /* all but ourselves; ESRCH if none */
 			}
 		}
+		/* The poll set's layout is the one made above, whatever this
+		 * round changes: a stop signal read just now, or a connection
+		 * accepted just now (it joins the pending list, but not this
+		 * round's poll set; counting it here once read a job's entry as
+		 * a pending connection, and PID 1 closed its own stdin). */
 		nfds_t k = 1;
-		if (lfd >= 0 && !stopping) {
-			if (p[k].revents)
+		size_t np_pending = n_pending;
+		if (listening) {
+			if (p[k].revents && !stopping)
 				accept_one(lfd);
 			k++;
 		}
-		size_t np_pending = n_pending;
 		for (size_t i = 0; i < np_pending; i++, k++)
 			if (p[k].revents)
 				serve(pconn[k]);

@@ -113,6 +113,23 @@ ok "stdin reaches the command; eof closes it" bash -c "
 	[ \"\$(cat '$X/in/stdout')\" = 'abc
 end' ]"
 
+# One poll round of PID 1 with a new connection and a job's hang-up at once
+# (PID 1 held stopped meanwhile): the new request is served, and PID 1
+# keeps its own stdin and stdout (it once read the job's entry as a pending
+# connection and closed fd 0; the next job's connection then took fd 0 and
+# its command could not start).
+box_init() {
+	local p
+	for p in $(cat "/sys/fs/cgroup/memory/$PD_CGROUP/x/cgroup.procs"); do
+		[ "$(cat "/proc/$p/comm" 2>/dev/null)" = paddock-init ] && echo "$p"
+	done
+}
+INIT_PID=$(box_init)
+ok "a request and a job's hang-up in one round: the request is served" \
+	same "$(python3 "$TOP_SRCDIR/tests/integration/exec-server-race.py" "$SOCK" "$INIT_PID")" "pid run exit"
+ok "PID 1 keeps its fds 0, 1 and 2" bash -c "ls -l /proc/$INIT_PID/fd/0 /proc/$INIT_PID/fd/1 /proc/$INIT_PID/fd/2 >/dev/null"
+ok "and the next job runs" same "$(job 'echo fine')" fine
+
 # No copy of the host's mounts for the job's life: a mount made on the host
 # before the job starts and removed while it runs is gone from every mount
 # namespace (crun exec, in the private namespace it needs on hybrid cgroup
