@@ -19,19 +19,13 @@
 # RESOLVE_BENEATH). The daemon's novnc_dir is a copy of the novnc package
 # here, planted with such files.
 . "$(dirname "$0")/lib.sh"
-
-PW_VERSION=1.65.1
-PW_DIR=$TOP_BUILDDIR/tests/node-cache
-CHROMIUM=${CHROMIUM:-$(command -v chromium || true)}
+. "$TOP_SRCDIR/tests/panel/lib.sh"
 
 NOVNC=/usr/share/novnc
-[ -n "$CHROMIUM" ] || skip_all "needs chromium"
+panel_require
 [ -f "$NOVNC/core/rfb.js" ] || skip_all "needs noVNC (the novnc package)"
-command -v node >/dev/null || skip_all "needs node"
-command -v npm >/dev/null || skip_all "needs npm"
 
-# A free loopback port: the kernel picks one, we release it for the daemon.
-PORT=$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
+PORT=$(panel_port)
 URL=http://127.0.0.1:$PORT
 PASSWORD=panel-test-$RANDOM$RANDOM
 
@@ -50,36 +44,13 @@ echo 'export const hidden = 1;' >"$NV/core/.hidden.js"
 mkdir "$NV/core/dir.js"
 sed -i "s|^\[paddock\]$|[paddock]\nnovnc_dir = $NV|" "$PD_TMP/paddock.ini"
 
-# The screenshots of the pages: the test's artifacts.
-SHOTS=$TOP_BUILDDIR/tests/panel-artifacts/panel
-rm -rf "$SHOTS" && mkdir -p "$SHOTS" || exit 1
-diag "panel screenshots: $SHOTS"
-
-pw_version() {
-	node -p "require('$PW_DIR/node_modules/playwright-core/package.json').version" 2>/dev/null
-}
-if [ "$(pw_version)" != "$PW_VERSION" ]; then
-	mkdir -p "$PW_DIR"
-	ok "playwright-core $PW_VERSION installs into the build tree" \
-		bash -c 'npm install --no-audit --no-fund --loglevel=error --prefix "$1" \
-			"playwright-core@$2" >"$3" 2>&1' - "$PW_DIR" "$PW_VERSION" "$PD_TMP/npm.log"
-	if [ "$(pw_version)" != "$PW_VERSION" ]; then
-		sed 's/^/# /' "$PD_TMP/npm.log"
-		pd_done
-	fi
-fi
+panel_shots panel || exit 1
+panel_playwright
 
 pd_start
 ok "the daemon listens on $URL" wait_for 10 curl -fsS -o /dev/null "$URL/"
 
-setup_url=
-ok "the setup link is written to DATA/setup-url" wait_for 10 test -s "$D/setup-url"
-setup_url=$(cat "$D/setup-url" 2>/dev/null)
-secret=${setup_url##*token=}
-ok "it carries a one-time secret" test -n "$secret" -a "$secret" != "$setup_url"
-ok "POST /v1/setup sets the owner's password" same "$(curl -sS -o /dev/null -w '%{http_code}' \
-	-H 'Content-Type: application/json' \
-	--data "{\"token\":\"$secret\",\"password\":\"$PASSWORD\"}" "$URL/v1/setup")" 200
+panel_owner
 
 ok "index.html is served at /" bash -c "curl -fsS '$URL/' | grep 'id=\"login-form\"' >/dev/null"
 ok "app.js is served as JavaScript" same "$(curl -fsS -o /dev/null -w '%{content_type}' "$URL/panel/app.js")" \
@@ -125,28 +96,6 @@ ok "/novnc/ refuses what is not a GET" same \
 	"$(curl -sS -o /dev/null -w '%{http_code}' -X PUT --data x "$URL/novnc/core/new.js")" 401
 ok "and wrote nothing" test ! -e "$NV/core/new.js"
 
-# The browser steps: "PLAN N", "PASS name", "FAIL name", "# diagnostics".
-PANEL_URL=$URL PANEL_PASSWORD=$PASSWORD PANEL_MOUNT=$M PANEL_SHOTS=$SHOTS PW_DIR=$PW_DIR \
-	CHROMIUM=$CHROMIUM timeout 300 node "$TOP_SRCDIR/tests/panel/panel.mjs" \
-	>"$PD_TMP/panel.out" 2>&1
-node_rc=$?
-passed=0
-plan=
-while IFS= read -r line; do
-	case $line in
-	"PASS "*)
-		ok "panel: ${line#PASS }" true
-		passed=$((passed + 1))
-		;;
-	"FAIL "*) ok "panel: ${line#FAIL }" false ;;
-	"PLAN "*) plan=${line#PLAN } ;;
-	"#"*) echo "$line" ;;
-	*) echo "# $line" ;;
-	esac
-done <"$PD_TMP/panel.out"
-if [ $node_rc -ne 0 ] && ! grep -q '^FAIL ' "$PD_TMP/panel.out"; then
-	ok "the browser run finished (exit $node_rc)" false
-fi
-ok "every browser step ran and passed" same "$passed" "${plan:-(no plan)}"
+panel_run 300 panel.mjs
 
 pd_done

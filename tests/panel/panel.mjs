@@ -1,128 +1,27 @@
 // panel.mjs - drives the web panel in headless Chromium (playwright-core)
 // against a running paddockd and checks every effect through the FUSE
-// mount as well. Run by tests/integration/test-panel.sh, which sets:
-//   PANEL_URL       http://127.0.0.1:PORT
-//   PANEL_PASSWORD  the owner's password
-//   PANEL_MOUNT     the daemon's mount point
-//   PANEL_SHOTS     directory for the screenshots: one of every page of the
-//                   panel (the test's artifacts), and one on failure
-//   PW_DIR          where playwright-core is installed (npm --prefix)
-//   CHROMIUM        the browser binary (default /usr/bin/chromium)
-// Prints "PLAN N", then "PASS name" / "FAIL name" per step and "# ..." diagnostics; stops
-// at the first failure (later steps build on earlier ones). Exit 0 only
-// when every step passed.
-import { createRequire } from 'node:module';
+// mount as well: login, the box list, the exec console, a box's page
+// (type, TTL, policy editor, snapshots, volumes), the volumes and tokens
+// pages, the desktop page of a box without a desktop. Run by
+// tests/integration/test-panel.sh (environment: common.mjs).
 import fs from 'node:fs';
 import path from 'node:path';
-
-const env = (k) => {
-	const v = process.env[k];
-	if (!v) {
-		console.log(`FAIL environment: ${k} is not set`);
-		process.exit(1);
-	}
-	return v;
-};
-
-const URL_BASE = env('PANEL_URL');
-const PASSWORD = env('PANEL_PASSWORD');
-const MOUNT = env('PANEL_MOUNT');
-const SHOTS = env('PANEL_SHOTS');
-const require = createRequire(path.join(env('PW_DIR'), 'package.json'));
-const { chromium } = require('playwright-core');
+import {
+	URL_BASE, PASSWORD, MOUNT, SHOTS, page, until, check, text, visible, treeFile, exists,
+	shoot, open, withDialog, login, step, run, diag,
+} from './common.mjs';
 
 const BOX = 'panel-box';
 const FORK = 'panel-fork';
-const diag = (s) => String(s).split('\n').forEach((l) => console.log('# ' + l));
-
-const browser = await chromium.launch({
-	executablePath: process.env.CHROMIUM || '/usr/bin/chromium',
-	headless: true,
-	args: ['--no-sandbox'],
-});
-const page = await browser.newPage();
-const pageLog = [];
-page.on('console', (m) => pageLog.push(`console.${m.type()}: ${m.text()}`));
-page.on('pageerror', (e) => pageLog.push(`pageerror: ${e.message}`));
-
-/* Polls fn until it returns a truthy value; throws with what it last saw. */
-async function until(what, fn, timeoutMs = 20000) {
-	const end = Date.now() + timeoutMs;
-	let last;
-	for (;;) {
-		try {
-			last = await fn();
-			if (last)
-				return last;
-		} catch (e) {
-			last = e.message;
-		}
-		if (Date.now() > end)
-			throw new Error(`timed out waiting for ${what} (last: ${JSON.stringify(last)})`);
-		await new Promise((r) => setTimeout(r, 100));
-	}
-}
-
-const text = async (sel) => ((await page.locator(sel).first().textContent()) ?? '').trim();
-const visible = (sel) => page.locator(sel).first().isVisible();
-const row = (name) => `[data-testid="box-row"][data-box="${name}"]`;
-const cellOf = (name, f) => `${row(name)} [data-testid="box-${f}"]`;
-const rowCount = (name) => page.locator(row(name)).count();
-const treeFile = (...p) => {
-	try {
-		return fs.readFileSync(path.join(MOUNT, ...p), 'utf8').trim();
-	} catch (e) {
-		return `(${e.code})`;
-	}
-};
-const exists = (...p) => fs.existsSync(path.join(MOUNT, ...p));
-const treeLines = (...p) => treeFile(...p).split('\n').filter((l) => l !== '');
 /* An object's error file: "TIME FILE: reason (ERRNO)", the line the failed
  * request's answer carried. */
 const lastError = (...p) => treeFile(...p);
-/* A screenshot of the whole page, kept as an artifact. */
-async function shoot(name) {
-	const file = path.join(SHOTS, `${name}.png`);
-	await page.screenshot({ path: file, fullPage: true });
-	diag(`page screenshot: ${file}`);
-}
-/* Goes to a page of the panel by its hash and waits for its section. */
-async function open(hash, section) {
-	await page.evaluate((h) => { location.hash = h; }, hash);
-	await until(`${section} to show`, () => visible('#' + section));
-}
-const boxView = (sel) => `#box-view ${sel}`;
 /* The box page's error line, once it says something. */
 const boxErr = () => until('an error on the box page', () => text('#bx-error'));
-function check(cond, message) {
-	if (!cond)
-		throw new Error(message);
-}
 
-/* Clicks selector; the dialog it must open is answered by answer(dialog). */
-async function withDialog(selector, answer) {
-	let seen = null;
-	const handler = async (d) => {
-		seen = `${d.type()}: ${d.message()}`;
-		await answer(d);
-	};
-	page.once('dialog', handler);
-	try {
-		await page.click(selector);
-		await until('a dialog', () => seen, 5000);
-	} finally {
-		page.off('dialog', handler);
-	}
-	return seen;
-}
-
-async function login(password) {
-	await page.fill('#login-password', password);
-	await page.click('#login-submit');
-}
-
-const steps = [];
-const step = (name, fn) => steps.push({ name, fn });
+const row = (name) => `[data-testid="box-row"][data-box="${name}"]`;
+const cellOf = (name, f) => `${row(name)} [data-testid="box-${f}"]`;
+const rowCount = (name) => page.locator(row(name)).count();
 
 step('the page loads and shows the login form', async () => {
 	const resp = await page.goto(URL_BASE + '/');
@@ -537,27 +436,4 @@ step('a wrong password shows the error and keeps the form', async () => {
 	check(await page.evaluate(() => localStorage.getItem('paddock.token')) === null, 'a token was stored');
 });
 
-console.log(`PLAN ${steps.length}`);
-let failed = false;
-for (const { name, fn } of steps) {
-	try {
-		await fn();
-		console.log(`PASS ${name}`);
-	} catch (e) {
-		failed = true;
-		console.log(`FAIL ${name}`);
-		diag(e.stack || e.message);
-		const shot = path.join(SHOTS, 'panel-failure.png');
-		try {
-			await page.screenshot({ path: shot, fullPage: true });
-			diag(`screenshot: ${shot}`);
-		} catch (se) {
-			diag(`screenshot failed: ${se.message}`);
-		}
-		if (pageLog.length)
-			diag('page log:\n' + pageLog.join('\n'));
-		break;
-	}
-}
-await browser.close();
-process.exit(failed ? 1 : 0);
+await run();

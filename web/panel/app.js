@@ -1225,9 +1225,10 @@
 		b.textContent = desktopControl ? 'Release control' : 'Take control';
 	}
 
-	/* Why a connection closed without a reason from the server (a refused
-	 * handshake shows as 1006 to a page): the desktop/state file tells. */
-	async function desktopDiagnose(name, gen) {
+	/* Why a connection closed, beyond the server's reason if it gave one
+	 * (a refused handshake shows as 1006 without one to a page): the
+	 * desktop/state file tells; a 401 there leads to the login form. */
+	async function desktopDiagnose(name, gen, reason) {
 		let why = '';
 		try {
 			const state = await getText(tree('boxes', name, 'desktop', 'state'));
@@ -1240,8 +1241,8 @@
 				return;
 			why = e.message;
 		}
-		if (gen === desktopGen && why)
-			desktopError(why);
+		if (gen === desktopGen && why && why !== reason)
+			desktopError(reason ? `${reason} (${why})` : why);
 	}
 
 	async function desktopConnect() {
@@ -1282,7 +1283,6 @@
 			return;
 		}
 		let closed = null;
-		let connected = false;
 		ws.addEventListener('close', (e) => {
 			closed = e;
 		});
@@ -1295,14 +1295,13 @@
 		r.addEventListener('connect', () => {
 			if (gen !== desktopGen)
 				return;
-			connected = true;
 			desktopStatus(control ? 'control' : 'view',
 				      control ? 'connected: in control (keyboard and mouse go to the box)'
 					      : 'connected: view only');
 			if (control)
 				r.focus();
 		});
-		r.addEventListener('disconnect', (e) => {
+		r.addEventListener('disconnect', () => {
 			if (gen !== desktopGen)
 				return;
 			rfb = null;
@@ -1314,10 +1313,10 @@
 			if (code)
 				text += ` (code ${code})`;
 			desktopStatus('closed', text);
-			if (reason)
-				desktopError(reason);
-			else if (!e.detail.clean || !connected)
-				desktopDiagnose(name, gen);
+			desktopError(reason);
+			/* Also when the server gave a reason: a revoked token
+			 * leads back to the login form from there. */
+			desktopDiagnose(name, gen, reason);
 		});
 		r.addEventListener('securityfailure', (e) => {
 			if (gen === desktopGen)
