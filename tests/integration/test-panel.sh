@@ -37,7 +37,7 @@ pd_setup || exit 1
 NV=$PD_TMP/novnc
 cp -a "$NOVNC" "$NV"
 echo 'export const secret = "outside";' >"$PD_TMP/outside.js"
-ln -s ../outside.js "$NV/core/escape.js"	   # a link out of the directory
+ln -s ../../outside.js "$NV/core/escape.js"   # a link out of the directory
 ln -s "$PD_TMP/outside.js" "$NV/core/escape2.js" # an absolute one
 ln -s rfb.js "$NV/core/alias.js"		   # a link inside it: served
 echo 'export const hidden = 1;' >"$NV/core/.hidden.js"
