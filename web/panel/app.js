@@ -1178,6 +1178,12 @@
 	let desktopBox = null;
 	let desktopControl = false;
 	let desktopGen = 0;
+	/* Closes before a connection was made while desktop/state says on
+	 * (the session still starting): retried a few times, 2 s apart. */
+	const DESKTOP_RETRIES = 10;
+	let desktopRetries = 0;
+	let desktopConnected = false;
+	let desktopRetryTimer = null;
 
 	function desktopStatus(state, text) {
 		const el = $('dt-status');
@@ -1192,6 +1198,7 @@
 	function desktopOpen(name) {
 		desktopBox = name;
 		desktopControl = false;
+		desktopRetries = 0;
 		setText($('dt-box'), name);
 		setText($('dt-back'), name);
 		$('dt-back').href = '#/box/' + encodeURIComponent(name);
@@ -1200,6 +1207,8 @@
 
 	function desktopDisconnect() {
 		desktopGen++;
+		clearTimeout(desktopRetryTimer);
+		desktopRetryTimer = null;
 		if (rfb) {
 			const old = rfb;
 			rfb = null;
@@ -1235,6 +1244,14 @@
 			if (state !== 'on') {
 				why = `the desktop of ${name} is ${state}`;
 				$('dt-on').hidden = false;
+			} else if (!desktopConnected && desktopRetries < DESKTOP_RETRIES && gen === desktopGen) {
+				desktopRetries++;
+				desktopStatus('connecting', `waiting for the desktop (try ${desktopRetries + 1})…`);
+				desktopRetryTimer = setTimeout(() => {
+					if (gen === desktopGen)
+						desktopConnect();
+				}, 2000);
+				return;
 			}
 		} catch (e) {
 			if (e.status === 401)
@@ -1250,6 +1267,7 @@
 		desktopDisconnect();
 		const gen = desktopGen;
 		const control = desktopControl;
+		desktopConnected = false;
 		controlButton();
 		desktopError('');
 		$('dt-on').hidden = true;
@@ -1295,6 +1313,8 @@
 		r.addEventListener('connect', () => {
 			if (gen !== desktopGen)
 				return;
+			desktopConnected = true;
+			desktopRetries = 0;
 			desktopStatus(control ? 'control' : 'view',
 				      control ? 'connected: in control (keyboard and mouse go to the box)'
 					      : 'connected: view only');
@@ -1356,9 +1376,13 @@
 	$('vol-create-form').addEventListener('submit', createVolume);
 	$('dt-control').addEventListener('click', () => {
 		desktopControl = !desktopControl;
+		desktopRetries = 0;
 		desktopConnect();
 	});
-	$('dt-reconnect').addEventListener('click', desktopConnect);
+	$('dt-reconnect').addEventListener('click', () => {
+		desktopRetries = 0;
+		desktopConnect();
+	});
 	$('dt-on').addEventListener('click', desktopTurnOn);
 	window.addEventListener('hashchange', route);
 
