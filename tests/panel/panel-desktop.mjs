@@ -206,9 +206,9 @@ step('releasing control reconnects view-only', async () => {
 step('revoking the panel\'s token closes the live view', async () => {
 	const id = await page.evaluate(() => localStorage.getItem('paddock.token_id'));
 	check(exists('tokens', id), `token ${id} not in the tree`);
-	const open = sockets[sockets.length - 1];
+	const live = sockets[sockets.length - 1];
 	fs.rmdirSync(path.join(MOUNT, 'tokens', id));
-	await until('the socket closed', () => open.closed, 10000);
+	await until('the socket closed', () => live.closed, 10000);
 	await until('the login form', () => visible('#login-form'), 15000);
 });
 
