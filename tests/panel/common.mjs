@@ -118,6 +118,9 @@ export async function login(password) {
 	await page.click('#login-submit');
 }
 
+/* What the page's console said about a Content-Security-Policy it broke. */
+export const cspViolations = () => pageLog.filter((l) => /Content Security Policy/i.test(l));
+
 const steps = [];
 export const step = (name, fn) => steps.push({ name, fn });
 

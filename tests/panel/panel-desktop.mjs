@@ -14,7 +14,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import {
 	URL_BASE, PASSWORD, MOUNT, page, until, check, text, visible, treeFile, exists, shoot, open,
-	login, step, run, diag,
+	login, step, run, diag, cspViolations,
 } from './common.mjs';
 
 const BOX = process.env.PANEL_BOX || 'desk';
@@ -201,6 +201,11 @@ step('releasing control reconnects view-only', async () => {
 	await page.click('#dt-control');
 	await until('view-only again', async () => (await status()) === 'view', 30000);
 	check(new URL(sockets[sockets.length - 1].url).search === '', 'the last socket asks for control');
+});
+
+step('noVNC broke no rule of the Content-Security-Policy', async () => {
+	const v = cspViolations();
+	check(v.length === 0, v.join('\n'));
 });
 
 step('revoking the panel\'s token closes the live view', async () => {

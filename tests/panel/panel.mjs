@@ -8,7 +8,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import {
 	URL_BASE, PASSWORD, MOUNT, SHOTS, page, until, check, text, visible, treeFile, exists,
-	shoot, open, withDialog, login, step, run, diag,
+	shoot, open, withDialog, login, step, run, diag, cspViolations,
 } from './common.mjs';
 
 const BOX = 'panel-box';
@@ -434,6 +434,11 @@ step('a wrong password shows the error and keeps the form', async () => {
 	check(/wrong password/i.test(err), `error: ${err}`);
 	check(!(await visible('#main-view')), 'the box list shows');
 	check(await page.evaluate(() => localStorage.getItem('paddock.token')) === null, 'a token was stored');
+});
+
+step('nothing the panel did broke its Content-Security-Policy', async () => {
+	const v = cspViolations();
+	check(v.length === 0, v.join('\n'));
 });
 
 await run();

@@ -728,6 +728,8 @@
 		$('bx-shot-img').hidden = true;
 		$('bx-ttl').value = '';
 		$('bx-ttl').dataset.loaded = '';
+		$('bx-geometry').value = '';
+		$('bx-geometry').dataset.loaded = '';
 		$('bx-policy-entries').value = '';
 		$('bx-policy-form').dataset.loaded = '';
 		clear($('bx-snap-rows'));
@@ -814,6 +816,8 @@
 			$('bx-desktop-state').dataset.state = desk;
 			$('bx-desktop-on').disabled = desk === 'on';
 			$('bx-desktop-off').disabled = desk !== 'on';
+			fillInput($('bx-geometry'),
+				  await textOr(tree('boxes', name, 'desktop', 'geometry'), ''));
 			await Promise.all([snapsRefresh(name), boxVolumesRefresh(name)]);
 		} catch (e) {
 			if (e.status !== 401 && currentBox === name)
@@ -855,6 +859,11 @@
 					body += l.trim() + '\n';
 		if (await boxWrite(['policy'], body, 'policy'))
 			$('bx-policy-form').dataset.loaded = '';
+	}
+
+	async function setGeometry(ev) {
+		ev.preventDefault();
+		await boxWrite(['desktop', 'geometry'], $('bx-geometry').value.trim(), 'geometry');
 	}
 
 	async function desktopState(on) {
@@ -1371,6 +1380,7 @@
 	$('bx-desktop-on').addEventListener('click', () => desktopState(true));
 	$('bx-desktop-off').addEventListener('click', () => desktopState(false));
 	$('bx-shot').addEventListener('click', takeScreenshot);
+	$('bx-geometry-form').addEventListener('submit', setGeometry);
 	$('bx-snap-form').addEventListener('submit', takeSnapshot);
 	$('bx-vol-form').addEventListener('submit', attachVolume);
 	$('vol-create-form').addEventListener('submit', createVolume);
