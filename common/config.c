@@ -27,7 +27,8 @@
 #ifndef CRUN_PATH
 #define CRUN_PATH "/usr/bin/crun"
 #endif
-#define LXCFS_PATH "/usr/bin/lxcfs" /* Debian's lxcfs package */
+#define LXCFS_PATH "/usr/bin/lxcfs"  /* Debian's lxcfs package */
+#define NOVNC_DIR "/usr/share/novnc" /* Debian's novnc package */
 
 #define GiB (UINT64_C(1) << 30)
 #define STOP_GRACE_MAX 3600
@@ -99,7 +100,12 @@ static const struct paddock_key {
     {"user_ids", VAL_USER_IDS, 0},
     {"lxcfs", VAL_LXCFS, 0},
     {"disk_limit", VAL_DISK_LIMIT, 0},
+    {"novnc_dir", VAL_PATH, offsetof(struct pd_config, novnc_dir)},
 };
+
+/* parser.paddock_seen has a bit per key. */
+_Static_assert(sizeof(paddock_keys) / sizeof(paddock_keys[0]) <= 32,
+	       "too many keys for paddock_seen");
 
 static const char *const type_keys[] = {"cpus", "memory", "pids", "disk"};
 
@@ -732,6 +738,7 @@ void config_release(struct pd_config *c)
 	free(c->nft_table);
 	free(c->group);
 	free(c->lxcfs);
+	free(c->novnc_dir);
 	memset(c, 0, sizeof(*c));
 }
 
@@ -750,9 +757,10 @@ static int config_defaults(struct pd_config *c)
 	c->nft_table = strdup("paddock");
 	c->group = strdup("paddock");
 	c->lxcfs = strdup(LXCFS_PATH);
-	if (!c->lxcfs || !c->mount || !c->data || !c->run || !c->crun || !c->cgroup_parent ||
-	    !c->default_image || !c->default_type || !c->listen || !c->bridge || !c->nft_table ||
-	    !c->group)
+	c->novnc_dir = strdup(NOVNC_DIR);
+	if (!c->lxcfs || !c->novnc_dir || !c->mount || !c->data || !c->run || !c->crun ||
+	    !c->cgroup_parent || !c->default_image || !c->default_type || !c->listen ||
+	    !c->bridge || !c->nft_table || !c->group)
 		return -ENOMEM;
 	c->network = true;
 	c->seccomp = true;

@@ -66,6 +66,10 @@
  *	                            stat, uptime, ... from an lxcfs the daemon
  *	                            runs (lxcfs.h): on (/usr/bin/lxcfs), off,
  *	                            or the absolute path of an lxcfs binary
+ *	novnc_dir = /usr/share/novnc
+ *	                            noVNC (Debian's novnc package): the panel's
+ *	                            live desktop view loads its modules from
+ *	                            here, served read-only under /novnc/
  *
  *	[types.NAME]                one section per box type
  *	cpus = 1                    may be fractional: 0.5
@@ -156,7 +160,8 @@ struct pd_config {
 	 * CONFIG_BOX_IDS ids from user_ids_first, a multiple of CONFIG_BOX_IDS. */
 	uint32_t user_ids_first;
 	uint32_t user_ids_count;
-	char *lxcfs; /* the lxcfs binary, or NULL: lxcfs = off */
+	char *lxcfs;	 /* the lxcfs binary, or NULL: lxcfs = off */
+	char *novnc_dir; /* noVNC's files, served under /novnc/ */
 	struct net_prefix trusted_proxies[CONFIG_PROXIES_MAX];
 	size_t n_trusted_proxies;
 	struct box_type types[CONFIG_MAX_TYPES];

@@ -122,6 +122,7 @@ static void assert_defaults(const struct pd_config *c)
 	ck_assert(c->network);
 	ck_assert(c->seccomp);
 	ck_assert_str_eq(c->lxcfs, "/usr/bin/lxcfs");
+	ck_assert_str_eq(c->novnc_dir, "/usr/share/novnc");
 	ck_assert_str_eq(c->bridge, "paddock0");
 	ck_assert_str_eq(c->nft_table, "paddock");
 	ck_assert_uint_eq(c->subnet, 0x0a580000);
@@ -397,6 +398,20 @@ START_TEST(test_userns_values)
 		     "bad value for user_ids: \"65536-4294967295\""); /* -1 is no id */
 	expect_error("[paddock]\nuser_ids = 65536\n", 2, "bad value for user_ids: \"65536\"");
 	expect_error("[paddock]\nuser_ids = -65536\n", 2, "bad value for user_ids: \"-65536\"");
+}
+END_TEST
+
+/* novnc_dir = an absolute path (where the panel's noVNC modules are). */
+START_TEST(test_novnc_dir)
+{
+	struct pd_config c;
+	pd_error err;
+
+	ck_assert_int_eq(load_text("[paddock]\nnovnc_dir = /opt/novnc\n", &c, &err), 0);
+	ck_assert_str_eq(c.novnc_dir, "/opt/novnc");
+	config_release(&c);
+	expect_error("[paddock]\nnovnc_dir = novnc\n", 2, "bad value for novnc_dir: \"novnc\"");
+	expect_error("[paddock]\nnovnc_dir =\n", 2, "bad value for novnc_dir: \"\"");
 }
 END_TEST
 
@@ -1003,6 +1018,7 @@ static Suite *config_suite(void)
 	tcase_add_test(tc, test_nul_byte);
 	tcase_add_test(tc, test_default_type_missing);
 	tcase_add_test(tc, test_first_error_wins);
+	tcase_add_test(tc, test_novnc_dir);
 	tcase_add_test(tc, test_missing_file);
 	tcase_add_test(tc, test_unreadable_file);
 	tcase_add_test(tc, test_null_error);

@@ -43,6 +43,7 @@ enum req_route {
 	ROUTE_LOGIN,
 	ROUTE_TREE,
 	ROUTE_ROOT,
+	ROUTE_NOVNC,
 };
 
 enum req_method { M_GET, M_HEAD, M_PUT, M_POST, M_DELETE, M_OTHER };
@@ -165,3 +166,11 @@ void http_root_release(struct req *r);
 /* Once a tar push's extractor has finished and the connection resumed:
  * turns its result into the reply (no-op for other requests). */
 void http_root_finish_push(struct req *r);
+
+/* Static code (http-static.c): the panel's assets at / and /panel/FILE, and
+ * noVNC's modules at /novnc/PATH.js from the config's novnc_dir; both
+ * public, with the panel's security headers (Content-Security-Policy ...),
+ * which http_static_headers() adds to resp with its content type. */
+void http_panel_handle(struct req *r, const char *url);
+void http_novnc_handle(struct req *r, const char *url);
+void http_static_headers(struct MHD_Response *resp, const char *content_type);

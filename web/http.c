@@ -23,7 +23,6 @@
 #include "web/http.h"
 #include "common/lock.h"
 #include "common/log.h"
-#include "web/panel-assets.h"
 #include "common/parse.h"
 #include "common/util.h"
 
@@ -1317,27 +1316,6 @@ static void work_login(struct req *r)
 	explicit_bzero(token, sizeof(token));
 }
 
-static void handle_panel(struct req *r, const char *url)
-{
-	const char *name = strcmp(url, "/") == 0 ? "index.html" : url + strlen("/panel/");
-	const struct panel_asset *a = panel_asset_find(name);
-	struct MHD_Response *resp;
-
-	if (!a) {
-		req_reply_error(r, ENOENT, "no such page");
-		return;
-	}
-	resp = MHD_create_response_from_buffer(a->size, (void *)a->data, MHD_RESPMEM_PERSISTENT);
-	if (!resp)
-		return;
-	MHD_add_response_header(resp, MHD_HTTP_HEADER_CONTENT_TYPE, a->content_type);
-	MHD_add_response_header(resp, MHD_HTTP_HEADER_CACHE_CONTROL, "no-cache");
-	MHD_add_response_header(resp, "Content-Security-Policy",
-				"default-src 'self'; img-src 'self' data:; frame-ancestors 'none'");
-	MHD_add_response_header(resp, "X-Content-Type-Options", "nosniff");
-	set_resp(r, 200, resp);
-}
-
 /* --- the access handler -------------------------------------------------- */
 
 static enum MHD_Result queue_reply(struct req *r)
@@ -1556,6 +1534,10 @@ static bool begin(struct req *r, const char *url, const char *method, const char
 		r->route = ROUTE_PANEL;
 		return true;
 	}
+	if ((r->method == M_GET || r->method == M_HEAD) && strncmp(url, "/novnc/", 7) == 0) {
+		r->route = ROUTE_NOVNC;
+		return true;
+	}
 	if ((r->method == M_GET || r->method == M_HEAD) && strcmp(url, "/setup") == 0) {
 		r->route = ROUTE_SETUP_PAGE;
 		return true;
@@ -1621,7 +1603,10 @@ static void dispatch(struct req *r, const char *url)
 {
 	switch (r->route) {
 	case ROUTE_PANEL:
-		handle_panel(r, url);
+		http_panel_handle(r, url);
+		break;
+	case ROUTE_NOVNC:
+		http_novnc_handle(r, url);
 		break;
 	case ROUTE_SETUP_PAGE:
 		handle_setup_page(r);
