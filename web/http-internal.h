@@ -32,6 +32,8 @@
 struct http;
 struct req;
 struct conn;
+struct vnc_session;
+struct vnc_proxy;
 
 typedef void (*req_work_fn)(struct req *r);
 
@@ -43,6 +45,7 @@ enum req_route {
 	ROUTE_LOGIN,
 	ROUTE_TREE,
 	ROUTE_ROOT,
+	ROUTE_VNC, /* GET /v1/vnc/NAME: the desktop's WebSocket (vnc-proxy.c) */
 };
 
 enum req_method { M_GET, M_HEAD, M_PUT, M_POST, M_DELETE, M_OTHER };
@@ -110,6 +113,11 @@ struct req {
 	void *upload;  /* http-root.c's state */
 	bool upload_failed;
 
+	/* ROUTE_VNC: the session until its upgrade (vnc-proxy.c) */
+	struct vnc_session *vnc;
+	/* upgraded to a WebSocket, which ends itself on revocation */
+	atomic_bool upgraded;
+
 	/* async: a worker or the extractor thread finishes the request */
 	struct pd_mutex lock;
 	bool waiting, done;
@@ -165,3 +173,18 @@ void http_root_release(struct req *r);
 /* Once a tar push's extractor has finished and the connection resumed:
  * turns its result into the reply (no-op for other requests). */
 void http_root_finish_push(struct req *r);
+
+/* vnc-proxy.c: the desktop's WebSocket, GET /v1/vnc/NAME (r->box). */
+int vnc_proxy_new(struct http *h, struct auth *a, struct vnc_proxy **ret);
+/* Ends every open session; before the HTTP daemons stop. */
+void vnc_proxy_stop(struct vnc_proxy *p);
+/* After they stopped. */
+void vnc_proxy_free(struct vnc_proxy *p);
+struct vnc_proxy *http_vnc_proxy(struct http *h);
+void http_vnc_handle(struct req *r);
+/* From on_completed: frees a session whose upgrade never happened. */
+void http_vnc_release(struct req *r);
+/* The token a browser sends as the subprotocol "paddock-token.TOKEN" in
+ * Sec-WebSocket-Protocol (it cannot set Authorization on a WebSocket):
+ * copied into buf (size bytes with its NUL); false when there is none. */
+bool http_vnc_protocol_token(struct req *r, char *buf, size_t size);
