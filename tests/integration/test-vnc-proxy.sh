@@ -151,7 +151,7 @@ ok "the token is never logged" bash -c "! grep -qF '${PD_TOKEN##*_}' '$PD_TMP/pa
 # A revoked token: its open socket closes within about a second.
 token2=$(curl -fsS -H 'Accept: text/plain' --data "{\"password\":\"$PD_PASSWORD\",\"label\":\"vnc\"}" "$PD_URL/v1/login")
 id2=$(cut -d_ -f2 <<<"$token2")
-$PY "$CLIENT" hold "$WS/v1/vnc/desk" --proto "$token2" >"$PD_TMP/hold" 2>&1 &
+timeout 90 $PY "$CLIENT" hold "$WS/v1/vnc/desk" --proto "$token2" >"$PD_TMP/hold" 2>&1 &
 hold=$!
 ok "a socket opened with a second token" wait_for 20 grep -q open "$PD_TMP/hold"
 t0=$(date +%s.%N)
@@ -164,7 +164,7 @@ ok "within a second and a half" awk -v a="$t0" -v b="$t1" 'BEGIN {exit !(b - a <
 ok "and the token opens no new one: 401" same "$(status /v1/vnc/desk -H "Authorization: Bearer $token2")" 401
 
 # Idle: a socket with nothing to say stays open past the HTTP timeouts.
-$PY "$CLIENT" hold "$WS/v1/vnc/desk" --token "$PD_TOKEN" >"$PD_TMP/idle" 2>&1 &
+timeout 90 $PY "$CLIENT" hold "$WS/v1/vnc/desk" --token "$PD_TOKEN" >"$PD_TMP/idle" 2>&1 &
 idle=$!
 wait_for 20 grep -q open "$PD_TMP/idle"
 sleep 40
@@ -239,7 +239,7 @@ s = socket.socket(socket.AF_UNIX)
 s.connect(sys.argv[1])" "$ROOTFS/run/paddock-desktop/vnc.sock"
 
 # The box stops: the socket closes.
-$PY "$CLIENT" hold "$WS/v1/vnc/desk" --token "$PD_TOKEN" >"$PD_TMP/stop" 2>&1 &
+timeout 90 $PY "$CLIENT" hold "$WS/v1/vnc/desk" --token "$PD_TOKEN" >"$PD_TMP/stop" 2>&1 &
 h3=$!
 wait_for 20 grep -q open "$PD_TMP/stop"
 echo stopped >"$B/state"
@@ -247,5 +247,18 @@ ok "stopping the box closes the socket" wait_for 30 grep -q '^closed' "$PD_TMP/s
 wait "$h3"
 ok "a stopped box: 409" same "$(status /v1/vnc/desk -H "Authorization: Bearer $PD_TOKEN")" 409
 
-rmdir "$M/boxes/other" "$B"
+rmdir "$M/boxes/other"
+
+# The daemon stops with a socket open: it says so (1001) and ends cleanly
+# (pd_done judges the exit and the sanitizers).
+echo running >"$B/state"
+desk_dir 4
+start_job xvnc3 "$xvnc_cmd"
+wait_for 60 test -S "$B/root/run/paddock-desktop/vnc.sock"
+timeout 90 $PY "$CLIENT" hold "$WS/v1/vnc/desk" --token "$PD_TOKEN" >"$PD_TMP/last" 2>&1 &
+h4=$!
+ok "a socket is open" wait_for 20 grep -q open "$PD_TMP/last"
+pd_stop
+wait "$h4"
+ok "the daemon's stop closes it (1001)" shown "$PD_TMP/last" grep -q '^closed 1001' "$PD_TMP/last"
 pd_done
