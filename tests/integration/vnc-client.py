@@ -16,6 +16,8 @@
 #       incremental updates as fast as they come for SECONDS; prints
 #       "updates N bytes B seconds S latency_ms L" (L: mean time from a
 #       request to its update).
+#   vnc-client.py full URL|unix:PATH SECONDS [--token T]
+#       the same with whole-screen (non-incremental) requests: throughput.
 import socket
 import struct
 import sys
@@ -193,8 +195,9 @@ def main():
         code, reason = c.closed or (0, "")
         print("closed %d %s AT %.3f" % (code, reason.replace(" ", "_"), time.time()), flush=True)
         return
-    elif cmd == "fps":
+    elif cmd in ("fps", "full"):
         seconds = float(rest[1])
+        incremental = cmd == "fps"
         request(c, False, w, h)
         update(c, bpp, w, h)
         n = size = 0
@@ -202,7 +205,7 @@ def main():
         start = time.time()
         while time.time() - start < seconds:
             t0 = time.time()
-            request(c, True, w, h)
+            request(c, incremental, w, h)
             _, _, b = update(c, bpp, w, h)
             lat += time.time() - t0
             n += 1
