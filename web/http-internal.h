@@ -32,6 +32,8 @@
 struct http;
 struct req;
 struct conn;
+struct vnc_session;
+struct vnc_proxy;
 
 typedef void (*req_work_fn)(struct req *r);
 
@@ -44,6 +46,7 @@ enum req_route {
 	ROUTE_TREE,
 	ROUTE_ROOT,
 	ROUTE_NOVNC,
+	ROUTE_VNC, /* GET /v1/vnc/NAME: the desktop's WebSocket (vnc-proxy.c) */
 };
 
 enum req_method { M_GET, M_HEAD, M_PUT, M_POST, M_DELETE, M_OTHER };
@@ -111,6 +114,11 @@ struct req {
 	void *upload;  /* http-root.c's state */
 	bool upload_failed;
 
+	/* ROUTE_VNC: the session until its upgrade (vnc-proxy.c) */
+	struct vnc_session *vnc;
+	/* upgraded to a WebSocket, which ends itself on revocation */
+	atomic_bool upgraded;
+
 	/* async: a worker or the extractor thread finishes the request */
 	struct pd_mutex lock;
 	bool waiting, done;
@@ -174,3 +182,17 @@ void http_root_finish_push(struct req *r);
 void http_panel_handle(struct req *r, const char *url);
 void http_novnc_handle(struct req *r, const char *url);
 void http_static_headers(struct MHD_Response *resp, const char *content_type);
+/* vnc-proxy.c: the desktop's WebSocket, GET /v1/vnc/NAME (r->box). */
+int vnc_proxy_new(struct http *h, struct auth *a, struct vnc_proxy **ret);
+/* Ends every open session; before the HTTP daemons stop. */
+void vnc_proxy_stop(struct vnc_proxy *p);
+/* After they stopped. */
+void vnc_proxy_free(struct vnc_proxy *p);
+struct vnc_proxy *http_vnc_proxy(struct http *h);
+void http_vnc_handle(struct req *r);
+/* From on_completed: frees a session whose upgrade never happened. */
+void http_vnc_release(struct req *r);
+/* The token a browser sends as the subprotocol "paddock-token.TOKEN" in
+ * Sec-WebSocket-Protocol (it cannot set Authorization on a WebSocket):
+ * copied into buf (size bytes with its NUL); false when there is none. */
+bool http_vnc_protocol_token(struct req *r, char *buf, size_t size);

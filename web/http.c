@@ -93,6 +93,7 @@ struct http {
 	bool hangup_started;
 	bool wake_added, hook_added;
 	bool stopping;
+	struct vnc_proxy *vnc; /* the desktop's WebSockets (vnc-proxy.c) */
 
 	/* connections and their count per address */
 	struct pd_mutex conn_lock;
@@ -104,6 +105,11 @@ struct http {
 struct tree *http_tree(struct http *h)
 {
 	return h->tree;
+}
+
+struct vnc_proxy *http_vnc_proxy(struct http *h)
+{
+	return h->vnc;
 }
 
 struct engine *http_engine(struct http *h)
@@ -589,7 +595,8 @@ static void on_revoke(void *userdata, const char *id)
 			continue;
 		atomic_store(&r->revoked, true);
 		atomic_store(&r->hangup, true);
-		if (conn_fd(r) >= 0)
+		/* A WebSocket says why it closes (vnc-proxy.c's own hook). */
+		if (conn_fd(r) >= 0 && !atomic_load(&r->upgraded))
 			(void)shutdown(conn_fd(r), SHUT_RDWR);
 	}
 	pd_mutex_unlock(&h->park_lock);
@@ -1008,17 +1015,23 @@ static int login_client(struct req *r)
 static bool authorized(struct req *r)
 {
 	const char *a;
+	char tok[AUTH_TOKEN_LEN + 8];
 
 	if (r->trusted)
 		return true;
 	a = MHD_lookup_connection_value(r->conn, MHD_HEADER_KIND, MHD_HTTP_HEADER_AUTHORIZATION);
-	if (!a || strncasecmp(a, "Bearer ", 7) != 0)
+	if (a && strncasecmp(a, "Bearer ", 7) == 0) {
+		a += 7;
+		while (*a == ' ')
+			a++;
+	} else if (!a && r->route == ROUTE_VNC && http_vnc_protocol_token(r, tok, sizeof tok))
+		a = tok; /* a browser's WebSocket cannot send Authorization */
+	else
 		return false;
-	a += 7;
-	while (*a == ' ')
-		a++;
 	r->auth_gen = auth_revocations(r->h->auth);
-	return auth_check_token_id(r->h->auth, a, r->token_id) == 0;
+	bool ok = auth_check_token_id(r->h->auth, a, r->token_id) == 0;
+	explicit_bzero(tok, sizeof tok);
+	return ok;
 }
 
 /* --- setup and login ----------------------------------------------------- */
@@ -1556,6 +1569,8 @@ static bool begin(struct req *r, const char *url, const char *method, const char
 		}
 		return true;
 	}
+	if (strncmp(url, "/v1/vnc/", 8) == 0)
+		r->route = ROUTE_VNC;
 	if (!authorized(r)) {
 		req_reply_unauthorized(r, "missing or invalid token");
 		return false;
@@ -1569,6 +1584,17 @@ static bool begin(struct req *r, const char *url, const char *method, const char
 		else
 			req_reply_error(r, EAGAIN, "out of memory; try again");
 		return false;
+	}
+	if (r->route == ROUTE_VNC) {
+		/* One segment, a box's name (decoded once: NAME%2F.. is "NAME/.."). */
+		const char *name = url + 8;
+		if (!*name || strchr(name, '/') || strcmp(name, ".") == 0 ||
+		    strcmp(name, "..") == 0 || strlen(name) >= sizeof(r->box)) {
+			req_reply_error(r, EINVAL, "bad path: /v1/vnc/NAME, NAME a box");
+			return false;
+		}
+		snprintf(r->box, sizeof(r->box), "%s", name);
+		return true;
 	}
 	if (strcmp(url, "/v1/tree") == 0)
 		url = "/v1/tree/";
@@ -1624,6 +1650,9 @@ static void dispatch(struct req *r, const char *url)
 		break;
 	case ROUTE_ROOT:
 		http_root_handle(r);
+		break;
+	case ROUTE_VNC:
+		http_vnc_handle(r);
 		break;
 	default:
 		req_reply_error(r, ENOENT, "no such route");
@@ -1724,6 +1753,7 @@ static void on_completed(void *cls, struct MHD_Connection *conn, void **con_cls,
 	pd_mutex_unlock(&r->h->park_lock);
 	http_park_disarm(r->h, r);
 	http_root_release(r);
+	http_vnc_release(r);
 	if (r->file)
 		tree_release(r->h->tree, r->file);
 	if (r->resp)
@@ -1842,7 +1872,7 @@ static int start_daemon(struct http *h, struct listener *l, int fd, pd_error *er
 	 * (sweep_deadlines), and one address a connection cap (on_accept). */
 	l->d = MHD_start_daemon(
 	    MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_EPOLL | MHD_ALLOW_SUSPEND_RESUME |
-		MHD_USE_ERROR_LOG,
+		MHD_ALLOW_UPGRADE | MHD_USE_ERROR_LOG,
 	    0, on_accept, l, on_request, l, MHD_OPTION_LISTEN_SOCKET, fd,
 	    MHD_OPTION_NOTIFY_COMPLETED, on_completed, l, MHD_OPTION_NOTIFY_CONNECTION,
 	    on_connection, l, MHD_OPTION_URI_LOG_CALLBACK, on_uri, l, MHD_OPTION_UNESCAPE_CALLBACK,
@@ -1949,6 +1979,12 @@ int http_start(struct tree *t, struct engine *e, struct http **ret, pd_error *er
 		return pd_error_set(err, k, "too many revocation hooks");
 	}
 	h->hook_added = true;
+	k = vnc_proxy_new(h, h->auth, &h->vnc);
+	if (k < 0) {
+		http_stop(h);
+		return pd_error_set(err, k, "cannot set up the desktop's WebSockets: %s",
+				    strerror(-k));
+	}
 
 	if (strcmp(cfg->listen, "none") != 0) {
 		k = listen_tcp(cfg->listen, &fd, &h->port, err);
@@ -2005,10 +2041,12 @@ struct http *http_stop(struct http *h)
 		auth_remove_revoke_hook(h->auth, on_revoke, h);
 	pool_stop(&h->login, h->auth);
 	pool_stop(&h->work, NULL);
+	vnc_proxy_stop(h->vnc);
 	if (h->tcp.d)
 		MHD_stop_daemon(h->tcp.d);
 	if (h->unix_sock.d)
 		MHD_stop_daemon(h->unix_sock.d);
+	vnc_proxy_free(h->vnc);
 	if (h->socket_path)
 		(void)unlink(h->socket_path);
 	if (h->hangup_started) {
