@@ -13,6 +13,7 @@
 
 #include "engine/desktop-vnc.h"
 #include "engine/engine.h"
+#include "engine/internal.h"
 #include "common/desktop.h"
 #include "common/util.h"
 
@@ -22,7 +23,6 @@ int engine_desktop_vnc_connect(struct engine *e, int64_t box_id, pd_error *err)
 {
 	struct box_view v;
 	char root[4096];
-	struct stat st;
 	int k;
 
 	k = engine_box_get_by_id(e, box_id, &v);
@@ -34,6 +34,13 @@ int engine_desktop_vnc_connect(struct engine *e, int64_t box_id, pd_error *err)
 	k = engine_box_rootfs(e, box_id, root, sizeof root);
 	if (k < 0)
 		return pd_error_set(err, k, "cannot find the box's files: %s", strerror(-k));
+	return eng_desktop_vnc_open(root, v.name, err);
+}
+
+int eng_desktop_vnc_open(const char *root, const char *name, pd_error *err)
+{
+	struct stat st;
+	int k;
 
 	_cleanup_close_ int rootfd = open(root, O_PATH | O_DIRECTORY | O_CLOEXEC);
 	if (rootfd < 0)
@@ -49,7 +56,7 @@ int engine_desktop_vnc_connect(struct engine *e, int64_t box_id, pd_error *err)
 	if (path_fd < 0) {
 		k = -errno;
 		if (k == -ENOENT || k == -ENOTDIR)
-			return pd_error_set(err, -ENODEV, DESKTOP_OFF, v.name);
+			return pd_error_set(err, -ENODEV, DESKTOP_OFF, name);
 		if (k == -ELOOP || k == -EXDEV)
 			return pd_error_set(err, -ENODEV,
 					    "the desktop's VNC socket %s is reached through a "
@@ -76,7 +83,7 @@ int engine_desktop_vnc_connect(struct engine *e, int64_t box_id, pd_error *err)
 		k = -errno;
 		if (k == -ECONNREFUSED || k == -ENOENT)
 			return pd_error_set(err, -ENODEV, DESKTOP_OFF "; nobody listens on %s",
-					    v.name, DESKTOP_VNC_SOCKET);
+					    name, DESKTOP_VNC_SOCKET);
 		if (k == -EAGAIN)
 			return pd_error_set(err, -EAGAIN,
 					    "the desktop's VNC server accepts no more connections "

@@ -141,40 +141,10 @@ static bool has_xvnc(const char *rootfs)
 }
 
 /* Connects to the box's VNC socket from the host (see the top). */
-static int vnc_connect(const char *rootfs)
-{
-	struct open_how how = {.flags = O_PATH | O_CLOEXEC,
-			       .resolve = RESOLVE_IN_ROOT | RESOLVE_NO_SYMLINKS |
-					  RESOLVE_NO_MAGICLINKS | RESOLVE_NO_XDEV};
-	_cleanup_close_ int rootfd = open(rootfs, O_PATH | O_DIRECTORY | O_CLOEXEC);
-	_cleanup_close_ int pfd = -1;
-	struct sockaddr_un sa = {.sun_family = AF_UNIX};
-	struct stat st;
-	int fd;
-
-	if (rootfd < 0)
-		return -errno;
-	pfd = (int)syscall(SYS_openat2, rootfd, DESKTOP_VNC_SOCKET + 1, &how, sizeof how);
-	if (pfd < 0)
-		return -errno;
-	if (fstat(pfd, &st) < 0 || !S_ISSOCK(st.st_mode))
-		return -ENOTSOCK;
-	snprintf(sa.sun_path, sizeof sa.sun_path, "/proc/self/fd/%d", pfd);
-	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
-	if (fd < 0)
-		return -errno;
-	if (connect(fd, (struct sockaddr *)&sa, sizeof sa) < 0) {
-		int r = -errno;
-		close(fd);
-		return r;
-	}
-	return fd;
-}
-
 /* The VNC server greets ("RFB 003.008\n") within timeout_ms. */
 static bool vnc_greets(const char *rootfs, int timeout_ms)
 {
-	_cleanup_close_ int fd = vnc_connect(rootfs);
+	_cleanup_close_ int fd = eng_desktop_vnc_open(rootfs, "", NULL);
 	struct pollfd p = {.fd = fd, .events = POLLIN};
 	char buf[12];
 

@@ -393,3 +393,7 @@ int eng_box_user(const char *rootfs, const char *user, unsigned *uid, unsigned *
 int eng_desktop_spawn(struct engine *e, struct box *b, bool adopt);
 void eng_desktop_start_all(struct engine *e);
 void eng_desktop_stop_all(struct engine *e);
+/* desktop-vnc.c: a connected socket to the VNC server of the box whose
+ * root filesystem (on the host) is root, opened without following anything
+ * the box made (desktop-vnc.h); name is the box's, for the messages. */
+int eng_desktop_vnc_open(const char *root, const char *name, pd_error *err);
