@@ -13,6 +13,7 @@
 #include "cli/desktop.h"
 #include "cli/exec.h"
 #include "cli/transfer.h"
+#include "common/parse.h"
 
 #define PASSWORD_MAX 1024
 
@@ -74,7 +75,11 @@ void cli_usage(FILE *f)
 
 static int fail(struct ctx *x)
 {
-	fprintf(stderr, "paddock: %s\n", x->err.msg[0] ? x->err.msg : strerror(-x->err.code));
+	/* The reason may quote a box's text (a title, a file name): never
+	 * let its control characters reach the terminal. */
+	char clean[PD_ERROR_MAX * 4 + 1];
+	text_printable(x->err.msg, strlen(x->err.msg), clean, sizeof(clean));
+	fprintf(stderr, "paddock: %s\n", clean[0] ? clean : strerror(-x->err.code));
 	if (x->err.code == -EACCES && strstr(x->err.msg, "token"))
 		fprintf(stderr, "paddock: log in again with 'paddock login URL'\n");
 	return CLI_EXIT_FAIL;

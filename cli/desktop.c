@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include "cli/desktop.h"
+#include "common/parse.h"
 #include "cli/transfer.h"
 
 static int oom(pd_error *err)
@@ -163,9 +164,26 @@ static int desktop_windows(cli_client *c, const cli_args *a, const char *box, pd
 		return r;
 	if (a->json)
 		return print_windows_json(body) < 0 ? oom(err) : 0;
-	fwrite(body, 1, len, stdout);
-	if (len > 0 && body[len - 1] != '\n')
-		putchar('\n');
+	/* Titles are the box's: a title holding ESC or BEL would drive the
+	 * user's terminal. Control characters and invalid UTF-8 print as
+	 * \xHH, but for the newline ending a line and tabs between fields
+	 * (--json escapes them as JSON does). */
+	_cleanup_free_ char *clean = malloc(len * 4 + 1);
+	if (!clean)
+		return oom(err);
+	for (char *p = body, *end = body + len; p < end;) {
+		size_t n = strcspn(p, "\t\n");
+		if (p + n > end)
+			n = (size_t)(end - p);
+		text_printable(p, n, clean, len * 4 + 1);
+		fputs(clean, stdout);
+		p += n;
+		if (p < end && *p == '\t')
+			putchar('\t');
+		if (p >= end || *p == '\n')
+			putchar('\n');
+		p++;
+	}
 	return 0;
 }
 

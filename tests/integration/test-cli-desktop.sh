@@ -237,12 +237,18 @@ class H(http.server.BaseHTTPRequestHandler):
         pass
     def do_GET(self):
         box = self.path.split("/")[4]
-        if box == "good":
+        if self.path.endswith("/desktop/windows"):
+            # a box names its windows: titles that would drive a terminal
+            body, status = ("0x1 pd \x1b]0;pwned\x07\x1b[2J\x9b31m title 300x200+1+2\n"
+                            "0x2\tplain\t10x10+0+0\n").encode(), 200
+        elif box == "good":
             body, status = png, 200
         elif box == "cut":      # the whole answer, but the PNG lacks its end
             body, status = png[:-12], 200
         elif box == "json":     # not a PNG at all
             body, status = b'{"hello":"world"}', 200
+        elif box == "evilerr":  # a reason quoting a box's bytes
+            body, status = b'{"error":"bad \\u001b[2J\\u0007 title \\u009b","errno":"EIO"}', 500
         elif box == "off":
             body, status = json.dumps({"error": "the desktop is off (echo on > boxes/off/desktop/state)",
                                        "errno": "ENODEV"}).encode(), 500
@@ -286,6 +292,31 @@ for kind in cut json short off; do
 done
 ok "the ENODEV answer's text is printed as the server wrote it" \
 	grep -qx 'paddock: the desktop is off (echo on > boxes/off/desktop/state)' "$E"
+# controls FILE: FILE holds no control character but newlines and tabs (C0, DEL,
+# and C1 as UTF-8).
+controls() {
+	python3 -c '
+import re, sys
+d = open(sys.argv[1], "rb").read().decode("utf-8", "replace")
+bad = re.findall(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]", d)
+sys.exit(1 if bad else 0)' "$1"
+}
+"$PADDOCK" --url "$FAKE" --token t desktop evil windows >"$O" 2>"$E"
+sed 's/^/# windows: /' "$O" | cat -v
+ok "windows: a title's ESC, BEL and CSI never reach the terminal" controls "$O"
+ok "the rest of the title and the other lines are kept" bash -c "
+	grep -q '^0x1 pd .*title 300x200+1+2\$' '$O' && grep -q '^0x2.plain.10x10+0+0\$' '$O'"
+"$PADDOCK" --url "$FAKE" --token t --json desktop evil windows >"$O.json"
+ok "windows --json keeps the title, escaped as JSON" python3 -c '
+import json, sys
+w = json.load(open(sys.argv[1]))
+assert w[0]["title"] == "pd \x1b]0;pwned\x07\x1b[2J\x9b31m title", w[0]
+assert (w[0]["x"], w[0]["y"], w[0]["width"], w[0]["height"]) == (1, 2, 300, 200), w[0]
+assert w[1]["title"] == "plain", w[1]' "$O.json"
+"$PADDOCK" --url "$FAKE" --token t screenshot evilerr -o "$PD_TMP/fake-shots/e.png" 2>"$E"
+sed 's/^/# stderr: /' "$E" | cat -v
+ok "an error text with control characters is printed without them" controls "$E"
+ok "and with the rest of its text" grep -q '^paddock: bad .* title ' "$E"
 kill "$fake_pid"
 wait "$fake_pid" 2>/dev/null
 
