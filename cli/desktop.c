@@ -93,7 +93,15 @@ static int desktop_on(cli_client *c, const cli_args *a, const char *box, pd_erro
 
 	if (r < 0)
 		return r;
-	if (!a->no_wait) {
+	/* A box that does not run starts its desktop when it runs: nothing
+	 * to wait for now. */
+	_cleanup_free_ char *state = NULL;
+	pd_error ignored = {0};
+	bool running =
+	    get_file(c, box, "state", &state, &ignored) < 0 || strcmp(state, "running") == 0;
+	if (!running && !a->quiet)
+		fprintf(stderr, "paddock: %s is %s: its desktop starts when it runs\n", box, state);
+	if (!a->no_wait && running) {
 		if (!a->quiet && isatty(STDERR_FILENO))
 			fprintf(stderr, "paddock: waiting for the desktop of %s to answer…\n", box);
 		r = wait_answer(c, box, CLI_DESKTOP_WAIT_S, err);

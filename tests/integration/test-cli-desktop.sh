@@ -231,12 +231,42 @@ png = (b"\x89PNG\r\n\x1a\n" + chunk(b"IHDR", struct.pack(">IIBBBBB", 4, 2, 8, 2,
        chunk(b"IDAT", zlib.compress(b"\x00" + bytes(range(12)) + b"\x00" + bytes(range(12, 24)))) +
        chunk(b"IEND", b""))
 
+puts, cursor_reads = [], {}
+
 class H(http.server.BaseHTTPRequestHandler):
     protocol_version = "HTTP/1.1"
     def log_message(self, *a):
         pass
-    def do_GET(self):
+    def reply(self, status, body):
+        self.send_response(status)
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        self.wfile.write(body)
+    def error(self, name, text):
+        status = {"ENOENT": 404}.get(name, 500)
+        self.reply(status, json.dumps({"error": text, "errno": name}).encode())
+    def do_PUT(self):
+        body = self.rfile.read(int(self.headers.get("Content-Length", 0)))
         box = self.path.split("/")[4]
+        if box == "noimg" and self.path.endswith("/desktop/state"):
+            return self.error("ENOTSUP", "image tiny has no desktop (use the desktop image)")
+        puts.append("%s %s" % (self.path, body.decode()))
+        self.reply(204, b"")
+    def do_GET(self):
+        if self.path == "/v1/tree/puts":  # what was written, for the test
+            return self.reply(200, json.dumps(puts).encode())
+        box = self.path.split("/")[4]
+        if self.path.endswith("/desktop/url"):
+            return self.reply(200, ("http://panel/#/desktop/%s\n" % box).encode())
+        if self.path.endswith("/state"):
+            return self.reply(200, b"stopped\n" if box == "sleepy" else b"running\n")
+        if self.path.endswith("/desktop/cursor"):
+            n = cursor_reads[box] = cursor_reads.get(box, 0) + 1
+            if box == "slow" and n <= 3:
+                return self.error("ENODEV", "the desktop is off (echo on > boxes/slow/desktop/state)")
+            if box == "gone":
+                return self.error("ENOENT", "no box gone")
+            return self.reply(200, b"5 6\n")
         if self.path.endswith("/desktop/windows"):
             # a box names its windows: titles that would drive a terminal
             body, status = ("0x1 pd \x1b]0;pwned\x07\x1b[2J\x9b31m title 300x200+1+2\n"
@@ -317,6 +347,38 @@ assert w[1]["title"] == "plain", w[1]' "$O.json"
 sed 's/^/# stderr: /' "$E" | cat -v
 ok "an error text with control characters is printed without them" controls "$E"
 ok "and with the rest of its text" grep -q '^paddock: bad .* title ' "$E"
+
+# The wait of `desktop BOX` and what goes on the wire.
+fake() { "$PADDOCK" --url "$FAKE" --token t "$@"; }
+ok "desktop slow: waits out 'off' while it starts, then prints the url" bash -c "
+	$(declare -f fake); PADDOCK='$PADDOCK' FAKE='$FAKE'
+	test \"\$(fake desktop slow 2>'$E')\" = 'http://panel/#/desktop/slow'"
+ok "desktop gone: an error that is not 'starting' ends the wait at once" bash -c "
+	$(declare -f fake); PADDOCK='$PADDOCK' FAKE='$FAKE'
+	start=\$(date +%s); fake desktop gone >'$O' 2>'$E'; rc=\$?
+	test \$rc = 1 && test \$((\$(date +%s) - start)) -lt 5 && grep -qx 'paddock: no box gone' '$E' && test ! -s '$O'"
+ok "desktop noimg: the server's ENOTSUP text, exit 1" bash -c "
+	$(declare -f fake); PADDOCK='$PADDOCK' FAKE='$FAKE'
+	fake desktop noimg 2>'$E'; test \$? = 1 && grep -qx 'paddock: image tiny has no desktop (use the desktop image)' '$E'"
+ok "desktop sleepy (stopped): no wait, the url, a notice" bash -c "
+	$(declare -f fake); PADDOCK='$PADDOCK' FAKE='$FAKE'
+	test \"\$(fake desktop sleepy 2>'$E')\" = 'http://panel/#/desktop/sleepy' && grep -q 'sleepy is stopped' '$E'"
+fake desktop web click 1 2 , type 'a  b' , key ctrl+s
+printf 'move 3 4\ntype , \n' | fake desktop web -
+fake desktop web geometry 800x600
+fake desktop web off
+fake --json desktop web cursor >"$O"
+ok "cursor --json from '5 6'" same "$(cat "$O")" '{"x":5,"y":6}'
+curl -sS "$FAKE/v1/tree/puts" >"$O.puts"
+ok "the writes on the wire: state on, one input write per call, geometry, off" python3 -c '
+import json, sys
+got = json.load(open(sys.argv[1]))
+want = ["/v1/tree/boxes/slow/desktop/state on\n", "/v1/tree/boxes/gone/desktop/state on\n",
+        "/v1/tree/boxes/sleepy/desktop/state on\n",
+        "/v1/tree/boxes/web/desktop/input click 1 2\ntype a  b\nkey ctrl+s\n",
+        "/v1/tree/boxes/web/desktop/input move 3 4\ntype , \n",
+        "/v1/tree/boxes/web/desktop/geometry 800x600\n", "/v1/tree/boxes/web/desktop/state off\n"]
+assert got == want, got' "$O.puts"
 kill "$fake_pid"
 wait "$fake_pid" 2>/dev/null
 
