@@ -354,31 +354,75 @@ static void unguard_tmp(const struct sigaction *old)
 	pending_tmp[0] = '\0';
 }
 
+/* How a screenshot reaches its file. */
+enum target_kind {
+	TARGET_NEW,	/* a new name: never replaces a file (-2, -3… added) */
+	TARGET_REPLACE, /* a regular file, or none yet: renamed over */
+	TARGET_STREAM,	/* not a regular file (/dev/null, a FIFO): written into */
+};
+
 /* The file to write: FILE, FILE/DEFAULT when FILE is a directory (or ends
- * in '/'), or DEFAULT in the current directory. *ret_replace: whether an
- * existing file may be replaced (only one named by -o). */
-static int target_path(const char *box, const char *output, char **ret, bool *ret_replace)
+ * in '/'), or DEFAULT in the current directory. A symbolic link to a
+ * regular file is followed (the file is replaced, never the link); what
+ * is neither a regular file nor a directory is written into as it is, so
+ * `-o /dev/null` never replaces /dev/null, even for root. *ret_mode: the
+ * mode of the file replaced, or 0666 & ~umask. */
+static int target_path(const char *box, const char *output, char **ret, enum target_kind *ret_kind,
+		       mode_t *ret_mode, pd_error *err)
 {
 	_cleanup_free_ char *name = cli_screenshot_name(box, time(NULL));
-	struct stat st;
+	struct stat st, lst;
+	mode_t mask = umask(0);
 
+	umask(mask);
+	*ret_mode = 0666 & ~mask;
 	if (!name)
-		return -ENOMEM;
+		return oom(err);
 	if (!output) {
 		*ret = TAKE_PTR(name);
-		*ret_replace = false;
+		*ret_kind = TARGET_NEW;
 		return 0;
 	}
 	size_t n = strlen(output);
-	if ((n > 0 && output[n - 1] == '/') || (stat(output, &st) == 0 && S_ISDIR(st.st_mode))) {
+	if (n == 0)
+		return pd_error_set(err, -EINVAL, "-o needs a file name");
+	bool exists = stat(output, &st) == 0;
+	if (output[n - 1] == '/' || (exists && S_ISDIR(st.st_mode))) {
 		if (asprintf(ret, "%s%s%s", output, output[n - 1] == '/' ? "" : "/", name) < 0)
-			return -ENOMEM;
-		*ret_replace = false;
+			return oom(err);
+		*ret_kind = TARGET_NEW;
 		return 0;
 	}
+	if (lstat(output, &lst) == 0 && S_ISLNK(lst.st_mode) && !exists)
+		return pd_error_set(err, -ENOENT, "%s: a symbolic link to nothing", output);
+	if (exists && !S_ISREG(st.st_mode)) {
+		*ret_kind = TARGET_STREAM;
+		*ret = strdup(output);
+		return *ret ? 0 : oom(err);
+	}
+	*ret_kind = TARGET_REPLACE;
+	if (exists) {
+		*ret_mode = st.st_mode & 0777;
+		if (S_ISLNK(lst.st_mode)) {
+			*ret = realpath(output, NULL);
+			return *ret ? 0
+				    : pd_error_set(err, -errno, "%s: %s", output, strerror(errno));
+		}
+	}
 	*ret = strdup(output);
-	*ret_replace = true;
-	return *ret ? 0 : -ENOMEM;
+	return *ret ? 0 : oom(err);
+}
+
+/* Writes the PNG into what is not a regular file (a device, a FIFO). */
+static int screenshot_stream(cli_client *c, const char *path, const char *target, pd_error *err)
+{
+	_cleanup_close_ int fd = open(target, O_WRONLY | O_CLOEXEC | O_NOCTTY);
+
+	if (fd < 0)
+		return pd_error_set(err, -errno, "%s: %s", target, strerror(errno));
+	if (isatty(fd))
+		return pd_error_set(err, -EINVAL, "not writing a PNG to a terminal (%s)", target);
+	return cli_download(c, path, fd, false, err);
 }
 
 /* dir of path ("." when it has no slash) and its last component. */
@@ -402,6 +446,11 @@ static int split_path(const char *path, char **ret_dir, const char **ret_base)
 static int place(const char *tmp, const char *path, bool replace, char **ret_path, pd_error *err)
 {
 	if (replace) {
+		/* rename() replaces a link, never what it leads to: a link
+		 * here (made meanwhile) is refused. */
+		struct stat st;
+		if (lstat(path, &st) == 0 && S_ISLNK(st.st_mode))
+			return pd_error_set(err, -EEXIST, "%s: became a symbolic link", path);
 		if (rename(tmp, path) < 0)
 			return pd_error_set(err, -errno, "%s: %s", path, strerror(errno));
 		*ret_path = strdup(path);
@@ -454,7 +503,8 @@ int cli_screenshot(cli_client *c, const cli_args *a, const char *box, pd_error *
 	struct sigaction old[ELEMENTSOF(fatal_signals)];
 	unsigned char head[24];
 	const char *base;
-	bool replace;
+	enum target_kind kind;
+	mode_t mode;
 	struct stat st;
 	int r;
 
@@ -462,8 +512,16 @@ int cli_screenshot(cli_client *c, const cli_args *a, const char *box, pd_error *
 		return oom(err);
 	if (a->output && strcmp(a->output, "-") == 0)
 		return screenshot_stdout(c, path, err);
-	if (target_path(box, a->output, &target, &replace) < 0 ||
-	    split_path(target, &dir, &base) < 0)
+	r = target_path(box, a->output, &target, &kind, &mode, err);
+	if (r < 0)
+		return r;
+	if (kind == TARGET_STREAM) {
+		r = screenshot_stream(c, path, target, err);
+		if (r == 0)
+			r = print_value(a->json, "path", target) < 0 ? oom(err) : 0;
+		return r;
+	}
+	if (split_path(target, &dir, &base) < 0)
 		return oom(err);
 	if (*base == '\0')
 		return pd_error_set(err, -EINVAL, "-o: '%s' names no file", a->output);
@@ -492,14 +550,13 @@ int cli_screenshot(cli_client *c, const cli_args *a, const char *box, pd_error *
 				 "the server's answer is not a whole PNG (%lld bytes)",
 				 (long long)st.st_size);
 	if (r == 0) {
-		/* mkostemp makes 0600: give it the mode a new file gets. */
-		mode_t mask = umask(0);
-		umask(mask);
-		if (fchmod(fd, 0666 & ~mask) < 0 || fdatasync(fd) < 0)
+		/* mkostemp makes 0600: give it the mode of the file it
+		 * replaces, or the one a new file gets. */
+		if (fchmod(fd, mode) < 0 || fdatasync(fd) < 0)
 			r = pd_error_set(err, -errno, "%s: %s", tmp, strerror(errno));
 	}
 	if (r == 0)
-		r = place(tmp, target, replace, &written, err);
+		r = place(tmp, target, kind == TARGET_REPLACE, &written, err);
 	if (r < 0)
 		unlink(tmp);
 	unguard_tmp(old);

@@ -322,6 +322,36 @@ for kind in cut json short off; do
 done
 ok "the ENODEV answer's text is printed as the server wrote it" \
 	grep -qx 'paddock: the desktop is off (echo on > boxes/off/desktop/state)' "$E"
+
+# -o at what is not a plain file: never replaced (root could otherwise turn
+# /dev/null into a PNG), links followed to the file they name.
+X=$PD_TMP/fake-special
+mkdir "$X" "$X/real"
+mknod "$X/null" c 1 3
+ok "-o a character device (a /dev/null of the test's own): written into, still a device" bash -c "
+	'$PADDOCK' --url '$FAKE' --token t screenshot good -o '$X/null' >'$O' && test -c '$X/null' &&
+	test \"\$(stat -c %t:%T '$X/null')\" = 1:3 && test \"\$(cat '$O')\" = '$X/null'"
+mkfifo "$X/fifo"
+timeout 20 cat "$X/fifo" >"$X/from-fifo.png" &
+reader=$!
+ok "-o a FIFO: the PNG goes through it" bash -c "
+	timeout 10 '$PADDOCK' --url '$FAKE' --token t screenshot good -o '$X/fifo' >/dev/null && test -p '$X/fifo'"
+wait "$reader"
+ok "the reader got the whole PNG" pngcheck "$X/from-fifo.png" 4 2
+echo old >"$X/real/shot.png"
+chmod 600 "$X/real/shot.png"
+ln -s real/shot.png "$X/link.png"
+ok "-o a symbolic link to a file: the file is replaced, the link stays" bash -c "
+	'$PADDOCK' --url '$FAKE' --token t screenshot good -o '$X/link.png' >'$O' &&
+	test -L '$X/link.png' && test \"\$(readlink '$X/link.png')\" = real/shot.png &&
+	python3 '$PD_TMP/pngcheck.py' '$X/real/shot.png' 4 2 && test \"\$(cat '$O')\" = '$X/real/shot.png'"
+ok "the file replaced keeps its mode (600)" same "$(stat -c %a "$X/real/shot.png")" 600
+ln -s nowhere.png "$X/dangling.png"
+ok "-o a link to nothing: exit 1, nothing made" bash -c "
+	! '$PADDOCK' --url '$FAKE' --token t screenshot good -o '$X/dangling.png' 2>'$E' &&
+	grep -q 'symbolic link to nothing' '$E' && test ! -e '$X/nowhere.png'"
+ok "-o '': exit 1" bash -c "! '$PADDOCK' --url '$FAKE' --token t screenshot good -o '' 2>/dev/null"
+ok "nothing else appeared beside them" same "$(ls -A "$X" | tr '\n' ' ')" "dangling.png fifo from-fifo.png link.png null real "
 # controls FILE: FILE holds no control character but newlines and tabs (C0, DEL,
 # and C1 as UTF-8).
 controls() {
