@@ -337,14 +337,20 @@ static void on_fatal_signal(int sig)
 
 static const int fatal_signals[] = {SIGINT, SIGTERM, SIGHUP};
 
+/* Removes the temporary file on the signals that end the command; a
+ * signal the command was started with ignored stays ignored (nohup, a
+ * background job of a script). */
 static void guard_tmp(const char *path, struct sigaction *old)
 {
 	struct sigaction sa = {.sa_handler = on_fatal_signal};
 
 	sigemptyset(&sa.sa_mask);
 	snprintf(pending_tmp, sizeof(pending_tmp), "%s", path);
-	for (size_t i = 0; i < ELEMENTSOF(fatal_signals); i++)
-		sigaction(fatal_signals[i], &sa, &old[i]);
+	for (size_t i = 0; i < ELEMENTSOF(fatal_signals); i++) {
+		sigaction(fatal_signals[i], NULL, &old[i]);
+		if (old[i].sa_handler != SIG_IGN)
+			sigaction(fatal_signals[i], &sa, NULL);
+	}
 }
 
 static void unguard_tmp(const struct sigaction *old)

@@ -222,7 +222,7 @@ ok "screenshot of no such box: exit 1, no file" bash -c "
 
 # --- a fake server sending broken answers: nothing is renamed into place ------------------------
 cat >"$PD_TMP/fake.py" <<'PY'
-import http.server, json, socketserver, struct, sys, zlib
+import http.server, json, socketserver, struct, sys, time, zlib
 
 def chunk(kind, body):
     return struct.pack(">I", len(body)) + kind + body + struct.pack(">I", zlib.crc32(kind + body))
@@ -256,6 +256,19 @@ class H(http.server.BaseHTTPRequestHandler):
         if self.path == "/v1/tree/puts":  # what was written, for the test
             return self.reply(200, json.dumps(puts).encode())
         box = self.path.split("/")[4]
+        if self.path.endswith("/stdout") or self.path.endswith("/stderr"):
+            return self.reply(200, b"")      # a job of `exec` that printed nothing
+        if self.path.endswith("/exit"):
+            return self.reply(200, b"0\n")
+        if box == "stall":  # a PNG that starts, then nothing more for a while
+            self.send_response(200)
+            self.send_header("Content-Length", str(len(png) * 10))
+            self.end_headers()
+            self.wfile.write(png[:40])
+            self.wfile.flush()
+            time.sleep(30)
+            self.close_connection = True
+            return
         if self.path.endswith("/desktop/url"):
             return self.reply(200, ("http://panel/#/desktop/%s\n" % box).encode())
         if self.path.endswith("/state"):
@@ -397,6 +410,7 @@ fake desktop web click 1 2 , type 'a  b' , key ctrl+s
 printf 'move 3 4\ntype , \n' | fake desktop web -
 fake desktop web geometry 800x600
 fake desktop web off
+fake exec --desktop web -- xeyes
 fake --json desktop web cursor >"$O"
 ok "cursor --json from '5 6'" same "$(cat "$O")" '{"x":5,"y":6}'
 curl -sS "$FAKE/v1/tree/puts" >"$O.puts"
@@ -408,7 +422,23 @@ want = ["/v1/tree/boxes/slow/desktop/state on\n", "/v1/tree/boxes/gone/desktop/s
         "/v1/tree/boxes/web/desktop/input click 1 2\ntype a  b\nkey ctrl+s\n",
         "/v1/tree/boxes/web/desktop/input move 3 4\ntype , \n",
         "/v1/tree/boxes/web/desktop/geometry 800x600\n", "/v1/tree/boxes/web/desktop/state off\n"]
-assert got == want, got' "$O.puts"
+assert got[:len(want)] == want, got
+job = got[len(want)].split()[0]
+assert job.startswith("/v1/tree/boxes/web/exec/cli-") and job.endswith("/"), got
+assert got[len(want):] == [job + " ", job + "desktop 1\n", job + "cmd xeyes"], got' "$O.puts"
+
+# Killed while the PNG arrives (SIGTERM; SIGINT and SIGHUP alike): the
+# temporary file goes with the command.
+mkdir "$PD_TMP/fake-int"
+"$PADDOCK" --url "$FAKE" --token t screenshot stall -o "$PD_TMP/fake-int/s.png" 2>/dev/null &
+shot=$!
+ok "a screenshot that stalls has its temporary file beside the target" \
+	wait_for 10 bash -c "ls -A '$PD_TMP/fake-int' | grep -q '^\.s\.png\.'"
+kill -TERM "$shot"
+wait "$shot"
+rc=$?
+ok "SIGTERM ends it (status 143)" same "$rc" 143
+ok "and nothing is left in the directory" empty_dir "$PD_TMP/fake-int"
 kill "$fake_pid"
 wait "$fake_pid" 2>/dev/null
 
