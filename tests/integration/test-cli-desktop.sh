@@ -28,9 +28,9 @@ paddock() { "$PADDOCK" --url "$PD_URL" --token "$PD_TOKEN" "$@"; }
 export -f paddock
 export PADDOCK PD_URL PD_TOKEN
 
-# pngcheck FILE W H: a whole PNG of W x H (every chunk's CRC, IHDR first,
-# IEND last, the IDAT stream inflated to exactly the rows it must hold);
-# says why not on stderr.
+# pngcheck FILE W H [drawn]: a whole PNG of W x H (every chunk's CRC, IHDR
+# first, IEND last, the IDAT stream inflated to exactly the rows it must
+# hold); with "drawn", not a blank screen either. Says why not on stderr.
 cat >"$PD_TMP/pngcheck.py" <<'PY'
 import struct, sys, zlib
 
@@ -55,7 +55,8 @@ assert interlace == 0, "interlaced"
 channels = {0: 1, 2: 3, 3: 1, 4: 2, 6: 4}[ctype]
 raw = zlib.decompress(idat)
 assert len(raw) == h * (1 + (w * channels * depth + 7) // 8), "IDAT holds %d bytes" % len(raw)
-assert len(set(raw)) > 8, "the screen is blank"
+if sys.argv[4:] == ["drawn"]:
+    assert len(set(raw)) > 8, "the screen is blank"
 PY
 pngcheck() {
 	python3 "$PD_TMP/pngcheck.py" "$@"
@@ -126,6 +127,9 @@ ok "a usage error (empty action) is exit 2, nothing sent" bash -c "
 	test \"\$(paddock desktop desk cursor)\" = '70 80'"
 
 # --- screenshots -------------------------------------------------------------------
+# The X server answers before the session has drawn its desktop.
+ok "the desktop draws (a screenshot that is not blank, within 60 s)" wait_for 60 bash -c "
+	paddock screenshot desk -o '$PD_TMP/drawn.png' >/dev/null && python3 '$PD_TMP/pngcheck.py' '$PD_TMP/drawn.png' 1280 800 drawn"
 paddock screenshot desk -o "$PD_TMP/shots/a.png" >"$O" 2>"$E"
 ok "screenshot desk -o FILE: exit 0, prints the path" same "$(cat "$O")" "$PD_TMP/shots/a.png" ||
 	sed 's/^/# /' "$E"
