@@ -1,7 +1,8 @@
 /* args.c - the command line (see cli.h). Global options may stand anywhere
  * before "--"; a command's own options after the command word. For exec,
  * option parsing stops at "--" or at the first word after BOX, so
- * `paddock exec b ls -la` passes "-la" to ls. */
+ * `paddock exec b ls -la` passes "-la" to ls. desktop stops at its first
+ * action word (see cli_desktop_sub_of()). */
 #include <string.h>
 
 #include "cli/cli.h"
@@ -20,6 +21,7 @@ enum {
 	OPT_OUTPUT = 1u << 10,
 	OPT_PASSWORD_STDIN = 1u << 11,
 	OPT_OWNERS = 1u << 12,
+	OPT_NO_WAIT = 1u << 13,
 };
 
 enum opt_id {
@@ -42,6 +44,7 @@ enum opt_id {
 	O_OUTPUT,
 	O_PASSWORD_STDIN,
 	O_OWNERS,
+	O_NO_WAIT,
 };
 
 static const struct option_spec {
@@ -69,6 +72,7 @@ static const struct option_spec {
     [O_OUTPUT] = {"output", 'o', OPT_OUTPUT, true},
     [O_PASSWORD_STDIN] = {"password-stdin", 0, OPT_PASSWORD_STDIN, false},
     [O_OWNERS] = {"owners", 0, OPT_OWNERS, false},
+    [O_NO_WAIT] = {"no-wait", 0, OPT_NO_WAIT, false},
 };
 
 #define MANY 1000000
@@ -110,6 +114,8 @@ static const struct command_spec {
     {"volume", "import", CLI_VOLUME_IMPORT, 2, 2, 0, false},
     {"token", "ls", CLI_TOKEN_LS, 0, 0, 0, false},
     {"token", "revoke", CLI_TOKEN_REVOKE, 1, 1, 0, false},
+    {NULL, "desktop", CLI_DESKTOP, 1, MANY, OPT_NO_WAIT, true},
+    {NULL, "screenshot", CLI_SCREENSHOT, 1, 1, OPT_OUTPUT, true},
     {NULL, "__complete-boxes", CLI_COMPLETE_BOXES, 0, 0, 0, false},
 };
 
@@ -267,6 +273,9 @@ static int set_option(cli_args *a, enum opt_id id, const char *v, pd_error *err)
 	case O_OWNERS:
 		a->owners = true;
 		break;
+	case O_NO_WAIT:
+		a->no_wait = true;
+		break;
 	}
 	return 0;
 }
@@ -274,6 +283,51 @@ static int set_option(cli_args *a, enum opt_id id, const char *v, pd_error *err)
 static bool box_arg_valid(const char *s)
 {
 	return strcmp(s, "current") == 0 || cli_name_valid(s);
+}
+
+/* desktop BOX [SUBCOMMAND [WxH] | - | ACTION… [, ACTION…]…] */
+static int assign_desktop(cli_args *a, const char **pos, size_t n, pd_error *err)
+{
+	cli_desktop_sub sub = n > 1 ? cli_desktop_sub_of(pos[1]) : CLI_DESKTOP_ON;
+
+	a->desktop_sub = sub;
+	if (a->no_wait && sub != CLI_DESKTOP_ON)
+		return pd_error_set(err, -EINVAL,
+				    "--no-wait only applies to turning the desktop on");
+	switch (sub) {
+	case CLI_DESKTOP_GEOMETRY:
+		if (n > 3)
+			return pd_error_set(err, -EINVAL, "desktop geometry takes one WxH at most");
+		if (n == 3) {
+			if (!one_line(pos[2]) || *pos[2] == '\0')
+				return pd_error_set(err, -EINVAL, "invalid geometry '%s' (WxH)",
+						    pos[2]);
+			a->value = pos[2];
+		}
+		return 0;
+	case CLI_DESKTOP_INPUT:
+		break;
+	default:
+		if (n > 2)
+			return pd_error_set(err, -EINVAL, "desktop %s takes no operands", pos[1]);
+		return 0;
+	}
+	if (strcmp(pos[1], "-") == 0) {
+		if (n > 2)
+			return pd_error_set(err, -EINVAL,
+					    "'-' (actions from standard input) stands alone");
+		a->input = pos[1];
+		return 0;
+	}
+	_cleanup_free_ char *body = NULL;
+	size_t len;
+	int r = cli_desktop_input_body(pos + 1, n - 1, &body, &len, err);
+	if (r < 0)
+		return r;
+	for (size_t i = 1; i < n; i++)
+		if (push_word(&a->words, &a->n_words, pos[i]) < 0)
+			return pd_error_set(err, -ENOMEM, "out of memory");
+	return 0;
 }
 
 /* Distributes the positional operands over the fields of a. */
@@ -308,7 +362,10 @@ static int assign(cli_args *a, const struct command_spec *cmd, const char **pos,
 	case CLI_VOLUME_LS:
 	case CLI_TOKEN_LS:
 	case CLI_COMPLETE_BOXES:
+	case CLI_SCREENSHOT:
 		break;
+	case CLI_DESKTOP:
+		return assign_desktop(a, pos, n, err);
 	case CLI_LOGIN:
 		a->value = pos[0];
 		break;
@@ -414,9 +471,15 @@ int cli_parse(int argc, char **argv, cli_args *ret, pd_error *err)
 	for (int i = 1; i < argc; i++) {
 		const char *arg = argv[i];
 
-		/* exec: everything after BOX and a first word is the command */
+		/* exec: everything after BOX and a first word is the command;
+		 * desktop: everything from the first word after BOX that is no
+		 * subcommand (an action: `type --help` types "--help") */
 		if (!rest && cmd && cmd->verb == CLI_EXEC && n_pos >= 1 &&
 		    (arg[0] != '-' || strcmp(arg, "-") == 0))
+			rest = true;
+		if (!rest && cmd && cmd->verb == CLI_DESKTOP && n_pos == 1 &&
+		    (arg[0] != '-' || strcmp(arg, "-") == 0) &&
+		    cli_desktop_sub_of(arg) == CLI_DESKTOP_INPUT)
 			rest = true;
 		if (!rest && strcmp(arg, "--") == 0) {
 			rest = true;

@@ -13,6 +13,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdio.h>
+#include <time.h>
 
 #include "common/error.h"
 
@@ -53,8 +54,27 @@ typedef enum cli_verb {
 	CLI_VOLUME_IMPORT,
 	CLI_TOKEN_LS,
 	CLI_TOKEN_REVOKE,
+	CLI_DESKTOP,
+	CLI_SCREENSHOT,
 	CLI_COMPLETE_BOXES, /* hidden: box names for shell completion */
 } cli_verb;
+
+/* What `desktop BOX [WORD…]` does: the first word after BOX is one of
+ * these subcommand names, or else starts a list of input actions. The
+ * names never clash with the actions of desktop/input (move, click,
+ * double, drag, scroll, type, key). */
+typedef enum cli_desktop_sub {
+	CLI_DESKTOP_ON,	      /* no word, or "on": turn it on, wait, print the url */
+	CLI_DESKTOP_OFF,      /* "off" */
+	CLI_DESKTOP_URL,      /* "url": print the url only */
+	CLI_DESKTOP_WINDOWS,  /* "windows" */
+	CLI_DESKTOP_CURSOR,   /* "cursor" */
+	CLI_DESKTOP_GEOMETRY, /* "geometry [WxH]": print, or set to value */
+	CLI_DESKTOP_INPUT,    /* ACTION…: words (or input "-": stdin) */
+} cli_desktop_sub;
+
+/* The subcommand a word names, or CLI_DESKTOP_INPUT for any other word. */
+cli_desktop_sub cli_desktop_sub_of(const char *word);
 
 /* A parsed command line. Strings point into the argv given to cli_parse()
  * (which must outlive this); only the arrays are allocated, freed by
@@ -87,7 +107,7 @@ typedef struct cli_args {
 	const char *cwd;
 	bool desktop;
 
-	/* exec: CMD…; policy allow: ENTRY… */
+	/* exec: CMD…; policy allow: ENTRY…; desktop: ACTION words */
 	const char **words;
 	size_t n_words;
 
@@ -95,11 +115,16 @@ typedef struct cli_args {
 	 * mode, fork NEW, snapshot LABEL, restore SNAP, volume NAME, token ID. */
 	const char *value;
 
-	/* volume export -o FILE */
+	/* volume export -o FILE; screenshot -o FILE */
 	const char *output;
 
-	/* volume import NAME FILE */
+	/* volume import NAME FILE; desktop BOX -: "-" (actions from stdin) */
 	const char *input;
+
+	/* desktop: the subcommand; its input actions are in words, a
+	 * geometry to set in value */
+	cli_desktop_sub desktop_sub;
+	bool no_wait; /* desktop --no-wait */
 
 	/* login */
 	bool password_stdin;
@@ -159,3 +184,41 @@ int cli_parse_listing_line(const char *line, char *ret_type, const char **ret_na
 
 /* Whether s is a valid object name: [a-z0-9][a-z0-9._-]{0,62}. */
 bool cli_name_valid(const char *s);
+
+/* --- desktop helpers (desktop-text.c) ----------------------------------- */
+
+/* The body written to desktop/input for the action words of
+ * `desktop BOX ACTION…`: a word that is exactly "," ends an action; the
+ * words of one action are joined by single spaces into one line (so
+ * `type 'a  b'` keeps its two spaces); each line ends in "\n". The
+ * actions themselves are the server's to check. -EINVAL (reason in err)
+ * for an empty action (a "," first, last or doubled, or no word) or a
+ * word holding a line break; *ret (malloc'd, NUL-terminated) and
+ * *ret_len only on success. */
+int cli_desktop_input_body(const char *const *words, size_t n, char **ret, size_t *ret_len,
+			   pd_error *err);
+
+/* A geometry "WxH", "WxH+X+Y" (offsets may be negative: "+-5" or "-5").
+ * Fills what it has (x, y = 0 and *ret_has_pos = false without offsets);
+ * -EINVAL for anything else (sizes 1..99999). Any pointer may be NULL. */
+int cli_parse_geometry(const char *s, unsigned *ret_w, unsigned *ret_h, int *ret_x, int *ret_y,
+		       bool *ret_has_pos);
+
+/* One line of desktop/windows ("ID TITLE GEOMETRY": the id is the first
+ * field; the geometry whichever of the last or the second field is one;
+ * the title the rest, spaces inside kept; fields may also be separated
+ * by tabs, then split on tabs only). The line is cut in place; the
+ * pointers lead into it (geometry NULL when there is none; title "" when
+ * empty). -EINVAL for an empty line. */
+int cli_parse_window_line(char *line, const char **ret_id, const char **ret_title,
+			  const char **ret_geometry);
+
+/* The default file of `screenshot BOX`: "BOX-YYYYMMDD-HHMMSS.png" for t
+ * in local time. malloc'd; NULL on ENOMEM. */
+char *cli_screenshot_name(const char *box, time_t t);
+
+/* Whether the first n bytes of a file are a PNG's signature and IHDR
+ * chunk; fills its width and height (either pointer may be NULL).
+ * Returns 0 or -EINVAL. (Only the header is read: the PNG is the
+ * server's to encode, and the viewer's to decode.) */
+int cli_png_header(const unsigned char *head, size_t n, unsigned *ret_w, unsigned *ret_h);

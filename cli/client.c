@@ -120,6 +120,16 @@ int cli_tree_path(const char *prefix, const char *sub, bool dir_slash, char **re
 	return 0;
 }
 
+char *cli_box_path(const char *box, const char *file)
+{
+	_cleanup_free_ char *e = cli_escape_segment(box);
+	char *p;
+
+	if (!e || asprintf(&p, "boxes/%s/%s", e, file) < 0)
+		return NULL;
+	return p;
+}
+
 char *cli_tree_url(const cli_client *c, const char *path)
 {
 	char *url;
@@ -174,6 +184,17 @@ int cli_transfer_result(CURLcode res, const char *errbuf, long status, const cha
 
 	int code = cli_status_errno(status);
 	_cleanup_free_ char *reason = cli_error_from_body(body, len);
+	if (code == -EIO) {
+		/* The statuses keep their errno above; the ones that only say
+		 * "server error" (500: ENODEV for a desktop that is off, ENOTSUP
+		 * for an image without one…) take the errno the body names. */
+		_cleanup_free_ char *name = cli_json_flat_get(body, len, "errno");
+		for (int e = 1; name && e < 256; e++)
+			if (strcmp(errno_name(e), name) == 0) {
+				code = -e;
+				break;
+			}
+	}
 	if (reason)
 		return pd_error_set(err, code, "%s", reason);
 	/* Not the JSON shape: show the body itself, one line of it. */

@@ -54,6 +54,10 @@ char *cli_escape_segment(const char *s);
  * prefix is copied as is (already escaped). */
 int cli_tree_path(const char *prefix, const char *sub, bool dir_slash, char **ret, pd_error *err);
 
+/* "boxes/" + esc(box) + "/" + file (file already escaped, may be "").
+ * malloc'd; NULL on ENOMEM. */
+char *cli_box_path(const char *box, const char *file);
+
 /* The full URL of a tree path: base + "/v1/tree/" + path. */
 char *cli_tree_url(const cli_client *c, const char *path);
 

@@ -10,8 +10,10 @@
 #include "cli/cli-config.h"
 #include "cli/cli.h"
 #include "cli/client.h"
+#include "cli/desktop.h"
 #include "cli/exec.h"
 #include "cli/transfer.h"
+#include "common/parse.h"
 
 #define PASSWORD_MAX 1024
 
@@ -49,6 +51,14 @@ void cli_usage(FILE *f)
 	      "  volume attach BOX NAME | volume detach BOX NAME | volume export NAME [-o FILE]\n"
 	      "  volume import NAME FILE\n"
 	      "  token ls | token revoke ID\n"
+	      "  desktop BOX [--no-wait]           turn the desktop on, wait, print its URL\n"
+	      "  desktop BOX off | url | windows | cursor | geometry [WxH]\n"
+	      "  desktop BOX ACTION... [, ACTION...]...\n"
+	      "                                    send input: move X Y, click [BUTTON] [X Y],\n"
+	      "                                    double [X Y], drag X1 Y1 X2 Y2,\n"
+	      "                                    scroll up|down N, type TEXT, key COMBO\n"
+	      "  desktop BOX -                     send the action lines on standard input\n"
+	      "  screenshot BOX [-o FILE]          save a PNG of the desktop; prints its path\n"
 	      "\n"
 	      "BOX may be 'current': the box created or used last.\n"
 	      "\n"
@@ -65,7 +75,11 @@ void cli_usage(FILE *f)
 
 static int fail(struct ctx *x)
 {
-	fprintf(stderr, "paddock: %s\n", x->err.msg[0] ? x->err.msg : strerror(-x->err.code));
+	/* The reason may quote a box's text (a title, a file name): never
+	 * let its control characters reach the terminal. */
+	char clean[PD_ERROR_MAX * 4 + 1];
+	text_printable(x->err.msg, strlen(x->err.msg), clean, sizeof(clean));
+	fprintf(stderr, "paddock: %s\n", clean[0] ? clean : strerror(-x->err.code));
 	if (x->err.code == -EACCES && strstr(x->err.msg, "token"))
 		fprintf(stderr, "paddock: log in again with 'paddock login URL'\n");
 	return CLI_EXIT_FAIL;
@@ -75,17 +89,6 @@ static int oom(struct ctx *x)
 {
 	pd_error_set(&x->err, -ENOMEM, "out of memory");
 	return fail(x);
-}
-
-/* "boxes/ESC(box)/" + file. */
-static char *box_path(const char *box, const char *file)
-{
-	_cleanup_free_ char *e = cli_escape_segment(box);
-	char *p;
-
-	if (!e || asprintf(&p, "boxes/%s/%s", e, file) < 0)
-		return NULL;
-	return p;
 }
 
 /* Resolves a BOX argument and remembers it as the box to record. */
@@ -394,7 +397,7 @@ static int cmd_new(struct ctx *x)
 		free(name);
 		free(dir);
 		name = a->name ? strdup(a->name) : cli_random_name("box-");
-		dir = name ? box_path(name, "") : NULL;
+		dir = name ? cli_box_path(name, "") : NULL;
 		if (!dir)
 			return oom(x);
 		r = cli_put(&x->client, dir, NULL, 0, &x->err);
@@ -415,7 +418,7 @@ static int cmd_new(struct ctx *x)
 	for (size_t i = 0; r == 0 && i < ELEMENTSOF(steps); i++) {
 		if (!steps[i].value)
 			continue;
-		_cleanup_free_ char *path = box_path(name, steps[i].file);
+		_cleanup_free_ char *path = cli_box_path(name, steps[i].file);
 		if (!path) {
 			r = pd_error_set(&x->err, -ENOMEM, "out of memory");
 			break;
@@ -466,7 +469,7 @@ static int cmd_info(struct ctx *x)
 
 	if (use_box(x, x->a->box, &box) < 0)
 		return fail(x);
-	path = box_path(box, "info");
+	path = cli_box_path(box, "info");
 	if (!path)
 		return oom(x);
 	if (cli_get(&x->client, path, &body, &len, &x->err) < 0)
@@ -484,7 +487,7 @@ static int box_write(struct ctx *x, const char *file, const char *value)
 
 	if (use_box(x, x->a->box, &box) < 0)
 		return fail(x);
-	path = box_path(box, file);
+	path = cli_box_path(box, file);
 	if (!path)
 		return oom(x);
 	if (cli_put_value(&x->client, path, value, &x->err) < 0)
@@ -500,7 +503,7 @@ static int cmd_rm(struct ctx *x)
 
 	if (cli_resolve_box(x->a->box, &x->config, &box, &x->err) < 0)
 		return fail(x);
-	path = box_path(box, "");
+	path = cli_box_path(box, "");
 	if (!path)
 		return oom(x);
 	if (cli_delete(&x->client, path, &x->err) < 0)
@@ -518,7 +521,7 @@ static int cmd_policy(struct ctx *x)
 
 	if (use_box(x, a->box, &box) < 0)
 		return fail(x);
-	path = box_path(box, "policy");
+	path = cli_box_path(box, "policy");
 	if (!path)
 		return oom(x);
 	if (!a->value) {
@@ -543,7 +546,7 @@ static int cmd_fork(struct ctx *x)
 		return oom(x);
 	if (cli_resolve_box(x->a->box, &x->config, &box, &x->err) < 0)
 		return fail(x);
-	path = box_path(box, "fork");
+	path = cli_box_path(box, "fork");
 	if (!path)
 		return oom(x);
 	if (cli_put_value(&x->client, path, new_name, &x->err) < 0)
@@ -563,7 +566,7 @@ static int box_write_answer(struct ctx *x, const char *file, const char *value, 
 
 	if (use_box(x, x->a->box, ret_box) < 0)
 		return -1;
-	path = box_path(*ret_box, file);
+	path = cli_box_path(*ret_box, file);
 	if (!path)
 		return pd_error_set(&x->err, -ENOMEM, "out of memory");
 	return cli_put_value_answer(&x->client, path, value, ret_body, ret_len, &x->err);
@@ -632,7 +635,7 @@ static int cmd_snapshots(struct ctx *x)
 		return object_table(x, "snapshots/", keys, heads, files, 3, true, NULL);
 	if (use_box(x, x->a->box, &box) < 0)
 		return fail(x);
-	dir = box_path(box, "snapshots/");
+	dir = cli_box_path(box, "snapshots/");
 	if (!dir)
 		return oom(x);
 	/* Its entries lead to /snapshots/ID: read them there. */
@@ -713,7 +716,7 @@ static int cmd_volume(struct ctx *x)
 	bool found = false;
 	if (use_box(x, a->box, &box) < 0)
 		return fail(x);
-	path = box_path(box, "volumes");
+	path = cli_box_path(box, "volumes");
 	if (!path)
 		return oom(x);
 	if (cli_get(&x->client, path, &list, NULL, &x->err) < 0)
@@ -816,6 +819,25 @@ static int cmd_exec(struct ctx *x)
 	return code;
 }
 
+/* desktop BOX …, screenshot BOX [-o FILE]: desktop.c. A desktop that is
+ * off gets a hint in the CLI's own words after the server's reason. */
+static int cmd_desktop(struct ctx *x)
+{
+	_cleanup_free_ char *box = NULL;
+	int r;
+
+	if (use_box(x, x->a->box, &box) < 0)
+		return fail(x);
+	r = x->a->verb == CLI_DESKTOP ? cli_desktop(&x->client, x->a, box, &x->err)
+				      : cli_screenshot(&x->client, x->a, box, &x->err);
+	if (r == 0)
+		return 0;
+	fail(x);
+	if (r == -ENODEV && !x->a->quiet)
+		fprintf(stderr, "paddock: turn it on with 'paddock desktop %s'\n", box);
+	return CLI_EXIT_FAIL;
+}
+
 static int dispatch(struct ctx *x)
 {
 	const cli_args *a = x->a;
@@ -862,6 +884,9 @@ static int dispatch(struct ctx *x)
 	case CLI_TOKEN_LS:
 	case CLI_TOKEN_REVOKE:
 		return cmd_token(x);
+	case CLI_DESKTOP:
+	case CLI_SCREENSHOT:
+		return cmd_desktop(x);
 	case CLI_COMPLETE_BOXES:
 		return cmd_complete_boxes(x);
 	case CLI_HELP:

@@ -17,7 +17,7 @@ _paddock()
 	}
 
 	local commands="login new current ls info push pull exec stop start resume rm ttl policy
-		fork snapshot snapshots restore volume token help version"
+		fork snapshot snapshots restore volume token desktop screenshot help version"
 	local globals="--url --token --json --quiet --verbose --help --version"
 
 	case $prev in
@@ -60,7 +60,8 @@ _paddock()
 		push) opts="$opts --to" ;;
 		pull) opts="$opts --to --owners" ;;
 		exec) opts="$opts --desktop --env --cwd" ;;
-		volume) opts="$opts -o --output" ;;
+		volume | screenshot) opts="$opts -o --output" ;;
+		desktop) [ "$nargs" -le 1 ] && opts="$opts --no-wait" ;;
 		esac
 		COMPREPLY=($(compgen -W "$opts" -- "$cur"))
 		return
@@ -77,6 +78,25 @@ _paddock()
 		fi ;;
 	token)
 		[ -z "$sub" ] && COMPREPLY=($(compgen -W "ls revoke" -- "$cur")) ;;
+	desktop)
+		# BOX, then a subcommand or the first word of an action
+		if [ "$nargs" = 0 ]; then
+			COMPREPLY=($(compgen -W "$(_paddock_boxes)" -- "$cur"))
+		elif [ "$nargs" = 1 ]; then
+			COMPREPLY=($(compgen -W "on off url windows cursor geometry
+				move click double drag scroll type key -" -- "$cur"))
+		else
+			# the word after an action name, or a new action after ','
+			case ${words[cword - 1]} in
+			click) COMPREPLY=($(compgen -W "left middle right" -- "$cur")) ;;
+			scroll) COMPREPLY=($(compgen -W "up down" -- "$cur")) ;;
+			key) COMPREPLY=($(compgen -W "Return Escape Tab BackSpace ctrl+c ctrl+s ctrl+v alt+F4" -- "$cur")) ;;
+			,) COMPREPLY=($(compgen -W "move click double drag scroll type key" -- "$cur")) ;;
+			geometry) COMPREPLY=($(compgen -W "1280x800 1920x1080 1024x768" -- "$cur")) ;;
+			esac
+		fi ;;
+	screenshot)
+		[ "$nargs" = 0 ] && COMPREPLY=($(compgen -W "$(_paddock_boxes)" -- "$cur")) ;;
 	info | push | pull | exec | stop | start | resume | rm | ttl | policy | fork | snapshot | \
 		snapshots | restore)
 		if [ "$nargs" = 0 ]; then

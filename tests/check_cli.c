@@ -1,6 +1,8 @@
 /* check_cli.c - the paddock CLI without a server: argument parsing, shell
  * quoting (checked against a real /bin/sh), the config file, URL paths,
- * error bodies, `current`, and what pull writes from a hostile stream. */
+ * error bodies, `current`, what pull writes from a hostile stream, and the
+ * desktop commands' text (input bodies, geometries, window lines, PNG
+ * headers). */
 #include <archive.h>
 #include <archive_entry.h>
 #include <dirent.h>
@@ -1110,6 +1112,267 @@ START_TEST(pull_error_always_has_a_text)
 }
 END_TEST
 
+/* desktop BOX [WORD…]: the subcommand words, the action words (which end
+ * option parsing), the lone ',' between actions, and "-". */
+START_TEST(parse_desktop)
+{
+	cli_args a;
+
+	PARSE_OK(&a, "desktop", "web");
+	ck_assert_int_eq(a.verb, CLI_DESKTOP);
+	ck_assert_str_eq(a.box, "web");
+	ck_assert_int_eq(a.desktop_sub, CLI_DESKTOP_ON);
+	ck_assert(!a.no_wait);
+	PARSE_OK(&a, "desktop", "--no-wait", "current", "on");
+	ck_assert_int_eq(a.desktop_sub, CLI_DESKTOP_ON);
+	ck_assert(a.no_wait);
+	ck_assert_str_eq(a.box, "current");
+	PARSE_OK(&a, "desktop", "web", "--no-wait");
+	ck_assert(a.no_wait);
+
+	/* subcommands keep parsing options after them */
+	PARSE_OK(&a, "desktop", "web", "windows", "--json");
+	ck_assert_int_eq(a.desktop_sub, CLI_DESKTOP_WINDOWS);
+	ck_assert(a.json);
+	PARSE_OK(&a, "desktop", "web", "off");
+	ck_assert_int_eq(a.desktop_sub, CLI_DESKTOP_OFF);
+	PARSE_OK(&a, "desktop", "web", "url");
+	ck_assert_int_eq(a.desktop_sub, CLI_DESKTOP_URL);
+	PARSE_OK(&a, "--json", "desktop", "web", "cursor");
+	ck_assert_int_eq(a.desktop_sub, CLI_DESKTOP_CURSOR);
+	PARSE_OK(&a, "desktop", "web", "geometry");
+	ck_assert_int_eq(a.desktop_sub, CLI_DESKTOP_GEOMETRY);
+	ck_assert_ptr_null(a.value);
+	PARSE_OK(&a, "desktop", "web", "geometry", "1024x768", "-v");
+	ck_assert_str_eq(a.value, "1024x768");
+	ck_assert(a.verbose);
+
+	/* anything else is input; from the action on, words are the action's */
+	PARSE_OK(&a, "desktop", "web", "click", "100", "200");
+	ck_assert_int_eq(a.desktop_sub, CLI_DESKTOP_INPUT);
+	ck_assert_uint_eq(a.n_words, 3);
+	ck_assert_str_eq(a.words[0], "click");
+	ck_assert_str_eq(a.words[2], "200");
+	cli_args_release(&a);
+	PARSE_OK(&a, "desktop", "web", "type", "--json", "-q", "--", "x");
+	ck_assert(!a.json && !a.quiet);
+	ck_assert_uint_eq(a.n_words, 5);
+	ck_assert_str_eq(a.words[1], "--json");
+	ck_assert_str_eq(a.words[3], "--");
+	cli_args_release(&a);
+	PARSE_OK(&a, "--json", "desktop", "web", "--", "key", "ctrl+s", ",", "type", "hello world");
+	ck_assert(a.json);
+	ck_assert_uint_eq(a.n_words, 5);
+	cli_args_release(&a);
+	/* a word that only looks like a subcommand inside an action is text */
+	PARSE_OK(&a, "desktop", "web", "type", "off");
+	ck_assert_int_eq(a.desktop_sub, CLI_DESKTOP_INPUT);
+	ck_assert_uint_eq(a.n_words, 2);
+	cli_args_release(&a);
+	/* unknown actions are the server's to refuse */
+	PARSE_OK(&a, "desktop", "web", "wiggle", "3");
+	ck_assert_int_eq(a.desktop_sub, CLI_DESKTOP_INPUT);
+	cli_args_release(&a);
+	PARSE_OK(&a, "desktop", "web", "-");
+	ck_assert_int_eq(a.desktop_sub, CLI_DESKTOP_INPUT);
+	ck_assert_str_eq(a.input, "-");
+	ck_assert_uint_eq(a.n_words, 0);
+
+	PARSE_BAD("desktop");
+	PARSE_BAD("desktop", "B!");
+	PARSE_BAD("desktop", "web", "off", "now");
+	PARSE_BAD("desktop", "web", "windows", "x");
+	PARSE_BAD("desktop", "web", "cursor", "1");
+	PARSE_BAD("desktop", "web", "on", "x");
+	PARSE_BAD("desktop", "web", "geometry", "1x1", "2x2");
+	PARSE_BAD("desktop", "web", "geometry", "1x1\n");
+	PARSE_BAD("desktop", "web", "off", "--no-wait");
+	PARSE_BAD("desktop", "--no-wait", "web", "windows");
+	PARSE_BAD("desktop", "web", "click", ",");
+	PARSE_BAD("desktop", "web", ",", "click");
+	PARSE_BAD("desktop", "web", "click", ",", ",", "click");
+	PARSE_BAD("desktop", "web", "type", "a\nb");
+	PARSE_BAD("desktop", "web", "type", "a\rb");
+	PARSE_BAD("desktop", "web", "-", "click");
+	PARSE_BAD("desktop", "web", "--output", "x");
+	PARSE_BAD("ls", "--no-wait");
+
+	PARSE_OK(&a, "screenshot", "web");
+	ck_assert_int_eq(a.verb, CLI_SCREENSHOT);
+	ck_assert_str_eq(a.box, "web");
+	ck_assert_ptr_null(a.output);
+	PARSE_OK(&a, "screenshot", "-o", "shot.png", "current");
+	ck_assert_str_eq(a.output, "shot.png");
+	ck_assert_str_eq(a.box, "current");
+	PARSE_OK(&a, "screenshot", "web", "--output=-");
+	ck_assert_str_eq(a.output, "-");
+	PARSE_BAD("screenshot");
+	PARSE_BAD("screenshot", "web", "more");
+	PARSE_BAD("screenshot", "web", "-o");
+	PARSE_BAD("screenshot", "web", "--no-wait");
+	PARSE_BAD("screenshot", "../x");
+}
+END_TEST
+
+/* The body written to desktop/input. */
+static void check_body(const char *want, size_t n, const char *const *words)
+{
+	_cleanup_free_ char *body = NULL;
+	size_t len = 0;
+	pd_error err = {0};
+
+	ck_assert_int_eq(cli_desktop_input_body(words, n, &body, &len, &err), 0);
+	ck_assert_str_eq(body, want);
+	ck_assert_uint_eq(len, strlen(want));
+}
+
+START_TEST(desktop_input_bodies)
+{
+	check_body("click 100 200\n", 3, (const char *[]){"click", "100", "200"});
+	check_body("type hello  world\n", 2, (const char *[]){"type", "hello  world"});
+	check_body("key ctrl+s\ntype a,b\nclick\n", 7,
+		   (const char *[]){"key", "ctrl+s", ",", "type", "a,b", ",", "click"});
+	check_body("type ,x\n", 2, (const char *[]){"type", ",x"});
+	check_body("type é \"q\" $HOME\n", 4, (const char *[]){"type", "é", "\"q\"", "$HOME"});
+
+	const struct {
+		size_t n;
+		const char *words[4];
+		const char *why;
+	} bad[] = {
+	    {0, {NULL}, "empty"},
+	    {1, {","}, "empty"},
+	    {2, {"click", ","}, "action 2 is empty"},
+	    {3, {"click", ",", ","}, "action 2 is empty"},
+	    {2, {"type", "a\nb"}, "line break"},
+	    {4, {"click", ",", "type", "x\r"}, "action 2 holds a line break"},
+	};
+	for (size_t i = 0; i < ELEMENTSOF(bad); i++) {
+		char *body = NULL;
+		size_t len = 7;
+		pd_error err = {0};
+		ck_assert_int_eq(cli_desktop_input_body(bad[i].words, bad[i].n, &body, &len, &err),
+				 -EINVAL);
+		ck_assert_ptr_null(body);
+		ck_assert_uint_eq(len, 7);
+		ck_assert_msg(strstr(err.msg, bad[i].why), "%zu: %s", i, err.msg);
+	}
+}
+END_TEST
+
+START_TEST(desktop_geometries)
+{
+	unsigned w, h;
+	int x, y;
+	bool pos;
+
+	ck_assert_int_eq(cli_parse_geometry("1280x800", &w, &h, &x, &y, &pos), 0);
+	ck_assert(w == 1280 && h == 800 && x == 0 && y == 0 && !pos);
+	ck_assert_int_eq(cli_parse_geometry("300x200+400+300", &w, &h, &x, &y, &pos), 0);
+	ck_assert(w == 300 && h == 200 && x == 400 && y == 300 && pos);
+	ck_assert_int_eq(cli_parse_geometry("10x20-5+-7", &w, &h, &x, &y, &pos), 0);
+	ck_assert(x == -5 && y == -7 && pos);
+	ck_assert_int_eq(cli_parse_geometry("3840x2160", NULL, NULL, NULL, NULL, NULL), 0);
+
+	const char *bad[] = {"",	  "x",		"1280",	     "1280x",
+			     "x800",	  "0x800",	"1280x0",    "1280X800",
+			     "1280x800+", "1280x800+1", "12 80x800", "100000x1",
+			     "1x1+1+1+",  "-1x1",	"1x1++1+1",  "1280x800 "};
+	for (size_t i = 0; i < ELEMENTSOF(bad); i++)
+		ck_assert_msg(cli_parse_geometry(bad[i], &w, &h, &x, &y, &pos) == -EINVAL,
+			      "'%s' accepted", bad[i]);
+}
+END_TEST
+
+START_TEST(desktop_window_lines)
+{
+	const struct {
+		const char *line, *id, *title, *geometry;
+	} cases[] = {
+	    {"0x1a00003 Terminal - web 800x600+10+20", "0x1a00003", "Terminal - web",
+	     "800x600+10+20"},
+	    {"0x1a00003 800x600+10+20 Terminal - web", "0x1a00003", "Terminal - web",
+	     "800x600+10+20"},
+	    {"0x2\tpd-tk  probe \t300x200+400+300\n", "0x2", "pd-tk  probe", "300x200+400+300"},
+	    {"0x2\t300x200+400+300\tpd-tk probe", "0x2", "pd-tk probe", "300x200+400+300"},
+	    {"0x3 1280x800+0+0", "0x3", "", "1280x800+0+0"},
+	    {"0x3", "0x3", "", NULL},
+	    {"0x4 just a title", "0x4", "just a title", NULL},
+	    {"0x5 100x100 is in the title 20x20+1+1", "0x5", "100x100 is in the title",
+	     "20x20+1+1"},
+	    {"  0x6   spaced   title   5x5+0+0  ", "0x6", "spaced   title", "5x5+0+0"},
+	};
+	for (size_t i = 0; i < ELEMENTSOF(cases); i++) {
+		_cleanup_free_ char *line = strdup(cases[i].line);
+		const char *id, *title, *geometry;
+		ck_assert_int_eq(cli_parse_window_line(line, &id, &title, &geometry), 0);
+		ck_assert_str_eq(id, cases[i].id);
+		ck_assert_str_eq(title, cases[i].title);
+		if (cases[i].geometry)
+			ck_assert_str_eq(geometry, cases[i].geometry);
+		else
+			ck_assert_ptr_null(geometry);
+	}
+	char empty[] = "", spaces[] = "   \n";
+	const char *id, *title, *geometry;
+	ck_assert_int_eq(cli_parse_window_line(empty, &id, &title, &geometry), -EINVAL);
+	ck_assert_int_eq(cli_parse_window_line(spaces, &id, &title, &geometry), -EINVAL);
+}
+END_TEST
+
+START_TEST(screenshot_names_and_png_headers)
+{
+	setenv("TZ", "UTC", 1);
+	tzset();
+	_cleanup_free_ char *name =
+	    cli_screenshot_name("web", 1764651156); /* 2025-12-02 04:52:36 */
+	ck_assert_str_eq(name, "web-20251202-045236.png");
+
+	/* a real PNG's first 24 bytes (1280x800, RGB) */
+	unsigned char png[24] = {0x89, 'P', 'N', 'G', '\r', '\n', 0x1a, '\n', 0, 0, 0, 13,
+				 'I',  'H', 'D', 'R', 0,    0,	  5,	0,    0, 0, 3, 0x20};
+	unsigned w = 0, h = 0;
+	ck_assert_int_eq(cli_png_header(png, sizeof(png), &w, &h), 0);
+	ck_assert(w == 1280 && h == 800);
+	ck_assert_int_eq(cli_png_header(png, 23, &w, &h), -EINVAL);
+	unsigned char bad[24];
+	memcpy(bad, png, 24);
+	bad[1] = 'p';
+	ck_assert_int_eq(cli_png_header(bad, 24, NULL, NULL), -EINVAL);
+	memcpy(bad, png, 24);
+	memcpy(bad + 12, "IDAT", 4);
+	ck_assert_int_eq(cli_png_header(bad, 24, NULL, NULL), -EINVAL);
+	memcpy(bad, png, 24);
+	memset(bad + 16, 0, 4); /* width 0 */
+	ck_assert_int_eq(cli_png_header(bad, 24, NULL, NULL), -EINVAL);
+	ck_assert_int_eq(cli_png_header((const unsigned char *)"{\"error\":\"x\"}", 13, NULL, NULL),
+			 -EINVAL);
+}
+END_TEST
+
+/* Statuses keep their errno; a 500 takes the errno its body names (ENODEV:
+ * the desktop is off), and stays EIO when the body names none. */
+START_TEST(error_errno_from_body)
+{
+	pd_error err = {0};
+	const char *off = "{\"error\":\"the desktop is off (echo on > "
+			  "boxes/web/desktop/state)\",\"errno\":\"ENODEV\"}";
+
+	ck_assert_int_eq(cli_transfer_result(CURLE_OK, "", 500, off, strlen(off), &err), -ENODEV);
+	ck_assert_str_eq(err.msg, "the desktop is off (echo on > boxes/web/desktop/state)");
+	const char *nots = "{\"errno\":\"ENOTSUP\",\"error\":\"image debian has no desktop\"}";
+	ck_assert_int_eq(cli_transfer_result(CURLE_OK, "", 500, nots, strlen(nots), &err),
+			 -ENOTSUP);
+	const char *exists = "{\"error\":\"box web exists\",\"errno\":\"EEXIST\"}";
+	ck_assert_int_eq(cli_transfer_result(CURLE_OK, "", 409, exists, strlen(exists), &err),
+			 -EBUSY);
+	const char *odd = "{\"error\":\"strange\",\"errno\":\"EWHATEVER\"}";
+	ck_assert_int_eq(cli_transfer_result(CURLE_OK, "", 500, odd, strlen(odd), &err), -EIO);
+	ck_assert_str_eq(err.msg, "strange");
+	ck_assert_int_eq(cli_transfer_result(CURLE_OK, "", 500, "oops", 4, &err), -EIO);
+}
+END_TEST
+
 static Suite *cli_suite(void)
 {
 	Suite *s = suite_create("cli");
@@ -1120,6 +1383,15 @@ static Suite *cli_suite(void)
 	tcase_add_test(tc, parse_exec);
 	tcase_add_test(tc, parse_settings_snapshots);
 	tcase_add_test(tc, parse_volume_token);
+	tcase_add_test(tc, parse_desktop);
+	suite_add_tcase(s, tc);
+
+	tc = tcase_create("desktop");
+	tcase_add_test(tc, desktop_input_bodies);
+	tcase_add_test(tc, desktop_geometries);
+	tcase_add_test(tc, desktop_window_lines);
+	tcase_add_test(tc, screenshot_names_and_png_headers);
+	tcase_add_test(tc, error_errno_from_body);
 	suite_add_tcase(s, tc);
 
 	tc = tcase_create("text");
