@@ -933,7 +933,7 @@ int engine_box_set_desktop_geometry(struct engine *e, int64_t id, const char *va
 
 	if (parse_geometry(value, &w, &h) < 0)
 		return pd_error_set(err, -EINVAL,
-				    "desktop/geometry: write WIDTHxHEIGHT, 64x64 to %ux%u, not "
+				    "write WIDTHxHEIGHT, 64x64 to %ux%u, not "
 				    "\"%.40s\"",
 				    DESKTOP_WIDTH_MAX, DESKTOP_HEIGHT_MAX, value);
 	snprintf(geom, sizeof geom, "%ux%u", w, h);

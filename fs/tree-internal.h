@@ -297,6 +297,9 @@ extern const size_t tree_n_kinds;
  * `usage` and `info` then comes from the box's last disk walk, never from
  * a new one (engine.h: a lookup must not walk a box's files). */
 extern __thread bool tree_sizing;
+/* While tree_open() renders a value: where a reader that fails says why
+ * (tree_tell()), for the HTTP answer; NULL otherwise. */
+extern __thread struct tree_error *tree_rendering_te;
 
 /* The image an image node's slot names (slots are never freed while the
  * tree lives), or NULL. */

@@ -117,7 +117,8 @@ static json_t *json_text(const char *s)
 	return j;
 }
 
-__thread bool tree_sizing; /* tree-internal.h */
+__thread bool tree_sizing;		       /* tree-internal.h */
+__thread struct tree_error *tree_rendering_te; /* tree-internal.h */
 
 static int render_info(struct tree *t, const struct box_view *v, struct pd_buf *out)
 {
@@ -362,6 +363,8 @@ static int desktop_read(struct tree *t, const struct obj *o, const char *label, 
 			const pd_error *err)
 {
 	engine_box_record_error(t->engine, o->id, label, r < 0 ? err : NULL);
+	if (r < 0 && tree_rendering_te)
+		(void)tree_tell(tree_rendering_te, label, err);
 	return r;
 }
 

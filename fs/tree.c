@@ -677,8 +677,12 @@ int tree_open(struct tree *t, uint64_t ino, int flags, struct tree_file **ret,
 		f->stream_fd = o.node->stream(t, &o, &f->wait_key);
 		r = f->stream_fd < 0 ? f->stream_fd : 0;
 	} else if (acc != O_WRONLY) {
-		/* Rendered once, so every read of this open sees the same bytes. */
+		/* Rendered once, so every read of this open sees the same bytes.
+		 * A reader that fails with a reason tells it through
+		 * tree_rendering_te (the desktop's captures). */
+		tree_rendering_te = te;
 		r = render(t, &o, &b);
+		tree_rendering_te = NULL;
 		f->content = b.data;
 		f->len = b.len;
 	}
