@@ -37,9 +37,11 @@
  * /proc/self/fd/N.
  */
 #include <fcntl.h>
+#include <limits.h>
 #include <linux/openat2.h>
 #include <poll.h>
 #include <signal.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/eventfd.h>
 #include <sys/socket.h>
@@ -233,8 +235,8 @@ static void env_of(const struct desk_ctx *c, struct desk_env *env)
 
 /* Runs argv in the box as the box user with DISPLAY set, collecting its
  * output: 0 (exit 0), or -errno with its stderr in err. */
-static int desk_run(const struct desk_ctx *c, const char *const *argv, bool as_root, size_t max,
-		    struct pd_buf *out, pd_error *err)
+static int desk_run_for(const struct desk_ctx *c, const char *const *argv, bool as_root, size_t max,
+			int timeout_ms, struct pd_buf *out, pd_error *err)
 {
 	struct desk_env env;
 	struct pd_buf errout = {0};
@@ -247,7 +249,7 @@ static int desk_run(const struct desk_ctx *c, const char *const *argv, bool as_r
 
 	env_of(c, &env);
 	x.env = env.v;
-	r = box_exec_output(&x, max, DESK_CMD_MS, out, &errout, &ws, err);
+	r = box_exec_output(&x, max, timeout_ms, out, &errout, &ws, err);
 	if (r >= 0 && !(WIFEXITED(ws) && WEXITSTATUS(ws) == 0)) {
 		size_t n = errout.len;
 		while (n && (errout.data[n - 1] == '\n' || errout.data[n - 1] == ' '))
@@ -259,6 +261,27 @@ static int desk_run(const struct desk_ctx *c, const char *const *argv, bool as_r
 	}
 	pd_buf_free(&errout);
 	return r;
+}
+
+static int desk_run(const struct desk_ctx *c, const char *const *argv, bool as_root, size_t max,
+		    struct pd_buf *out, pd_error *err)
+{
+	return desk_run_for(c, argv, as_root, max, DESK_CMD_MS, out, err);
+}
+
+/* The time an input batch may take: the usual bound, plus what its typing
+ * (one word a key, DESKTOP_TYPE_DELAY_MS apart) and scrolling (--repeat N,
+ * 50 ms apart) take by design, with room. */
+static int input_timeout_ms(char *const *argv)
+{
+	long long ms = DESK_CMD_MS;
+
+	for (size_t i = 0; argv[i]; i++) {
+		ms += 2 * DESKTOP_TYPE_DELAY_MS;
+		if (strcmp(argv[i], "--repeat") == 0 && argv[i + 1])
+			ms += 2 * 50LL * strtol(argv[i + 1], NULL, 10);
+	}
+	return ms > INT_MAX ? INT_MAX : (int)ms;
 }
 
 /* --- the session ------------------------------------------------------------------ */
@@ -1037,7 +1060,8 @@ int engine_box_desktop_input(struct engine *e, int64_t id, const char *text, siz
 	if (r >= 0)
 		r = eng_desktop_input_parse(text, len, c.width, c.height, &argv, err);
 	if (r >= 0)
-		r = desk_run(&c, (const char *const *)argv, false, DESK_OUT_MAX, &out, err);
+		r = desk_run_for(&c, (const char *const *)argv, false, DESK_OUT_MAX,
+				 input_timeout_ms(argv), &out, err);
 	strv_free(argv);
 	pd_buf_free(&out);
 	return r;

@@ -294,8 +294,8 @@ static bool dir_has(uint64_t ino, const char *name, struct tree_attr *ret)
 	return found;
 }
 
-/* Entries of a box directory: its files plus the root link. */
-#define BOX_FILES 19
+/* Entries of a box directory: its files, exec/, snapshots/, desktop/ and the root link. */
+#define BOX_FILES 21
 
 static size_t dir_count(uint64_t ino)
 {
@@ -551,10 +551,12 @@ START_TEST(test_modes)
 		const char *file;
 		unsigned mode;
 	} files[] = {
-	    {"state", 0660},   {"type", 0660},	  {"image", 0660},    {"created", 0440},
-	    {"usage", 0440},   {"info", 0440},	  {"error", 0440},    {"events", 0440},
-	    {"ttl", 0660},     {"expires", 0440}, {"snapshot", 0220}, {"fork", 0220},
-	    {"restore", 0220}, {"volumes", 0660}, {"ip", 0440},	      {"policy", 0660},
+	    {"state", 0660},   {"type", 0660},		 {"image", 0660},
+	    {"created", 0440}, {"usage", 0440},		 {"info", 0440},
+	    {"error", 0440},   {"events", 0440},	 {"ttl", 0660},
+	    {"expires", 0440}, {"snapshot", 0220},	 {"fork", 0220},
+	    {"restore", 0220}, {"volumes", 0660},	 {"ip", 0440},
+	    {"policy", 0660},  {"screenshot.png", 0440},
 	};
 	char path[64];
 
@@ -569,7 +571,7 @@ START_TEST(test_modes)
 	make_box("web");
 	ck_assert(S_ISDIR(attr_of("boxes/web").mode));
 	ck_assert_uint_eq(dir_count(ino_of("boxes/web")),
-			  ELEMENTSOF(files) + 3 /* root, exec, snapshots */);
+			  ELEMENTSOF(files) + 4 /* root, exec, snapshots, desktop */);
 	ck_assert(S_ISDIR(attr_of("boxes/web/exec").mode));
 	ck_assert_uint_eq(attr_of("boxes/web/root").mode, S_IFLNK | 0770);
 	ck_assert_uint_eq(attr_of("boxes/web/exec").mode, S_IFDIR | 0770);
