@@ -1040,10 +1040,21 @@ int engine_box_screenshot(struct engine *e, int64_t id, struct pd_buf *png, pd_e
 	unsigned w, h;
 	int r = desk_live(e, id, &c, err);
 
-	if (r >= 0)
-		r = desk_run(&c, xwd, false, DESK_XWD_MAX, &raw, err);
-	if (r >= 0)
-		r = eng_shot_xwd_to_png(raw.data, raw.len, png, &w, &h, err);
+	/* A grab taken while the session changes its screen (starting, a
+	 * resize) can fail once; the second try is the answer. */
+	for (int attempt = 0; r >= 0 && attempt < 2; attempt++) {
+		pd_error e2 = {0};
+		raw.len = 0;
+		r = desk_run(&c, xwd, false, DESK_XWD_MAX, &raw, &e2);
+		if (r >= 0)
+			r = eng_shot_xwd_to_png(raw.data, raw.len, png, &w, &h, &e2);
+		if (r >= 0)
+			break;
+		if (err)
+			*err = e2;
+		if (attempt == 0 && r != -EFBIG)
+			r = 0;
+	}
 	pd_buf_free(&raw);
 	return r;
 }

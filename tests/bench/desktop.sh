@@ -34,7 +34,7 @@ t2=$(date +%s%N)
 : >"$PD_TMP/shot"
 for ((i = 0; i < N; i++)); do
 	a=$(date +%s%N)
-	cat "$B/screenshot.png" >"$PD_TMP/s.png" || bench_broken "screenshot"
+	cat "$B/screenshot.png" >"$PD_TMP/s.png" || bench_broken "screenshot: $(cat "$B/error")"
 	b=$(date +%s%N)
 	echo $(((b - a) / 1000)) >>"$PD_TMP/shot"
 done
