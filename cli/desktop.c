@@ -291,6 +291,25 @@ static int desktop_input(cli_client *c, const cli_args *a, const char *box, pd_e
 	return r;
 }
 
+/* Runs fn again while the desktop says it is starting or restarting
+ * (EAGAIN: its session is being brought up), for at most 30 s: a command
+ * on a desktop that is coming up waits for it instead of failing. Nothing
+ * was printed or sent when EAGAIN comes back. */
+static int when_up(int (*fn)(cli_client *, const cli_args *, const char *, pd_error *),
+		   cli_client *c, const cli_args *a, const char *box, pd_error *err)
+{
+	for (int i = 0;; i++) {
+		pd_error e = {0};
+		int r = fn(c, a, box, &e);
+		if (r != -EAGAIN || i >= 120) {
+			if (err)
+				*err = e;
+			return r;
+		}
+		usleep(250 * 1000);
+	}
+}
+
 int cli_desktop(cli_client *c, const cli_args *a, const char *box, pd_error *err)
 {
 	switch (a->desktop_sub) {
@@ -310,13 +329,15 @@ int cli_desktop(cli_client *c, const cli_args *a, const char *box, pd_error *err
 		return print_value(a->json, "url", url) < 0 ? oom(err) : 0;
 	}
 	case CLI_DESKTOP_WINDOWS:
-		return desktop_windows(c, a, box, err);
+		return when_up(desktop_windows, c, a, box, err);
 	case CLI_DESKTOP_CURSOR:
-		return desktop_cursor(c, a, box, err);
+		return when_up(desktop_cursor, c, a, box, err);
 	case CLI_DESKTOP_GEOMETRY:
 		return desktop_geometry(c, a, box, err);
 	case CLI_DESKTOP_INPUT:
-		return desktop_input(c, a, box, err);
+		/* Lines read from stdin are read once: no second try. */
+		return a->input ? desktop_input(c, a, box, err)
+				: when_up(desktop_input, c, a, box, err);
 	}
 	return pd_error_set(err, -EINVAL, "unknown desktop subcommand");
 }

@@ -112,11 +112,11 @@ ok "--json geometry has width and height" same "$(paddock desktop desk geometry 
 
 # --- input -----------------------------------------------------------------------
 ok "desktop desk move 123 234" paddock desktop desk move 123 234
-ok "cursor shows it" same "$(paddock desktop desk cursor)" "123 234"
+ok "cursor shows it" same "$(paddock desktop desk cursor 2>&1)" "123 234"
 ok "--json cursor: {\"x\":123,\"y\":234}" same "$(paddock --json desktop desk cursor)" '{"x":123,"y":234}'
 ok "several actions in one call, a lone ',' between them" \
 	paddock desktop desk move 10 20 , move 300 200 , click
-ok "the last one wins" same "$(paddock desktop desk cursor)" "300 200"
+ok "the last one wins" same "$(paddock desktop desk cursor 2>&1)" "300 200"
 ok "actions on standard input (desktop desk -)" bash -c "printf 'move 50 60\nmove 70 80\n' | paddock desktop desk -"
 ok "cursor shows the last line's position" same "$(paddock desktop desk cursor)" "70 80"
 
