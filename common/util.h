@@ -108,6 +108,11 @@ int rm_rf(const char *path);
 #define DU_DEPTH_MAX 256
 int du_tree(const char *path, uint64_t *ret);
 
+/* The start time of pid (/proc/PID/stat's 22nd field, in clock ticks
+ * after boot), or 0 when it cannot be read (gone): with the PID, it names
+ * one process across PID reuse. */
+unsigned long long proc_start_time(pid_t pid);
+
 /* Monotonic clock in microseconds. */
 unsigned long long now_usec(void);
 

@@ -156,32 +156,6 @@ static bool vnc_greets(const char *rootfs, int timeout_ms)
 	       memcmp(buf, "RFB ", 4) == 0;
 }
 
-/* Field 22 of /proc/PID/stat: when the process started (clock ticks after
- * boot), 0 when unknown. */
-static unsigned long long proc_start(pid_t pid)
-{
-	char path[64], buf[1024], *p;
-	_cleanup_close_ int fd = -1;
-	unsigned long long v = 0;
-	ssize_t n;
-
-	snprintf(path, sizeof path, "/proc/%d/stat", (int)pid);
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0 || (n = read(fd, buf, sizeof buf - 1)) <= 0)
-		return 0;
-	buf[n] = '\0';
-	p = strrchr(buf, ')'); /* the name may hold anything */
-	if (!p)
-		return 0;
-	p++;
-	for (int field = 3; field <= 22 && p; field++) {
-		p = strchr(p + 1, ' ');
-		if (field == 21 && p)
-			v = strtoull(p + 1, NULL, 10);
-	}
-	return v;
-}
-
 /* Everything a command of the desktop's needs, read under the lock (b
  * live) except the box user's ids (its /etc/passwd: no lock). */
 static int ctx_of(struct engine *e, struct box *b, struct desk_ctx *c, pd_error *err)
@@ -409,8 +383,8 @@ static int session_start(struct engine *e, const struct desk_ctx *c, struct sess
 	s->up_usec = now_usec();
 	/* For an adoption after a daemon restart. */
 	pids_path(e, c->box_id, path, sizeof path);
-	snprintf(rec, sizeof rec, "%d %llu %d %llu\n", (int)s->xvnc.pid, proc_start(s->xvnc.pid),
-		 (int)s->sess.pid, proc_start(s->sess.pid));
+	snprintf(rec, sizeof rec, "%d %llu %d %llu\n", (int)s->xvnc.pid,
+		 proc_start_time(s->xvnc.pid), (int)s->sess.pid, proc_start_time(s->sess.pid));
 	(void)write_file_atomic(path, rec, strlen(rec), 0600);
 	return 0;
 }
@@ -432,8 +406,8 @@ static bool session_adopt(struct engine *e, const struct desk_ctx *c, struct ses
 	s->sess.pidfd = (int)syscall(SYS_pidfd_open, sp, 0);
 	s->xvnc.pid = xp;
 	s->sess.pid = sp;
-	if (s->xvnc.pidfd < 0 || s->sess.pidfd < 0 || proc_start(xp) != xs ||
-	    proc_start(sp) != ss || !vnc_greets(c->rootfs, 2000)) {
+	if (s->xvnc.pidfd < 0 || s->sess.pidfd < 0 || proc_start_time(xp) != xs ||
+	    proc_start_time(sp) != ss || !vnc_greets(c->rootfs, 2000)) {
 		/* Not ours (any more): never signalled. */
 		session_release(s);
 		*s = (struct session){.xvnc = BOX_EXEC_PROC_INIT, .sess = BOX_EXEC_PROC_INIT};

@@ -848,26 +848,6 @@ static int crun_status(struct crun_rt *rt, const char *id, enum runtime_status *
 	return 0;
 }
 
-/* The start time of pid (/proc/PID/stat's 22nd field, in clock ticks), or
- * 0 when it cannot be read (gone). */
-static unsigned long long proc_start_time(pid_t pid)
-{
-	char path[64], *p;
-	_cleanup_free_ char *buf = NULL;
-	unsigned long long t = 0;
-
-	snprintf(path, sizeof path, "/proc/%d/stat", (int)pid);
-	if (read_file_at(AT_FDCWD, path, 4096, &buf, NULL) < 0 || !(p = strrchr(buf, ')')))
-		return 0;
-	/* After the name, a space before each field: state (3rd) ...
-	 * starttime (22nd). */
-	for (int field = 3; field <= 22 && p; field++)
-		p = strchr(p + 1, ' ');
-	if (p && sscanf(p + 1, "%llu", &t) != 1)
-		t = 0;
-	return t;
-}
-
 /* A pidfd for the container's PID 1 when it runs (1), 0 when it has none
  * left, without asking crun (`crun state` is a fork and ≈5-10 ms): crun
  * records the PID and its start time in ROOT/ID/status when it starts the
