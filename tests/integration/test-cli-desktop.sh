@@ -73,6 +73,15 @@ empty_dir() {
 server_error() {
 	hc -X PUT --data-binary "$1" "$2" | python3 -c 'import json, re, sys; print(re.sub(r"^\S+Z ", "", json.load(sys.stdin)["error"]))'
 }
+# shown CMD...: runs CMD; when it fails, its stderr goes to the TAP log
+# as a comment, so a failed check says the CLI's reason.
+shown() {
+	local err rc
+	err=$("$@" 2>&1 >/dev/null) && return 0
+	rc=$?
+	printf '%s\n' "$err" | sed 's/^/# /'
+	return $rc
+}
 no_time() {
 	sed -E 's/^paddock: [0-9T:-]+Z /paddock: /' "$1"
 }
@@ -111,11 +120,11 @@ ok "--json geometry has width and height" same "$(paddock desktop desk geometry 
 	python3 -c 'import json, sys; o = json.load(sys.stdin); print(o["width"], o["height"])')" "1280 800"
 
 # --- input -----------------------------------------------------------------------
-ok "desktop desk move 123 234" paddock desktop desk move 123 234
+ok "desktop desk move 123 234" shown paddock desktop desk move 123 234
 ok "cursor shows it" same "$(paddock desktop desk cursor 2>&1)" "123 234"
 ok "--json cursor: {\"x\":123,\"y\":234}" same "$(paddock --json desktop desk cursor)" '{"x":123,"y":234}'
 ok "several actions in one call, a lone ',' between them" \
-	paddock desktop desk move 10 20 , move 300 200 , click
+	shown paddock desktop desk move 10 20 , move 300 200 , click
 ok "the last one wins" same "$(paddock desktop desk cursor 2>&1)" "300 200"
 ok "actions on standard input (desktop desk -)" bash -c "printf 'move 50 60\nmove 70 80\n' | paddock desktop desk -"
 ok "cursor shows the last line's position" same "$(paddock desktop desk cursor)" "70 80"
