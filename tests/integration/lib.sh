@@ -321,11 +321,12 @@ pd_use_debian() {
 	pd_use_image debian
 }
 
-# pd_use_image NAME: boxes from image NAME (debian or desktop), from the
-# cache as pd_use_debian does.
+# pd_use_image NAME: boxes from image NAME (debian, desktop or agents), from
+# the cache as pd_use_debian does.
 pd_use_image() {
 	if ! pd_image_cache "$1"; then
 		pd_mirror_answers || skip_all "cannot build the $1 image (no Debian mirror)"
+		[ "$1" != agents ] || pd_npm_answers || skip_all "cannot build the agents image (no npm registry)"
 		echo "1..1"
 		echo "not ok 1 - the $1 image builds (the mirror answers)"
 		exit 1
@@ -341,10 +342,11 @@ pd_debian_cache() {
 }
 
 # pd_image_cache NAME: image NAME in the cache, built there once per cache
-# (desktop on the cache's debian, building that first), PD_IMAGES set to
-# the cache; non-zero, the build log's end as diagnostics, when it cannot be
-# built. The cache is the images/ directory of a data directory (a link to
-# one, tests/images-cache-data/images, unless PD_IMAGES names one).
+# (desktop and agents on the cache's debian, building that first),
+# PD_IMAGES set to the cache; non-zero, the build log's end as diagnostics,
+# when it cannot be built. The cache is the images/ directory of a data
+# directory (a link to one, tests/images-cache-data/images, unless
+# PD_IMAGES names one).
 pd_image_cache() {
 	local name=$1 cache=${PD_IMAGES:-$TOP_BUILDDIR/tests/images-cache} real data
 	if [ ! -d "$cache/$name/rootfs" ]; then
@@ -375,6 +377,12 @@ pd_mirror_answers() {
 	local uri
 	uri=$(apt-get -qq --print-uris download busybox-static 2>/dev/null | head -n1 | cut -d"'" -f2)
 	[ -n "$uri" ] && curl -fsS -o /dev/null -I --max-time 20 "$uri"
+}
+
+# True when the npm registry the host's npm uses answers (the agents image
+# gets Node.js and the agents from it).
+pd_npm_answers() {
+	command -v npm >/dev/null && timeout 60 npm ping >/dev/null 2>&1
 }
 
 # pd_node_project DIR: a Node project with a zero-dependency `node --test`
