@@ -16,7 +16,7 @@
 #include "common/parse.h"
 
 /* The schema version this build writes. */
-#define STORE_SCHEMA_VERSION 9
+#define STORE_SCHEMA_VERSION 10
 /* Host ids per box (its user namespace maps 0..STORE_BOX_IDS-1). */
 #define STORE_BOX_IDS 65536
 
