@@ -74,7 +74,8 @@ struct sup_spec *sup_spec_free(struct sup_spec *spec)
 		free(spec->server);
 		free(spec->user);
 		free(spec->cwd);
-		sup_strv_free(spec->env);
+		/* env may hold secrets (sup_spec_add_env()). */
+		sup_secrets_free(spec->env);
 		sup_strv_free(spec->argv);
 		free(spec);
 	}
@@ -280,6 +281,126 @@ int sup_crun_argv(const struct sup_spec *spec, const char *jobdir, char ***ret)
 		}
 	*ret = v;
 	return 0;
+}
+
+/* ---- secrets (handed over by the daemon on a pipe) ---- */
+
+void sup_secrets_free(char **v)
+{
+	if (!v)
+		return;
+	for (char **p = v; *p; p++) {
+		explicit_bzero(*p, strlen(*p));
+		free(*p);
+	}
+	free(v);
+}
+
+int sup_secrets_read(int fd, char ***ret)
+{
+	size_t len = 0, cap = 0, n = 0;
+	char *buf = NULL, **v = NULL;
+	int r = 0;
+
+	for (;;) {
+		if (len == cap) {
+			size_t ncap = cap ? cap * 2 : 64 * 1024;
+			char *nb;
+			if (cap >= SUP_SECRETS_MAX) {
+				r = -E2BIG;
+				break;
+			}
+			/* Grown by hand, so that no copy is left unzeroed. */
+			nb = malloc(ncap);
+			if (!nb) {
+				r = -ENOMEM;
+				break;
+			}
+			if (buf) {
+				memcpy(nb, buf, len);
+				explicit_bzero(buf, len);
+				free(buf);
+			}
+			buf = nb;
+			cap = ncap;
+		}
+		ssize_t k = read(fd, buf + len, cap - len);
+		if (k < 0 && errno == EINTR)
+			continue;
+		if (k < 0) {
+			r = -errno;
+			break;
+		}
+		if (k == 0)
+			break;
+		len += (size_t)k;
+	}
+	close(fd);
+	if (r >= 0 && len && buf[len - 1] != '\0')
+		r = -EINVAL;
+	for (size_t off = 0; r >= 0 && off < len; n++)
+		off += strlen(buf + off) + 1;
+	if (r >= 0) {
+		v = calloc(n + 1, sizeof *v);
+		if (!v)
+			r = -ENOMEM;
+	}
+	for (size_t off = 0, i = 0; r >= 0 && off < len; i++) {
+		const char *entry = buf + off, *eq = strchr(entry, '=');
+		off += strlen(entry) + 1;
+		if (!eq || eq == entry) {
+			r = -EINVAL;
+			break;
+		}
+		v[i] = strdup(entry);
+		if (!v[i])
+			r = -ENOMEM;
+	}
+	if (buf) {
+		explicit_bzero(buf, cap);
+		free(buf);
+	}
+	if (r < 0) {
+		sup_secrets_free(v);
+		return r;
+	}
+	*ret = v;
+	return 0;
+}
+
+int sup_spec_add_env(struct sup_spec *spec, char *const *secrets)
+{
+	static const char *const default_env[] = {CRUN_PATH, NULL};
+	const char *const *env = spec->env ? (const char *const *)spec->env : default_env;
+	size_t n = 0, m = 0, k = 0;
+	char **v;
+
+	for (const char *const *p = env; *p; p++)
+		n++;
+	for (char *const *p = secrets; p && *p; p++)
+		m++;
+	if (!m)
+		return 0;
+	v = calloc(n + m + 1, sizeof *v);
+	if (!v)
+		return -ENOMEM;
+	for (size_t i = 0; i < n; i++)
+		if (!(v[k++] = strdup(env[i])))
+			goto oom;
+	for (size_t i = 0; i < m; i++) {
+		size_t name = strcspn(secrets[i], "=") + 1; /* with the '=' */
+		bool set = false;
+		for (size_t j = 0; j < n && !set; j++)
+			set = strncmp(env[j], secrets[i], name) == 0;
+		if (!set && !(v[k++] = strdup(secrets[i])))
+			goto oom;
+	}
+	sup_secrets_free(spec->env);
+	spec->env = v;
+	return 0;
+oom:
+	sup_secrets_free(v);
+	return -ENOMEM;
 }
 
 /* ---- the exec server's request ---- */
@@ -562,6 +683,7 @@ struct job {
 	unsigned long long hold_until;
 	unsigned long long out_last, err_last; /* now_usec() of the last read with data */
 	char why[REASON_MAX];		       /* why the command could not start */
+	bool secrets;			       /* its env holds secrets: the server only */
 };
 
 static void close_fd(int *fd)
@@ -787,12 +909,13 @@ static void close_stdin(struct job *j)
 /* Hands the command to the exec server: 1 when it took it (the reply comes
  * through the loop), 0 when there is no server (start with crun), or -errno
  * with j->why set. */
+static int server_send(struct job *j, const char *req, size_t len, const int fds[3]);
+
 static int server_start(struct job *j, int in_r, int out_w, int err_w)
 {
 	_cleanup_free_ char *req = NULL;
 	int fds[3] = {in_r, out_w, err_w}, r;
 	size_t len;
-	int conn;
 
 	r = sup_exec_request(j->spec, &req, &len);
 	if (r < 0) {
@@ -801,7 +924,23 @@ static int server_start(struct job *j, int in_r, int out_w, int err_w)
 				     : "out of memory");
 		return r;
 	}
+	r = server_send(j, req, len, fds);
+	explicit_bzero(req, len); /* the environment: maybe secrets */
+	return r;
+}
+
+static int server_send(struct job *j, const char *req, size_t len, const int fds[3])
+{
+	int conn, r;
+
 	conn = exec_proto_connect(j->spec->server);
+	if ((conn == -ENOENT || conn == -ECONNREFUSED) && j->secrets) {
+		snprintf(j->why, sizeof j->why,
+			 "the box's exec server is not there (a box started by an older "
+			 "paddockd?): a job with secrets runs only through it, as crun exec "
+			 "would show them on its command line; restart the box");
+		return -EOPNOTSUPP;
+	}
 	if (conn == -ENOENT || conn == -ECONNREFUSED)
 		return 0;
 	if (conn < 0) {
@@ -1201,7 +1340,7 @@ static int record_end(struct job *j, struct sup_result res)
 	return sup_write_record(j->dirfd, "status", buf);
 }
 
-int sup_run(const char *jobdir, int dirfd)
+int sup_run(const char *jobdir, int dirfd, char *const *secrets)
 {
 	struct job j = {.dir = jobdir,
 			.dirfd = dirfd,
@@ -1239,6 +1378,19 @@ int sup_run(const char *jobdir, int dirfd)
 	}
 	if (load_spec(&j) < 0)
 		goto cannot_start;
+	if (secrets && *secrets) {
+		j.secrets = true;
+		if (!j.spec->server) {
+			snprintf(j.why, sizeof j.why,
+				 "the box has no exec server: a job with secrets runs only "
+				 "through it (crun exec would show them on its command line)");
+			goto cannot_start;
+		}
+		if (sup_spec_add_env(j.spec, secrets) < 0) {
+			snprintf(j.why, sizeof j.why, "out of memory");
+			goto cannot_start;
+		}
+	}
 	if (start(&j) < 0)
 		goto cannot_start;
 

@@ -202,10 +202,27 @@ int sup_write_record(int dirfd, const char *name, const char *text);
  * supervisor. */
 int sup_detach(int dirfd);
 
+/* Reads the secrets the daemon hands over on fd (paddock-exec
+ * --secrets-fd=N): "NAME=VALUE\0" entries up to EOF, at most
+ * SUP_SECRETS_MAX bytes; closes fd. A NULL-terminated vector in *ret, to
+ * free with sup_secrets_free() (which zeroes them). -EINVAL for an entry
+ * without '=' or an unterminated last one, -E2BIG over the cap. */
+#define SUP_SECRETS_MAX (8 * 1024 * 1024)
+int sup_secrets_read(int fd, char ***ret);
+void sup_secrets_free(char **v);
+
+/* Adds secrets (may be NULL) to spec's env, after what it sets: a name the
+ * spec's env already sets keeps the spec's value. -ENOMEM. */
+int sup_spec_add_env(struct sup_spec *spec, char *const *secrets);
+
 /* Runs the job described by jobdir/spec.json to its end and records it
  * (see the top of this file). jobdir must be absolute, dirfd open on it.
+ * secrets (NULL or NULL-terminated "NAME=VALUE", sup_secrets_read()): added
+ * to the command's environment; a job with any runs through the exec server
+ * only (crun exec would put them on its command line): without one it
+ * cannot start, and says why.
  * Single-threaded; blocks SIGCHLD, SIGUSR1, SIGTERM and SIGINT and
  * ignores SIGPIPE and SIGHUP. Returns 0 once a final status is written, or
  * -errno when even that failed. A job that cannot start is still recorded
  * (exit 127) and returns 0. */
-int sup_run(const char *jobdir, int dirfd);
+int sup_run(const char *jobdir, int dirfd, char *const *secrets);

@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "cli/cli.h"
+#include "cli/secret.h"
 
 enum {
 	OPT_GLOBAL = 1u << 0,
@@ -78,7 +79,7 @@ static const struct option_spec {
 #define MANY 1000000
 
 static const struct command_spec {
-	const char *group; /* "volume", "token", or NULL */
+	const char *group; /* "volume", "token", "secret", or NULL */
 	const char *name;
 	cli_verb verb;
 	size_t min, max; /* positional operands */
@@ -114,6 +115,9 @@ static const struct command_spec {
     {"volume", "import", CLI_VOLUME_IMPORT, 2, 2, 0, false},
     {"token", "ls", CLI_TOKEN_LS, 0, 0, 0, false},
     {"token", "revoke", CLI_TOKEN_REVOKE, 1, 1, 0, false},
+    {"secret", "set", CLI_SECRET_SET, 1, 1, 0, false},
+    {"secret", "ls", CLI_SECRET_LS, 0, 0, 0, false},
+    {"secret", "rm", CLI_SECRET_RM, 1, 1, 0, false},
     {NULL, "desktop", CLI_DESKTOP, 1, MANY, OPT_NO_WAIT, true},
     {NULL, "screenshot", CLI_SCREENSHOT, 1, 1, OPT_OUTPUT, true},
     {NULL, "__complete-boxes", CLI_COMPLETE_BOXES, 0, 0, 0, false},
@@ -190,7 +194,7 @@ static const struct command_spec *find_command(const char *group, const char *na
 
 static bool is_group(const char *s)
 {
-	return strcmp(s, "volume") == 0 || strcmp(s, "token") == 0;
+	return strcmp(s, "volume") == 0 || strcmp(s, "token") == 0 || strcmp(s, "secret") == 0;
 }
 
 /* Stores an option's value in a. */
@@ -361,6 +365,7 @@ static int assign(cli_args *a, const struct command_spec *cmd, const char **pos,
 	case CLI_SNAPSHOTS:
 	case CLI_VOLUME_LS:
 	case CLI_TOKEN_LS:
+	case CLI_SECRET_LS:
 	case CLI_COMPLETE_BOXES:
 	case CLI_SCREENSHOT:
 		break;
@@ -430,6 +435,15 @@ static int assign(cli_args *a, const struct command_spec *cmd, const char **pos,
 				return pd_error_set(err, -EINVAL, "invalid name '%s'", pos[first]);
 			a->value = pos[first];
 		}
+		break;
+	case CLI_SECRET_SET:
+	case CLI_SECRET_RM:
+		if (!cli_secret_name_valid(pos[0]))
+			return pd_error_set(err, -EINVAL,
+					    "invalid secret name '%s': an environment variable's, "
+					    "[A-Za-z_][A-Za-z0-9_]*, at most %d bytes",
+					    pos[0], CLI_SECRET_NAME_MAX);
+		a->value = pos[0];
 		break;
 	case CLI_VOLUME_IMPORT:
 		if (!cli_name_valid(pos[0]))

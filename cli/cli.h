@@ -54,6 +54,9 @@ typedef enum cli_verb {
 	CLI_VOLUME_IMPORT,
 	CLI_TOKEN_LS,
 	CLI_TOKEN_REVOKE,
+	CLI_SECRET_SET,
+	CLI_SECRET_LS,
+	CLI_SECRET_RM,
 	CLI_DESKTOP,
 	CLI_SCREENSHOT,
 	CLI_COMPLETE_BOXES, /* hidden: box names for shell completion */

@@ -9,6 +9,7 @@
 #include "autoconfig.h" /* PACKAGE_VERSION */
 #include "cli/cli-config.h"
 #include "cli/cli.h"
+#include "cli/secret.h"
 #include "cli/client.h"
 #include "cli/desktop.h"
 #include "cli/exec.h"
@@ -51,6 +52,9 @@ void cli_usage(FILE *f)
 	      "  volume attach BOX NAME | volume detach BOX NAME | volume export NAME [-o FILE]\n"
 	      "  volume import NAME FILE\n"
 	      "  token ls | token revoke ID\n"
+	      "  secret set NAME | secret ls | secret rm NAME\n"
+	      "                                    a secret (value from stdin, not echoed);\n"
+	      "                                    boxes get them through their secrets file\n"
 	      "  desktop BOX [--no-wait]           turn the desktop on, wait, print its URL\n"
 	      "  desktop BOX off | url | windows | cursor | geometry [WxH]\n"
 	      "  desktop BOX ACTION... [, ACTION...]...\n"
@@ -257,7 +261,7 @@ static int read_password(const char *url, bool from_stdin, char **ret, pd_error 
 	char buf[PASSWORD_MAX + 2];
 	FILE *in = stdin;
 	_cleanup_fclose_ FILE *tty = NULL;
-	struct termios old, noecho;
+	struct termios old;
 	bool echo_off = false;
 
 	if (!from_stdin && isatty(STDIN_FILENO)) {
@@ -268,12 +272,7 @@ static int read_password(const char *url, bool from_stdin, char **ret, pd_error 
 		in = tty;
 		fprintf(tty, "Password for %s: ", url);
 		fflush(tty);
-		if (tcgetattr(fileno(tty), &old) == 0) {
-			noecho = old;
-			noecho.c_lflag &= ~(tcflag_t)ECHO;
-			noecho.c_lflag |= ECHONL;
-			echo_off = tcsetattr(fileno(tty), TCSAFLUSH, &noecho) == 0;
-		}
+		echo_off = cli_tty_echo_off(tty, &old);
 	}
 	char *got = fgets(buf, sizeof(buf), in);
 	if (echo_off)
@@ -884,6 +883,12 @@ static int dispatch(struct ctx *x)
 	case CLI_TOKEN_LS:
 	case CLI_TOKEN_REVOKE:
 		return cmd_token(x);
+	case CLI_SECRET_SET:
+		return cli_secret_set(&x->client, a->value, stdin, &x->err) < 0 ? fail(x) : 0;
+	case CLI_SECRET_RM:
+		return cli_secret_rm(&x->client, a->value, &x->err) < 0 ? fail(x) : 0;
+	case CLI_SECRET_LS:
+		return cli_secret_ls(&x->client, a->json, stdout, &x->err) < 0 ? fail(x) : 0;
 	case CLI_DESKTOP:
 	case CLI_SCREENSHOT:
 		return cmd_desktop(x);

@@ -17,7 +17,7 @@ _paddock()
 	}
 
 	local commands="login new current ls info push pull exec stop start resume rm ttl policy
-		fork snapshot snapshots restore volume token desktop screenshot help version"
+		fork snapshot snapshots restore volume token secret desktop screenshot help version"
 	local globals="--url --token --json --quiet --verbose --help --version"
 
 	case $prev in
@@ -44,7 +44,7 @@ _paddock()
 		*)
 			if [ -z "$cmd" ]; then
 				cmd=${words[i]}
-			elif [ -z "$sub" ] && { [ "$cmd" = volume ] || [ "$cmd" = token ]; }; then
+			elif [ -z "$sub" ] && { [ "$cmd" = volume ] || [ "$cmd" = token ] || [ "$cmd" = secret ]; }; then
 				sub=${words[i]}
 			else
 				nargs=$((nargs + 1))
@@ -78,6 +78,13 @@ _paddock()
 		fi ;;
 	token)
 		[ -z "$sub" ] && COMPREPLY=($(compgen -W "ls revoke" -- "$cur")) ;;
+	secret)
+		# names only, never values: `secret ls` prints none
+		if [ -z "$sub" ]; then
+			COMPREPLY=($(compgen -W "set ls rm" -- "$cur"))
+		elif [ "$nargs" = 0 ] && { [ "$sub" = rm ] || [ "$sub" = set ]; }; then
+			COMPREPLY=($(compgen -W "$(paddock secret ls 2>/dev/null | tail -n +2 | cut -d' ' -f1)" -- "$cur"))
+		fi ;;
 	desktop)
 		# BOX, then a subcommand or the first word of an action
 		if [ "$nargs" = 0 ]; then

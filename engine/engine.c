@@ -2086,6 +2086,9 @@ int engine_new_on(const struct pd_config *cfg, const char *init_path, struct run
 	r = auth_new(path, /* opts= */ NULL, &e->auth, err);
 	if (r < 0)
 		goto fail;
+	r = eng_secrets_init(e, err);
+	if (r < 0)
+		goto fail;
 	e->rt = rt;
 	e->rt_borrowed = rt != NULL;
 	r = rt ? 0 : runtime_crun_new(cfg, init_path, &e->rt, err);
@@ -2168,6 +2171,7 @@ struct engine *engine_free(struct engine *e)
 	if (!e->rt_borrowed)
 		runtime_free(e->rt);
 	auth_free(e->auth);
+	eng_secrets_free(e);
 	store_close(e->gc_store);
 	store_close(e->store);
 	if (e->events_fd >= 0)

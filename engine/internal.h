@@ -136,6 +136,9 @@ struct engine {
 	uint64_t owners_asked, owners_done; /* flushes asked and done */
 
 	struct volumes *volumes; /* volumes.c */
+	/* secrets.c: the key that seals the secrets (sodium_malloc'd,
+	 * read-only after engine_new()). */
+	unsigned char *secrets_key;
 	/* Ids of the snapshots being exported, one per running export
 	 * (snapshots.c): rmdir of those is -EBUSY. */
 	char **snap_exports;
@@ -378,6 +381,19 @@ int eng_jobs_load(struct engine *e);
 int eng_jobs_start(struct engine *e);
 void eng_jobs_stop(struct engine *e);
 void eng_jobs_forget_box(struct engine *e, int64_t box_id);
+
+/* secrets.c. init (engine_new(), after the store): loads DATA/secrets.key,
+ * making it at the first start; a key file of the wrong mode or owner stops
+ * the daemon (err says so). */
+int eng_secrets_init(struct engine *e, pd_error *err);
+void eng_secrets_free(struct engine *e);
+/* The values of the secrets box_id lists, read now, as "NAME=VALUE"
+ * strings (NULL-terminated vector; *ret is NULL-free even when the box
+ * lists none: then { NULL }). Free with eng_secrets_env_free(), which
+ * zeroes them. For a job's start (rotation: the next job sees a new
+ * value). Takes the engine lock itself: call without it. */
+int eng_secrets_env(struct engine *e, int64_t box_id, char ***ret, pd_error *err);
+void eng_secrets_env_free(char **env);
 
 /* jobs.c: a user of the box (its /etc/passwd, read inside its root): by
  * name, or a bare uid. -ENOENT when there is none. No lock needed. */

@@ -467,6 +467,28 @@ static int check_env(const char *data, size_t len, pd_error *err)
 	return 0;
 }
 
+/* The secrets box_id lists, for its job (eng_secrets_env()). A box whose
+ * jobs would run through `crun exec` (no exec server: its socket's path
+ * does not fit) would have them on crun's command line, which every
+ * user of the host can read: refused instead. */
+static int job_secrets(struct engine *e, int64_t box_id, const char *box, char ***ret,
+		       pd_error *err)
+{
+	char server[4200];
+	int r = eng_secrets_env(e, box_id, ret, err);
+
+	if (r >= 0 && **ret && !runtime_exec_socket(e->rt, box, server, sizeof server)) {
+		eng_secrets_env_free(*ret);
+		*ret = NULL;
+		r = pd_error_set(err, -EOPNOTSUPP,
+				 "box %s has no exec server (its run directory's path is too "
+				 "long), and secrets are never put on a command line: empty its "
+				 "secrets file to run this job",
+				 box);
+	}
+	return r;
+}
+
 static int start_locked_out(struct engine *e, int64_t id, const char *cmd, size_t len,
 			    pd_error *err);
 
@@ -720,7 +742,12 @@ static int start_locked_out(struct engine *e, int64_t id, const char *data, size
 	if (r < 0)
 		return r;
 
-	r = write_spec(e, &si, cmd, err);
+	/* The box's secrets, read now (a value set since the last job is
+	 * the one this job sees), to paddock-exec through a pipe. */
+	char **secrets = NULL;
+	r = job_secrets(e, box_id, si.box, &secrets, err);
+	if (r >= 0)
+		r = write_spec(e, &si, cmd, err);
 	bool spec_ok = r >= 0;
 	if (spec_ok) {
 		char fifo[4200];
@@ -741,8 +768,9 @@ static int start_locked_out(struct engine *e, int64_t id, const char *data, size
 		pd_mutex_unlock(&e->lock);
 		if (hold >= 0)
 			close(hold);
-		r = runtime_exec(e->rt, si.box, si.dir, err);
+		r = runtime_exec(e->rt, si.box, si.dir, secrets, err);
 	}
+	eng_secrets_env_free(secrets);
 	pd_mutex_lock(&e->lock);
 	if (locate(e, id, &j, &b) >= 0) {
 		if (r < 0) {

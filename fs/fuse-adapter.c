@@ -266,7 +266,10 @@ static void op_setattr(fuse_req_t req, fuse_ino_t ino, struct stat *attr, int to
 
 	if (refused(req))
 		return;
-	if (to_set & FUSE_SET_ATTR_SIZE)
+	if ((to_set & (FUSE_SET_ATTR_MODE | FUSE_SET_ATTR_UID | FUSE_SET_ATTR_GID)) &&
+	    tree_refuses_chmod(ino))
+		r = -EPERM;
+	else if (to_set & FUSE_SET_ATTR_SIZE)
 		r = tree_truncate(a->tree, ino, (uint64_t)attr->st_size);
 	/* Mode, owner and times are fixed by the tree; tools that copy them
 	 * (editors, `cp -p`) must not fail, so those changes are ignored. The

@@ -22,6 +22,7 @@
 #include "net/policy.h"
 #include "fs/tree.h"
 #include "runtime/export.h"
+#include "engine/secrets.h"
 #include "engine/volumes.h"
 
 #define KIND_STATIC 0ULL
@@ -30,9 +31,10 @@
 #define KIND_BOX 3ULL
 #define KIND_TEMP 4ULL
 #define KIND_JOB 5ULL
-#define KIND_TOKEN 6ULL	 /* id: the token's store seq */
-#define KIND_SNAP 7ULL	 /* id: the snapshot's store seq */
-#define KIND_VOLUME 9ULL /* id: the volume's store id */
+#define KIND_TOKEN 6ULL	  /* id: the token's store seq */
+#define KIND_SNAP 7ULL	  /* id: the snapshot's store seq */
+#define KIND_VOLUME 9ULL  /* id: the volume's store id */
+#define KIND_SECRET 12ULL /* id: the secret's store id; one file, no directory */
 
 #define INO(kind, id, file) (((kind) << 56) | ((uint64_t)(id) << 8) | (uint64_t)(file))
 #define INO_KIND(ino) ((ino) >> 56)
@@ -50,10 +52,11 @@ enum {
 	S_TOKENS,
 	S_SNAPSHOTS,
 	S_VOLUMES,
+	S_SECRETS,
 };
 _Static_assert(S_IMAGES == TREE_IMAGES_INO && S_BOXES == TREE_BOXES_INO &&
 		   S_TOKENS == TREE_TOKENS_INO && S_SNAPSHOTS == TREE_SNAPSHOTS_INO &&
-		   S_VOLUMES == TREE_VOLUMES_INO,
+		   S_VOLUMES == TREE_VOLUMES_INO && S_SECRETS == TREE_SECRETS_INO,
 	       "tree.h inodes");
 
 #define VALUE_MAX 255
@@ -100,6 +103,7 @@ enum {
 	BF_POLICY,
 	BF_SCREENSHOT,
 	BF_DESKTOP,
+	BF_SECRETS,
 	_BF_MAX
 };
 
@@ -207,6 +211,7 @@ struct obj {
 		struct volume_view vol;
 		struct auth_token tok;
 		struct image_info img;
+		struct secret_view sec;
 	};
 };
 

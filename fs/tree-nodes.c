@@ -68,6 +68,12 @@ static const char readme_text[] =
     "  volumes/data/data/                its files; size, boxes, error\n"
     "  rmdir volumes/data                delete it (EBUSY while attached)\n"
     "\n"
+    "Secrets: given to a box's jobs as environment variables, never shown.\n"
+    "  echo sk-... > secrets/API_KEY     set one (stored encrypted)\n"
+    "  cat secrets/API_KEY               when it was set, not the value\n"
+    "  echo API_KEY > boxes/web/secrets  box web's next jobs get $API_KEY\n"
+    "  rm secrets/API_KEY                remove it (and from every box)\n"
+    "\n"
     "Owners in root/: each box has its own user namespace; its ids 0-65535\n"
     "are host ids BASE+0-65535, BASE its range (stat -c %u boxes/NAME/root\n"
     "shows it: box root owns /). What you write through root/ becomes the\n"
@@ -328,6 +334,42 @@ static int read_box_volumes(struct tree *t, const struct obj *o, struct pd_buf *
 	int r = engine_box_volumes(t->engine, o->id, &names, &n);
 
 	return lines(out, r, names, n);
+}
+
+/* --- secrets ------------------------------------------------------------------------ */
+
+/* secrets/NAME: never the value, only when it was set. */
+static int read_secret(struct tree *t, const struct obj *o, struct pd_buf *out)
+{
+	char buf[96];
+	int r = engine_secret_read_time(t->engine, o->sec.id, buf, sizeof buf);
+
+	return r < 0 ? r : pd_buf_printf(out, "%s", buf);
+}
+
+/* The value is the bytes written, one trailing newline dropped (echo's). */
+static int write_secret(struct tree *t, const struct obj *o, const char *data, size_t len,
+			pd_error *err, json_t **ret_answer)
+{
+	(void)ret_answer;
+	if (len && data[len - 1] == '\n')
+		len--;
+	return engine_secret_set(t->engine, o->sec.name, data, len, err);
+}
+
+static int read_box_secrets(struct tree *t, const struct obj *o, struct pd_buf *out)
+{
+	_cleanup_free_ char *text = NULL;
+	int r = engine_box_secrets(t->engine, o->id, &text);
+
+	return r < 0 ? r : pd_buf_printf(out, "%s", text);
+}
+
+static int write_box_secrets(struct tree *t, const struct obj *o, const char *data, size_t len,
+			     pd_error *err, json_t **ret_answer)
+{
+	(void)ret_answer;
+	return engine_box_set_secrets(t->engine, o->id, data, len, err);
 }
 
 /* --- the desktop ---------------------------------------------------------------- */
@@ -765,6 +807,14 @@ static const struct node root_nodes[] = {
     [S_TOKENS] = {"tokens", S_IFDIR | 0700, S_ROOT},
     [S_SNAPSHOTS] = {"snapshots", S_IFDIR | 0755, S_ROOT},
     [S_VOLUMES] = {"volumes", S_IFDIR | 0755, S_ROOT},
+    /* Names only: a value is written, never read back. */
+    [S_SECRETS] = {"secrets", S_IFDIR | 0700, S_ROOT},
+};
+
+/* secrets/NAME: one file, no directory. A value may come in several
+ * write(2)s of one open: each sets all written so far. */
+static const struct node secret_nodes[] = {
+    {"", S_IFREG | 0600, NODE_UNLISTED, N_WHOLE, .read = read_secret, .write = write_secret},
 };
 
 /* types/NAME: one file, no directory. */
@@ -830,6 +880,9 @@ static const struct node box_nodes[] = {
     [BF_DESKTOP_INPUT] = {"input", S_IFREG | 0200, BF_DESKTOP, .write = write_desktop_input},
     [BF_DESKTOP_WINDOWS] = {"windows", S_IFREG | 0444, BF_DESKTOP, .read = read_desktop_windows},
     [BF_DESKTOP_CURSOR] = {"cursor", S_IFREG | 0444, BF_DESKTOP, .read = read_desktop_cursor},
+    /* Names from secrets/, one a line (the whole list at each write). */
+    [BF_SECRETS] = {"secrets", S_IFREG | 0644, .flags = N_WHOLE, .read = read_box_secrets,
+		    .write = write_box_secrets},
 };
 
 #define JOB_SETTING(n)                                                                             \
@@ -974,6 +1027,25 @@ static int get_volume(struct tree *t, uint64_t ino, struct obj *o)
 	return 0;
 }
 
+static int get_secret(struct tree *t, uint64_t ino, struct obj *o)
+{
+	int r = engine_secret_get_by_id(t->engine, (int64_t)INO_ID(ino), &o->sec);
+
+	if (r < 0)
+		return r;
+	o->id = o->sec.id;
+	o->mtime = o->sec.set_time;
+	return 0;
+}
+
+/* secrets/ has no error file (a name there is a secret's): the reason of
+ * a refused write goes to its caller only (the HTTP body, the CLI). */
+static void record_secret(struct tree *t, const struct obj *o, const char *label,
+			  const pd_error *err)
+{
+	(void)t, (void)o, (void)label, (void)err;
+}
+
 /* A box's and its jobs' failures go to the box's error file. */
 static void record_box(struct tree *t, const struct obj *o, const char *label, const pd_error *err)
 {
@@ -1004,5 +1076,6 @@ const struct kind tree_kinds[] = {
     [KIND_TOKEN] = KIND_ROW(token_nodes, get_token, NULL),
     [KIND_SNAP] = KIND_ROW(snap_nodes, get_snap, record_snap),
     [KIND_VOLUME] = KIND_ROW(volume_nodes, get_volume, record_volume),
+    [KIND_SECRET] = KIND_ROW(secret_nodes, get_secret, record_secret),
 };
 const size_t tree_n_kinds = ELEMENTSOF(tree_kinds);

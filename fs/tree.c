@@ -409,6 +409,12 @@ static int lookup_top(struct tree *t, uint64_t parent, const char *name, struct 
 			return -ENOENT;
 		return tree_getattr(t, INO(KIND_VOLUME, vv.id, VF_DIR), ret);
 	}
+	if (parent == S_SECRETS) {
+		struct secret_view sv;
+		if (engine_secret_get(t->engine, name, &sv) < 0)
+			return -ENOENT;
+		return tree_getattr(t, INO(KIND_SECRET, sv.id, 0), ret);
+	}
 	return -ENOENT;
 }
 
@@ -556,6 +562,11 @@ static int list_top(struct tree *t, struct entries *es, uint64_t ino)
 		    : ino == S_VOLUMES
 			? engine_volume_names(t->engine, &names, &n)
 			: engine_snapshot_names(t->engine, /* box_id= (all) */ 0, &names, &n);
+		for (size_t i = 0; i < n && r >= 0; i++)
+			r = add_by_lookup(t, es, ino, names[i]);
+		image_list_free(names, n);
+	} else if (ino == S_SECRETS) {
+		r = engine_secret_names(t->engine, &names, &n);
 		for (size_t i = 0; i < n && r >= 0; i++)
 			r = add_by_lookup(t, es, ino, names[i]);
 		image_list_free(names, n);
@@ -724,6 +735,8 @@ static void file_free(struct tree *t, struct tree_file *f)
 	if (f->stream_fd >= 0)
 		close(f->stream_fd);
 	free(f->content);
+	if (f->wbuf) /* a secret's value, maybe */
+		explicit_bzero(f->wbuf, f->wlen);
 	free(f->wbuf);
 	free(f->answer);
 	free(f);
@@ -1335,6 +1348,25 @@ static int temp_spool(struct tree *t, uint64_t parent, int *ret_fd)
 	return *ret_fd < 0 ? -errno : 0;
 }
 
+/* secrets/NAME made by an open with O_CREAT: the secret exists from here,
+ * empty (`touch` makes an empty one); the writes of this open set it. No
+ * temp files there: every name in secrets/ is a secret's. */
+static int create_secret(struct tree *t, const char *name, int flags, struct tree_attr *ret,
+			 struct tree_file **ret_f)
+{
+	pd_error err = {0};
+	int r;
+
+	if (!secret_name_valid(name))
+		return strlen(name) > SECRET_NAME_MAX ? -ENAMETOOLONG : -EINVAL;
+	r = engine_secret_set(t->engine, name, "", 0, &err);
+	if (r >= 0)
+		r = tree_lookup(t, S_SECRETS, name, ret);
+	if (r >= 0)
+		r = tree_open(t, ret->ino, flags & ~O_TRUNC, ret_f, /* te= */ NULL);
+	return r;
+}
+
 int tree_create(struct tree *t, uint64_t parent, const char *name, int flags, struct tree_attr *ret,
 		struct tree_file **ret_f)
 {
@@ -1355,6 +1387,8 @@ int tree_create(struct tree *t, uint64_t parent, const char *name, int flags, st
 	}
 	if (r != -ENOENT)
 		return r;
+	if (parent == S_SECRETS)
+		return create_secret(t, name, flags, ret, ret_f);
 	if (!temps_allowed(t, parent))
 		return tree_getattr(t, parent, &a) < 0 ? -ENOENT : -EACCES;
 	if (strlen(name) > TREE_NAME_MAX)
@@ -1403,6 +1437,8 @@ int tree_unlink(struct tree *t, uint64_t parent, const char *name)
 	r = tree_lookup(t, parent, name, &a);
 	if (r < 0)
 		return r;
+	if (parent == S_SECRETS && INO_KIND(a.ino) == KIND_SECRET)
+		return engine_secret_delete(t->engine, (int64_t)INO_ID(a.ino), /* err= */ NULL);
 	return S_ISDIR(a.mode) ? -EISDIR : -EPERM;
 }
 
@@ -1483,6 +1519,11 @@ int tree_rename(struct tree *t, uint64_t parent, const char *name, uint64_t newp
 		snprintf(f->name, sizeof f->name, "%s", newname);
 	pd_mutex_unlock(&t->lock);
 	return f ? 0 : -ENOENT;
+}
+
+bool tree_refuses_chmod(uint64_t ino)
+{
+	return ino == S_SECRETS || INO_KIND(ino) == KIND_SECRET;
 }
 
 bool tree_entries_volatile(uint64_t parent)

@@ -42,6 +42,7 @@
 #define TREE_TOKENS_INO 8
 #define TREE_SNAPSHOTS_INO 9
 #define TREE_VOLUMES_INO 10
+#define TREE_SECRETS_INO 11
 #define TREE_WAIT 1 /* tree_read(): park and retry after a wake */
 #define TREE_NAME_MAX 255
 
@@ -79,6 +80,12 @@ struct tree_entry {
  * adapter sees (snapshots/, a box's snapshots/): adapters must not cache
  * their entries. */
 bool tree_entries_volatile(uint64_t parent);
+
+/* True for secrets/ and the secrets in it: their mode and owner are not
+ * to be changed, and a try says so (EPERM) rather than being ignored as
+ * elsewhere: a chmod that seemed to work would mislead about who can
+ * reach them. */
+bool tree_refuses_chmod(uint64_t ino);
 
 int tree_new(struct engine *e, struct tree **ret);
 struct tree *tree_free(struct tree *t);

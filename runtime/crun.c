@@ -996,19 +996,80 @@ static int crun_limits(struct crun_rt *rt, const char *id, struct cgroup_limits 
 	return cgroup_read_limits(CGROUP_ROOT, rt->mode, path, ret);
 }
 
+/* Writes the secrets, "NAME=VALUE\0" each, to fd and closes it. */
+static int send_secrets(int fd, char *const *env)
+{
+	int r = 0;
+
+	for (char *const *p = env; *p && r >= 0; p++) {
+		size_t len = strlen(*p) + 1, off = 0;
+		while (off < len) {
+			ssize_t n = write(fd, *p + off, len - off);
+			if (n < 0 && errno == EINTR)
+				continue;
+			if (n <= 0) {
+				r = n < 0 ? -errno : -EIO;
+				break;
+			}
+			off += (size_t)n;
+		}
+	}
+	close(fd);
+	return r;
+}
+
 /* Runs paddock-exec JOBDIR; it returns once the supervisor has detached.
  * posix_spawn(), not fork(): glibc's vfork-like clone copies none of the
- * daemon's page tables, which a fork of the threaded daemon does. */
-static int crun_exec(struct crun_rt *rt, const char *id, const char *dir, pd_error *err)
+ * daemon's page tables, which a fork of the threaded daemon does.
+ * Secrets go through a pipe on the child's fd 3 (--secrets-fd=3), which
+ * paddock-exec reads to its end before it detaches: never in argv,
+ * spec.json or its own environment. Both ends are close-on-exec here, so
+ * no other spawn of the daemon's holds the write end open. */
+static int crun_exec(struct crun_rt *rt, const char *id, const char *dir, char *const *secret_env,
+		     pd_error *err)
 {
-	char *const argv[] = {(char *)"paddock-exec", (char *)dir, NULL};
-	int status, r;
+	char *argv[4] = {(char *)"paddock-exec"};
+	bool secrets = secret_env && *secret_env;
+	posix_spawn_file_actions_t fa;
+	int status, r, p[2] = {-1, -1};
+	size_t a = 1;
 	pid_t pid;
 
 	(void)id; /* in dir's spec.json */
-	r = posix_spawn(&pid, rt->exec_path, NULL, NULL, argv, environ);
-	if (r != 0)
+	if (secrets)
+		argv[a++] = (char *)"--secrets-fd=3";
+	argv[a++] = (char *)dir;
+	argv[a] = NULL;
+	if (secrets) {
+		if (pipe2(p, O_CLOEXEC) < 0)
+			return pd_error_set(err, -errno, "cannot make a pipe: %s", strerror(errno));
+		if (p[0] == 3) { /* dup2(3, 3) would leave it close-on-exec */
+			int moved = fcntl(p[0], F_DUPFD_CLOEXEC, 4);
+			r = moved < 0 ? -errno : 0;
+			close(p[0]);
+			p[0] = moved;
+			if (r < 0) {
+				close(p[1]);
+				return pd_error_set(err, r, "cannot make a pipe: %s", strerror(-r));
+			}
+		}
+	}
+	posix_spawn_file_actions_init(&fa);
+	if (secrets)
+		posix_spawn_file_actions_adddup2(&fa, p[0], 3);
+	r = posix_spawn(&pid, rt->exec_path, &fa, NULL, argv, environ);
+	posix_spawn_file_actions_destroy(&fa);
+	if (secrets)
+		close(p[0]);
+	if (r != 0) {
+		if (secrets)
+			close(p[1]);
 		return pd_error_set(err, -r, "cannot start %s: %s", rt->exec_path, strerror(r));
+	}
+	/* A supervisor that died early leaves EPIPE here (SIGPIPE is
+	 * ignored): its exit status says the rest. */
+	if (secrets)
+		(void)send_secrets(p[1], secret_env);
 	while (waitpid(pid, &status, 0) < 0)
 		if (errno != EINTR)
 			return pd_error_set(err, -errno, "waitpid: %s", strerror(errno));
@@ -1092,9 +1153,10 @@ static int op_limits(struct runtime *rt, const char *id, struct cgroup_limits *r
 	return crun_limits(of(rt), id, ret);
 }
 
-static int op_exec(struct runtime *rt, const char *id, const char *job_dir, pd_error *err)
+static int op_exec(struct runtime *rt, const char *id, const char *job_dir, char *const *secret_env,
+		   pd_error *err)
 {
-	return crun_exec(of(rt), id, job_dir, err);
+	return crun_exec(of(rt), id, job_dir, secret_env, err);
 }
 
 static bool op_exec_socket(const struct runtime *rt, const char *id, char *buf, size_t bufsz)

@@ -296,7 +296,8 @@ static int job_file(const char *dir, const char *name, const char *text)
 
 /* The job "runs" at once and ends as runtime_fake_set_exit() said, its
  * files written as supervisor.h has them, status last. */
-static int fake_exec(struct runtime *rt, const char *id, const char *job_dir, pd_error *err)
+static int fake_exec(struct runtime *rt, const char *id, const char *job_dir,
+		     char *const *secret_env, pd_error *err)
 {
 	struct fake *f = of(rt);
 	_cleanup_free_ char *cmd = NULL, *out = NULL;
@@ -313,6 +314,9 @@ static int fake_exec(struct runtime *rt, const char *id, const char *job_dir, pd
 	if (b && b->v.status == RUNTIME_RUNNING) {
 		b->v.execs++;
 		snprintf(b->v.last_cmd, sizeof b->v.last_cmd, "%s", cmd);
+		b->v.last_secrets = 0;
+		for (char *const *p = secret_env; p && *p; p++)
+			b->v.last_secrets++;
 	} else if (r >= 0)
 		r = pd_error_set(err, -EIO, "the job supervisor failed to start (%s not running)",
 				 id);

@@ -46,9 +46,10 @@ struct runtime_fake_box {
 	char type[NAME_MAX_LEN + 1]; /* the type applied last (start, update) */
 	struct cgroup_limits limits;
 	struct cgroup_usage usage;
-	unsigned execs;	     /* jobs started in it */
-	char last_cmd[256];  /* the last job's cmd, cut */
-	unsigned last_grace; /* the grace of the stop that removed it */
+	unsigned execs;	       /* jobs started in it */
+	char last_cmd[256];    /* the last job's cmd, cut */
+	unsigned last_secrets; /* how many secrets the last job was handed */
+	unsigned last_grace;   /* the grace of the stop that removed it */
 };
 
 /* A new fake (free it with runtime_free()). -ENOMEM. */

@@ -85,7 +85,8 @@ struct runtime_ops {
 		      pd_error *err);
 	int (*usage)(struct runtime *rt, const char *id, struct cgroup_usage *ret);
 	int (*limits)(struct runtime *rt, const char *id, struct cgroup_limits *ret);
-	int (*exec)(struct runtime *rt, const char *id, const char *job_dir, pd_error *err);
+	int (*exec)(struct runtime *rt, const char *id, const char *job_dir,
+		    char *const *secret_env, pd_error *err);
 	/* The path of box id's exec server socket (common/exec-proto.h), made at
 	 * every start and handed to the box's PID 1, in buf (>= 108 bytes):
 	 * the supervisor's spec.json names it. False when the box has no
@@ -192,11 +193,13 @@ static inline int runtime_limits(struct runtime *rt, const char *id, struct cgro
  * spec.json, stdin.fifo: supervisor.h) in running container id, and
  * returns once it runs detached; from then on the job's files in job_dir
  * (status last) say how it goes and how it ended, as supervisor.h has it.
- * crun: paddock-exec JOBDIR. */
+ * secret_env (NULL, or NULL-terminated "NAME=VALUE"): added to the
+ * command's environment, never written to a file or a command line.
+ * crun: paddock-exec [--secrets-fd=3] JOBDIR, the values through a pipe. */
 static inline int runtime_exec(struct runtime *rt, const char *id, const char *job_dir,
-			       pd_error *err)
+			       char *const *secret_env, pd_error *err)
 {
-	return rt->ops->exec(rt, id, job_dir, err);
+	return rt->ops->exec(rt, id, job_dir, secret_env, err);
 }
 
 static inline bool runtime_exec_socket(const struct runtime *rt, const char *id, char *buf,

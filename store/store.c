@@ -103,6 +103,23 @@ static const char *const migrations[] = {
      * box's stops, and its geometry ("WxH"; '': the default). */
     "ALTER TABLE boxes ADD COLUMN desktop INTEGER NOT NULL DEFAULT 0;"
     "ALTER TABLE boxes ADD COLUMN geometry TEXT NOT NULL DEFAULT '';",
+    /* 9 -> 10: secrets (store/secrets.c): each value sealed with the
+     * daemon's key (nonce and ciphertext only, never the clear value),
+     * and the secrets each box's jobs get, in the box's order. A secret
+     * removed leaves every box's list. */
+    "CREATE TABLE secrets ("
+    "  id INTEGER PRIMARY KEY AUTOINCREMENT,"
+    "  name TEXT NOT NULL UNIQUE,"
+    "  nonce BLOB NOT NULL,"
+    "  value BLOB NOT NULL,"
+    "  set_time INTEGER NOT NULL"
+    ");"
+    "CREATE TABLE box_secrets ("
+    "  box_id INTEGER NOT NULL REFERENCES boxes(id) ON DELETE CASCADE,"
+    "  secret_id INTEGER NOT NULL REFERENCES secrets(id) ON DELETE CASCADE,"
+    "  pos INTEGER NOT NULL,"
+    "  PRIMARY KEY (box_id, secret_id)"
+    ");",
 };
 
 static int sql_err(sqlite3 *db, pd_error *err, const char *what)

@@ -16,7 +16,7 @@
 #include "common/parse.h"
 
 /* The schema version this build writes. */
-#define STORE_SCHEMA_VERSION 9
+#define STORE_SCHEMA_VERSION 10
 /* Host ids per box (its user namespace maps 0..STORE_BOX_IDS-1). */
 #define STORE_BOX_IDS 65536
 
@@ -266,3 +266,37 @@ int store_box_set_volumes(struct store *s, int64_t box_id, const int64_t *ids, s
 			  pd_error *err);
 /* The ids of the boxes listing the volume, in box id order, malloc'd. */
 int store_volume_boxes(struct store *s, int64_t volume_id, int64_t **ret, size_t *ret_n);
+
+/* Secrets (store/secrets.c). The store keeps what the engine sealed (a
+ * nonce and a ciphertext): it never sees a clear value. Names are at most
+ * STORE_SECRET_NAME_MAX bytes (checked by the engine). */
+#define STORE_SECRET_NAME_MAX 128
+struct secret_row {
+	int64_t id; /* never reused: a secret removed and set again is another */
+	char name[STORE_SECRET_NAME_MAX + 1];
+	int64_t set_time; /* unix seconds of the last set */
+	/* store_secret_get() only: malloc'd, the caller frees them. */
+	unsigned char *nonce, *value;
+	size_t nonce_len, value_len;
+};
+
+/* Sets name's sealed value: inserts it, or replaces the value, nonce and
+ * time of the one there (its id stays). ret_id may be NULL. */
+int store_secret_put(struct store *s, const char *name, const void *nonce, size_t nonce_len,
+		     const void *value, size_t value_len, int64_t set_time, int64_t *ret_id,
+		     pd_error *err);
+/* By name (id 0) or by id (name NULL); with the sealed value when
+ * with_value. -ENOENT when there is no such secret. */
+int store_secret_get(struct store *s, const char *name, int64_t id, bool with_value,
+		     struct secret_row *ret);
+void secret_row_release(struct secret_row *row);
+/* Removes it (and its name from every box's list); -ENOENT if not there. */
+int store_secret_delete(struct store *s, int64_t id, pd_error *err);
+/* Every secret's name in name order, malloc'd (free each, then the array). */
+int store_secret_names(struct store *s, char ***ret, size_t *ret_n);
+/* The names a box lists, in its order. */
+int store_box_secrets(struct store *s, int64_t box_id, char ***ret, size_t *ret_n);
+/* Replaces the box's list in one transaction: -ENOENT "secret X is not
+ * set" for a name that is not (nothing changes). */
+int store_box_set_secrets(struct store *s, int64_t box_id, char *const *names, size_t n,
+			  pd_error *err);

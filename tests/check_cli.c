@@ -19,6 +19,7 @@
 #include "cli/cli-config.h"
 #include "cli/cli.h"
 #include "cli/client.h"
+#include "cli/secret.h"
 #include "cli/transfer.h"
 
 /* Parses a NULL-terminated word list (without the program name). */
@@ -301,6 +302,70 @@ START_TEST(parse_volume_token)
 	PARSE_BAD("token");
 	PARSE_BAD("token", "revoke");
 	PARSE_BAD("token", "delete", "x");
+}
+END_TEST
+
+START_TEST(parse_secret)
+{
+	cli_args a;
+	char longest[CLI_SECRET_NAME_MAX + 2];
+
+	PARSE_OK(&a, "secret", "set", "ANTHROPIC_API_KEY");
+	ck_assert_int_eq(a.verb, CLI_SECRET_SET);
+	ck_assert_str_eq(a.value, "ANTHROPIC_API_KEY");
+	PARSE_OK(&a, "secret", "ls", "--json");
+	ck_assert_int_eq(a.verb, CLI_SECRET_LS);
+	ck_assert(a.json);
+	PARSE_OK(&a, "secret", "rm", "_k1");
+	ck_assert_int_eq(a.verb, CLI_SECRET_RM);
+	memset(longest, 'A', CLI_SECRET_NAME_MAX);
+	longest[CLI_SECRET_NAME_MAX] = '\0';
+	PARSE_OK(&a, "secret", "set", longest);
+	longest[CLI_SECRET_NAME_MAX] = 'A';
+	longest[CLI_SECRET_NAME_MAX + 1] = '\0';
+	PARSE_BAD("secret", "set", longest);
+	/* A value is never an argument: it would be in ps. */
+	PARSE_BAD("secret", "set", "K", "value");
+	PARSE_BAD("secret", "set");
+	PARSE_BAD("secret", "set", "");
+	PARSE_BAD("secret", "set", "1K");
+	PARSE_BAD("secret", "set", "a-b");
+	PARSE_BAD("secret", "set", "a=b");
+	PARSE_BAD("secret", "rm", "../x");
+	PARSE_BAD("secret", "ls", "x");
+	PARSE_BAD("secret", "get", "K");
+}
+END_TEST
+
+START_TEST(secret_values)
+{
+	char *v = NULL;
+	size_t len = 0;
+	pd_error err = {0};
+	FILE *f;
+
+	f = fmemopen((char[]){"one\ntwo\n\n"}, 9, "r");
+	ck_assert_int_eq(cli_secret_read_value("K", f, &v, &len, &err), 0);
+	ck_assert_uint_eq(len, 8); /* one trailing newline dropped */
+	ck_assert_mem_eq(v, "one\ntwo\n", 8);
+	free(v);
+	fclose(f);
+	f = fmemopen((char[]){"a\0b"}, 3, "r");
+	ck_assert_int_eq(cli_secret_read_value("K", f, &v, &len, &err), -EINVAL);
+	fclose(f);
+	char *big = malloc(CLI_SECRET_VALUE_MAX + 2);
+	memset(big, 'a', CLI_SECRET_VALUE_MAX + 2);
+	big[CLI_SECRET_VALUE_MAX] = '\n';
+	f = fmemopen(big, CLI_SECRET_VALUE_MAX + 1, "r");
+	ck_assert_int_eq(cli_secret_read_value("K", f, &v, &len, &err), 0);
+	ck_assert_uint_eq(len, CLI_SECRET_VALUE_MAX);
+	free(v);
+	fclose(f);
+	f = fmemopen(big, CLI_SECRET_VALUE_MAX + 2, "r");
+	ck_assert_int_eq(cli_secret_read_value("K", f, &v, &len, &err), -EFBIG);
+	ck_assert_ptr_nonnull(strstr(err.msg, "at most 65536 bytes"));
+	fclose(f);
+	free(big);
 }
 END_TEST
 
@@ -1383,6 +1448,8 @@ static Suite *cli_suite(void)
 	tcase_add_test(tc, parse_exec);
 	tcase_add_test(tc, parse_settings_snapshots);
 	tcase_add_test(tc, parse_volume_token);
+	tcase_add_test(tc, parse_secret);
+	tcase_add_test(tc, secret_values);
 	tcase_add_test(tc, parse_desktop);
 	suite_add_tcase(s, tc);
 

@@ -295,7 +295,7 @@ static bool dir_has(uint64_t ino, const char *name, struct tree_attr *ret)
 }
 
 /* Entries of a box directory: its files, exec/, snapshots/, desktop/ and the root link. */
-#define BOX_FILES 21
+#define BOX_FILES 22
 
 static size_t dir_count(uint64_t ino)
 {
@@ -453,8 +453,8 @@ END_TEST
 
 START_TEST(test_root)
 {
-	static const char *const names[] = {"README", "version", "types",     "images", "boxes",
-					    "events", "tokens",	 "snapshots", "volumes"};
+	static const char *const names[] = {"README", "version", "types",     "images",	 "boxes",
+					    "events", "tokens",	 "snapshots", "volumes", "secrets"};
 	struct tree_attr a = attr_of("");
 
 	ck_assert_uint_eq(a.ino, TREE_ROOT_INO);
@@ -556,7 +556,7 @@ START_TEST(test_modes)
 	    {"error", 0440},   {"events", 0440},	 {"ttl", 0660},
 	    {"expires", 0440}, {"snapshot", 0220},	 {"fork", 0220},
 	    {"restore", 0220}, {"volumes", 0660},	 {"ip", 0440},
-	    {"policy", 0660},  {"screenshot.png", 0440},
+	    {"policy", 0660},  {"screenshot.png", 0440}, {"secrets", 0660},
 	};
 	char path[64];
 
@@ -1513,7 +1513,7 @@ START_TEST(test_mkdir_elsewhere)
 	ck_assert_int_eq(tree_mkdir(tr, box, "state", &a), -EEXIST);
 	r = tree_mkdir(tr, ino_of("README"), "x", &a);
 	ck_assert_msg(r == -EPERM || r == -ENOTDIR, "%d", r);
-	ck_assert_uint_eq(dir_count(TREE_ROOT_INO), 9);
+	ck_assert_uint_eq(dir_count(TREE_ROOT_INO), 10);
 	ck_assert_uint_eq(dir_count(box), BOX_FILES);
 }
 END_TEST

@@ -250,6 +250,39 @@ static void tree_get(struct req *r)
 	req_reply_text(r, 200, content_type(r->path), buf, len);
 }
 
+/* The path's last name and the attributes of the directory above it. */
+static int resolve_parent(struct tree *t, const char *path, struct tree_attr *ret_dir, char *name,
+			  size_t name_size)
+{
+	char parent[HTTP_PATH_MAX];
+	char *slash;
+
+	snprintf(parent, sizeof(parent), "%s", path);
+	slash = strrchr(parent, '/');
+	if (!slash)
+		return -ENOENT; /* the top level makes nothing */
+	*slash = '\0';
+	if (strlen(slash + 1) >= name_size)
+		return -ENAMETOOLONG;
+	snprintf(name, name_size, "%s", slash + 1);
+	return resolve(t, parent, NULL, NULL, 0, ret_dir);
+}
+
+/* PUT of secrets/NAME that does not exist: made, as a shell's
+ * `echo v > secrets/NAME` makes it (tree_create()). Elsewhere a PUT
+ * makes nothing: -ENOENT. */
+static int create_secret(struct req *r, struct tree_file **ret)
+{
+	struct tree *t = http_tree(r->h);
+	char name[TREE_NAME_MAX + 1];
+	struct tree_attr dir, a;
+	int k = resolve_parent(t, r->path, &dir, name, sizeof(name));
+
+	if (k < 0 || dir.ino != TREE_SECRETS_INO)
+		return -ENOENT;
+	return tree_create(t, dir.ino, name, O_WRONLY | O_CREAT | O_TRUNC, &a, ret);
+}
+
 static void work_write(struct req *r)
 {
 	struct tree *t = http_tree(r->h);
@@ -260,9 +293,11 @@ static void work_write(struct req *r)
 	int k;
 
 	k = resolve(t, r->path, NULL, NULL, 0, &a);
-	if (k >= 0 && !S_ISREG(a.mode))
+	if (k == -ENOENT)
+		k = create_secret(r, &f);
+	else if (k >= 0 && !S_ISREG(a.mode))
 		k = S_ISDIR(a.mode) ? -EISDIR : -EINVAL;
-	if (k >= 0)
+	if (k >= 0 && !f)
 		k = tree_open(t, a.ino, O_WRONLY | O_TRUNC, &f, &te);
 	if (k >= 0) {
 		k = tree_write(t, f, 0, r->body.data ? r->body.data : "", r->body.len, &te);
@@ -331,6 +366,15 @@ static void work_rmdir(struct req *r)
 	int k;
 
 	k = resolve(t, r->path, &parent, name, sizeof(name), &a);
+	/* secrets/NAME is a file: DELETE removes it, as unlink does. */
+	if (k >= 0 && parent == TREE_SECRETS_INO && S_ISREG(a.mode)) {
+		k = tree_unlink(t, parent, name);
+		if (k < 0)
+			reply_tree_error(r, k, NULL);
+		else
+			req_reply_text(r, 204, NULL, "", 0);
+		return;
+	}
 	if (k >= 0 && !S_ISDIR(a.mode))
 		k = -ENOTDIR;
 	if (k >= 0 && !*name)

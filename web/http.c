@@ -1765,6 +1765,9 @@ static void on_completed(void *cls, struct MHD_Connection *conn, void **con_cls,
 		conn_set_deadline(r->c, deadline_in(HTTP_HEAD_TIMEOUT_S));
 	}
 	free_fields(r);
+	/* A body may be a secret's value or a password. */
+	if (r->body.data)
+		explicit_bzero(r->body.data, r->body.len);
 	pd_buf_free(&r->body);
 	pd_mutex_destroy(&r->lock);
 	free(r);

@@ -53,13 +53,16 @@ job_ends() {
 
 mkdir "$B" "$M/volumes/vol"
 ok "a box's writable files are the ones covered here" \
-	covers "$B" "fork image policy restore snapshot state ttl type volumes "
+	covers "$B" "fork image policy restore secrets snapshot state ttl type volumes "
 ok "image: sed -i" bash -c "sed -i 's/.*/tiny/' '$B/image' && test \"\$(cat '$B/image')\" = tiny"
 ok "type: sed -i" bash -c "sed -i 's/small/tiny/' '$B/type' && test \"\$(cat '$B/type')\" = tiny"
 ok "ttl: sed -i" bash -c "sed -i 's/.*/7200/' '$B/ttl' && test \"\$(cat '$B/ttl')\" -gt 7000"
 ok "policy: sed -i" bash -c "sed -i 's/allow-all/deny-all/' '$B/policy' && test \"\$(cat '$B/policy')\" = deny-all"
 ok "volumes: temp file renamed" same "$(tmp_rename "$B/volumes" vol)" OK
 ok "volumes: applied" same "$(cat "$B/volumes")" vol
+echo v >"$M/secrets/TW_KEY"
+ok "secrets: temp file renamed" same "$(tmp_rename "$B/secrets" TW_KEY)" OK
+ok "secrets: applied" same "$(cat "$B/secrets")" TW_KEY
 ok "state: sed -i starts the box" bash -c "sed -i 's/created/running/' '$B/state' && test \"\$(cat '$B/state')\" = running"
 ok "no temp file is left in the box's directory" same "$(ls -A "$B" | grep -c '^\.')" 0
 
