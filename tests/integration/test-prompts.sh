@@ -1,0 +1,185 @@
+#!/bin/bash
+# Prompts as files (engine/prompts.h) and the @AGENT policy presets,
+# against a fake internet the test builds itself (as test-net-dns.sh):
+#
+#   model.test  198.51.100.20 (an HTTP server on :8080: the configured
+#               base_url of agent claude)
+#   other.test  198.51.100.21 (the same server: not the agent's)
+#
+# The box image "agentbox" is the tiny image with an agents.ini naming
+# claude (as scripts/mkimage agents writes it): the catalogue is real, no
+# agent binary is run. Checked: /paddock/agents, a prompt's files and
+# settings, every refused input with its reason, a prompt under deny-all
+# (an error event naming the policy and the preset, end, exit 1, no
+# process), allowlist + @claude reaching model.test only, and the same
+# over HTTP. A real agent runs only when the agents image is in the cache
+# (PD_IMAGES/agents) and its adapters are built.
+. "$(dirname "$0")/lib.sh"
+require_root
+command -v python3 >/dev/null || skip_all "needs python3"
+command -v dnsmasq >/dev/null || skip_all "needs dnsmasq (scripts/install-deps)"
+
+WEB="198.51.100.20 198.51.100.21"
+DNS=198.51.100.53
+
+if [ -z "${PD_NET_INSIDE:-}" ]; then
+	tag=pdp$$
+	cleanup_ns() {
+		pd_fake_net_down
+		rm -rf "/tmp/$tag-www"
+	}
+	trap cleanup_ns EXIT
+	# shellcheck disable=SC2086
+	pd_fake_net "$tag" $WEB $DNS || skip_all "cannot make network namespaces"
+	mkdir -p "/tmp/$tag-www" && echo model >"/tmp/$tag-www/index.html"
+	# shellcheck disable=SC2086
+	pd_fake_serve "$INETNS" "/tmp/$tag-www" 8080 $WEB
+	ip netns exec "$INETNS" dnsmasq --keep-in-foreground --no-resolv --no-hosts \
+		--bind-interfaces --listen-address=$DNS --port=53 --user=root --pid-file= \
+		--address=/model.test/198.51.100.20 --address=/other.test/198.51.100.21 \
+		--local-ttl=60 >/dev/null 2>&1 &
+	PD_FAKE_PIDS="$PD_FAKE_PIDS $!"
+	pd_fake_wait "$INETNS" 3
+	PD_NET_INSIDE=1 nsenter --net="/run/netns/$HOSTNS" "$0"
+	rc=$?
+	cleanup_ns
+	trap - EXIT
+	ip netns list | grep -q "^$tag" && { echo "# namespaces left behind"; rc=1; }
+	exit $rc
+fi
+
+PD_NETWORK=on PD_BRIDGE=pd-p$(($$ % 1000)) PD_SUBNET=10.203.$(($$ % 250)).0/24
+PD_NFT_TABLE=paddock_p$$ PD_DNS_UPSTREAM=$DNS
+export PD_NETWORK PD_BRIDGE PD_SUBNET PD_NFT_TABLE PD_DNS_UPSTREAM
+pd_setup || exit 1
+cat >>"$PD_TMP/paddock.ini" <<INI
+[agent claude]
+base_url = http://model.test:8080
+model = fake-model-1
+INI
+# The tiny image, with the catalogue file mkimage agents writes.
+cp -aL "$D/images/tiny" "$D/images/agentbox"
+cat >"$D/images/agentbox/agents.ini" <<INI
+[claude]
+name = Claude Code
+version = 2.1.332
+bin = claude
+secrets = ANTHROPIC_API_KEY
+endpoints = api.anthropic.com statsig.anthropic.com
+INI
+SOCK=$PD_TMP/run/paddock.sock
+sed -i "s|^\[paddock\]$|[paddock]\nsocket = $SOCK|" "$PD_TMP/paddock.ini"
+pd_start
+wait_for 10 test -S "$SOCK" || { diag "no unix socket"; exit 1; }
+hs() { curl -sS --unix-socket "$SOCK" "${@:1:$#-1}" "http://paddock/v1/tree/${!#}"; }
+export -f hs
+export SOCK
+
+# fails ERRNO-NAME CMD...: the write fails (its shell says so).
+fails() { ! "$@" 2>/dev/null; }
+# said BOX TEXT: the box's error file holds TEXT.
+said() { grep -qF -- "$2" "$M/boxes/$1/error"; }
+get() {
+	pd_crun exec "$1" sh -c "printf 'GET / HTTP/1.0\r\n\r\n' | nc -w 2 $2 8080 | head -n1 | grep -q ' 200 '" 2>/dev/null
+}
+export -f get
+
+# ---- the catalogue
+ok "agents/ lists the image's agent" bash -c "[ \"\$(ls $M/agents)\" = claude ]"
+ok "agents/claude: version, images, secrets, base_url, model" \
+	bash -c "[ \"\$(cat $M/agents/claude)\" = \"\$(printf 'version 2.1.332\nimages agentbox\nsecrets ANTHROPIC_API_KEY\nbase_url http://model.test:8080\nmodel fake-model-1')\" ]"
+ok "agents/nope does not exist" bash -c "! test -e $M/agents/nope"
+
+# ---- settings and bad input (box b: the agents image)
+mkdir "$M/boxes/b" && echo agentbox >"$M/boxes/b/image"
+P=$M/boxes/b/prompts
+ok "mkdir prompts/p1" mkdir "$P/p1"
+ok "mkdir prompts/last is refused" fails mkdir "$P/last"
+ok "a new prompt lists its files" \
+	bash -c "ls $P/p1 | tr '\n' ' ' | grep -q 'agent continue ctl cwd ended env events exit model output result session started status text'"
+ok "its status is created" bash -c "[ \"\$(cat $P/p1/status)\" = created ]"
+ok "its agent reads as the default (the image's first)" bash -c "[ \"\$(cat $P/p1/agent)\" = claude ]"
+ok "its model reads as the configured one" bash -c "[ \"\$(cat $P/p1/model)\" = fake-model-1 ]"
+ok "an unknown agent is refused" fails sh -c "echo nope > $P/p1/agent"
+ok "... with the known ones in the error file" said b 'prompts/p1/agent: unknown agent "nope" (known: claude)'
+ok "a malformed env line is refused" fails sh -c "printf 'A=1\nnot a pair\n' > $P/p1/env"
+ok "... line 2 named" said b "env line 2: not KEY=VALUE"
+ok "a relative cwd is refused" fails sh -c "echo src > $P/p1/cwd"
+ok "... said" said b "cwd: an absolute path"
+ok "continue of a missing prompt is refused" fails sh -c "echo p9 > $P/p1/continue"
+ok "... ENOENT said" said b 'continue: no prompt "p9" in this box'
+ok "a model with blanks is refused" fails sh -c "echo 'a b' > $P/p1/model"
+printf '\n \n' >"$P/p1/text" 2>/dev/null
+ok "an empty text is refused (at close)" bash -c "[ \"\$(cat $P/p1/status)\" = created ]"
+ok "... said" said b "text: empty"
+ok "a text over 100 KiB is refused" fails sh -c "head -c 102401 /dev/zero | tr '\\0' a > $P/p1/text"
+ok "... said" said b "text: over 102400 bytes"
+ok "nothing changed: still created, no settings" \
+	bash -c "[ \"\$(cat $P/p1/status)\" = created ] && [ -z \"\$(cat $P/p1/env $P/p1/cwd $P/p1/continue)\" ]"
+ok "events of an unstarted prompt: EBUSY at once" fails cat "$P/p1/events"
+ok "valid settings are kept" \
+	sh -c "echo claude > $P/p1/agent && echo m2 > $P/p1/model && echo /tmp > $P/p1/cwd && printf 'X=1\n' > $P/p1/env"
+ok "... and read back" bash -c "[ \"\$(cat $P/p1/model)\" = m2 ] && [ \"\$(cat $P/p1/cwd)\" = /tmp ]"
+
+# ---- an agent the image does not have
+mkdir "$M/boxes/t"
+echo hi >"$M/boxes/t/prompt" 2>/dev/null
+ok "a prompt in a box whose image has no agents is refused, naming the image" \
+	said t "prompt: image tiny has no agents (agents: none)"
+echo claude >"$M/boxes/b/prompts/p1/agent"
+echo tiny >"$M/boxes/b/image"
+echo hi >"$M/boxes/b/prompts/p1/text" 2>/dev/null
+ok "an agent the box's image lacks: ENOENT, naming image and agents" \
+	said b "agent claude is not in image tiny (agents: none)"
+ok "... the prompt is still created" bash -c "[ \"\$(cat $P/p1/status)\" = created ]"
+echo agentbox >"$M/boxes/b/image"
+ok "... and no prompt is left" bash -c "[ -z \"\$(ls $M/boxes/t/prompts)\" ]"
+
+# ---- deny-all: refused before anything runs (contract 7)
+echo deny-all >"$M/boxes/b/policy"
+ok "a prompt under deny-all is accepted" sh -c "echo 'write hello.txt' > $M/boxes/b/prompt"
+ok "prompts/last leads to it" bash -c "[ \"\$(readlink $P/last)\" = 1 ]"
+ok "it ended: exited 1" bash -c "[ \"\$(cat $P/1/status)\" = 'exited 1' ] && [ \"\$(cat $P/1/exit)\" = 1 ]"
+ok "its events: an error naming the policy and the preset, then end" \
+	python3 -c "
+import json,sys
+ev=[json.loads(l) for l in open('$P/1/events')]
+assert [e['type'] for e in ev]==['error','end'], ev
+assert list(ev[0])[0]=='type' and ev[0]['time'].endswith('Z')
+m=ev[0]['message']
+assert 'deny-all' in m and '@claude' in m and 'model.test' in m, m
+assert ev[1]['exit']==1
+"
+ok "the box was never started" bash -c "[ \"\$(cat $M/boxes/b/state)\" = created ]"
+ok "its text and agent are recorded" \
+	bash -c "[ \"\$(cat $P/1/text)\" = 'write hello.txt' ] && [ \"\$(cat $P/1/agent)\" = claude ]"
+ok "settings after the start: EBUSY" fails sh -c "echo m3 > $P/1/model"
+ok "... said" said b "prompt 1 has started (text was written)"
+ok "over HTTP: events (followed to the end)" bash -c "hs 'boxes/b/prompts/1/events?follow=1' | grep -q '\"type\":\"end\"'"
+ok "over HTTP: status" bash -c "hs boxes/b/prompts/1/status | grep -qx 'exited 1'"
+ok "over HTTP: the quick form answers with the prompt's name" \
+	bash -c "curl -sS --unix-socket $SOCK -X PUT --data-binary 'again' http://paddock/v1/tree/boxes/b/prompt | grep -q '\"prompt\":\"2\"'"
+ok "rmdir of an ended prompt" rmdir "$P/1"
+ok "... it is gone" bash -c "! test -e $P/1"
+
+# ---- presets
+ok "an unknown preset is refused" fails sh -c "printf 'allowlist\n@nope\n' > $M/boxes/b/policy"
+ok "... with the line and the known agents" said b "line 2: unknown agent @nope (known: claude)"
+ok "allowlist + @claude is taken" sh -c "printf 'allowlist\n@claude\n' > $M/boxes/b/policy"
+ok "... and shown as written" bash -c "[ \"\$(cat $M/boxes/b/policy)\" = \"\$(printf 'allowlist\n@claude')\" ]"
+echo running >"$M/boxes/b/state"
+ok "the box reaches model.test (the configured base_url's host)" get b model.test
+ok "... not other.test" bash -c "! get b other.test"
+ok "... not the catalogue's endpoint (base_url replaces it)" \
+	bash -c "! pd_crun exec b nslookup api.anthropic.com 2>/dev/null | grep -q '^Address: [0-9]'"
+ok "a prompt under the preset is not refused by the policy" \
+	bash -c "echo 'hi' > $P/p1/text 2>/dev/null; ! grep -q 'does not let' $P/p1/events 2>/dev/null"
+
+# ---- a real agent (the agents image, its adapters)
+if [ -n "${PD_IMAGES:-}" ] && [ -d "$PD_IMAGES/agents" ]; then
+	diag "agents image present: the real-agent run is not written yet"
+else
+	diag "no agents image in the cache: real-agent run skipped"
+fi
+
+pd_done
