@@ -294,8 +294,9 @@ static bool dir_has(uint64_t ino, const char *name, struct tree_attr *ret)
 	return found;
 }
 
-/* Entries of a box directory: its files, exec/, snapshots/, desktop/ and the root link. */
-#define BOX_FILES 21
+/* Entries of a box directory: its files, exec/, prompts/, snapshots/, desktop/ and the root
+ * link. */
+#define BOX_FILES 23
 
 static size_t dir_count(uint64_t ino)
 {
@@ -453,8 +454,8 @@ END_TEST
 
 START_TEST(test_root)
 {
-	static const char *const names[] = {"README", "version", "types",     "images", "boxes",
-					    "events", "tokens",	 "snapshots", "volumes"};
+	static const char *const names[] = {"README", "version", "types",     "images",	 "boxes",
+					    "events", "tokens",	 "snapshots", "volumes", "agents"};
 	struct tree_attr a = attr_of("");
 
 	ck_assert_uint_eq(a.ino, TREE_ROOT_INO);
@@ -556,7 +557,7 @@ START_TEST(test_modes)
 	    {"error", 0440},   {"events", 0440},	 {"ttl", 0660},
 	    {"expires", 0440}, {"snapshot", 0220},	 {"fork", 0220},
 	    {"restore", 0220}, {"volumes", 0660},	 {"ip", 0440},
-	    {"policy", 0660},  {"screenshot.png", 0440},
+	    {"policy", 0660},  {"screenshot.png", 0440}, {"prompt", 0220},
 	};
 	char path[64];
 
@@ -571,7 +572,7 @@ START_TEST(test_modes)
 	make_box("web");
 	ck_assert(S_ISDIR(attr_of("boxes/web").mode));
 	ck_assert_uint_eq(dir_count(ino_of("boxes/web")),
-			  ELEMENTSOF(files) + 4 /* root, exec, snapshots, desktop */);
+			  ELEMENTSOF(files) + 5 /* root, exec, prompts, snapshots, desktop */);
 	ck_assert(S_ISDIR(attr_of("boxes/web/exec").mode));
 	ck_assert_uint_eq(attr_of("boxes/web/root").mode, S_IFLNK | 0770);
 	ck_assert_uint_eq(attr_of("boxes/web/exec").mode, S_IFDIR | 0770);
@@ -1513,7 +1514,7 @@ START_TEST(test_mkdir_elsewhere)
 	ck_assert_int_eq(tree_mkdir(tr, box, "state", &a), -EEXIST);
 	r = tree_mkdir(tr, ino_of("README"), "x", &a);
 	ck_assert_msg(r == -EPERM || r == -ENOTDIR, "%d", r);
-	ck_assert_uint_eq(dir_count(TREE_ROOT_INO), 9);
+	ck_assert_uint_eq(dir_count(TREE_ROOT_INO), 10);
 	ck_assert_uint_eq(dir_count(box), BOX_FILES);
 }
 END_TEST
