@@ -1317,7 +1317,16 @@ static int events_end(struct job *j, struct sup_result res)
 	if (out.len)
 		sup_log_append(&j->ev, out.data, out.len);
 	pd_buf_free(&out);
-	if ((r = sup_write_record(j->dirfd, "result", agent_events_result(j->norm))) < 0)
+	/* The answer, at most log_max bytes like every stream. */
+	const char *result = agent_events_result(j->norm);
+	_cleanup_free_ char *cut = NULL;
+	if (result && strlen(result) > j->spec->log_max) {
+		cut = strndup(result, (size_t)j->spec->log_max);
+		if (!cut)
+			return -ENOMEM;
+		result = cut;
+	}
+	if ((r = sup_write_record(j->dirfd, "result", result ? result : "")) < 0)
 		return r;
 	const char *session = agent_events_session(j->norm);
 	if (session && *session) {

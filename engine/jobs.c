@@ -759,24 +759,43 @@ static int write_spec(struct engine *e, const struct job_start *si, const char *
 	return eng_job_write_spec(si, spec, err);
 }
 
-/* A job the daemon recorded as ended (its files written) without starting
- * anything. err holds why, for the box's events. */
-static int ended_at_once(struct engine *e, int64_t id, pd_error *err)
+/* A prompt refused before anything runs (prompts.h): claimed as running
+ * (no other writer touches it), its files written as the supervisor
+ * would, then ended. */
+static int ended_at_once(struct engine *e, int64_t id, const char *text,
+			 const struct prompt_refusal *ref, pd_error *err)
 {
+	char dir[4096];
 	struct job *j;
 	struct box *b;
+	int r;
 
 	pd_mutex_lock(&e->lock);
-	if (locate(e, id, &j, &b) >= 0 && j->state == JOB_CREATED) {
-		j->state = JOB_ENDED;
-		(void)store_job_set_state(e->store, j->id, "ended", NULL);
-		eng_emit(e, b, "%s %s ended at once: %s", kind_word(j->kind), j->name,
-			 err && err->code ? err->msg : "refused");
+	r = locate(e, id, &j, &b);
+	if (r < 0)
+		pd_error_set(err, r, "no such prompt");
+	else if (j->state != JOB_CREATED)
+		r = pd_error_set(err, -EBUSY, "prompt %s has already started", j->name);
+	else {
+		j->state = JOB_RUNNING;
+		job_dir(e, b, j, NULL, dir, sizeof dir);
+	}
+	pd_mutex_unlock(&e->lock);
+	if (r < 0)
+		return r;
+	r = eng_prompt_record_refused(dir, ref, text);
+	pd_mutex_lock(&e->lock);
+	if (locate(e, id, &j, &b) >= 0) {
+		j->state = r < 0 ? JOB_CREATED : JOB_ENDED;
+		if (r >= 0) {
+			(void)store_job_set_state(e->store, j->id, "ended", NULL);
+			eng_emit(e, b, "prompt %s ended at once: %s", j->name, ref->why);
+		}
 		eng_wake(e, JOB_WAKE_KEY(j->id));
 	}
 	pd_mutex_unlock(&e->lock);
-	if (err)
-		pd_error_clear(err);
+	if (r < 0)
+		return pd_error_set(err, r, "cannot record the prompt's end: %s", strerror(-r));
 	return 0;
 }
 
@@ -805,13 +824,14 @@ static int start_locked_out(struct engine *e, int64_t id, const char *data, size
 	pd_mutex_unlock(&e->lock);
 
 	if (kind == JOB_PROMPT) {
+		struct prompt_refusal ref;
 		r = eng_prompt_check_text(data, len, &cmd, err);
 		/* A prompt its box's policy would keep from its model ends
 		 * here, before anything starts (prompts.h). */
 		if (r >= 0)
-			r = eng_prompt_precheck(e, id, cmd, err);
+			r = eng_prompt_precheck(e, id, &ref, err);
 		if (r == PROMPT_ENDED)
-			return ended_at_once(e, id, err);
+			return ended_at_once(e, id, cmd, &ref, err);
 		if (r < 0)
 			return r;
 	} else {

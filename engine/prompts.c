@@ -197,6 +197,17 @@ static int continued_session(struct engine *e, int64_t box_id, const char *dir, 
 		return pd_error_set(
 		    err, -EINVAL, "continue: prompt %s has no session to resume (%s)", name,
 		    v.state == JOB_ENDED ? "its agent reported none" : "it has not ended yet");
+	/* Written from what the agent in the box printed: only a plain id
+	 * goes on to the next command line (never one that reads as an
+	 * option). */
+	if (strlen(session) > 512 || session[0] == '-' ||
+	    strspn(session,
+		   "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789._:/-") !=
+		strlen(session))
+		return pd_error_set(err, -EINVAL,
+				    "continue: the session prompt %s recorded is not a plain id "
+				    "([A-Za-z0-9._:/-], not starting with -)",
+				    name);
 	*ret = session;
 	session = NULL;
 	return 0;
@@ -225,8 +236,9 @@ static int put(const char *dir, const char *file, const char *text)
 
 /* Records a prompt that ends before anything runs: an error event, the
  * end, exit 1 and, last, the final status (as the supervisor would). */
-static int record_refused(const char *dir, const char *agent, const char *text, const char *why)
+int eng_prompt_record_refused(const char *dir, const struct prompt_refusal *ref, const char *text)
 {
+	char agent[NAME_MAX_LEN + 2];
 	char t[64], secs[32];
 	json_auto_t *ev1 = NULL, *ev2 = NULL;
 	_cleanup_free_ char *l1 = NULL, *l2 = NULL, *events = NULL;
@@ -234,8 +246,9 @@ static int record_refused(const char *dir, const char *agent, const char *text, 
 	struct tm tm;
 	int r;
 
+	snprintf(agent, sizeof agent, "%s\n", ref->agent);
 	now_rfc3339_ms(t, sizeof t);
-	ev1 = json_pack("{s:s, s:s, s:s}", "type", "error", "time", t, "message", why);
+	ev1 = json_pack("{s:s, s:s, s:s}", "type", "error", "time", t, "message", ref->why);
 	ev2 = json_pack("{s:s, s:s, s:i, s:s}", "type", "end", "time", t, "exit", 1, "result", "");
 	l1 = ev1 ? json_dumps(ev1, JSON_COMPACT) : NULL;
 	l2 = ev2 ? json_dumps(ev2, JSON_COMPACT) : NULL;
@@ -251,13 +264,13 @@ static int record_refused(const char *dir, const char *agent, const char *text, 
 	return put(dir, "status", "exited 1\n");
 }
 
-int eng_prompt_precheck(struct engine *e, int64_t id, const char *text, pd_error *err)
+int eng_prompt_precheck(struct engine *e, int64_t id, struct prompt_refusal *ret, pd_error *err)
 {
 	_cleanup_free_ char *session = NULL;
 	_cleanup_strv_free_ char **hosts = NULL;
 	struct agent_catalogue c;
-	char image[NAME_MAX_LEN + 1], agent[NAME_MAX_LEN + 2], dir[4096], box[NAME_MAX_LEN + 1];
-	char why[1024], sub[300], mode[16] = "";
+	char image[NAME_MAX_LEN + 1], agent[NAME_MAX_LEN + 1], dir[4096], box[NAME_MAX_LEN + 1];
+	char sub[300], mode[16] = "";
 	struct job_view v;
 	struct box *b;
 	bool allowed = true;
@@ -303,15 +316,11 @@ int eng_prompt_precheck(struct engine *e, int64_t id, const char *text, pd_error
 		return eng_box_gone(err);
 	if (allowed)
 		return 0;
-	snprintf(why, sizeof why,
+	snprintf(ret->agent, sizeof ret->agent, "%s", agent);
+	snprintf(ret->why, sizeof ret->why,
 		 "box %s's policy (%s) does not let agent %s reach %s: add @%s to an allowlist "
 		 "(printf 'allowlist\\n@%s\\n' > boxes/%s/policy)",
 		 box, mode, agent, hosts[0], agent, agent, box);
-	strcat(agent, "\n");
-	r = record_refused(dir, agent, text, why);
-	if (r < 0)
-		return pd_error_set(err, r, "cannot record the prompt's end: %s", strerror(-r));
-	pd_error_set(err, -EACCES, "%s", why);
 	return PROMPT_ENDED;
 }
 

@@ -21,6 +21,7 @@
 #include <stdint.h>
 
 #include "common/error.h"
+#include "common/parse.h"
 
 struct engine;
 struct job_start;
@@ -44,10 +45,19 @@ int eng_prompt_setting(struct engine *e, int64_t box_id, const char *file, const
 /* What a created prompt's agent and model read as before they are set
  * (the defaults it would start with); -ENOENT for other files. */
 int eng_prompt_default(struct engine *e, int64_t box_id, const char *file, char **ret);
-/* Checks prompt id can start with text: its agent, continue, and its box's
- * policy. 0: go on; PROMPT_ENDED: refused by the policy and recorded (err
- * says why); < 0: bad input, nothing changed. */
-int eng_prompt_precheck(struct engine *e, int64_t id, const char *text, pd_error *err);
+/* Why a prompt does not start: its agent and the error event's text. */
+struct prompt_refusal {
+	char agent[NAME_MAX_LEN + 1];
+	char why[1024];
+};
+/* Checks prompt id can start: its agent, continue, and its box's policy.
+ * 0: go on; PROMPT_ENDED: the policy keeps the agent from its model, *ret
+ * says why (nothing written yet); < 0: bad input, nothing changed. */
+int eng_prompt_precheck(struct engine *e, int64_t id, struct prompt_refusal *ret, pd_error *err);
+/* Writes a refused prompt's files into its directory: agent, text,
+ * started, events (an error event, then end with exit 1), result, exit 1,
+ * ended and, last, status "exited 1". */
+int eng_prompt_record_refused(const char *dir, const struct prompt_refusal *ref, const char *text);
 /* Writes the prompt's spec.json (and its agent and text files). */
 int eng_prompt_write_spec(struct engine *e, const struct job_start *si, const char *text,
 			  pd_error *err);

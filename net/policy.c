@@ -336,6 +336,14 @@ bool policy_allows_name(const struct policy *p, const char *name)
 	return false;
 }
 
+bool policy_has_presets(const struct policy *p)
+{
+	for (size_t i = 0; i < p->n_entries; i++)
+		if (p->entries[i].kind == POLICY_PRESET)
+			return true;
+	return false;
+}
+
 int policy_add_expanded(struct policy *p, const char *host)
 {
 	struct policy_entry e = {.expanded = true};

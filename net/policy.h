@@ -77,6 +77,9 @@ bool policy_awaits_entries(const char *text, size_t len);
  * an entry. */
 bool policy_allows_name(const struct policy *p, const char *name);
 
+/* True when p has an @AGENT entry. */
+bool policy_has_presets(const struct policy *p);
+
 /* Adds host (a host name, lowercase, or a dotted IPv4 address) to p as an
  * expanded entry: a domain, or a /32. -EINVAL for anything else, -ENOMEM. */
 int policy_add_expanded(struct policy *p, const char *host);

@@ -66,6 +66,12 @@ version = 2.1.332
 bin = claude
 secrets = ANTHROPIC_API_KEY
 endpoints = api.anthropic.com statsig.anthropic.com
+[codex]
+name = Codex
+version = 0.80.0
+bin = codex
+secrets = OPENAI_API_KEY
+endpoints = api.openai.com
 INI
 SOCK=$PD_TMP/run/paddock.sock
 sed -i "s|^\[paddock\]$|[paddock]\nsocket = $SOCK|" "$PD_TMP/paddock.ini"
@@ -85,7 +91,7 @@ get() {
 export -f get
 
 # ---- the catalogue
-ok "agents/ lists the image's agent" bash -c "[ \"\$(ls $M/agents)\" = claude ]"
+ok "agents/ lists the image's agents" bash -c "[ \"\$(ls $M/agents | tr '\n' ' ')\" = 'claude codex ' ]"
 ok "agents/claude: version, images, secrets, base_url, model" \
 	bash -c "[ \"\$(cat $M/agents/claude)\" = \"\$(printf 'version 2.1.332\nimages agentbox\nsecrets ANTHROPIC_API_KEY\nbase_url http://model.test:8080\nmodel fake-model-1')\" ]"
 ok "agents/nope does not exist" bash -c "! test -e $M/agents/nope"
@@ -101,7 +107,7 @@ ok "its status is created" bash -c "[ \"\$(cat $P/p1/status)\" = created ]"
 ok "its agent reads as the default (the image's first)" bash -c "[ \"\$(cat $P/p1/agent)\" = claude ]"
 ok "its model reads as the configured one" bash -c "[ \"\$(cat $P/p1/model)\" = fake-model-1 ]"
 ok "an unknown agent is refused" fails sh -c "echo nope > $P/p1/agent"
-ok "... with the known ones in the error file" said b 'prompts/p1/agent: unknown agent "nope" (known: claude)'
+ok "... with the known ones in the error file" said b 'prompts/p1/agent: unknown agent "nope" (known: claude, codex)'
 ok "a malformed env line is refused" fails sh -c "printf 'A=1\nnot a pair\n' > $P/p1/env"
 ok "... line 2 named" said b "env line 2: not KEY=VALUE"
 ok "a relative cwd is refused" fails sh -c "echo src > $P/p1/cwd"
@@ -155,16 +161,46 @@ ok "its text and agent are recorded" \
 	bash -c "[ \"\$(cat $P/1/text)\" = 'write hello.txt' ] && [ \"\$(cat $P/1/agent)\" = claude ]"
 ok "settings after the start: EBUSY" fails sh -c "echo m3 > $P/1/model"
 ok "... said" said b "prompt 1 has started (text was written)"
+# continue: another prompt's session, of the same agent
+mkdir "$P/c1" && echo 1 >"$P/c1/continue"
+echo go >"$P/c1/text" 2>/dev/null
+ok "continue of a prompt without a session: EINVAL at the start" \
+	said b "continue: prompt 1 has no session to resume (its agent reported none)"
+ok "... and it did not start" bash -c "[ \"\$(cat $P/c1/status)\" = created ]"
+# The session file is written from what the box's agent printed: one
+# that reads as an option never reaches the next command line.
+sess=$(ls -d "$D"/boxes/*/prompts/1)
+printf -- '--dangerously-other\n' >"$sess/session"
+echo go >"$P/c1/text" 2>/dev/null
+ok "a session that reads as an option is refused" \
+	said b "continue: the session prompt 1 recorded is not a plain id"
+printf 'abc-123\n' >"$sess/session"
+echo codex >"$P/c1/agent"
+echo go >"$P/c1/text" 2>/dev/null
+ok "continue of another agent's prompt: EINVAL" \
+	said b "continue: prompt 1 ran agent claude, not codex (a session is one agent's)"
+echo claude >"$P/c1/agent"
+echo go >"$P/c1/text" 2>/dev/null
+ok "continue of the same agent's session passes (refused by the policy next)" \
+	bash -c "grep -q '\"type\":\"end\"' $P/c1/events && [ \"\$(cat $P/c1/exit)\" = 1 ]"
 ok "over HTTP: events (followed to the end)" bash -c "hs 'boxes/b/prompts/1/events?follow=1' | grep -q '\"type\":\"end\"'"
 ok "over HTTP: status" bash -c "hs boxes/b/prompts/1/status | grep -qx 'exited 1'"
 ok "over HTTP: the quick form answers with the prompt's name" \
 	bash -c "curl -sS --unix-socket $SOCK -X PUT --data-binary 'again' http://paddock/v1/tree/boxes/b/prompt | grep -q '\"prompt\":\"2\"'"
+# Exec jobs and prompts: a name space each, both kept across a restart.
+echo 'true' >"$M/boxes/b/exec/new" 2>/dev/null || true
+ok "exec/1 and prompts/1 side by side" bash -c "test -d $M/boxes/b/exec/1 && test -d $P/1"
+pd_stop
+pd_start
+ok "after a restart: the prompt, its kind and files" \
+	bash -c "[ \"\$(cat $P/1/status)\" = 'exited 1' ] && grep -q error $P/1/events && test -d $M/boxes/b/exec/1"
+ok "after a restart: prompts/last" bash -c "[ \"\$(readlink $P/last)\" = 2 ]"
 ok "rmdir of an ended prompt" rmdir "$P/1"
 ok "... it is gone" bash -c "! test -e $P/1"
 
 # ---- presets
 ok "an unknown preset is refused" fails sh -c "printf 'allowlist\n@nope\n' > $M/boxes/b/policy"
-ok "... with the line and the known agents" said b "line 2: unknown agent @nope (known: claude)"
+ok "... with the line and the known agents" said b "line 2: unknown agent @nope (known: claude, codex)"
 ok "allowlist + @claude is taken" sh -c "printf 'allowlist\n@claude\n' > $M/boxes/b/policy"
 ok "... and shown as written" bash -c "[ \"\$(cat $M/boxes/b/policy)\" = \"\$(printf 'allowlist\n@claude')\" ]"
 echo running >"$M/boxes/b/state"
