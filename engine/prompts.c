@@ -202,11 +202,11 @@ static int continued_session(struct engine *e, int64_t box_id, const char *dir, 
 	 * option). */
 	if (strlen(session) > 512 || session[0] == '-' ||
 	    strspn(session,
-		   "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789._:/-") !=
+		   "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789._:/@+-") !=
 		strlen(session))
 		return pd_error_set(err, -EINVAL,
 				    "continue: the session prompt %s recorded is not a plain id "
-				    "([A-Za-z0-9._:/-], not starting with -)",
+				    "([A-Za-z0-9._:/@+-], not starting with -)",
 				    name);
 	*ret = session;
 	session = NULL;

@@ -2,9 +2,12 @@
 # Prompts as files (engine/prompts.h) and the @AGENT policy presets,
 # against a fake internet the test builds itself (as test-net-dns.sh):
 #
-#   model.test  198.51.100.20 (an HTTP server on :8080: the configured
-#               base_url of agent claude)
-#   other.test  198.51.100.21 (the same server: not the agent's)
+#   model.test  198.51.100.20 (an HTTP server on :8080; on :8090 the fake
+#               model server, fake-model.py: the configured base_url of
+#               agent claude)
+#   other.test  198.51.100.21 (the same HTTP server: not the agent's; on
+#               :8090 a listener that never answers: a prompt that runs
+#               until it is killed)
 #
 # The box image "agentbox" is the tiny image with an agents.ini naming
 # claude (as scripts/mkimage agents writes it): the catalogue is real, no
@@ -12,8 +15,11 @@
 # settings, every refused input with its reason, a prompt under deny-all
 # (an error event naming the policy and the preset, end, exit 1, no
 # process), allowlist + @claude reaching model.test only, and the same
-# over HTTP. A real agent runs only when the agents image is in the cache
-# (PD_IMAGES/agents) and its adapters are built.
+# over HTTP. Then, when the agents image is in the cache (PD_IMAGES/agents)
+# and the fake model server is there (it comes with the agents' adapters),
+# the real claude in a box of that image, through the files only: events,
+# result, session, the file it wrote, continue, and a prompt that runs
+# across a daemon restart until ctl kill ends it.
 . "$(dirname "$0")/lib.sh"
 require_root
 command -v python3 >/dev/null || skip_all "needs python3"
@@ -21,6 +27,7 @@ command -v dnsmasq >/dev/null || skip_all "needs dnsmasq (scripts/install-deps)"
 
 WEB="198.51.100.20 198.51.100.21"
 DNS=198.51.100.53
+FAKE_MODEL=$TOP_SRCDIR/tests/integration/fake-model.py
 
 if [ -z "${PD_NET_INSIDE:-}" ]; then
 	tag=pdp$$
@@ -34,13 +41,26 @@ if [ -z "${PD_NET_INSIDE:-}" ]; then
 	mkdir -p "/tmp/$tag-www" && echo model >"/tmp/$tag-www/index.html"
 	# shellcheck disable=SC2086
 	pd_fake_serve "$INETNS" "/tmp/$tag-www" 8080 $WEB
+	if [ -f "$FAKE_MODEL" ]; then
+		ip netns exec "$INETNS" python3 "$FAKE_MODEL" --listen 198.51.100.20 --port 8090 \
+			--content "hi from the fake model" --log "/tmp/$tag-www/model.log" \
+			>"/tmp/$tag-www/model.out" 2>&1 &
+		PD_FAKE_PIDS="$PD_FAKE_PIDS $!"
+		ip netns exec "$INETNS" python3 -c 'import socket
+s = socket.socket(); s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+s.bind(("198.51.100.21", 8090)); s.listen(64)
+held = []
+while True:
+    c, _ = s.accept(); held.append(c)' >/dev/null 2>&1 &
+		PD_FAKE_PIDS="$PD_FAKE_PIDS $!"
+	fi
 	ip netns exec "$INETNS" dnsmasq --keep-in-foreground --no-resolv --no-hosts \
 		--bind-interfaces --listen-address=$DNS --port=53 --user=root --pid-file= \
 		--address=/model.test/198.51.100.20 --address=/other.test/198.51.100.21 \
 		--local-ttl=60 >/dev/null 2>&1 &
 	PD_FAKE_PIDS="$PD_FAKE_PIDS $!"
-	pd_fake_wait "$INETNS" 3
-	PD_NET_INSIDE=1 nsenter --net="/run/netns/$HOSTNS" "$0"
+	pd_fake_wait "$INETNS" $([ -f "$FAKE_MODEL" ] && echo 5 || echo 3)
+	PD_MODEL_LOG=/tmp/$tag-www/model.log PD_NET_INSIDE=1 nsenter --net="/run/netns/$HOSTNS" "$0"
 	rc=$?
 	cleanup_ns
 	trap - EXIT
@@ -54,7 +74,7 @@ export PD_NETWORK PD_BRIDGE PD_SUBNET PD_NFT_TABLE PD_DNS_UPSTREAM
 pd_setup || exit 1
 cat >>"$PD_TMP/paddock.ini" <<INI
 [agent claude]
-base_url = http://model.test:8080
+base_url = http://model.test:8090
 model = fake-model-1
 INI
 # The tiny image, with the catalogue file mkimage agents writes.
@@ -93,7 +113,7 @@ export -f get
 # ---- the catalogue
 ok "agents/ lists the image's agents" bash -c "[ \"\$(ls $M/agents | tr '\n' ' ')\" = 'claude codex ' ]"
 ok "agents/claude: version, images, secrets, base_url, model" \
-	bash -c "[ \"\$(cat $M/agents/claude)\" = \"\$(printf 'version 2.1.332\nimages agentbox\nsecrets ANTHROPIC_API_KEY\nbase_url http://model.test:8080\nmodel fake-model-1')\" ]"
+	bash -c "[ \"\$(cat $M/agents/claude)\" = \"\$(printf 'version 2.1.332\nimages agentbox\nsecrets ANTHROPIC_API_KEY\nbase_url http://model.test:8090\nmodel fake-model-1')\" ]"
 ok "agents/nope does not exist" bash -c "! test -e $M/agents/nope"
 
 # ---- settings and bad input (box b: the agents image)
@@ -212,10 +232,68 @@ ok "a prompt under the preset is not refused by the policy" \
 	bash -c "echo 'hi' > $P/p1/text 2>/dev/null; ! grep -q 'does not let' $P/p1/events 2>/dev/null"
 
 # ---- a real agent (the agents image, its adapters)
-if [ -n "${PD_IMAGES:-}" ] && [ -d "$PD_IMAGES/agents" ]; then
-	diag "agents image present: the real-agent run is not written yet"
+# final FILE SECONDS: FILE (a status) holds a final status within SECONDS.
+final() {
+	local i
+	for ((i = 0; i < $2 * 2; i++)); do
+		grep -qE '^(exited|killed) ' "$1" 2>/dev/null && return 0
+		sleep 0.5
+	done
+	return 1
+}
+if [ -n "${PD_IMAGES:-}" ] && [ -d "$PD_IMAGES/agents/rootfs" ] && [ -f "$FAKE_MODEL" ]; then
+	ln -s "$PD_IMAGES/agents" "$D/images/agents"
+	R=$M/boxes/r/prompts
+	key=sk-test-prompts-$RANDOM$RANDOM
+	mkdir "$M/boxes/r" && echo agents >"$M/boxes/r/image"
+	printf 'allowlist\n@claude\n198.51.100.21\n' >"$M/boxes/r/policy"
+	echo running >"$M/boxes/r/state"
+	mkdir "$R/a1"
+	echo claude >"$R/a1/agent"
+	echo "ANTHROPIC_API_KEY=$key" >"$R/a1/env"
+	echo 'Create the file hello.txt with the content hi from the fake model' >"$R/a1/text"
+	ok "claude: the prompt ends" final "$R/a1/status" 300
+	ok "claude: exit 0" bash -c "[ \"\$(cat $R/a1/exit)\" = 0 ] || { tail -n 20 $R/a1/output | sed 's/^/# /'; false; }"
+	ok "claude: events: start first, a tool call, end (exit 0) last" python3 -c "
+import json
+ev=[json.loads(l) for l in open('$R/a1/events')]
+assert ev[0]['type']=='start' and ev[0]['agent']=='claude', ev[0]
+assert any(e['type']=='tool_call' for e in ev), ev
+assert ev[-1]['type']=='end' and ev[-1]['exit']==0, ev[-1]
+assert all(list(e)[0]=='type' and e['time'].endswith('Z') for e in ev)
+"
+	ok "claude: result is the answer" grep -q 'Wrote hello.txt' "$R/a1/result"
+	ok "claude: a session recorded" grep -qE '^[A-Za-z0-9._:/@+-]+$' "$R/a1/session"
+	ok "claude: the file it wrote is in the box (home, the default cwd)" \
+		grep -qs 'hi from the fake model' "$M/boxes/r/root/config/hello.txt"
+	ok "claude: its key reached the model" grep -q "$key" "$PD_MODEL_LOG"
+	ok "claude: over HTTP, events followed to the end" \
+		bash -c "hs 'boxes/r/prompts/a1/events?follow=1' | tail -n1 | grep -q '\"type\":\"end\"'"
+
+	mkdir "$R/a2" && echo a1 >"$R/a2/continue"
+	echo "ANTHROPIC_API_KEY=$key" >"$R/a2/env"
+	echo 'Create hello.txt again' >"$R/a2/text"
+	ok "continue: the second prompt ends with exit 0" \
+		bash -c "final $R/a2/status 300 && [ \"\$(cat $R/a2/exit)\" = 0 ]"
+	ok "continue: it resumed the first one's session" \
+		grep -qF -- "$(cat "$R/a1/session")" "$(echo "$D"/boxes/*/prompts/a2/spec.json)"
+
+	# A prompt whose model never answers: it runs until killed, across a
+	# restart of the daemon.
+	mkdir "$R/s1"
+	printf 'ANTHROPIC_API_KEY=%s\nANTHROPIC_BASE_URL=http://198.51.100.21:8090\n' "$key" >"$R/s1/env"
+	echo 'Wait for ever' >"$R/s1/text"
+	ok "a prompt that waits on its model runs" bash -c "sleep 2; [ \"\$(cat $R/s1/status)\" = running ]"
+	ok "rmdir of a running prompt: EBUSY" fails rmdir "$R/s1"
+	ok "... said" said r "prompt s1 is running (write kill to its ctl first)"
+	pd_stop
+	pd_start
+	ok "after a daemon restart the prompt still runs" bash -c "[ \"\$(cat $R/s1/status)\" = running ]"
+	ok "ctl kill ends it" bash -c "echo kill > $R/s1/ctl && final $R/s1/status 30 && [ \"\$(cat $R/s1/status)\" = 'killed SIGKILL' ]"
+	ok "its events end with end (exit 137)" bash -c "tail -n1 $R/s1/events | grep -q '\"exit\":137'"
+	ok "rmdir of the ended prompt" rmdir "$R/s1"
 else
-	diag "no agents image in the cache: real-agent run skipped"
+	diag "no agents image in the cache or no fake model server: real-agent run skipped"
 fi
 
 pd_done
