@@ -981,6 +981,11 @@ static int start(struct job *j)
 		j->in_w = TAKE_FD(in[1]);
 		j->out_r = TAKE_FD(out[0]);
 		j->err_r = TAKE_FD(err[0]);
+		/* A prompt's agent has its text in argv and an empty stdin:
+		 * an agent that reads a piped stdin to its end before it
+		 * starts (codex exec does) would otherwise wait for ever. */
+		if (j->spec->events)
+			j->eof_requested = true;
 	}
 out:
 	for (int i = 0; i < 2; i++) {

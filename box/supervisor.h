@@ -24,7 +24,7 @@
  * note in output) goes to AGENT's normalizer (box/agent-events.h), whose
  * events are appended to `events` as stdout is to `stdout`; at the end the
  * end event follows, and `result` and `session` are written before exit
- * and status. env replaces the container's environment entirely when given
+ * and status. Its stdin is closed at once (the text is in argv). env replaces the container's environment entirely when given
  * (crun exec --env semantics): include PATH.
  *
  * How the command is started: through the box's exec server (exec-proto.h)

@@ -76,6 +76,12 @@ cat >>"$PD_TMP/paddock.ini" <<INI
 [agent claude]
 base_url = http://model.test:8090
 model = fake-model-1
+[agent codex]
+base_url = http://model.test:8090
+[agent opencode]
+base_url = http://model.test:8090
+[agent pi]
+base_url = http://model.test:8090
 INI
 # The tiny image, with the catalogue file mkimage agents writes.
 cp -aL "$D/images/tiny" "$D/images/agentbox"
@@ -241,42 +247,49 @@ final() {
 	done
 	return 1
 }
+export -f final
 if [ -n "${PD_IMAGES:-}" ] && [ -d "$PD_IMAGES/agents/rootfs" ] && [ -f "$FAKE_MODEL" ]; then
 	ln -s "$PD_IMAGES/agents" "$D/images/agents"
 	R=$M/boxes/r/prompts
 	key=sk-test-prompts-$RANDOM$RANDOM
 	mkdir "$M/boxes/r" && echo agents >"$M/boxes/r/image"
-	printf 'allowlist\n@claude\n198.51.100.21\n' >"$M/boxes/r/policy"
+	printf 'allowlist\n@claude\n@codex\n@opencode\n@pi\n198.51.100.21\n' >"$M/boxes/r/policy"
 	echo running >"$M/boxes/r/state"
-	mkdir "$R/a1"
-	echo claude >"$R/a1/agent"
-	echo "ANTHROPIC_API_KEY=$key" >"$R/a1/env"
-	echo 'Create the file hello.txt with the content hi from the fake model' >"$R/a1/text"
-	ok "claude: the prompt ends" final "$R/a1/status" 300
-	ok "claude: exit 0" bash -c "[ \"\$(cat $R/a1/exit)\" = 0 ] || { tail -n 20 $R/a1/output | sed 's/^/# /'; false; }"
-	ok "claude: events: start first, a tool call, end (exit 0) last" python3 -c "
+	# Every agent the image holds, through the files only.
+	for a in $(sed -n 's/^\[\(.*\)\]$/\1/p' "$PD_IMAGES/agents/agents.ini"); do
+		[ -e "$M/agents/$a" ] || continue
+		p=$a-1
+		rm -f "$M/boxes/r/root/config/hello.txt"
+		mkdir "$R/$p"
+		echo "$a" >"$R/$p/agent"
+		sed -n 's/^secrets //p' "$M/agents/$a" | tr ' ' '\n' | sed "s/\$/=$key-$a/" >"$R/$p/env"
+		echo 'Create the file hello.txt with the content hi from the fake model' >"$R/$p/text"
+		ok "$a: the prompt ends" final "$R/$p/status" 300
+		ok "$a: exit 0" bash -c "[ \"\$(cat $R/$p/exit)\" = 0 ] || { tail -n 20 $R/$p/output | sed 's/^/# /'; false; }"
+		ok "$a: events: start first, a tool call, end (exit 0) last" python3 -c "
 import json
-ev=[json.loads(l) for l in open('$R/a1/events')]
-assert ev[0]['type']=='start' and ev[0]['agent']=='claude', ev[0]
+ev=[json.loads(l) for l in open('$R/$p/events')]
+assert ev[0]['type']=='start' and ev[0]['agent']=='$a', ev[0]
 assert any(e['type']=='tool_call' for e in ev), ev
 assert ev[-1]['type']=='end' and ev[-1]['exit']==0, ev[-1]
 assert all(list(e)[0]=='type' and e['time'].endswith('Z') for e in ev)
 "
-	ok "claude: result is the answer" grep -q 'Wrote hello.txt' "$R/a1/result"
-	ok "claude: a session recorded" grep -qE '^[A-Za-z0-9._:/@+-]+$' "$R/a1/session"
-	ok "claude: the file it wrote is in the box (home, the default cwd)" \
-		grep -qs 'hi from the fake model' "$M/boxes/r/root/config/hello.txt"
-	ok "claude: its key reached the model" grep -q "$key" "$PD_MODEL_LOG"
+		ok "$a: result is the answer" grep -q 'Wrote hello.txt' "$R/$p/result"
+		ok "$a: the file it wrote is in the box (home, the default cwd)" \
+			grep -qs 'hi from the fake model' "$M/boxes/r/root/config/hello.txt"
+		ok "$a: its key reached the model" grep -q "$key-$a" "$PD_MODEL_LOG"
+	done
+	ok "claude: a session recorded" grep -qE '^[A-Za-z0-9._:/@+-]+$' "$R/claude-1/session"
 	ok "claude: over HTTP, events followed to the end" \
-		bash -c "hs 'boxes/r/prompts/a1/events?follow=1' | tail -n1 | grep -q '\"type\":\"end\"'"
+		bash -c "hs 'boxes/r/prompts/claude-1/events?follow=1' | tail -n1 | grep -q '\"type\":\"end\"'"
 
-	mkdir "$R/a2" && echo a1 >"$R/a2/continue"
+	mkdir "$R/a2" && echo claude-1 >"$R/a2/continue"
 	echo "ANTHROPIC_API_KEY=$key" >"$R/a2/env"
 	echo 'Create hello.txt again' >"$R/a2/text"
 	ok "continue: the second prompt ends with exit 0" \
 		bash -c "final $R/a2/status 300 && [ \"\$(cat $R/a2/exit)\" = 0 ]"
 	ok "continue: it resumed the first one's session" \
-		grep -qF -- "$(cat "$R/a1/session")" "$(echo "$D"/boxes/*/prompts/a2/spec.json)"
+		grep -qF -- "$(cat "$R/claude-1/session")" "$(echo "$D"/boxes/*/prompts/a2/spec.json)"
 
 	# A prompt whose model never answers: it runs until killed, across a
 	# restart of the daemon.
