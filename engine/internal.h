@@ -6,12 +6,14 @@
 #include <pthread.h>
 
 #include "engine/access.h"
+#include "engine/agents.h"
 #include "engine/auth.h"
 #include "net/dns.h"
 #include "engine/engine.h"
 #include "common/hmap.h"
 #include "engine/desktop-input.h"
 #include "engine/jobs.h"
+#include "engine/prompts.h"
 #include "engine/shot.h"
 #include "common/lock.h"
 #include "net/policy.h"

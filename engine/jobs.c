@@ -16,7 +16,6 @@
 #include "common/desktop.h"
 #include "engine/internal.h"
 #include "engine/jobs.h"
-#include "engine/prompts.h"
 #include "common/log.h"
 #include "common/tarsafe.h"
 

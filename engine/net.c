@@ -13,7 +13,6 @@
 #include <sys/stat.h>
 
 #include "net/dns.h"
-#include "engine/agents.h"
 #include "engine/internal.h"
 #include "runtime/idmap.h"
 #include "common/log.h"

@@ -6,7 +6,6 @@
 #include <time.h>
 
 #include "box/agent-events.h"
-#include "engine/agents.h"
 #include "engine/internal.h"
 #include "engine/prompts.h"
 #include "common/util.h"
