@@ -43,6 +43,8 @@
 
 #include "common/exec-proto.h"
 #include "common/parse.h"
+#include "box/agent-events.h"
+#include "common/buf.h"
 #include "box/supervisor.h"
 #include "common/util.h"
 
@@ -74,6 +76,7 @@ struct sup_spec *sup_spec_free(struct sup_spec *spec)
 		free(spec->server);
 		free(spec->user);
 		free(spec->cwd);
+		free(spec->events);
 		/* env may hold secrets (sup_spec_add_env()). */
 		sup_secrets_free(spec->env);
 		sup_strv_free(spec->argv);
@@ -210,8 +213,11 @@ int sup_spec_parse(const char *text, size_t len, struct sup_spec **ret, pd_error
 	    (r = get_string(root, "user", false, &spec->user, err)) < 0 ||
 	    (r = get_string(root, "cwd", false, &spec->cwd, err)) < 0 ||
 	    (r = get_strv(root, "env", false, &spec->env, err)) < 0 ||
-	    (r = get_strv(root, "argv", true, &spec->argv, err)) < 0)
+	    (r = get_strv(root, "argv", true, &spec->argv, err)) < 0 ||
+	    (r = get_string(root, "events", false, &spec->events, err)) < 0)
 		return r;
+	if (spec->events && !name_valid(spec->events))
+		return pd_error_set(err, -EINVAL, "spec.json: \"events\" must be an agent id");
 
 	v = json_object_get(root, "private_ns");
 	if (v && !json_is_null(v)) {
@@ -654,6 +660,66 @@ int sup_detach(int dirfd)
 	return 0;
 }
 
+/* ---- lines of an agent's stdout ---- */
+
+void sup_lines_feed(struct sup_lines *l, const char *data, size_t len,
+		    void (*fn)(const char *line, size_t len, void *userdata), void *userdata)
+{
+	while (len > 0) {
+		const char *nl = memchr(data, '\n', len);
+		size_t n = nl ? (size_t)(nl - data) : len;
+
+		if (!l->skipping && l->len + n > l->max) {
+			l->skipping = true;
+			l->skipped++;
+			l->len = 0;
+		}
+		if (!l->skipping) {
+			if (l->len + n > l->cap) {
+				size_t cap = l->cap ? l->cap : 4096;
+				while (cap < l->len + n)
+					cap *= 2;
+				char *b = realloc(l->buf, cap);
+				if (!b) { /* dropped like an overlong line */
+					l->skipping = true;
+					l->skipped++;
+					l->len = 0;
+				} else {
+					l->buf = b;
+					l->cap = cap;
+				}
+			}
+			if (!l->skipping) {
+				memcpy(l->buf + l->len, data, n);
+				l->len += n;
+			}
+		}
+		if (!nl)
+			return;
+		if (!l->skipping)
+			fn(l->buf ? l->buf : "", l->len, userdata);
+		l->skipping = false;
+		l->len = 0;
+		data = nl + 1;
+		len -= n + 1;
+	}
+}
+
+void sup_lines_finish(struct sup_lines *l, void (*fn)(const char *line, size_t len, void *userdata),
+		      void *userdata)
+{
+	if (!l->skipping && l->len > 0)
+		fn(l->buf, l->len, userdata);
+	l->skipping = false;
+	l->len = 0;
+}
+
+void sup_lines_release(struct sup_lines *l)
+{
+	free(l->buf);
+	*l = (struct sup_lines){.max = l->max};
+}
+
 /* ---- the job ---- */
 
 struct job {
@@ -684,6 +750,11 @@ struct job {
 	unsigned long long out_last, err_last; /* now_usec() of the last read with data */
 	char why[REASON_MAX];		       /* why the command could not start */
 	bool secrets;			       /* its env holds secrets: the server only */
+	/* "events": the normalizer, its output file and stdout's lines. */
+	struct agent_events *norm;
+	struct sup_log ev;
+	struct sup_lines lines;
+	uint64_t noted_skipped;
 };
 
 static void close_fd(int *fd)
@@ -706,6 +777,10 @@ static void job_release(struct job *j)
 	close_fd(&j->err_r);
 	close_fd(&j->conn);
 	close_fd(&j->pidfd);
+	close_fd(&j->ev.fd);
+	agent_events_free(j->norm);
+	j->norm = NULL;
+	sup_lines_release(&j->lines);
 	free(j->inbuf);
 	j->inbuf = NULL;
 	j->spec = sup_spec_free(j->spec);
@@ -1045,6 +1120,11 @@ static int start(struct job *j)
 		j->in_w = TAKE_FD(in[1]);
 		j->out_r = TAKE_FD(out[0]);
 		j->err_r = TAKE_FD(err[0]);
+		/* A prompt's agent has its text in argv and an empty stdin:
+		 * an agent that reads a piped stdin to its end before it
+		 * starts (codex exec does) would otherwise wait for ever. */
+		if (j->spec->events)
+			j->eof_requested = true;
 	}
 out:
 	for (int i = 0; i < 2; i++) {
@@ -1089,6 +1169,50 @@ static void on_signals(struct job *j)
 	}
 }
 
+/* RFC 3339 UTC with milliseconds: the events' time. */
+static void event_time(char *buf, size_t bufsz)
+{
+	struct timespec ts;
+	struct tm tm;
+	char s[32];
+
+	clock_gettime(CLOCK_REALTIME, &ts);
+	gmtime_r(&ts.tv_sec, &tm);
+	strftime(s, sizeof s, "%Y-%m-%dT%H:%M:%S", &tm);
+	snprintf(buf, bufsz, "%s.%03ldZ", s, ts.tv_nsec / 1000000);
+}
+
+/* One complete stdout line of the agent: its events to `events`. */
+static void on_agent_line(const char *line, size_t len, void *userdata)
+{
+	struct job *j = userdata;
+	struct pd_buf out = {0};
+	char t[64];
+
+	event_time(t, sizeof t);
+	(void)agent_events_line(j->norm, line, len, t, &out);
+	if (out.len)
+		sup_log_append(&j->ev, out.data, out.len);
+	pd_buf_free(&out);
+}
+
+/* Feeds stdout bytes to the normalizer, noting lines it skipped. */
+static void events_feed(struct job *j, const char *buf, size_t n)
+{
+	char note[128];
+
+	if (!j->norm)
+		return;
+	sup_lines_feed(&j->lines, buf, n, on_agent_line, j);
+	if (j->lines.skipped > j->noted_skipped) {
+		j->noted_skipped = j->lines.skipped;
+		snprintf(note, sizeof note,
+			 "[paddock: a stdout line over %d bytes was not read for events]\n",
+			 SUP_EVENT_LINE_MAX);
+		sup_log_note(&j->all, note);
+	}
+}
+
 /* Reads one chunk of a stream into its file and into output. */
 static ssize_t pump_once(struct job *j, int *fd, struct sup_log *log)
 {
@@ -1098,6 +1222,8 @@ static ssize_t pump_once(struct job *j, int *fd, struct sup_log *log)
 	if (n > 0) {
 		sup_log_append(log, buf, (size_t)n);
 		sup_log_append(&j->all, buf, (size_t)n);
+		if (log == &j->out)
+			events_feed(j, buf, (size_t)n);
 	} else if (n == 0 || (errno != EAGAIN && errno != EINTR)) {
 		close_fd(fd);
 	}
@@ -1320,11 +1446,51 @@ static void note_cannot_start(struct job *j)
 		sup_log_note(&j->all, line);
 }
 
-/* Records the end: streams closed off, then exit, ended, and status last. */
+/* A prompt's end: the last line, the end event, result and session. */
+static int events_end(struct job *j, struct sup_result res)
+{
+	struct pd_buf out = {0};
+	char t[64];
+	int r;
+
+	if (!j->norm)
+		return 0;
+	sup_lines_finish(&j->lines, on_agent_line, j);
+	event_time(t, sizeof t);
+	(void)agent_events_end(j->norm, sup_result_exit_code(res), t, &out);
+	if (out.len)
+		sup_log_append(&j->ev, out.data, out.len);
+	pd_buf_free(&out);
+	/* The answer, at most log_max bytes like every stream. */
+	const char *result = agent_events_result(j->norm);
+	_cleanup_free_ char *cut = NULL;
+	if (result && strlen(result) > j->spec->log_max) {
+		cut = strndup(result, (size_t)j->spec->log_max);
+		if (!cut)
+			return -ENOMEM;
+		result = cut;
+	}
+	if ((r = sup_write_record(j->dirfd, "result", result ? result : "")) < 0)
+		return r;
+	const char *session = agent_events_session(j->norm);
+	if (session && *session) {
+		_cleanup_free_ char *line = NULL;
+		if (asprintf(&line, "%s\n", session) < 0)
+			return -ENOMEM;
+		return sup_write_record(j->dirfd, "session", line);
+	}
+	return 0;
+}
+
+/* Records the end: streams closed off, then (a prompt's result and
+ * session,) exit, ended, and status last. */
 static int record_end(struct job *j, struct sup_result res)
 {
 	char buf[32];
 	int r;
+
+	if ((r = events_end(j, res)) < 0)
+		return r;
 
 	if (j->out.fd >= 0)
 		sup_log_finish(&j->out);
@@ -1355,7 +1521,8 @@ int sup_run(const char *jobdir, int dirfd, char *const *secrets)
 	bool started;
 	int r;
 
-	j.out.fd = j.err.fd = j.all.fd = -1;
+	j.out.fd = j.err.fd = j.all.fd = j.ev.fd = -1;
+	j.lines.max = SUP_EVENT_LINE_MAX;
 	umask(022);
 	/* Already so since sup_detach(); the signalfd is what is new. */
 	r = setup_signals(&j);
@@ -1389,6 +1556,21 @@ int sup_run(const char *jobdir, int dirfd, char *const *secrets)
 		if (sup_spec_add_env(j.spec, secrets) < 0) {
 			snprintf(j.why, sizeof j.why, "out of memory");
 			goto cannot_start;
+		}
+	}
+	if (j.spec->events) {
+		char note[160];
+		if ((r = open_stream(&j, &j.ev, "events")) < 0) {
+			snprintf(j.why, sizeof j.why, "cannot open the events file: %s",
+				 strerror(-r));
+			goto cannot_start;
+		}
+		j.ev.max = j.spec->log_max;
+		j.norm = agent_events_new(j.spec->events);
+		if (!j.norm) {
+			snprintf(note, sizeof note, "[paddock: no event reader for agent %s]\n",
+				 j.spec->events);
+			sup_log_note(&j.all, note);
 		}
 	}
 	if (start(&j) < 0)

@@ -16,8 +16,15 @@
  *			 "log_max": 67108864}
  *
  * container, crun, crun_root and argv are required; server, user, cwd, env,
- * private_ns (default false) and log_max (default SUP_LOG_MAX_DEFAULT) are
- * optional. env replaces the container's environment entirely when given
+ * private_ns (default false), log_max (default SUP_LOG_MAX_DEFAULT) and
+ * events are optional.
+ *
+ * "events": "AGENT" (a prompt, engine/prompts.h): each complete line of
+ * stdout (at most SUP_EVENT_LINE_MAX bytes; a longer one is skipped, with a
+ * note in output) goes to AGENT's normalizer (box/agent-events.h), whose
+ * events are appended to `events` as stdout is to `stdout`; at the end the
+ * end event follows, and `result` and `session` are written before exit
+ * and status. Its stdin is closed at once (the text is in argv). env replaces the container's environment entirely when given
  * (crun exec --env semantics): include PATH.
  *
  * How the command is started: through the box's exec server (exec-proto.h)
@@ -71,6 +78,8 @@
 #define SUP_DRAIN_MSEC 2000
 /* Exit code recorded when the command could not be started at all. */
 #define SUP_EXIT_CANNOT_START 127
+/* The longest stdout line of an agent that is normalized. */
+#define SUP_EVENT_LINE_MAX (4 * 1024 * 1024)
 
 struct sup_spec {
 	char *container;
@@ -83,7 +92,25 @@ struct sup_spec {
 	char **env;  /* NULL-terminated; NULL when not given */
 	char **argv; /* NULL-terminated, at least one element */
 	uint64_t log_max;
+	char *events; /* the agent whose stdout is normalized, or NULL */
 };
+
+/* Splits a stream into lines for the normalizer: bytes are added with
+ * sup_lines_feed(), which calls fn for each complete line (without its
+ * '\n') of at most max bytes and counts the longer ones, which are
+ * dropped, in skipped. */
+struct sup_lines {
+	char *buf;
+	size_t len, cap, max;
+	bool skipping; /* in a line over max */
+	uint64_t skipped;
+};
+void sup_lines_feed(struct sup_lines *l, const char *data, size_t len,
+		    void (*fn)(const char *line, size_t len, void *userdata), void *userdata);
+/* The last line when the stream did not end with '\n' (same rules). */
+void sup_lines_finish(struct sup_lines *l, void (*fn)(const char *line, size_t len, void *userdata),
+		      void *userdata);
+void sup_lines_release(struct sup_lines *l);
 
 /* Parses and validates the text of spec.json (len bytes, need not be
  * NUL-terminated). Strings with NUL bytes, relative paths, a malformed user,

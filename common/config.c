@@ -65,6 +65,7 @@ enum value_kind {
 	VAL_USER_IDS,	 /* user_ids */
 	VAL_LXCFS,	 /* lxcfs */
 	VAL_DISK_LIMIT,	 /* disk_limit */
+	VAL_AGENT,	 /* agent */
 };
 
 static const struct paddock_key {
@@ -101,6 +102,7 @@ static const struct paddock_key {
     {"lxcfs", VAL_LXCFS, 0},
     {"disk_limit", VAL_DISK_LIMIT, 0},
     {"novnc_dir", VAL_PATH, offsetof(struct pd_config, novnc_dir)},
+    {"agent", VAL_AGENT, offsetof(struct pd_config, agent)},
 };
 
 /* parser.paddock_seen has a bit per key. */
@@ -109,7 +111,9 @@ _Static_assert(sizeof(paddock_keys) / sizeof(paddock_keys[0]) <= 32,
 
 static const char *const type_keys[] = {"cpus", "memory", "pids", "disk"};
 
-enum section_kind { SECTION_NONE, SECTION_PADDOCK, SECTION_TYPE };
+static const char *const agent_keys[] = {"base_url", "model"};
+
+enum section_kind { SECTION_NONE, SECTION_PADDOCK, SECTION_TYPE, SECTION_AGENT };
 
 struct parser {
 	const char *path;
@@ -123,6 +127,8 @@ struct parser {
 	size_t type_idx;
 	unsigned paddock_seen;		      /* bit per paddock_keys[] entry */
 	unsigned type_seen[CONFIG_MAX_TYPES]; /* bit per type_keys[] entry */
+	size_t agent_idx;
+	unsigned agent_seen[CONFIG_MAX_AGENTS]; /* bit per agent_keys[] entry */
 	int default_type_line;
 };
 
@@ -204,6 +210,49 @@ static bool url_ok(const char *v)
 {
 	return (strncmp(v, "http://", 7) == 0 || strncmp(v, "https://", 8) == 0) &&
 	       !has_space_or_control(v) && strlen(v) < 512;
+}
+
+int config_url_host(const char *url, char *host, size_t hostsz)
+{
+	const char *h, *end;
+	size_t n;
+
+	if (!url || !url_ok(url))
+		return -EINVAL;
+	h = url + (url[4] == 's' ? 8 : 7);
+	end = h + strcspn(h, ":/?#");
+	n = (size_t)(end - h);
+	/* No userinfo (user:pass@host reads as another host to a person),
+	 * no IPv6 literal (policies take IPv4 only). */
+	if (n == 0 || n > CONFIG_HOST_MAX || n >= hostsz || memchr(h, '@', strlen(h)) ||
+	    memchr(h, '[', n))
+		return -EINVAL;
+	for (size_t i = 0; i < n; i++) {
+		char c = (char)tolower((unsigned char)h[i]);
+		if (!((c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '.' || c == '-' ||
+		      c == '_'))
+			return -EINVAL;
+		host[i] = c;
+	}
+	host[n] = '\0';
+	if (host[0] == '.' || host[n - 1] == '.' || strstr(host, ".."))
+		return -EINVAL;
+	if (*end == ':') {
+		const char *port = end + 1;
+		size_t pn = strcspn(port, "/?#");
+		char buf[8];
+		uint64_t v;
+		if (pn == 0 || pn >= sizeof buf)
+			return -EINVAL;
+		memcpy(buf, port, pn);
+		buf[pn] = '\0';
+		if (parse_uint64(buf, 65535, &v) < 0 || v == 0)
+			return -EINVAL;
+		end = port + pn;
+	}
+	if (*end == '?' || *end == '#')
+		return -EINVAL;
+	return 0;
 }
 
 /* An interface or table name: a lowercase letter, then up to max - 1 of
@@ -429,6 +478,7 @@ static int set_paddock_key(struct parser *p, const char *key, const char *value)
 		ok = cgroup_ok(value);
 		break;
 	case VAL_NAME:
+	case VAL_AGENT:
 		ok = name_valid(value);
 		break;
 	case VAL_TTL:
@@ -588,6 +638,35 @@ static int set_type_key(struct parser *p, const char *key, const char *value)
 	return 0;
 }
 
+static int set_agent_key(struct parser *p, const char *key, const char *value)
+{
+	struct agent_config *a = &p->c->agents[p->agent_idx];
+	char host[CONFIG_HOST_MAX + 1];
+	size_t i;
+
+	for (i = 0; i < ELEMENTSOF(agent_keys); i++)
+		if (strcmp(key, agent_keys[i]) == 0)
+			break;
+	if (i == ELEMENTSOF(agent_keys))
+		return fail_here(p, "unknown key \"%s\" in [agent %s] (base_url, model)", key,
+				 a->name);
+	if (p->agent_seen[p->agent_idx] & (1u << i))
+		return fail_here(p, "duplicate key \"%s\" in [agent %s]", key, a->name);
+	p->agent_seen[p->agent_idx] |= 1u << i;
+	if (i == 0) {
+		if (strlen(value) > CONFIG_URL_MAX || config_url_host(value, host, sizeof host) < 0)
+			return fail_here(p,
+					 "bad base_url \"%s\": http:// or https://, a host name or "
+					 "an IPv4 address, an optional :PORT and /PATH",
+					 value);
+		return set_string(p, (size_t)((char *)&a->base_url - (char *)p->c), value);
+	}
+	if (!*value || strlen(value) > CONFIG_MODEL_MAX || has_space_or_control(value))
+		return fail_here(p, "bad model \"%s\": 1 to %d bytes, no blanks", value,
+				 CONFIG_MODEL_MAX);
+	return set_string(p, (size_t)((char *)&a->model - (char *)p->c), value);
+}
+
 static int on_pair(void *user, const char *section, const char *name, const char *value)
 {
 	struct parser *p = user;
@@ -600,6 +679,9 @@ static int on_pair(void *user, const char *section, const char *name, const char
 		break;
 	case SECTION_TYPE:
 		r = set_type_key(p, name, value);
+		break;
+	case SECTION_AGENT:
+		r = set_agent_key(p, name, value);
 		break;
 	default:
 		r = fail_here(p, "key \"%s\" outside of any section", name);
@@ -631,6 +713,25 @@ static int begin_type_section(struct parser *p, const char *header, const char *
 	return 0;
 }
 
+static int begin_agent_section(struct parser *p, const char *header, const char *name)
+{
+	struct pd_config *c = p->c;
+	size_t i;
+
+	if (!name_valid(name))
+		return fail_here(p, "invalid agent id \"%s\" in [%s]", name, header);
+	for (i = 0; i < c->n_agents; i++)
+		if (strcmp(c->agents[i].name, name) == 0)
+			return fail_here(p, "duplicate section [%s]", header);
+	if (c->n_agents == CONFIG_MAX_AGENTS)
+		return fail_here(p, "too many agent sections (at most %d)", CONFIG_MAX_AGENTS);
+	snprintf(c->agents[i].name, sizeof c->agents[i].name, "%s", name);
+	c->n_agents++;
+	p->section = SECTION_AGENT;
+	p->agent_idx = i;
+	return 0;
+}
+
 /* line starts with '['. The name ends at ']', found the way inih finds it
  * (a ';' after whitespace starts a comment first). */
 static int begin_section(struct parser *p, char *line)
@@ -654,6 +755,8 @@ static int begin_section(struct parser *p, char *line)
 		r = 0;
 	} else if (strncmp(line + 1, "types.", 6) == 0)
 		r = begin_type_section(p, line + 1, line + 7);
+	else if (strncmp(line + 1, "agent ", 6) == 0)
+		r = begin_agent_section(p, line + 1, line + 7);
 	else
 		r = fail_here(p, "unknown section [%s]", line + 1);
 	*end = ']';
@@ -739,6 +842,11 @@ void config_release(struct pd_config *c)
 	free(c->group);
 	free(c->lxcfs);
 	free(c->novnc_dir);
+	free(c->agent);
+	for (size_t i = 0; i < c->n_agents; i++) {
+		free(c->agents[i].base_url);
+		free(c->agents[i].model);
+	}
 	memset(c, 0, sizeof(*c));
 }
 
@@ -885,6 +993,16 @@ fail:
 	config_release(&c);
 	memset(ret, 0, sizeof(*ret));
 	return r;
+}
+
+const struct agent_config *config_find_agent(const struct pd_config *c, const char *name)
+{
+	if (!c || !name)
+		return NULL;
+	for (size_t i = 0; i < c->n_agents; i++)
+		if (strcmp(c->agents[i].name, name) == 0)
+			return &c->agents[i];
+	return NULL;
 }
 
 const struct box_type *config_find_type(const struct pd_config *c, const char *name)

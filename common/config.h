@@ -71,6 +71,18 @@
  *	                            live desktop view loads its modules from
  *	                            here, served read-only under /novnc/
  *
+ *	agent = claude              the default agent of prompts (an agent id);
+ *	                            unset: the first agent of the box's image
+ *
+ *	[agent NAME]                one section per agent id (docs/prompts.md)
+ *	base_url = URL              the model endpoint the agent is pointed at
+ *	                            (through its own base-URL setting): http://
+ *	                            or https://, a host name or an IPv4 address,
+ *	                            an optional port and path; the @NAME policy
+ *	                            preset then allows that host only
+ *	model = M                   the agent's default model (a prompt's own
+ *	                            model file wins)
+ *
  *	[types.NAME]                one section per box type
  *	cpus = 1                    may be fractional: 0.5
  *	memory = 2G
@@ -105,6 +117,10 @@
 #define CONFIG_NFT_TABLE_MAX 32
 #define CONFIG_GROUP_MAX 32
 #define CONFIG_PROXIES_MAX 16
+#define CONFIG_MAX_AGENTS 32
+#define CONFIG_URL_MAX 511
+#define CONFIG_MODEL_MAX 255
+#define CONFIG_HOST_MAX 253
 /* Each box's user namespace maps its ids 0..CONFIG_BOX_IDS-1. */
 #define CONFIG_BOX_IDS 65536u
 #define CONFIG_USER_IDS_FIRST 1073741824u /* 2^30 */
@@ -124,6 +140,13 @@ struct box_type {
 	uint64_t memory; /* bytes */
 	uint64_t pids;
 	uint64_t disk; /* bytes */
+};
+
+/* An [agent NAME] section: NULL for what it does not set. */
+struct agent_config {
+	char name[NAME_MAX_LEN + 1];
+	char *base_url;
+	char *model;
 };
 
 struct pd_config {
@@ -166,6 +189,9 @@ struct pd_config {
 	size_t n_trusted_proxies;
 	struct box_type types[CONFIG_MAX_TYPES];
 	size_t n_types;
+	char *agent; /* [paddock] agent, or NULL */
+	struct agent_config agents[CONFIG_MAX_AGENTS];
+	size_t n_agents;
 };
 
 /* Fills *ret with the defaults, then applies path when it is not NULL.
@@ -188,6 +214,15 @@ void config_type_names(const struct pd_config *c, char *buf, size_t bufsz);
  * network p. An IPv4-mapped IPv6 address (::ffff:a.b.c.d) matches the IPv4
  * networks as a.b.c.d. */
 bool config_net_prefix_contains(const struct net_prefix *p, int family, const void *addr);
+
+/* The [agent NAME] section of name, or NULL. */
+const struct agent_config *config_find_agent(const struct pd_config *c, const char *name);
+
+/* The host of a base_url that config_load() accepted (http(s)://HOST[:PORT]
+ * [/PATH]): lowercase, into host (bufsz > CONFIG_HOST_MAX). -EINVAL for a
+ * URL that is not of that form (userinfo, IPv6, an empty host, a bad port,
+ * blanks or control bytes). */
+int config_url_host(const char *url, char *host, size_t hostsz);
 
 /* Renders a type the way /paddock/types/NAME shows it:
  * "cpus 1\nmemory 2G\npids 4096\ndisk 10G\n". Returns the length. */

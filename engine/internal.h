@@ -2,15 +2,18 @@
  * and its unit tests. */
 #pragma once
 
+#include <jansson.h>
 #include <pthread.h>
 
 #include "engine/access.h"
+#include "engine/agents.h"
 #include "engine/auth.h"
 #include "net/dns.h"
 #include "engine/engine.h"
 #include "common/hmap.h"
 #include "engine/desktop-input.h"
 #include "engine/jobs.h"
+#include "engine/prompts.h"
 #include "engine/shot.h"
 #include "common/lock.h"
 #include "net/policy.h"
@@ -394,6 +397,35 @@ void eng_secrets_free(struct engine *e);
  * value). Takes the engine lock itself: call without it. */
 int eng_secrets_env(struct engine *e, int64_t box_id, char ***ret, pd_error *err);
 void eng_secrets_env_free(char **env);
+
+/* --- jobs of both kinds (jobs.c), for prompts.c ----------------------------- */
+
+/* A job being started: read under the engine lock when it was claimed. */
+struct job_start {
+	int64_t id, box_id;
+	char dir[4096]; /* the job's directory */
+	char box[NAME_MAX_LEN + 1];
+	char image[NAME_MAX_LEN + 1];
+	char rootfs[4096];
+};
+
+/* Reads a setting file of a job directory; NULL when not set. */
+char *eng_job_setting(const char *dir, const char *file, size_t max);
+/* env's check: KEY=VALUE lines, no NUL; -EINVAL "env line N: ...". */
+int eng_job_check_env(const char *data, size_t len, pd_error *err);
+/* The spec both kinds share: container, crun, user (user_setting, else the
+ * image's default user), cwd (the job's cwd file, else the user's home),
+ * env (HOME, USER, PATH, LANG, TERM, then extra_env, then the job's env
+ * file), log_max, server, and "shell" (the image's shell, for the kind's
+ * argv; eng_job_write_spec() drops it). */
+int eng_job_spec(struct engine *e, const struct job_start *si, const char *user_setting,
+		 const char *const *extra_env, json_t **ret, pd_error *err);
+/* Writes spec.json into the job's directory. */
+int eng_job_write_spec(const struct job_start *si, json_t *spec, pd_error *err);
+/* exec/new and the box's prompt file: the kind's next numbered job,
+ * started with data. */
+int engine_job_new_kind(struct engine *e, int64_t box_id, enum job_kind kind, const char *data,
+			size_t len, char *ret_name, size_t namesz, pd_error *err);
 
 /* jobs.c: a user of the box (its /etc/passwd, read inside its root): by
  * name, or a bare uid. -ENOENT when there is none. No lock needed. */

@@ -24,6 +24,7 @@
 struct job {
 	int64_t id;
 	int64_t box_id;
+	enum job_kind kind;
 	char name[NAME_MAX_LEN + 1];
 	/* In the engine's job indexes (e->jobs_by_name, e->jobs_by_id). */
 	struct hmap_node by_name, by_id;
@@ -49,22 +50,34 @@ static const char *job_state_name(enum job_state s)
 	return s == JOB_CREATED ? "created" : s == JOB_RUNNING ? "running" : "ended";
 }
 
+/* A kind's directory in the box's: its name space. */
+static const char *kind_dir(enum job_kind kind)
+{
+	return kind == JOB_PROMPT ? "prompts" : "jobs";
+}
+
+/* The kind's word in messages and the store. */
+static const char *kind_word(enum job_kind kind)
+{
+	return kind == JOB_PROMPT ? "prompt" : "job";
+}
+
 static void job_dir(struct engine *e, struct box *b, const struct job *j, const char *file,
 		    char *buf, size_t bufsz)
 {
 	char sub[300];
 
 	if (file)
-		snprintf(sub, sizeof sub, "jobs/%s/%s", j->name, file);
+		snprintf(sub, sizeof sub, "%s/%s/%s", kind_dir(j->kind), j->name, file);
 	else
-		snprintf(sub, sizeof sub, "jobs/%s", j->name);
+		snprintf(sub, sizeof sub, "%s/%s", kind_dir(j->kind), j->name);
 	eng_box_path(e, b, sub, buf, bufsz);
 }
 
-/* A job's key in e->jobs_by_name: its box and its name. */
-static uint64_t job_name_hash(int64_t box_id, const char *name)
+/* A job's key in e->jobs_by_name: its box, its kind and its name. */
+static uint64_t job_name_hash(int64_t box_id, enum job_kind kind, const char *name)
 {
-	return hmap_hash_str(name) ^ hmap_hash_u64((uint64_t)box_id);
+	return hmap_hash_str(name) ^ hmap_hash_u64((uint64_t)box_id * 2 + (uint64_t)kind);
 }
 
 static struct job *find_job_id(struct engine *e, int64_t id)
@@ -81,15 +94,15 @@ static struct job *find_job_id(struct engine *e, int64_t id)
 	return NULL;
 }
 
-static struct job *find_job(struct engine *e, int64_t box_id, const char *name)
+static struct job *find_job(struct engine *e, int64_t box_id, enum job_kind kind, const char *name)
 {
-	uint64_t hash = job_name_hash(box_id, name);
+	uint64_t hash = job_name_hash(box_id, kind, name);
 	struct hmap_node *node;
 
 	HMAP_FOR_HASH(node, &e->jobs_by_name, hash)
 	{
 		struct job *j = HMAP_ENTRY(node, struct job, by_name);
-		if (j->box_id == box_id && strcmp(j->name, name) == 0)
+		if (j->box_id == box_id && j->kind == kind && strcmp(j->name, name) == 0)
 			return j;
 	}
 	return NULL;
@@ -101,8 +114,9 @@ static int add_job(struct engine *e, struct job *j)
 	if (!nj)
 		return -ENOMEM;
 	e->jobs = nj;
-	if (hmap_insert_pair(&e->jobs_by_name, &j->by_name, job_name_hash(j->box_id, j->name),
-			     &e->jobs_by_id, &j->by_id, hmap_hash_u64((uint64_t)j->id)) < 0)
+	if (hmap_insert_pair(&e->jobs_by_name, &j->by_name,
+			     job_name_hash(j->box_id, j->kind, j->name), &e->jobs_by_id, &j->by_id,
+			     hmap_hash_u64((uint64_t)j->id)) < 0)
 		return -ENOMEM;
 	e->jobs[e->n_jobs++] = j;
 	return 0;
@@ -140,7 +154,8 @@ void eng_jobs_forget_box(struct engine *e, int64_t box_id)
 
 static void view_of_job(const struct job *j, struct job_view *v)
 {
-	*v = (struct job_view){.id = j->id, .box_id = j->box_id, .state = j->state};
+	*v =
+	    (struct job_view){.id = j->id, .box_id = j->box_id, .kind = j->kind, .state = j->state};
 	snprintf(v->name, sizeof v->name, "%s", j->name);
 }
 
@@ -153,8 +168,8 @@ static struct box *live_box(struct engine *e, int64_t box_id, pd_error *err)
 	return b;
 }
 
-static int create_locked(struct engine *e, struct box *b, const char *name, struct job **ret,
-			 pd_error *err)
+static int create_locked(struct engine *e, struct box *b, enum job_kind kind, const char *name,
+			 struct job **ret, pd_error *err)
 {
 	struct job_row row = {.box_id = b->row.id};
 	char dir[4096];
@@ -163,9 +178,10 @@ static int create_locked(struct engine *e, struct box *b, const char *name, stru
 
 	if (!name_valid(name))
 		return pd_error_set(err, -EINVAL,
-				    "invalid job name \"%s\": use [a-z0-9][a-z0-9._-]{0,62}", name);
-	if (find_job(e, b->row.id, name))
-		return pd_error_set(err, -EEXIST, "job %s already exists", name);
+				    "invalid %s name \"%s\": use [a-z0-9][a-z0-9._-]{0,62}",
+				    kind_word(kind), name);
+	if (find_job(e, b->row.id, kind, name))
+		return pd_error_set(err, -EEXIST, "%s %s already exists", kind_word(kind), name);
 	j = calloc(1, sizeof *j);
 	if (j)
 		j->stdin_fd = -1;
@@ -173,11 +189,13 @@ static int create_locked(struct engine *e, struct box *b, const char *name, stru
 		return pd_error_set(err, -ENOMEM, "out of memory");
 	snprintf(row.name, sizeof row.name, "%s", name);
 	snprintf(row.state, sizeof row.state, "created");
+	snprintf(row.kind, sizeof row.kind, "%s", kind == JOB_PROMPT ? "prompt" : "exec");
 	snprintf(j->name, sizeof j->name, "%s", name);
+	j->kind = kind;
 	j->box_id = b->row.id;
 	j->state = JOB_CREATED;
 	j->wd = -1;
-	eng_box_path(e, b, "jobs", dir, sizeof dir);
+	eng_box_path(e, b, kind_dir(kind), dir, sizeof dir);
 	(void)mkdir(dir, 0700);
 	job_dir(e, b, j, NULL, dir, sizeof dir);
 	if (mkdir(dir, 0700) < 0 && errno != EEXIST) {
@@ -204,7 +222,7 @@ static int create_locked(struct engine *e, struct box *b, const char *name, stru
  * finds it there (EEXIST) and removes it if the job is not made after all;
  * an invalid name, a box gone meanwhile or a job of that name already
  * there makes nothing here. */
-static void premake_job_dir(struct engine *e, int64_t box_id, const char *name)
+static void premake_job_dir(struct engine *e, int64_t box_id, enum job_kind kind, const char *name)
 {
 	struct box files = {0};
 	struct job j = {0};
@@ -215,31 +233,38 @@ static void premake_job_dir(struct engine *e, int64_t box_id, const char *name)
 		return;
 	pd_mutex_lock(&e->lock);
 	b = eng_find_box_id(e, box_id);
-	if (b && !b->deleting && !find_job(e, b->row.id, name))
+	if (b && !b->deleting && !find_job(e, b->row.id, kind, name))
 		files.row.id = b->row.id; /* all eng_box_path() needs */
 	pd_mutex_unlock(&e->lock);
 	if (!files.row.id)
 		return;
-	eng_box_path(e, &files, "jobs", dir, sizeof dir);
+	eng_box_path(e, &files, kind_dir(kind), dir, sizeof dir);
 	(void)mkdir(dir, 0700);
 	snprintf(j.name, sizeof j.name, "%s", name);
+	j.kind = kind;
 	job_dir(e, &files, &j, NULL, dir, sizeof dir);
 	(void)mkdir(dir, 0700);
 }
 
-int engine_job_create(struct engine *e, int64_t box_id, const char *name, pd_error *err)
+int engine_job_create_kind(struct engine *e, int64_t box_id, enum job_kind kind, const char *name,
+			   pd_error *err)
 {
 	struct job *j;
 	struct box *b;
 	int r = -ENOENT;
 
-	premake_job_dir(e, box_id, name);
+	premake_job_dir(e, box_id, kind, name);
 	pd_mutex_lock(&e->lock);
 	b = live_box(e, box_id, err);
 	if (b)
-		r = create_locked(e, b, name, &j, err);
+		r = create_locked(e, b, kind, name, &j, err);
 	pd_mutex_unlock(&e->lock);
 	return r;
+}
+
+int engine_job_create(struct engine *e, int64_t box_id, const char *name, pd_error *err)
+{
+	return engine_job_create_kind(e, box_id, JOB_EXEC, name, err);
 }
 
 int engine_job_delete(struct engine *e, int64_t job, pd_error *err)
@@ -258,8 +283,8 @@ int engine_job_delete(struct engine *e, int64_t job, pd_error *err)
 		goto out;
 	}
 	if (j->state == JOB_RUNNING) {
-		r = pd_error_set(err, -EBUSY, "job %s is running (write kill to its ctl first)",
-				 j->name);
+		r = pd_error_set(err, -EBUSY, "%s %s is running (write kill to its ctl first)",
+				 kind_word(j->kind), j->name);
 		goto out;
 	}
 	r = store_job_delete(e->store, j->id, err);
@@ -280,6 +305,12 @@ out:
 
 int engine_job_names(struct engine *e, int64_t box_id, char ***ret, size_t *ret_n)
 {
+	return engine_job_names_kind(e, box_id, JOB_EXEC, ret, ret_n);
+}
+
+int engine_job_names_kind(struct engine *e, int64_t box_id, enum job_kind kind, char ***ret,
+			  size_t *ret_n)
+{
 	char **names = NULL;
 	size_t n = 0;
 	struct box *b;
@@ -297,7 +328,7 @@ int engine_job_names(struct engine *e, int64_t box_id, char ***ret, size_t *ret_
 		goto out;
 	}
 	for (size_t i = 0; i < e->n_jobs; i++)
-		if (e->jobs[i]->box_id == b->row.id) {
+		if (e->jobs[i]->box_id == b->row.id && e->jobs[i]->kind == kind) {
 			if (!(names[n] = strdup(e->jobs[i]->name))) {
 				r = -ENOMEM;
 				goto out;
@@ -317,13 +348,19 @@ out:
 
 int engine_job_get(struct engine *e, int64_t box_id, const char *name, struct job_view *ret)
 {
+	return engine_job_get_kind(e, box_id, JOB_EXEC, name, ret);
+}
+
+int engine_job_get_kind(struct engine *e, int64_t box_id, enum job_kind kind, const char *name,
+			struct job_view *ret)
+{
 	struct box *b;
 	struct job *j = NULL;
 
 	pd_mutex_lock(&e->lock);
 	b = live_box(e, box_id, NULL);
 	if (b)
-		j = find_job(e, b->row.id, name);
+		j = find_job(e, b->row.id, kind, name);
 	if (j)
 		view_of_job(j, ret);
 	pd_mutex_unlock(&e->lock);
@@ -344,13 +381,19 @@ int engine_job_get_by_id(struct engine *e, int64_t id, struct job_view *ret)
 
 int engine_job_last(struct engine *e, int64_t box_id, char *ret_name, size_t namesz)
 {
+	return engine_job_last_kind(e, box_id, JOB_EXEC, ret_name, namesz);
+}
+
+int engine_job_last_kind(struct engine *e, int64_t box_id, enum job_kind kind, char *ret_name,
+			 size_t namesz)
+{
 	struct box *b;
 	int r = -ENOENT;
 
 	pd_mutex_lock(&e->lock);
 	b = live_box(e, box_id, NULL);
 	for (size_t i = e->n_jobs; b && i > 0; i--)
-		if (e->jobs[i - 1]->box_id == b->row.id) {
+		if (e->jobs[i - 1]->box_id == b->row.id && e->jobs[i - 1]->kind == kind) {
 			snprintf(ret_name, namesz, "%s", e->jobs[i - 1]->name);
 			r = 0;
 			break;
@@ -362,13 +405,23 @@ int engine_job_last(struct engine *e, int64_t box_id, char *ret_name, size_t nam
 /* --- files ------------------------------------------------------------------ */
 
 static const char *const settings[] = {"env", "cwd", "user", "desktop"};
+static const char *const prompt_settings[] = {"agent", "model", "cwd", "env", "continue"};
 
-static bool is_setting(const char *file)
+static bool is_setting(enum job_kind kind, const char *file)
 {
-	for (size_t i = 0; i < ELEMENTSOF(settings); i++)
-		if (strcmp(settings[i], file) == 0)
+	const char *const *v = kind == JOB_PROMPT ? prompt_settings : settings;
+	size_t n = kind == JOB_PROMPT ? ELEMENTSOF(prompt_settings) : ELEMENTSOF(settings);
+
+	for (size_t i = 0; i < n; i++)
+		if (strcmp(v[i], file) == 0)
 			return true;
 	return false;
+}
+
+/* The file whose write starts a job of kind. */
+static const char *start_file(enum job_kind kind)
+{
+	return kind == JOB_PROMPT ? "text" : "cmd";
 }
 
 /* Looks up a job and its box. Engine lock held. */
@@ -389,7 +442,9 @@ int engine_job_read(struct engine *e, int64_t id, const char *file, char **ret, 
 	char path[4096];
 	struct job *j;
 	struct box *b;
-	enum job_state st;
+	enum job_state st = JOB_CREATED;
+	enum job_kind kind = JOB_EXEC;
+	int64_t box_id = 0;
 	int r;
 
 	pd_mutex_lock(&e->lock);
@@ -397,11 +452,18 @@ int engine_job_read(struct engine *e, int64_t id, const char *file, char **ret, 
 	if (r >= 0) {
 		job_dir(e, b, j, file, path, sizeof path);
 		st = j->state;
+		kind = j->kind;
+		box_id = b->row.id;
 	}
 	pd_mutex_unlock(&e->lock);
 	if (r < 0)
 		return r;
-	r = read_file_at(AT_FDCWD, path, JOB_ENV_MAX + JOB_CMD_MAX, ret, ret_len);
+	r = read_file_at(AT_FDCWD, path, JOB_ENV_MAX + JOB_CMD_MAX + PROMPT_TEXT_MAX, ret, ret_len);
+	if (r == -ENOENT && kind == JOB_PROMPT && st == JOB_CREATED &&
+	    eng_prompt_default(e, box_id, file, ret) >= 0) {
+		*ret_len = strlen(*ret);
+		return 0;
+	}
 	if (r == -ENOENT) {
 		/* Not written (yet): settings default to empty, status to the
 		 * job's state. */
@@ -420,7 +482,7 @@ int engine_job_read(struct engine *e, int64_t id, const char *file, char **ret, 
 
 int engine_job_open_stream(struct engine *e, int64_t id, enum job_stream s)
 {
-	static const char *const names[] = {"stdout", "stderr", "output"};
+	static const char *const names[] = {"stdout", "stderr", "output", "events"};
 	char path[4096];
 	struct job *j;
 	struct box *b;
@@ -439,7 +501,7 @@ int engine_job_open_stream(struct engine *e, int64_t id, enum job_stream s)
 	return fd < 0 ? -errno : fd;
 }
 
-static int check_env(const char *data, size_t len, pd_error *err)
+int eng_job_check_env(const char *data, size_t len, pd_error *err)
 {
 	size_t line = 1;
 	const char *p = data, *end = data + len;
@@ -500,16 +562,30 @@ int engine_job_set(struct engine *e, int64_t id, const char *file, const char *d
 	struct box *b;
 	int r;
 
-	if (strcmp(file, "cmd") == 0)
+	_cleanup_free_ char *checked = NULL;
+	struct job_view v;
+
+	if (engine_job_get_by_id(e, id, &v) < 0)
+		return pd_error_set(err, -ENOENT, "no such job");
+	if (strcmp(file, start_file(v.kind)) == 0)
 		return start_locked_out(e, id, data, len, err);
-	if (!is_setting(file))
+	if (!is_setting(v.kind, file))
 		return pd_error_set(err, -EACCES, "%s is not writable", file);
+	if (v.state != JOB_CREATED)
+		goto claim; /* refused below, whatever the value */
 	if (strcmp(file, "env") == 0) {
 		if (len > JOB_ENV_MAX)
 			return pd_error_set(err, -EINVAL, "env: over %d bytes", JOB_ENV_MAX);
-		r = check_env(data, len, err);
+		r = eng_job_check_env(data, len, err);
 		if (r < 0)
 			return r;
+	} else if (v.kind == JOB_PROMPT && strcmp(file, "cwd") != 0) {
+		/* agent, model, continue: prompts.c knows them. */
+		r = eng_prompt_setting(e, v.box_id, file, data, len, &checked, err);
+		if (r < 0)
+			return r;
+		data = checked;
+		len = strlen(checked);
 	} else {
 		r = value_from_write(data, len, SETTING_MAX, value, sizeof value);
 		if (r < 0)
@@ -525,6 +601,7 @@ int engine_job_set(struct engine *e, int64_t id, const char *file, const char *d
 		data = value;
 		len = strlen(value);
 	}
+claim:
 	pd_mutex_lock(&e->lock);
 	r = locate(e, id, &j, &b);
 	if (r < 0)
@@ -532,10 +609,16 @@ int engine_job_set(struct engine *e, int64_t id, const char *file, const char *d
 	else if (j->state != JOB_CREATED)
 		/* Read once, when cmd starts the job: a later value would
 		 * change nothing, so it is refused rather than ignored. */
-		r = pd_error_set(err, -EBUSY,
-				 "job %s has started (cmd was written): write env, cwd, user and "
-				 "desktop before cmd; %s is not changed",
-				 j->name, file);
+		r = j->kind == JOB_PROMPT
+			? pd_error_set(
+			      err, -EBUSY,
+			      "prompt %s has started (text was written): write agent, "
+			      "model, cwd, env and continue before text; %s is not changed",
+			      j->name, file)
+			: pd_error_set(err, -EBUSY,
+				       "job %s has started (cmd was written): write env, cwd, user "
+				       "and desktop before cmd; %s is not changed",
+				       j->name, file);
 	else {
 		job_dir(e, b, j, file, path, sizeof path);
 		r = write_file_replace(path, data, len);
@@ -580,8 +663,7 @@ int eng_box_user(const char *rootfs, const char *user, unsigned *uid, unsigned *
 	return -ENOENT;
 }
 
-/* Reads a setting file of a job directory; NULL when not set. */
-static char *setting(const char *dir, const char *file, size_t max)
+char *eng_job_setting(const char *dir, const char *file, size_t max)
 {
 	char path[4200];
 	char *v = NULL;
@@ -592,27 +674,16 @@ static char *setting(const char *dir, const char *file, size_t max)
 	return v;
 }
 
-struct start_info {
-	char dir[4096];
-	char box[NAME_MAX_LEN + 1];
-	char image[NAME_MAX_LEN + 1];
-	char rootfs[4096];
-};
-
-/* Writes spec.json and cmd for the supervisor. Called without the engine
- * lock: the job is already marked running, so nothing else touches it. */
-static int write_spec(struct engine *e, const struct start_info *si, const char *cmd, pd_error *err)
+int eng_job_spec(struct engine *e, const struct job_start *si, const char *user_setting,
+		 const char *const *extra_env, json_t **ret, pd_error *err)
 {
-	_cleanup_free_ char *user = setting(si->dir, "user", 4096);
-	_cleanup_free_ char *cwd = setting(si->dir, "cwd", 4096);
-	_cleanup_free_ char *env = setting(si->dir, "env", JOB_ENV_MAX);
-	_cleanup_free_ char *desktop = setting(si->dir, "desktop", 16);
-	_cleanup_free_ char *text = NULL;
-	char path[4200], home[4096], ug[64], server[4200];
+	_cleanup_free_ char *user = user_setting ? strdup(user_setting) : NULL;
+	_cleanup_free_ char *cwd = eng_job_setting(si->dir, "cwd", 4096);
+	_cleanup_free_ char *env = eng_job_setting(si->dir, "env", JOB_ENV_MAX);
+	char home[4096], ug[64], server[4200];
 	struct image_info img;
 	unsigned uid, gid;
 	json_t *envs, *spec;
-	int r;
 
 	if (user)
 		user[strcspn(user, "\n")] = '\0';
@@ -639,10 +710,9 @@ static int write_spec(struct engine *e, const struct start_info *si, const char 
 						"/usr/bin:/sbin:/bin"));
 	json_array_append_new(envs, json_string("LANG=C.UTF-8"));
 	json_array_append_new(envs, json_string("TERM=dumb"));
-	/* desktop 1: its windows open on the box's desktop (whether it runs
-	 * or not: a client started while it is off fails as X clients do). */
-	if (desktop && desktop[0] == '1')
-		json_array_append_new(envs, json_string("DISPLAY=" DESKTOP_DISPLAY));
+	for (size_t i = 0; extra_env && extra_env[i]; i++)
+		json_array_append_new(envs, json_string(extra_env[i]));
+	/* The job's own env last: it may override any of the above. */
 	for (char *line = env, *next; line && *line; line = next) {
 		next = strchr(line, '\n');
 		if (next)
@@ -650,28 +720,103 @@ static int write_spec(struct engine *e, const struct start_info *si, const char 
 		if (*line)
 			json_array_append_new(envs, json_string(line));
 	}
-	bool bash = strstr(img.shell, "bash") != NULL;
-	spec = json_pack("{s:s, s:s, s:s, s:b, s:s, s:s, s:o, s:[s, s, s], s:I}", "container",
-			 si->box, "crun", e->cfg->crun, "crun_root", runtime_root(e->rt),
-			 "private_ns", runtime_private_ns(e->rt), "user", ug, "cwd",
-			 cwd && *cwd ? cwd : home, "env", envs, "argv", img.shell,
-			 bash ? "-lc" : "-c", cmd, "log_max", (json_int_t)e->cfg->exec_log_max);
+	spec =
+	    json_pack("{s:s, s:s, s:s, s:b, s:s, s:s, s:o, s:s, s:I}", "container", si->box, "crun",
+		      e->cfg->crun, "crun_root", runtime_root(e->rt), "private_ns",
+		      runtime_private_ns(e->rt), "user", ug, "cwd", cwd && *cwd ? cwd : home, "env",
+		      envs, "shell", img.shell, "log_max", (json_int_t)e->cfg->exec_log_max);
 	if (spec && runtime_exec_socket(e->rt, si->box, server, sizeof server))
 		json_object_set_new(spec, "server", json_string(server));
 	if (!spec)
 		return pd_error_set(err, -ENOMEM, "cannot build the job spec");
+	*ret = spec;
+	return 0;
+}
+
+int eng_job_write_spec(const struct job_start *si, json_t *spec, pd_error *err)
+{
+	_cleanup_free_ char *text = NULL;
+	char path[4200];
+	int r;
+
+	/* "shell" is for the kinds' argv only, not the supervisor's. */
+	json_object_del(spec, "shell");
 	text = json_dumps(spec, JSON_COMPACT);
-	json_decref(spec);
 	if (!text)
 		return pd_error_set(err, -ENOMEM, "out of memory");
-	snprintf(path, sizeof path, "%s/cmd", si->dir);
-	r = write_file_replace(path, cmd, strlen(cmd));
-	if (r >= 0) {
-		snprintf(path, sizeof path, "%s/spec.json", si->dir);
-		r = write_file_replace(path, text, strlen(text));
-	}
+	snprintf(path, sizeof path, "%s/spec.json", si->dir);
+	r = write_file_replace(path, text, strlen(text));
 	if (r < 0)
 		return pd_error_set(err, r, "cannot write the job spec: %s", strerror(-r));
+	return 0;
+}
+
+/* Writes spec.json and cmd for the supervisor. Called without the engine
+ * lock: the job is already marked running, so nothing else touches it. */
+static int write_spec(struct engine *e, const struct job_start *si, const char *cmd, pd_error *err)
+{
+	_cleanup_free_ char *user = eng_job_setting(si->dir, "user", 4096);
+	_cleanup_free_ char *desktop = eng_job_setting(si->dir, "desktop", 16);
+	/* desktop 1: its windows open on the box's desktop (whether it runs
+	 * or not: a client started while it is off fails as X clients do). */
+	const char *const display[] = {"DISPLAY=" DESKTOP_DISPLAY, NULL};
+	json_auto_t *spec = NULL;
+	char path[4200];
+	const char *shell;
+	int r;
+
+	r = eng_job_spec(e, si, user, desktop && desktop[0] == '1' ? display : NULL, &spec, err);
+	if (r < 0)
+		return r;
+	shell = json_string_value(json_object_get(spec, "shell"));
+	bool bash = strstr(shell, "bash") != NULL;
+	if (json_object_set_new(spec, "argv",
+				json_pack("[s, s, s]", shell, bash ? "-lc" : "-c", cmd)) < 0)
+		return pd_error_set(err, -ENOMEM, "cannot build the job spec");
+	snprintf(path, sizeof path, "%s/cmd", si->dir);
+	r = write_file_replace(path, cmd, strlen(cmd));
+	if (r < 0)
+		return pd_error_set(err, r, "cannot write the job spec: %s", strerror(-r));
+	return eng_job_write_spec(si, spec, err);
+}
+
+/* A prompt refused before anything runs (prompts.h): claimed as running
+ * (no other writer touches it), its files written as the supervisor
+ * would, then ended. */
+static int ended_at_once(struct engine *e, int64_t id, const char *text,
+			 const struct prompt_refusal *ref, pd_error *err)
+{
+	char dir[4096];
+	struct job *j;
+	struct box *b;
+	int r;
+
+	pd_mutex_lock(&e->lock);
+	r = locate(e, id, &j, &b);
+	if (r < 0)
+		pd_error_set(err, r, "no such prompt");
+	else if (j->state != JOB_CREATED)
+		r = pd_error_set(err, -EBUSY, "prompt %s has already started", j->name);
+	else {
+		j->state = JOB_RUNNING;
+		job_dir(e, b, j, NULL, dir, sizeof dir);
+	}
+	pd_mutex_unlock(&e->lock);
+	if (r < 0)
+		return r;
+	r = eng_prompt_record_refused(dir, ref, text);
+	pd_mutex_lock(&e->lock);
+	if (locate(e, id, &j, &b) >= 0) {
+		j->state = r < 0 ? JOB_CREATED : JOB_ENDED;
+		if (r >= 0) {
+			(void)store_job_set_state(e->store, j->id, "ended", NULL);
+			eng_emit(e, b, "prompt %s ended at once: %s", j->name, ref->why);
+		}
+		eng_wake(e, JOB_WAKE_KEY(j->id));
+	}
+	pd_mutex_unlock(&e->lock);
+	if (r < 0)
+		return pd_error_set(err, r, "cannot record the prompt's end: %s", strerror(-r));
 	return 0;
 }
 
@@ -682,18 +827,47 @@ static int start_locked_out(struct engine *e, int64_t id, const char *data, size
 	char boxname[NAME_MAX_LEN + 1];
 	struct job *j;
 	struct box *b;
+	enum job_kind kind;
 	int r;
 
-	if (len == 0 || len > JOB_CMD_MAX || memchr(data, '\0', len))
-		return pd_error_set(err, -EINVAL, "cmd: one command line, 1 to %d bytes, no NUL",
-				    JOB_CMD_MAX);
-	while (len && (data[len - 1] == '\n' || data[len - 1] == '\r'))
-		len--;
-	if (!len)
-		return pd_error_set(err, -EINVAL, "cmd: empty command");
-	cmd = strndup(data, len);
-	if (!cmd)
-		return pd_error_set(err, -ENOMEM, "out of memory");
+	pd_mutex_lock(&e->lock);
+	r = locate(e, id, &j, &b);
+	if (r < 0) {
+		pd_mutex_unlock(&e->lock);
+		return pd_error_set(err, r, "no such job");
+	}
+	kind = j->kind;
+	if (j->state != JOB_CREATED) {
+		pd_mutex_unlock(&e->lock);
+		return pd_error_set(err, -EBUSY, "%s %s has already started", kind_word(kind),
+				    j->name);
+	}
+	pd_mutex_unlock(&e->lock);
+
+	if (kind == JOB_PROMPT) {
+		struct prompt_refusal ref;
+		r = eng_prompt_check_text(data, len, &cmd, err);
+		/* A prompt its box's policy would keep from its model ends
+		 * here, before anything starts (prompts.h). */
+		if (r >= 0)
+			r = eng_prompt_precheck(e, id, &ref, err);
+		if (r == PROMPT_ENDED)
+			return ended_at_once(e, id, cmd, &ref, err);
+		if (r < 0)
+			return r;
+	} else {
+		if (len == 0 || len > JOB_CMD_MAX || memchr(data, '\0', len))
+			return pd_error_set(err, -EINVAL,
+					    "cmd: one command line, 1 to %d bytes, no NUL",
+					    JOB_CMD_MAX);
+		while (len && (data[len - 1] == '\n' || data[len - 1] == '\r'))
+			len--;
+		if (!len)
+			return pd_error_set(err, -EINVAL, "cmd: empty command");
+		cmd = strndup(data, len);
+		if (!cmd)
+			return pd_error_set(err, -ENOMEM, "out of memory");
+	}
 
 	pd_mutex_lock(&e->lock);
 	r = locate(e, id, &j, &b);
@@ -703,7 +877,8 @@ static int start_locked_out(struct engine *e, int64_t id, const char *data, size
 	}
 	if (j->state != JOB_CREATED) {
 		pd_mutex_unlock(&e->lock);
-		return pd_error_set(err, -EBUSY, "job %s has already started", j->name);
+		return pd_error_set(err, -EBUSY, "%s %s has already started", kind_word(kind),
+				    j->name);
 	}
 	snprintf(boxname, sizeof boxname, "%s", b->row.name);
 	int64_t box_id = b->row.id;
@@ -723,7 +898,7 @@ static int start_locked_out(struct engine *e, int64_t id, const char *data, size
 			return r;
 	}
 
-	struct start_info si;
+	struct job_start si = {.id = id, .box_id = box_id};
 	pd_mutex_lock(&e->lock);
 	r = locate(e, id, &j, &b);
 	if (r >= 0 && (j->state != JOB_CREATED || b->state != BOX_RUNNING))
@@ -747,7 +922,8 @@ static int start_locked_out(struct engine *e, int64_t id, const char *data, size
 	char **secrets = NULL;
 	r = job_secrets(e, box_id, si.box, &secrets, err);
 	if (r >= 0)
-		r = write_spec(e, &si, cmd, err);
+		r = kind == JOB_PROMPT ? eng_prompt_write_spec(e, &si, cmd, err)
+				       : write_spec(e, &si, cmd, err);
 	bool spec_ok = r >= 0;
 	if (spec_ok) {
 		char fifo[4200];
@@ -781,7 +957,7 @@ static int start_locked_out(struct engine *e, int64_t id, const char *data, size
 			job_close_stdin(j);
 			(void)store_job_set_state(e->store, j->id, job_state_name(j->state), NULL);
 		} else
-			eng_emit(e, b, "job %s started", j->name);
+			eng_emit(e, b, "%s %s started", kind_word(kind), j->name);
 	}
 	pd_mutex_unlock(&e->lock);
 	return r;
@@ -789,6 +965,12 @@ static int start_locked_out(struct engine *e, int64_t id, const char *data, size
 
 int engine_job_new(struct engine *e, int64_t box_id, const char *cmd, char *ret_name, size_t namesz,
 		   pd_error *err)
+{
+	return engine_job_new_kind(e, box_id, JOB_EXEC, cmd, strlen(cmd), ret_name, namesz, err);
+}
+
+int engine_job_new_kind(struct engine *e, int64_t box_id, enum job_kind kind, const char *data,
+			size_t len, char *ret_name, size_t namesz, pd_error *err)
 {
 	struct box *b;
 	struct job *j = NULL;
@@ -801,21 +983,21 @@ int engine_job_new(struct engine *e, int64_t box_id, const char *cmd, char *ret_
 	b = live_box(e, box_id, err);
 	if (b) {
 		for (size_t i = 0; i < e->n_jobs; i++)
-			if (e->jobs[i]->box_id == b->row.id &&
+			if (e->jobs[i]->box_id == b->row.id && e->jobs[i]->kind == kind &&
 			    strspn(e->jobs[i]->name, "0123456789") == strlen(e->jobs[i]->name)) {
 				unsigned long v = strtoul(e->jobs[i]->name, NULL, 10);
 				if (v > max)
 					max = v;
 			}
 		snprintf(name, sizeof name, "%lu", max + 1);
-		r = create_locked(e, b, name, &j, err);
+		r = create_locked(e, b, kind, name, &j, err);
 		if (r >= 0)
 			id = j->id;
 	}
 	pd_mutex_unlock(&e->lock);
 	if (r < 0)
 		return r;
-	r = start_locked_out(e, id, cmd, strlen(cmd), err);
+	r = start_locked_out(e, id, data, len, err);
 	if (r < 0) {
 		pd_error saved = *err;
 		(void)engine_job_delete(e, id, NULL);
@@ -1020,6 +1202,7 @@ static int load_job(const struct job_row *row, void *userdata)
 		return -ENOMEM;
 	j->id = row->id;
 	j->box_id = row->box_id;
+	j->kind = strcmp(row->kind, "prompt") == 0 ? JOB_PROMPT : JOB_EXEC;
 	j->wd = -1;
 	snprintf(j->name, sizeof j->name, "%s", row->name);
 	j->state = strcmp(row->state, "created") == 0	? JOB_CREATED

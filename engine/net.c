@@ -514,6 +514,20 @@ void eng_net_load_policy(struct engine *e, struct box *b)
 	    policy_parse(text, strlen(text), &b->policy, &err) < 0) {
 		log_warn("box %s: stored policy unreadable (%s): deny-all", b->row.name, err.msg);
 		b->policy = (struct policy){.mode = POLICY_DENY_ALL};
+		return;
+	}
+	/* Its @AGENT presets as the images and the config have them now; a
+	 * preset whose agent is gone allows nothing. */
+	if (policy_has_presets(&b->policy)) {
+		struct agent_catalogue c;
+		if (agents_load(e->images_dir, &c) < 0 ||
+		    agents_expand_policy(&c, e->cfg, &b->policy, false, &err) < 0) {
+			log_warn("box %s: cannot expand its policy's presets: deny-all",
+				 b->row.name);
+			policy_release(&b->policy);
+			b->policy = (struct policy){.mode = POLICY_DENY_ALL};
+		}
+		agents_release(&c);
 	}
 }
 
@@ -575,6 +589,20 @@ int engine_box_set_policy(struct engine *e, int64_t id, const char *text, size_t
 	r = policy_parse(text, len, &p, err);
 	if (r < 0)
 		return r;
+	if (policy_has_presets(&p)) {
+		/* Read before the lock: a few small files. */
+		struct agent_catalogue c;
+		r = agents_load(e->images_dir, &c);
+		if (r < 0)
+			pd_error_set(err, r, "cannot read the agents' catalogue");
+		else
+			r = agents_expand_policy(&c, e->cfg, &p, true, err);
+		agents_release(&c);
+		if (r < 0) {
+			policy_release(&p);
+			return r;
+		}
+	}
 	r = policy_format(&p, &canon);
 	if (r < 0) {
 		policy_release(&p);

@@ -16,7 +16,9 @@
 
 #include "engine/auth.h"
 #include "autoconfig.h"
+#include "engine/agents.h"
 #include "engine/jobs.h"
+#include "engine/prompts.h"
 #include "common/buf.h"
 #include "common/lock.h"
 #include "net/policy.h"
@@ -35,6 +37,8 @@
 #define KIND_SNAP 7ULL	  /* id: the snapshot's store seq */
 #define KIND_VOLUME 9ULL  /* id: the volume's store id */
 #define KIND_SECRET 12ULL /* id: the secret's store id; one file, no directory */
+#define KIND_PROMPT 10ULL /* id: the prompt's job id (jobs.h) */
+#define KIND_AGENT 11ULL  /* id: the agent's slot (tree_image_slot_name(): "@ID") */
 
 #define INO(kind, id, file) (((kind) << 56) | ((uint64_t)(id) << 8) | (uint64_t)(file))
 #define INO_KIND(ino) ((ino) >> 56)
@@ -53,6 +57,7 @@ enum {
 	S_SNAPSHOTS,
 	S_VOLUMES,
 	S_SECRETS,
+	S_AGENTS,
 };
 _Static_assert(S_IMAGES == TREE_IMAGES_INO && S_BOXES == TREE_BOXES_INO &&
 		   S_TOKENS == TREE_TOKENS_INO && S_SNAPSHOTS == TREE_SNAPSHOTS_INO &&
@@ -104,6 +109,8 @@ enum {
 	BF_SCREENSHOT,
 	BF_DESKTOP,
 	BF_SECRETS,
+	BF_PROMPTS,
+	BF_PROMPT,
 	_BF_MAX
 };
 
@@ -141,6 +148,28 @@ enum {
 /* exec/last while this job is its box's last: a link to the job's name. Not
  * a name in the job's directory. */
 #define JF_LAST 0x40
+
+/* prompts/P/ (prompts.h); PF_LAST as JF_LAST, for prompts/last. */
+enum {
+	PF_DIR,
+	PF_AGENT,
+	PF_MODEL,
+	PF_CWD,
+	PF_ENV,
+	PF_CONTINUE,
+	PF_TEXT,
+	PF_EVENTS,
+	PF_RESULT,
+	PF_STATUS,
+	PF_EXIT,
+	PF_SESSION,
+	PF_OUTPUT,
+	PF_CTL,
+	PF_STARTED,
+	PF_ENDED,
+	_PF_MAX
+};
+#define PF_LAST 0x40
 
 struct temp_file {
 	uint64_t id;

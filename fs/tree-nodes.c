@@ -38,9 +38,19 @@ static const char readme_text[] =
     "  echo kill > boxes/web/exec/build/ctl      or: signal TERM, eof\n"
     "  (exit of a job whose cmd was never written: EBUSY at once, see error)\n"
     "\n"
+    "Prompts (prompts/): a coding agent run headless in the box.\n"
+    "  echo 'add a test' > boxes/web/prompt     the next numbered prompt, defaults\n"
+    "  cat boxes/web/prompts/last/events        normalized JSON events, live\n"
+    "  cat boxes/web/prompts/last/result        the answer; status, exit as exec\n"
+    "  mkdir boxes/web/prompts/p; echo codex > boxes/web/prompts/p/agent\n"
+    "  echo 'fix it' > boxes/web/prompts/p/text  agent, model, cwd, env, continue\n"
+    "                                            go before text\n"
+    "  agents/ID     the agents the images carry (version, images, secrets)\n"
+    "\n"
     "Network and lifetime:\n"
     "  echo deny-all > boxes/web/policy          or allow-all, or several lines:\n"
     "  printf 'allowlist\\nexample.org\\n10.0.0.0/8\\n' > boxes/web/policy\n"
+    "  printf 'allowlist\\n@claude\\n' > boxes/web/policy  an agent's endpoints\n"
     "  echo 2h > boxes/web/ttl                   stopped in 2 hours; none clears\n"
     "  cat boxes/web/expires                     when (RFC 3339), or never\n"
     "\n"
@@ -539,6 +549,11 @@ static int stream_job_output(struct tree *t, const struct obj *o, uint64_t *ret_
 	return job_stream(t, o, JOB_OUTPUT, ret_key);
 }
 
+static int stream_prompt_events(struct tree *t, const struct obj *o, uint64_t *ret_key)
+{
+	return job_stream(t, o, JOB_EVENTS, ret_key);
+}
+
 static int name_link(const char *prefix, const char *name, char *buf, size_t bufsz)
 {
 	if ((size_t)snprintf(buf, bufsz, "%s%s", prefix, name) >= bufsz)
@@ -655,6 +670,33 @@ static int write_box_restore(struct tree *t, const struct obj *o, const char *va
 	else if (r >= 0)
 		*ret_answer = json_pack("{s:s, s:b}", "snapshot", res.id, "restarted", 0);
 	return r;
+}
+
+/* The box's prompt file: the next numbered prompt, started with this text
+ * (at close: a text may come in several writes). */
+static int write_box_prompt(struct tree *t, const struct obj *o, const char *data, size_t len,
+			    pd_error *err, json_t **ret_answer)
+{
+	char name[NAME_MAX_LEN + 1];
+	int r = engine_prompt_new(t->engine, o->id, data, len, name, sizeof name, err);
+
+	if (r >= 0 && ret_answer)
+		*ret_answer = json_pack("{s:s}", "prompt", name);
+	return r;
+}
+
+/* agents/ID: version, images, secrets, base_url, model. */
+static int read_agent(struct tree *t, const struct obj *o, struct pd_buf *out)
+{
+	const char *name = tree_image_slot_name(t, INO_ID(o->ino));
+	_cleanup_free_ char *text = NULL;
+	size_t len;
+	int r;
+
+	if (!name || name[0] != '@')
+		return -ENOENT;
+	r = engine_agent_read(t->engine, name + 1, &text, &len);
+	return r < 0 ? r : pd_buf_append(out, text, len);
 }
 
 /* exec/new: the next numbered job, started with this command. */
@@ -809,12 +851,18 @@ static const struct node root_nodes[] = {
     [S_VOLUMES] = {"volumes", S_IFDIR | 0755, S_ROOT},
     /* Names only: a value is written, never read back. */
     [S_SECRETS] = {"secrets", S_IFDIR | 0700, S_ROOT},
+    [S_AGENTS] = {"agents", S_IFDIR | 0555, S_ROOT},
 };
 
 /* secrets/NAME: one file, no directory. A value may come in several
  * write(2)s of one open: each sets all written so far. */
 static const struct node secret_nodes[] = {
     {"", S_IFREG | 0600, NODE_UNLISTED, N_WHOLE, .read = read_secret, .write = write_secret},
+};
+
+/* agents/ID: one file, no directory. */
+static const struct node agent_nodes[] = {
+    {"", S_IFREG | 0444, NODE_UNLISTED, .read = read_agent},
 };
 
 /* types/NAME: one file, no directory. */
@@ -871,6 +919,10 @@ static const struct node box_nodes[] = {
      * directory. */
     [BF_SCREENSHOT] = VALUE("screenshot.png", read_screenshot),
     [BF_DESKTOP] = {"desktop", S_IFDIR | 0755},
+    /* prompts/: its prompts and prompts/last; prompt: the quick form (a
+     * text may come in several writes, and starts when closed). */
+    [BF_PROMPTS] = {"prompts", S_IFDIR | 0755},
+    [BF_PROMPT] = {"prompt", S_IFREG | 0200, .flags = N_AT_CLOSE, .write = write_box_prompt},
     [BF_DESKTOP_STATE] = {"state", S_IFREG | 0644, BF_DESKTOP, N_LINE, .read = read_desktop_state,
 			  .write = write_setting, .set = engine_box_set_desktop},
     [BF_DESKTOP_GEOMETRY] = {"geometry", S_IFREG | 0644, BF_DESKTOP, N_LINE,
@@ -918,6 +970,31 @@ static const struct node job_nodes[] = {
     [JF_ENDED] = VALUE("ended", read_job_file),
     /* exec/last while this job is its box's last (listed by exec/). */
     [JF_LAST] = {"last", S_IFLNK | 0777, NODE_UNLISTED, .link = link_job_last},
+};
+
+static const struct node prompt_nodes[] = {
+    [PF_DIR] = DIR_ROW(0755),
+    [PF_AGENT] = JOB_SETTING("agent"),
+    [PF_MODEL] = JOB_SETTING("model"),
+    [PF_CWD] = JOB_SETTING("cwd"),
+    [PF_ENV] = {"env", S_IFREG | 0644, .flags = N_WHOLE, .read = read_job_file,
+		.write = write_job_setting},
+    [PF_CONTINUE] = JOB_SETTING("continue"),
+    /* text starts the prompt at close (it may come in several writes). */
+    [PF_TEXT] = {"text", S_IFREG | 0644, .flags = N_AT_CLOSE, .read = read_job_file,
+		 .write = write_job_setting},
+    [PF_EVENTS] = JOB_END("events", stream_prompt_events),
+    [PF_RESULT] = VALUE("result", read_job_file),
+    [PF_STATUS] = VALUE("status", read_job_file),
+    [PF_EXIT] = {"exit", S_IFREG | 0444, .flags = N_NEEDS_START | N_AFTER_END,
+		 .read = read_job_file},
+    [PF_SESSION] = VALUE("session", read_job_file),
+    [PF_OUTPUT] = JOB_END("output", stream_job_output),
+    [PF_CTL] = {"ctl", S_IFREG | 0200, .write = write_job_ctl},
+    [PF_STARTED] = VALUE("started", read_job_file),
+    [PF_ENDED] = VALUE("ended", read_job_file),
+    /* prompts/last while this prompt is its box's last. */
+    [PF_LAST] = {"last", S_IFLNK | 0777, NODE_UNLISTED, .link = link_job_last},
 };
 
 static const struct node snap_nodes[] = {
@@ -993,16 +1070,39 @@ static int get_box(struct tree *t, uint64_t ino, struct obj *o)
 	return 0;
 }
 
-/* A job and the id of its box (whose error file is the job's). */
-static int get_job(struct tree *t, uint64_t ino, struct obj *o)
+/* A job or prompt (kind) and the id of its box (whose error file is the
+ * job's). */
+static int get_job_kind(struct tree *t, uint64_t ino, enum job_kind kind, struct obj *o)
 {
 	struct box_view v;
 
 	if (engine_job_get_by_id(t->engine, (int64_t)INO_ID(ino), &o->job) < 0 ||
-	    engine_box_get_by_id(t->engine, o->job.box_id, &v) < 0)
+	    o->job.kind != kind || engine_box_get_by_id(t->engine, o->job.box_id, &v) < 0)
 		return -ENOENT;
 	o->id = v.id;
 	o->mtime = v.created;
+	return 0;
+}
+
+static int get_job(struct tree *t, uint64_t ino, struct obj *o)
+{
+	return get_job_kind(t, ino, JOB_EXEC, o);
+}
+
+static int get_prompt(struct tree *t, uint64_t ino, struct obj *o)
+{
+	return get_job_kind(t, ino, JOB_PROMPT, o);
+}
+
+static int get_agent(struct tree *t, uint64_t ino, struct obj *o)
+{
+	const char *name = tree_image_slot_name(t, INO_ID(ino));
+	_cleanup_free_ char *text = NULL;
+	size_t len;
+
+	if (!name || name[0] != '@' || engine_agent_read(t->engine, name + 1, &text, &len) < 0)
+		return -ENOENT;
+	o->mtime = t->started;
 	return 0;
 }
 
@@ -1077,5 +1177,7 @@ const struct kind tree_kinds[] = {
     [KIND_SNAP] = KIND_ROW(snap_nodes, get_snap, record_snap),
     [KIND_VOLUME] = KIND_ROW(volume_nodes, get_volume, record_volume),
     [KIND_SECRET] = KIND_ROW(secret_nodes, get_secret, record_secret),
+    [KIND_PROMPT] = KIND_ROW(prompt_nodes, get_prompt, record_box),
+    [KIND_AGENT] = KIND_ROW(agent_nodes, get_agent, NULL),
 };
 const size_t tree_n_kinds = ELEMENTSOF(tree_kinds);

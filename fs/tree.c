@@ -163,6 +163,8 @@ static void node_label(const struct obj *o, char *buf, size_t bufsz)
 
 	if (o->kind == &tree_kinds[KIND_JOB])
 		snprintf(buf, bufsz, "exec/%s/%s", o->job.name, n->name);
+	else if (o->kind == &tree_kinds[KIND_PROMPT])
+		snprintf(buf, bufsz, "prompts/%s/%s", o->job.name, n->name);
 	else if (n->dir != 0 && n->dir != NODE_UNLISTED)
 		snprintf(buf, bufsz, "%s/%s", o->kind->nodes[n->dir].name, n->name);
 	else
@@ -212,10 +214,16 @@ static int refuse_unstarted(struct tree *t, const struct obj *o, struct tree_err
 	if (!(o->node->flags & N_NEEDS_START) || o->job.state != JOB_CREATED)
 		return 0;
 	node_label(o, label, sizeof label);
-	pd_error_set(&err, -EBUSY,
-		     "job %s has not started, so %s would wait forever: write its command to "
-		     "cmd first, then read %s",
-		     o->job.name, file, file);
+	if (o->kind == &tree_kinds[KIND_PROMPT])
+		pd_error_set(&err, -EBUSY,
+			     "prompt %s has not started, so %s would wait forever: write its text "
+			     "first, then read %s",
+			     o->job.name, file, file);
+	else
+		pd_error_set(&err, -EBUSY,
+			     "job %s has not started, so %s would wait forever: write its command "
+			     "to cmd first, then read %s",
+			     o->job.name, file, file);
 	o->kind->record(t, o, label, &err);
 	return tree_tell(te, label, &err);
 }
@@ -233,6 +241,11 @@ static int64_t box_id_of(struct tree *t, uint64_t ino)
 static bool is_exec_dir(uint64_t ino)
 {
 	return INO_KIND(ino) == KIND_BOX && INO_FILE(ino) == BF_EXEC;
+}
+
+static bool is_prompts_dir(uint64_t ino)
+{
+	return INO_KIND(ino) == KIND_BOX && INO_FILE(ino) == BF_PROMPTS;
 }
 
 /* --- attributes ----------------------------------------------------------------- */
@@ -349,6 +362,21 @@ static int lookup_object_entry(struct tree *t, uint64_t parent, const char *name
 			return tree_getattr(t, INO(KIND_JOB, jv.id, JF_DIR), ret);
 		return -ENOENT;
 	}
+	if (is_prompts_dir(parent)) {
+		struct job_view jv;
+		if (strcmp(name, "last") == 0) {
+			char last[NAME_MAX_LEN + 1];
+			if (engine_job_last_kind(t->engine, box, JOB_PROMPT, last, sizeof last) <
+				0 ||
+			    engine_job_get_kind(t->engine, box, JOB_PROMPT, last, &jv) < 0)
+				return -ENOENT;
+			return tree_getattr(t, INO(KIND_PROMPT, jv.id, PF_LAST), ret);
+		}
+		if (name_valid(name) &&
+		    engine_job_get_kind(t->engine, box, JOB_PROMPT, name, &jv) >= 0)
+			return tree_getattr(t, INO(KIND_PROMPT, jv.id, PF_DIR), ret);
+		return -ENOENT;
+	}
 	if (INO_KIND(parent) == KIND_BOX && INO_FILE(parent) == BF_SNAPSHOTS) {
 		struct snapshot_view sv;
 		struct box_view v;
@@ -414,6 +442,17 @@ static int lookup_top(struct tree *t, uint64_t parent, const char *name, struct 
 		if (engine_secret_get(t->engine, name, &sv) < 0)
 			return -ENOENT;
 		return tree_getattr(t, INO(KIND_SECRET, sv.id, 0), ret);
+	}
+	if (parent == S_AGENTS) {
+		/* Slots are shared with images: an agent's is "@ID". */
+		char key[NAME_MAX_LEN + 2];
+		_cleanup_free_ char *text = NULL;
+		size_t len;
+		if (!name_valid(name) || engine_agent_read(t->engine, name, &text, &len) < 0)
+			return -ENOENT;
+		snprintf(key, sizeof key, "@%s", name);
+		i = image_slot(t, key);
+		return i < 0 ? i : tree_getattr(t, INO(KIND_AGENT, i, 0), ret);
 	}
 	return -ENOENT;
 }
@@ -567,6 +606,8 @@ static int list_top(struct tree *t, struct entries *es, uint64_t ino)
 		image_list_free(names, n);
 	} else if (ino == S_SECRETS) {
 		r = engine_secret_names(t->engine, &names, &n);
+	} else if (ino == S_AGENTS) {
+		r = engine_agent_names(t->engine, &names, &n);
 		for (size_t i = 0; i < n && r >= 0; i++)
 			r = add_by_lookup(t, es, ino, names[i]);
 		image_list_free(names, n);
@@ -589,7 +630,8 @@ static int list_object_entries(struct tree *t, struct entries *es, uint64_t ino)
 	int64_t box;
 	int r;
 
-	if (!is_exec_dir(ino) && !(INO_KIND(ino) == KIND_BOX && INO_FILE(ino) == BF_SNAPSHOTS))
+	if (!is_exec_dir(ino) && !is_prompts_dir(ino) &&
+	    !(INO_KIND(ino) == KIND_BOX && INO_FILE(ino) == BF_SNAPSHOTS))
 		return 0;
 	box = box_id_of(t, ino);
 	r = box < 0 ? (int)box : 0;
@@ -597,7 +639,9 @@ static int list_object_entries(struct tree *t, struct entries *es, uint64_t ino)
 		r = add_by_lookup(t, es, ino, "last");
 	if (r >= 0)
 		r = is_exec_dir(ino) ? engine_job_names(t->engine, box, &names, &n)
-				     : engine_snapshot_names(t->engine, box, &names, &n);
+		    : is_prompts_dir(ino)
+			? engine_job_names_kind(t->engine, box, JOB_PROMPT, &names, &n)
+			: engine_snapshot_names(t->engine, box, &names, &n);
 	for (size_t i = 0; i < n && r >= 0; i++)
 		r = add_by_lookup(t, es, ino, names[i]);
 	image_list_free(names, n);
@@ -1143,7 +1187,8 @@ int tree_write(struct tree *t, struct tree_file *f, uint64_t off, const char *bu
 	if (n->flags & N_AT_CLOSE) {
 		/* What can be refused now is refused now: cmd of a job that
 		 * has started (EBUSY, recorded). */
-		if (o.kind == &tree_kinds[KIND_JOB] && o.job.state != JOB_CREATED)
+		if ((o.kind == &tree_kinds[KIND_JOB] || o.kind == &tree_kinds[KIND_PROMPT]) &&
+		    o.job.state != JOB_CREATED)
 			return apply(t, f, &o, buf, len, te);
 		r = accumulate(f, off, buf, len);
 		if (r < 0)
@@ -1218,18 +1263,19 @@ int tree_mkdir(struct tree *t, uint64_t parent, const char *name, struct tree_at
 	pd_error err = {0};
 	int r;
 
-	if (is_exec_dir(parent)) {
+	if (is_exec_dir(parent) || is_prompts_dir(parent)) {
 		int64_t box = box_id_of(t, parent);
 		if (box < 0)
 			return (int)box;
-		if (strcmp(name, "new") == 0 || strcmp(name, "last") == 0)
+		if ((is_exec_dir(parent) && strcmp(name, "new") == 0) || strcmp(name, "last") == 0)
 			return -EEXIST;
 		pd_mutex_lock(&t->lock);
 		bool temp = find_temp(t, parent, name) != NULL;
 		pd_mutex_unlock(&t->lock);
 		if (temp)
 			return -EEXIST;
-		r = engine_job_create(t->engine, box, name, &err);
+		r = engine_job_create_kind(
+		    t->engine, box, is_prompts_dir(parent) ? JOB_PROMPT : JOB_EXEC, name, &err);
 		if (r < 0)
 			return r;
 		return tree_lookup(t, parent, name, ret);
@@ -1270,12 +1316,13 @@ int tree_rmdir(struct tree *t, uint64_t parent, const char *name, struct tree_er
 	/* From here the object is the one the lookup found, by its id: a
 	 * concurrent rmdir and mkdir of the same name makes another, which
 	 * this one never deletes. */
-	if (is_exec_dir(parent)) {
+	if (is_exec_dir(parent) || is_prompts_dir(parent)) {
 		int64_t box = (int64_t)INO_ID(parent);
 		r = engine_job_delete(t->engine, (int64_t)INO_ID(a.ino), &err);
 		if (r >= 0 || err.code) {
 			char label[100];
-			snprintf(label, sizeof label, "exec/%s", name);
+			snprintf(label, sizeof label, "%s/%s",
+				 is_prompts_dir(parent) ? "prompts" : "exec", name);
 			engine_box_record_error(t->engine, box, label, r < 0 ? &err : NULL);
 			if (r < 0)
 				tree_tell(te, label, &err);
@@ -1548,7 +1595,8 @@ static void check_tables(void)
 			assert(!S_ISREG(n->mode) || !writable(n->mode) || n->write ||
 			       (n->flags & N_IMPORT));
 			assert(!n->write || tree_kinds[k].record);
-			assert(!(n->flags & (N_AFTER_END | N_NEEDS_START)) || k == KIND_JOB);
+			assert(!(n->flags & (N_AFTER_END | N_NEEDS_START)) || k == KIND_JOB ||
+			       k == KIND_PROMPT);
 			assert(n->dir == NODE_UNLISTED || n->dir < tree_kinds[k].n);
 		}
 }

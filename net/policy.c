@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "net/policy.h"
+#include "common/parse.h"
 #include "common/util.h"
 
 static const char *const mode_names[] = {
@@ -142,9 +143,23 @@ static int parse_cidr(const char *s, struct policy_entry *e, const char **ret_wh
 	return 0;
 }
 
+/* An agent id after "@": [a-z0-9][a-z0-9._-]{0,62} (name_valid()). */
+static int parse_preset(const char *s, struct policy_entry *e, const char **ret_why)
+{
+	if (!name_valid(s)) {
+		*ret_why = "an agent preset is @ and an agent id ([a-z0-9][a-z0-9._-]{0,62})";
+		return -EINVAL;
+	}
+	e->kind = POLICY_PRESET;
+	e->domain = strdup(s);
+	return e->domain ? 0 : -ENOMEM;
+}
+
 /* One allowlist entry (s trimmed, NUL-terminated, writable). */
 static int parse_entry(char *s, struct policy_entry *e, const char **ret_why)
 {
+	if (s[0] == '@')
+		return parse_preset(s + 1, e, ret_why);
 	if (strchr(s, ':')) {
 		*ret_why = "IPv6 is not supported yet";
 		return -EINVAL;
@@ -234,6 +249,7 @@ int policy_parse(const char *text, size_t len, struct policy *ret, pd_error *err
 			}
 		}
 		r = parse_entry(line, &p.entries[p.n_entries], &why);
+		p.entries[p.n_entries].line = lineno;
 		if (r < 0) {
 			if (r == -ENOMEM)
 				pd_error_set(err, r, "out of memory");
@@ -275,7 +291,11 @@ int policy_format(const struct policy *p, char **ret)
 	w = buf + sprintf(buf, "%s\n", mode_names[p->mode]);
 	for (size_t i = 0; i < p->n_entries; i++) {
 		const struct policy_entry *e = &p->entries[i];
-		if (e->kind == POLICY_CIDR) {
+		if (e->expanded)
+			continue;
+		if (e->kind == POLICY_PRESET)
+			w += sprintf(w, "@%s\n", e->domain);
+		else if (e->kind == POLICY_CIDR) {
 			w += sprintf(w, "%u.%u.%u.%u/%u\n", e->addr >> 24, (e->addr >> 16) & 0xff,
 				     (e->addr >> 8) & 0xff, e->addr & 0xff, e->prefix);
 		} else
@@ -314,6 +334,60 @@ bool policy_allows_name(const struct policy *p, const char *name)
 			return true;
 	}
 	return false;
+}
+
+bool policy_has_presets(const struct policy *p)
+{
+	for (size_t i = 0; i < p->n_entries; i++)
+		if (p->entries[i].kind == POLICY_PRESET)
+			return true;
+	return false;
+}
+
+int policy_add_expanded(struct policy *p, const char *host)
+{
+	struct policy_entry e = {.expanded = true};
+	struct policy_entry *v;
+	const char *why;
+	char buf[POLICY_DOMAIN_MAX + 1];
+	int r;
+
+	if (strlen(host) >= sizeof buf || host[0] == '*' || host[0] == '@' || strchr(host, '/'))
+		return -EINVAL;
+	snprintf(buf, sizeof buf, "%s", host);
+	r = parse_entry(buf, &e, &why);
+	if (r < 0)
+		return r;
+	e.expanded = true;
+	v = realloc(p->entries, (p->n_entries + 1) * sizeof *v);
+	if (!v) {
+		free(e.domain);
+		return -ENOMEM;
+	}
+	p->entries = v;
+	p->entries[p->n_entries++] = e;
+	return 0;
+}
+
+bool policy_allows_host(const struct policy *p, const char *host)
+{
+	struct in_addr in;
+
+	if (p->mode == POLICY_ALLOW_ALL)
+		return true;
+	if (p->mode != POLICY_ALLOWLIST)
+		return false;
+	if (inet_pton(AF_INET, host, &in) == 1) {
+		uint32_t a = ntohl(in.s_addr);
+		for (size_t i = 0; i < p->n_entries; i++) {
+			const struct policy_entry *e = &p->entries[i];
+			uint32_t mask = e->prefix ? ~0u << (32 - e->prefix) : 0u;
+			if (e->kind == POLICY_CIDR && (a & mask) == e->addr)
+				return true;
+		}
+		return false;
+	}
+	return policy_allows_name(p, host);
 }
 
 bool policy_awaits_entries(const char *text, size_t len)

@@ -6,11 +6,19 @@
  *	api.example.com                       allowlist only: a domain,
  *	*.example.com                         a *. wildcard (subdomains only),
  *	10.20.0.0/16                          or an IPv4 address or network
+ *	@claude                               or an agent preset: @ and an
+ *	                                      agent id (docs/prompts.md)
  *
  * Blank lines and surrounding blanks are ignored; '#' starts a comment
  * line. Domains are case-insensitive and kept lowercase. A parsed policy
  * formats back to a canonical text (policy_format), which is what the store
  * keeps and the file shows.
+ *
+ * Presets are kept as entries of their own (POLICY_PRESET, the agent id in
+ * domain): this module does not know the agents. The engine checks the ids
+ * and expands each preset into the hosts it stands for with
+ * policy_add_expanded(): entries marked expanded, which match like the
+ * others but never show in the canonical text.
  */
 #pragma once
 
@@ -27,13 +35,16 @@
 
 enum policy_mode { POLICY_ALLOW_ALL, POLICY_DENY_ALL, POLICY_ALLOWLIST };
 
-enum policy_kind { POLICY_CIDR, POLICY_DOMAIN, POLICY_WILDCARD };
+enum policy_kind { POLICY_CIDR, POLICY_DOMAIN, POLICY_WILDCARD, POLICY_PRESET };
 
 struct policy_entry {
 	enum policy_kind kind;
+	bool expanded;	 /* added by policy_add_expanded(), not written */
+	int line;	 /* PRESET: its line in the text parsed (for errors) */
 	uint32_t addr;	 /* CIDR: network, host byte order, host bits clear */
 	unsigned prefix; /* CIDR: 0-32 */
-	char *domain;	 /* DOMAIN/WILDCARD: lowercase, without the "*." */
+	char *domain;	 /* DOMAIN/WILDCARD: lowercase, without the "*.";
+			  * PRESET: the agent id, without the "@" */
 };
 
 struct policy {
@@ -65,3 +76,14 @@ bool policy_awaits_entries(const char *text, size_t len);
  * [a-z0-9._-] (such as an escaped dot inside a label) is never allowed by
  * an entry. */
 bool policy_allows_name(const struct policy *p, const char *name);
+
+/* True when p has an @AGENT entry. */
+bool policy_has_presets(const struct policy *p);
+
+/* Adds host (a host name, lowercase, or a dotted IPv4 address) to p as an
+ * expanded entry: a domain, or a /32. -EINVAL for anything else, -ENOMEM. */
+int policy_add_expanded(struct policy *p, const char *host);
+
+/* True when p lets a box reach host (a name or a dotted IPv4 address):
+ * allow-all, a domain entry naming it, or a network holding it. */
+bool policy_allows_host(const struct policy *p, const char *host);

@@ -120,6 +120,24 @@ static const char *const migrations[] = {
     "  pos INTEGER NOT NULL,"
     "  PRIMARY KEY (box_id, secret_id)"
     ");",
+    /* 10 -> 11: prompts are jobs of kind "prompt" (exec jobs: "exec"), each
+     * kind a name space of its own in a box. The table is rebuilt for the
+     * new UNIQUE; ids and the id sequence are kept (ids are inodes). */
+    "CREATE TABLE jobs_new ("
+    "  id INTEGER PRIMARY KEY AUTOINCREMENT,"
+    "  box_id INTEGER NOT NULL REFERENCES boxes(id) ON DELETE CASCADE,"
+    "  kind TEXT NOT NULL DEFAULT 'exec',"
+    "  name TEXT NOT NULL,"
+    "  state TEXT NOT NULL,"
+    "  UNIQUE (box_id, kind, name)"
+    ");"
+    "INSERT INTO jobs_new (id, box_id, kind, name, state)"
+    "  SELECT id, box_id, 'exec', name, state FROM jobs;"
+    "DELETE FROM sqlite_sequence WHERE name = 'jobs_new';"
+    "INSERT INTO sqlite_sequence (name, seq)"
+    "  SELECT 'jobs_new', seq FROM sqlite_sequence WHERE name = 'jobs';"
+    "DROP TABLE jobs;"
+    "ALTER TABLE jobs_new RENAME TO jobs;",
 };
 
 static int sql_err(sqlite3 *db, pd_error *err, const char *what)
@@ -654,10 +672,13 @@ int store_job_insert(struct store *s, struct job_row *row, pd_error *err)
 {
 	_cleanup_cached_ sqlite3_stmt *st = NULL;
 
-	if (store_stmt(s, "INSERT INTO jobs (box_id, name, state) VALUES (?1, ?2, ?3)", &st) < 0 ||
+	if (store_stmt(s, "INSERT INTO jobs (box_id, name, state, kind) VALUES (?1, ?2, ?3, ?4)",
+		       &st) < 0 ||
 	    sqlite3_bind_int64(st, 1, row->box_id) != SQLITE_OK ||
 	    sqlite3_bind_text(st, 2, row->name, -1, SQLITE_STATIC) != SQLITE_OK ||
-	    sqlite3_bind_text(st, 3, row->state, -1, SQLITE_STATIC) != SQLITE_OK)
+	    sqlite3_bind_text(st, 3, row->state, -1, SQLITE_STATIC) != SQLITE_OK ||
+	    sqlite3_bind_text(st, 4, row->kind[0] ? row->kind : "exec", -1, SQLITE_STATIC) !=
+		SQLITE_OK)
 		return sql_err(s->db, err, "insert job");
 	if (sqlite3_step(st) != SQLITE_DONE) {
 		int r = sql_err(s->db, err, "insert job");
@@ -688,8 +709,8 @@ int store_job_foreach(struct store *s, int (*fn)(const struct job_row *row, void
 	_cleanup_stmt_ sqlite3_stmt *st = NULL;
 	int rc;
 
-	if (sqlite3_prepare_v2(s->db, "SELECT id, box_id, name, state FROM jobs ORDER BY id", -1,
-			       &st, NULL) != SQLITE_OK)
+	if (sqlite3_prepare_v2(s->db, "SELECT id, box_id, name, state, kind FROM jobs ORDER BY id",
+			       -1, &st, NULL) != SQLITE_OK)
 		return -EIO;
 	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
 		struct job_row row = {0};
@@ -699,6 +720,7 @@ int store_job_foreach(struct store *s, int (*fn)(const struct job_row *row, void
 		row.box_id = sqlite3_column_int64(st, 1);
 		copy_text(row.name, sizeof row.name, st, 2);
 		copy_text(row.state, sizeof row.state, st, 3);
+		copy_text(row.kind, sizeof row.kind, st, 4);
 		r = fn(&row, userdata);
 		if (r < 0)
 			return r;

@@ -16,7 +16,7 @@
 #include "common/parse.h"
 
 /* The schema version this build writes. */
-#define STORE_SCHEMA_VERSION 10
+#define STORE_SCHEMA_VERSION 11
 /* Host ids per box (its user namespace maps 0..STORE_BOX_IDS-1). */
 #define STORE_BOX_IDS 65536
 
@@ -115,6 +115,7 @@ struct job_row {
 	int64_t box_id;
 	char name[NAME_MAX_LEN + 1];
 	char state[16]; /* created, running, ended */
+	char kind[8];	/* exec, prompt (a name space each); "" on insert: exec */
 };
 
 /* Jobs; deleting a box deletes its jobs (foreign key). */

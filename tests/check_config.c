@@ -134,6 +134,107 @@ static void assert_defaults(const struct pd_config *c)
 	assert_type(c, "large", 4000, 8 * GiB, 4096, 10 * GiB);
 }
 
+/* ---- agents ---- */
+
+START_TEST(test_agent_sections)
+{
+	struct pd_config c;
+	pd_error err = {0};
+	const struct agent_config *a;
+	char host[CONFIG_HOST_MAX + 1];
+
+	ck_assert_int_eq(load_text("[paddock]\nagent = codex\n"
+				   "[agent claude]\nbase_url = http://Model.Test:8080/v1\n"
+				   "model = claude-x-1\n"
+				   "[agent codex]\nmodel = gpt-9\n",
+				   &c, &err),
+			 0);
+	ck_assert_str_eq(c.agent, "codex");
+	ck_assert_uint_eq(c.n_agents, 2);
+	a = config_find_agent(&c, "claude");
+	ck_assert_ptr_nonnull(a);
+	ck_assert_str_eq(a->base_url, "http://Model.Test:8080/v1");
+	ck_assert_str_eq(a->model, "claude-x-1");
+	ck_assert_int_eq(config_url_host(a->base_url, host, sizeof host), 0);
+	ck_assert_str_eq(host, "model.test");
+	a = config_find_agent(&c, "codex");
+	ck_assert_ptr_nonnull(a);
+	ck_assert_ptr_null(a->base_url);
+	ck_assert_str_eq(a->model, "gpt-9");
+	ck_assert_ptr_null(config_find_agent(&c, "pi"));
+	config_release(&c);
+
+	/* Without any: no default agent, no sections. */
+	ck_assert_int_eq(load_text("[paddock]\n", &c, &err), 0);
+	ck_assert_ptr_null(c.agent);
+	ck_assert_uint_eq(c.n_agents, 0);
+	config_release(&c);
+}
+END_TEST
+
+START_TEST(test_url_host)
+{
+	static const struct {
+		const char *url, *host;
+	} good[] = {
+	    {"https://api.anthropic.com", "api.anthropic.com"},
+	    {"http://10.0.0.5:8080/v1/", "10.0.0.5"},
+	    {"http://proxy:3128", "proxy"},
+	    {"https://A.B.example?", NULL}, /* a query: refused */
+	};
+	static const char *const bad[] = {
+	    "ftp://x.test",
+	    "http://",
+	    "http://:80",
+	    "http://user@x.test",
+	    "http://a:b@x.test/",
+	    "http://[::1]:80",
+	    "http://x.test:0",
+	    "http://x.test:99999",
+	    "http://x..test",
+	    "http://.x.test",
+	    "http://x test",
+	    "http://x.test:80x",
+	    "http://x.test#frag",
+	    "https://x\ty",
+	    NULL,
+	};
+	char host[CONFIG_HOST_MAX + 1];
+
+	for (size_t i = 0; i < sizeof good / sizeof *good; i++) {
+		int r = config_url_host(good[i].url, host, sizeof host);
+		if (good[i].host) {
+			ck_assert_int_eq(r, 0);
+			ck_assert_str_eq(host, good[i].host);
+		} else
+			ck_assert_int_eq(r, -EINVAL);
+	}
+	for (size_t i = 0; bad[i]; i++)
+		ck_assert_msg(config_url_host(bad[i], host, sizeof host) == -EINVAL, "%s", bad[i]);
+	ck_assert_int_eq(config_url_host(NULL, host, sizeof host), -EINVAL);
+}
+END_TEST
+
+START_TEST(test_agent_errors)
+{
+	expect_error("[agent claude]\nbase_url = ftp://x.test\n", 2,
+		     "bad base_url \"ftp://x.test\": http:// or https://, a host name or an IPv4 "
+		     "address, an optional :PORT and /PATH");
+	expect_error("[agent claude]\nbase_url = http://u@x.test\n", 2,
+		     "bad base_url \"http://u@x.test\": http:// or https://, a host name or an "
+		     "IPv4 address, an optional :PORT and /PATH");
+	expect_error("[agent claude]\nmodel = a b\n", 2,
+		     "bad model \"a b\": 1 to 255 bytes, no blanks");
+	expect_error("[agent claude]\nmodel = m\nmodel = n\n", 3,
+		     "duplicate key \"model\" in [agent claude]");
+	expect_error("[agent claude]\ntoken = x\n", 2,
+		     "unknown key \"token\" in [agent claude] (base_url, model)");
+	expect_error("[agent Bad!]\n", 1, "invalid agent id \"Bad!\" in [agent Bad!]");
+	expect_error("[agent claude]\n[agent claude]\n", 2, "duplicate section [agent claude]");
+	expect_error("[paddock]\nagent = Not/valid\n", 2, "bad value for agent: \"Not/valid\"");
+}
+END_TEST
+
 /* ---- core ---- */
 
 START_TEST(test_defaults_without_file)
@@ -1019,6 +1120,9 @@ static Suite *config_suite(void)
 	tcase_add_test(tc, test_default_type_missing);
 	tcase_add_test(tc, test_first_error_wins);
 	tcase_add_test(tc, test_novnc_dir);
+	tcase_add_test(tc, test_agent_sections);
+	tcase_add_test(tc, test_url_host);
+	tcase_add_test(tc, test_agent_errors);
 	tcase_add_test(tc, test_missing_file);
 	tcase_add_test(tc, test_unreadable_file);
 	tcase_add_test(tc, test_null_error);

@@ -127,6 +127,60 @@ START_TEST(test_names)
 }
 END_TEST
 
+/* ---- agent presets ---- */
+
+START_TEST(test_presets)
+{
+	struct policy p;
+	pd_error err;
+	char *out = NULL;
+
+	ck_assert_int_eq(parse("allowlist\nexample.org\n\n@claude\n@my-agent_2\n", &p, &err), 0);
+	ck_assert_uint_eq(p.n_entries, 3);
+	ck_assert_int_eq(p.entries[1].kind, POLICY_PRESET);
+	ck_assert_str_eq(p.entries[1].domain, "claude");
+	ck_assert_int_eq(p.entries[1].line, 4);
+	ck_assert_int_eq(p.entries[2].line, 5);
+	/* A preset alone allows no name until it is expanded. */
+	ck_assert(!policy_allows_name(&p, "claude"));
+	ck_assert(!policy_allows_host(&p, "model.test"));
+	/* Expanded hosts match, and never show in the canonical text. */
+	ck_assert_int_eq(policy_add_expanded(&p, "model.test"), 0);
+	ck_assert_int_eq(policy_add_expanded(&p, "10.9.8.7"), 0);
+	ck_assert_int_eq(policy_add_expanded(&p, "*.evil.test"), -EINVAL);
+	ck_assert_int_eq(policy_add_expanded(&p, "10.0.0.0/8"), -EINVAL);
+	ck_assert_int_eq(policy_add_expanded(&p, "not a host"), -EINVAL);
+	ck_assert_uint_eq(p.n_entries, 5);
+	ck_assert(p.entries[3].expanded && p.entries[4].expanded);
+	ck_assert(policy_allows_name(&p, "model.test"));
+	ck_assert(policy_allows_host(&p, "model.test"));
+	ck_assert(policy_allows_host(&p, "10.9.8.7"));
+	ck_assert(!policy_allows_host(&p, "10.9.8.8"));
+	ck_assert(!policy_allows_host(&p, "other.test"));
+	ck_assert(policy_allows_host(&p, "example.org"));
+	ck_assert_int_eq(policy_format(&p, &out),
+			 (int)strlen("allowlist\nexample.org\n@claude\n@my-agent_2\n"));
+	ck_assert_str_eq(out, "allowlist\nexample.org\n@claude\n@my-agent_2\n");
+	free(out);
+	policy_release(&p);
+
+	/* The canonical text parses to itself. */
+	expect_canonical("allowlist\n  @codex  \n", "allowlist\n@codex\n");
+	/* Hosts under other modes. */
+	ck_assert_int_eq(parse("deny-all", &p, &err), 0);
+	ck_assert(!policy_allows_host(&p, "10.9.8.7"));
+	policy_release(&p);
+	ck_assert_int_eq(parse("allow-all", &p, &err), 0);
+	ck_assert(policy_allows_host(&p, "10.9.8.7"));
+	policy_release(&p);
+
+	expect_refused("allowlist\n@\n", "line 2: \"@\": an agent preset is @ and an agent id");
+	expect_refused("allowlist\n@Claude\n", "line 2: \"@Claude\": an agent preset");
+	expect_refused("allowlist\n@a/b\n", "line 2: \"@a/b\": an agent preset");
+	expect_refused("deny-all\n@claude\n", "line 2: deny-all takes no entries");
+}
+END_TEST
+
 /* ---- limits ---- */
 
 static char *allowlist_of(size_t n)
@@ -239,6 +293,7 @@ static Suite *policy_suite(void)
 	tcase_add_test(tc, test_allowlist_entries);
 	tcase_add_test(tc, test_canonical);
 	tcase_add_test(tc, test_names);
+	tcase_add_test(tc, test_presets);
 	suite_add_tcase(s, tc);
 
 	tc = tcase_create("limits");

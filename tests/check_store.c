@@ -614,6 +614,53 @@ START_TEST(test_migrate_from_v3)
 }
 END_TEST
 
+/* Schema 11: jobs have a kind, a name space each; the ids and the id
+ * sequence survive the table's rebuild (ids are inodes, never reused). */
+START_TEST(test_migrate_jobs_kind)
+{
+	struct job_row j = {.box_id = 1};
+	struct store *s = NULL;
+	pd_error err = {0};
+	sqlite3 *db = raw_open();
+
+	raw_exec(db, "CREATE TABLE boxes (id INTEGER PRIMARY KEY AUTOINCREMENT,"
+		     " name TEXT NOT NULL UNIQUE, state TEXT NOT NULL, type TEXT NOT NULL,"
+		     " image TEXT NOT NULL, created INTEGER NOT NULL,"
+		     " last_started INTEGER NOT NULL DEFAULT 0, error TEXT NOT NULL DEFAULT '',"
+		     " expires INTEGER NOT NULL DEFAULT 0);"
+		     "CREATE TABLE jobs (id INTEGER PRIMARY KEY AUTOINCREMENT,"
+		     " box_id INTEGER NOT NULL REFERENCES boxes(id) ON DELETE CASCADE,"
+		     " name TEXT NOT NULL, state TEXT NOT NULL, UNIQUE (box_id, name));"
+		     "INSERT INTO boxes (name, state, type, image, created, expires)"
+		     " VALUES ('kept', 'running', 'small', 'tiny', 7, 99);"
+		     "INSERT INTO jobs (box_id, name, state) VALUES (1, '1', 'ended');"
+		     "INSERT INTO jobs (box_id, name, state) VALUES (1, 'build', 'running');"
+		     "INSERT INTO jobs (box_id, name, state) VALUES (1, '3', 'ended');"
+		     "DELETE FROM jobs WHERE id = 3;"
+		     "PRAGMA user_version = 3;");
+	sqlite3_close(db);
+
+	ck_assert_int_eq(store_open(db_path, &s, &err), 0);
+	db = raw_open();
+	ck_assert_str_eq(raw_query(db, "SELECT group_concat(id || kind || name, ',') FROM jobs"),
+			 "1exec1,2execbuild");
+	sqlite3_close(db);
+	/* The next id is 4, not 3: the deleted job's id is not reused. */
+	snprintf(j.name, sizeof j.name, "1");
+	snprintf(j.state, sizeof j.state, "created");
+	snprintf(j.kind, sizeof j.kind, "prompt");
+	ck_assert_int_eq(store_job_insert(s, &j, &err), 0);
+	ck_assert_int_eq(j.id, 4);
+	/* A prompt and an exec job may share a name; two exec jobs may not. */
+	snprintf(j.kind, sizeof j.kind, "exec");
+	ck_assert_int_eq(store_job_insert(s, &j, &err), -EEXIST);
+	j.kind[0] = '\0'; /* exec */
+	snprintf(j.name, sizeof j.name, "build");
+	ck_assert_int_eq(store_job_insert(s, &j, &err), -EEXIST);
+	store_close(s);
+}
+END_TEST
+
 START_TEST(test_owner)
 {
 	uint8_t h1[STORE_HASH_LEN], h2[STORE_HASH_LEN];
@@ -1014,6 +1061,7 @@ static Suite *store_suite(void)
 	tcase_add_test(tc, test_reader);
 	tcase_add_test(tc, test_migrate_from_v1);
 	tcase_add_test(tc, test_migrate_from_v3);
+	tcase_add_test(tc, test_migrate_jobs_kind);
 	tcase_add_test(tc, test_owner);
 	tcase_add_test(tc, test_tokens);
 	suite_add_tcase(s, tc);

@@ -43,6 +43,71 @@ static const char *minimal(void)
 	       "[\"/bin/true\"]}";
 }
 
+/* ---- an agent's stdout in lines ("events") ---- */
+
+struct collected {
+	char lines[8][64];
+	size_t n;
+};
+
+static void collect(const char *line, size_t len, void *userdata)
+{
+	struct collected *c = userdata;
+	ck_assert_uint_lt(c->n, 8);
+	ck_assert_uint_lt(len, 64);
+	memcpy(c->lines[c->n], line, len);
+	c->lines[c->n++][len] = '\0';
+}
+
+START_TEST(lines_split)
+{
+	struct sup_lines l = {.max = 10};
+	struct collected c = {0};
+
+	/* Lines across chunks, an empty line, an overlong one skipped and
+	 * counted, the last without its newline at the end. */
+	sup_lines_feed(&l, "ab", strlen("ab"), collect, &c);
+	sup_lines_feed(&l, "c\n\nde", strlen("c\n\nde"), collect, &c);
+	ck_assert_uint_eq(c.n, 2);
+	ck_assert_str_eq(c.lines[0], "abc");
+	ck_assert_str_eq(c.lines[1], "");
+	sup_lines_feed(&l, "f\n0123456789", strlen("f\n0123456789"), collect, &c);
+	sup_lines_feed(&l, "X too long\nok\ntail", strlen("X too long\nok\ntail"), collect, &c);
+	ck_assert_uint_eq(l.skipped, 1);
+	ck_assert_uint_eq(c.n, 4);
+	ck_assert_str_eq(c.lines[2], "def");
+	ck_assert_str_eq(c.lines[3], "ok");
+	sup_lines_finish(&l, collect, &c);
+	ck_assert_uint_eq(c.n, 5);
+	ck_assert_str_eq(c.lines[4], "tail");
+	/* Exactly max bytes is a line. */
+	sup_lines_feed(&l, "0123456789\n", strlen("0123456789\n"), collect, &c);
+	ck_assert_uint_eq(c.n, 6);
+	ck_assert_str_eq(c.lines[5], "0123456789");
+	sup_lines_release(&l);
+}
+END_TEST
+
+START_TEST(spec_events)
+{
+	struct sup_spec *spec = NULL;
+	pd_error err = {0};
+	const char *base = "{\"container\": \"b\", \"crun\": \"/c\", \"crun_root\": \"/r\", "
+			   "\"argv\": [\"x\"], \"events\": ";
+	char text[256];
+
+	snprintf(text, sizeof text, "%s\"claude\"}", base);
+	ck_assert_int_eq(parse(text, &spec, &err), 0);
+	ck_assert_str_eq(spec->events, "claude");
+	sup_spec_free(spec);
+	snprintf(text, sizeof text, "%s\"../x\"}", base);
+	ck_assert_int_eq(parse(text, &spec, &err), -EINVAL);
+	ck_assert_str_eq(err.msg, "spec.json: \"events\" must be an agent id");
+	snprintf(text, sizeof text, "%s7}", base);
+	ck_assert_int_eq(parse(text, &spec, &err), -EINVAL);
+}
+END_TEST
+
 START_TEST(spec_full)
 {
 	struct sup_spec *spec = NULL;
@@ -545,6 +610,8 @@ static Suite *supervisor_suite(void)
 
 	tc = tcase_create("spec");
 	tcase_add_test(tc, spec_full);
+	tcase_add_test(tc, spec_events);
+	tcase_add_test(tc, lines_split);
 	tcase_add_test(tc, spec_defaults);
 	tcase_add_test(tc, spec_refused);
 	tcase_add_test(tc, spec_refused_optional);

@@ -294,8 +294,9 @@ static bool dir_has(uint64_t ino, const char *name, struct tree_attr *ret)
 	return found;
 }
 
-/* Entries of a box directory: its files, exec/, snapshots/, desktop/ and the root link. */
-#define BOX_FILES 22
+/* Entries of a box directory: its files, exec/, prompts/, secrets, snapshots/, desktop/ and the root
+ * link. */
+#define BOX_FILES 24
 
 static size_t dir_count(uint64_t ino)
 {
@@ -454,7 +455,7 @@ END_TEST
 START_TEST(test_root)
 {
 	static const char *const names[] = {"README", "version", "types",     "images",	 "boxes",
-					    "events", "tokens",	 "snapshots", "volumes", "secrets"};
+					    "events", "tokens",	 "snapshots", "volumes", "secrets", "agents"};
 	struct tree_attr a = attr_of("");
 
 	ck_assert_uint_eq(a.ino, TREE_ROOT_INO);
@@ -556,7 +557,7 @@ START_TEST(test_modes)
 	    {"error", 0440},   {"events", 0440},	 {"ttl", 0660},
 	    {"expires", 0440}, {"snapshot", 0220},	 {"fork", 0220},
 	    {"restore", 0220}, {"volumes", 0660},	 {"ip", 0440},
-	    {"policy", 0660},  {"screenshot.png", 0440}, {"secrets", 0660},
+	    {"policy", 0660},  {"screenshot.png", 0440}, {"prompt", 0220}, {"secrets", 0660},
 	};
 	char path[64];
 
@@ -571,7 +572,7 @@ START_TEST(test_modes)
 	make_box("web");
 	ck_assert(S_ISDIR(attr_of("boxes/web").mode));
 	ck_assert_uint_eq(dir_count(ino_of("boxes/web")),
-			  ELEMENTSOF(files) + 4 /* root, exec, snapshots, desktop */);
+			  ELEMENTSOF(files) + 5 /* root, exec, prompts, snapshots, desktop */);
 	ck_assert(S_ISDIR(attr_of("boxes/web/exec").mode));
 	ck_assert_uint_eq(attr_of("boxes/web/root").mode, S_IFLNK | 0770);
 	ck_assert_uint_eq(attr_of("boxes/web/exec").mode, S_IFDIR | 0770);

@@ -265,7 +265,7 @@ chmod 0755 "$PD_TMP"
 # --- members of the group --------------------------------------------------------
 
 for who in member member2; do
-	ok "$who: ls /paddock" same "$(as $who ls "$M")" "OK README boxes events images secrets snapshots tokens types version volumes"
+	ok "$who: ls /paddock" same "$(as $who ls "$M")" "OK README agents boxes events images secrets snapshots tokens types version volumes"
 	ok "$who: stat shows the mode and group" same "$($who stat -c '%a %g' "$M/boxes" "$B/state" "$B/info" "$B/exec/new" | tr '\n' ' ')" \
 		"770 $G 660 $G 440 $G 220 $G "
 	ok "$who: creates a box" same "$(as $who mkdir "$M/boxes/$who")" OK

@@ -53,7 +53,7 @@ job_ends() {
 
 mkdir "$B" "$M/volumes/vol"
 ok "a box's writable files are the ones covered here" \
-	covers "$B" "fork image policy restore secrets snapshot state ttl type volumes "
+	covers "$B" "fork image policy prompt restore secrets snapshot state ttl type volumes "
 ok "image: sed -i" bash -c "sed -i 's/.*/tiny/' '$B/image' && test \"\$(cat '$B/image')\" = tiny"
 ok "type: sed -i" bash -c "sed -i 's/small/tiny/' '$B/type' && test \"\$(cat '$B/type')\" = tiny"
 ok "ttl: sed -i" bash -c "sed -i 's/.*/7200/' '$B/ttl' && test \"\$(cat '$B/ttl')\" -gt 7000"
@@ -70,6 +70,25 @@ ok "exec/'s writable file is new" covers "$X" "new "
 ok "exec/new: temp file renamed" same "$(tmp_rename "$X/new" 'echo via-new')" OK
 ok "exec/new: the job ran" bash -c "test \"\$(readlink '$X/last')\" = 1 && $(declare -f same job_ends); X='$X' job_ends 1 0 && test \"\$(cat '$X/1/stdout')\" = via-new"
 ok "no temp file is left in exec/" same "$(ls -A "$X" | tr '\n' ' ')" "1 last new "
+
+# prompts/: settings the editor's way; the box's image (tiny) has no
+# agents, so a text is refused, through a rename as through a write.
+P=$B/prompts
+mkdir "$P/p"
+ok "a prompt's writable files are the ones covered here" \
+	covers "$P/p" "agent continue ctl cwd env model text "
+ok "prompt cwd: temp file renamed" same "$(tmp_rename "$P/p/cwd" /tmp)" OK
+ok "prompt env: temp file renamed" same "$(tmp_rename "$P/p/env" 'A=1')" OK
+ok "prompt env: sed -i" bash -c "sed -i 's/1/2/' '$P/p/env' && test \"\$(cat '$P/p/env')\" = A=2"
+ok "prompt model: temp file renamed" same "$(tmp_rename "$P/p/model" m1)" OK
+ok "prompt agent: temp file renamed, refused (no agents here)" same "$(tmp_rename "$P/p/agent" claude)" EINVAL
+ok "prompt continue: temp file renamed, refused (no such prompt)" same "$(tmp_rename "$P/p/continue" zz)" ENOENT
+ok "prompt text: temp file renamed, refused (tiny has no agents)" same "$(tmp_rename "$P/p/text" hi)" ENOENT
+ok "box prompt: temp file renamed, refused the same way" same "$(tmp_rename "$B/prompt" hi)" ENOENT
+ok "the refused ones stay as temp files, which can be removed" \
+	bash -c "rm '$P/p/.agent.tmp' '$P/p/.continue.tmp' '$P/p/.text.tmp' '$B/.prompt.tmp'"
+ok "no temp file is left in the prompt's directory" same "$(ls -A "$P/p" | grep -c '^\.')" 0
+ok "and the prompt has not started" same "$(cat "$P/p/status")" created
 
 mkdir "$X/j"
 ok "a job's writable files are the ones covered here" \

@@ -7,7 +7,7 @@ pd_start
 
 mode() { stat -c %a "$1"; }
 
-ok "root lists the tree" same "$(ls "$M" | tr '\n' ' ')" "README boxes events images secrets snapshots tokens types version volumes "
+ok "root lists the tree" same "$(ls "$M" | tr '\n' ' ')" "README agents boxes events images secrets snapshots tokens types version volumes "
 ok "version reads paddock X.Y.Z" grep -Eq '^paddock [0-9]+\.[0-9]+\.[0-9]+$' "$M/version"
 ok "README has examples" grep -q 'mkdir boxes/' "$M/README"
 ok "README is 0440 (the group has the owner's bits, others none)" same "$(mode "$M/README")" 440
@@ -110,7 +110,7 @@ try: os.rename('$B/t.tmp', '$B/type'); print('OK')
 except OSError as e: print(errno.errorcode[e.errno])")" EINVAL
 ok "and nothing changed" same "$(cat "$B/type")" medium
 ok "the temp file can be removed" rm "$B/t.tmp"
-ok "temp files are never box files" same "$(ls -A "$B" | tr '\n' ' ')" "created desktop error events exec expires fork image info ip policy restore root screenshot.png secrets snapshot snapshots state ttl type usage volumes "
+ok "temp files are never box files" same "$(ls -A "$B" | tr '\n' ' ')" "created desktop error events exec expires fork image info ip policy prompt prompts restore root screenshot.png secrets snapshot snapshots state ttl type usage volumes "
 
 # Streams.
 ok "events: O_NONBLOCK read at the end gives EAGAIN" python3 -c "
