@@ -368,7 +368,7 @@ int agent_command(const char *agent, const struct agent_run *run, char ***ret_ar
 		if (agent && strcmp(agent, AGENTS[i].name) == 0)
 			break;
 	if (i == ELEMENTSOF(AGENTS))
-		return pd_error_set(err, -EINVAL, "agent %.64s has no headless mode here",
+		return pd_error_set(err, -ENOENT, "agent %.64s has no headless mode here",
 				    agent ? agent : "(none)");
 	if (!run->text || !run->text[0])
 		return pd_error_set(err, -EINVAL, "the prompt is empty");

@@ -66,12 +66,12 @@ void agent_events_free(struct agent_events *s)
 
 const char *agent_events_result(const struct agent_events *s)
 {
-	return s->result;
+	return s->result ? s->result : "";
 }
 
 const char *agent_events_session(const struct agent_events *s)
 {
-	return s->session;
+	return s->session ? s->session : "";
 }
 
 /* --- small helpers ------------------------------------------------------ */

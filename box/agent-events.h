@@ -67,11 +67,11 @@ int agent_events_line(struct agent_events *s, const char *line, size_t len, cons
 int agent_events_end(struct agent_events *s, int exit_code, const char *time, struct pd_buf *out);
 
 /* The agent's final answer so far (its result event, else its last
- * message), or NULL when it gave none. Valid until the next call on s. */
+ * message), "" when it gave none. Valid until the next call on s. */
 const char *agent_events_result(const struct agent_events *s);
 
-/* The agent's session id (to resume it), or NULL while unknown. Valid
- * until the next call on s. */
+/* The agent's session id (to resume it), "" while unknown. Valid until
+ * the next call on s. */
 const char *agent_events_session(const struct agent_events *s);
 
 void agent_events_free(struct agent_events *s);
@@ -92,7 +92,8 @@ struct agent_run {
  * NULL-terminated and malloc'd (free with strv_free()). The text is one
  * argv element, after the options, so that it is never read as one.
  *
- * -EINVAL with a reason for an unknown agent, a text longer than
+ * -ENOENT for an agent without a headless mode here (kimi, prime, an
+ * unknown name). -EINVAL with a reason for a text longer than
  * AGENT_TEXT_MAX or empty, a model or session that is not a short word
  * (letters, digits, "._:/@+-", not starting with '-'), a base URL that is
  * not http(s):// followed by printable characters without quotes,

@@ -256,8 +256,8 @@ START_TEST(hostile_lines_skipped)
 		ck_assert_ptr_null(out.data);
 		/* A NUL inside the line given by length. */
 		ck_assert_int_eq(agent_events_line(s, "{\"type\":\0\"text\"}", 16, T, &out), 0);
-		ck_assert_ptr_null(agent_events_session(s));
-		ck_assert_ptr_null(agent_events_result(s));
+		ck_assert_str_eq(agent_events_session(s), "");
+		ck_assert_str_eq(agent_events_result(s), "");
 		pd_buf_free(&out);
 		agent_events_free(s);
 	}
@@ -348,7 +348,7 @@ START_TEST(bad_session_not_kept)
 	const char *l1 = "{\"type\":\"thread.started\",\"thread_id\":\"a b\\\"; rm -rf /\"}";
 
 	ck_assert_int_eq(agent_events_line(s, l1, strlen(l1), T, &out), 1);
-	ck_assert_ptr_null(agent_events_session(s));
+	ck_assert_str_eq(agent_events_session(s), "");
 	ck_assert_ptr_null(strstr(out.data, "session"));
 	pd_buf_free(&out);
 	agent_events_free(s);
@@ -599,20 +599,24 @@ START_TEST(command_refused)
 		const char *agent;
 		struct agent_run run;
 		const char *why;
+		int code; /* 0: -EINVAL */
 	} cases[] = {
-	    {"kimi", {.text = "hi"}, "no headless mode"},
-	    {NULL, {.text = "hi"}, "no headless mode"},
-	    {"claude", {.text = ""}, "empty"},
-	    {"claude", {.text = NULL}, "empty"},
-	    {"claude", {.text = "hi", .model = "--help"}, "model"},
-	    {"claude", {.text = "hi", .model = "a b"}, "model"},
-	    {"claude", {.text = "hi", .model = ""}, "model"},
-	    {"codex", {.text = "hi", .session = "x\"; rm -rf /"}, "session"},
-	    {"codex", {.text = "hi", .session = "-c"}, "session"},
-	    {"codex", {.text = "hi", .base_url = "http://x\"\nmodel_provider=\"evil"}, "base_url"},
-	    {"codex", {.text = "hi", .base_url = "file:///etc/passwd"}, "base_url"},
-	    {"opencode", {.text = "hi", .base_url = "http://a b"}, "base_url"},
-	    {"pi", {.text = "hi", .base_url = "http://x'$(id)'"}, "base_url"},
+	    {"kimi", {.text = "hi"}, "no headless mode", -ENOENT},
+	    {NULL, {.text = "hi"}, "no headless mode", -ENOENT},
+	    {"claude", {.text = ""}, "empty", 0},
+	    {"claude", {.text = NULL}, "empty", 0},
+	    {"claude", {.text = "hi", .model = "--help"}, "model", 0},
+	    {"claude", {.text = "hi", .model = "a b"}, "model", 0},
+	    {"claude", {.text = "hi", .model = ""}, "model", 0},
+	    {"codex", {.text = "hi", .session = "x\"; rm -rf /"}, "session", 0},
+	    {"codex", {.text = "hi", .session = "-c"}, "session", 0},
+	    {"codex",
+	     {.text = "hi", .base_url = "http://x\"\nmodel_provider=\"evil"},
+	     "base_url",
+	     0},
+	    {"codex", {.text = "hi", .base_url = "file:///etc/passwd"}, "base_url", 0},
+	    {"opencode", {.text = "hi", .base_url = "http://a b"}, "base_url", 0},
+	    {"pi", {.text = "hi", .base_url = "http://x'$(id)'"}, "base_url", 0},
 	};
 	_cleanup_free_ char *long_text = malloc(AGENT_TEXT_MAX + 2);
 
@@ -621,7 +625,7 @@ START_TEST(command_refused)
 		pd_error err = {0};
 
 		ck_assert_int_eq(agent_command(cases[i].agent, &cases[i].run, &argv, &env, &err),
-				 -EINVAL);
+				 cases[i].code ? cases[i].code : -EINVAL);
 		ck_assert_msg(strstr(err.msg, cases[i].why), "case %zu: [%s]", i, err.msg);
 		ck_assert_ptr_eq(argv, (char **)0x1);
 		ck_assert_ptr_eq(env, (char **)0x1);
