@@ -196,6 +196,11 @@ static void codex_cmd(const struct agent_run *run, struct vec *argv, struct vec 
 	add(argv, "check_for_update_on_startup=false");
 	add(argv, "-c");
 	add(argv, "analytics.enabled=false");
+	/* Its shell snapshot is a file in ~/.codex holding the whole
+	 * environment, the API key included, removed only when it exits
+	 * normally: a killed prompt would leave the key in the box. */
+	add(argv, "-c");
+	add(argv, "features.shell_snapshot=false");
 	if (run->base_url) {
 		/* The URL is checked (good_url): no quote or backslash can end
 		 * the TOML string. */

@@ -479,7 +479,9 @@ static void command(const char *agent, const struct agent_run *run, const char *
 #define CODEX_ARGV                                                                                 \
 	"codex|exec|--json|--skip-git-repo-check|--dangerously-bypass-approvals-and-sandbox|"      \
 	"--color|never"
-#define CODEX_C "-c|check_for_update_on_startup=false|-c|analytics.enabled=false"
+#define CODEX_C                                                                                    \
+	"-c|check_for_update_on_startup=false|-c|analytics.enabled=false|-c|"                      \
+	"features.shell_snapshot=false"
 #define OPENCODE_ENV                                                                               \
 	"OPENCODE_DISABLE_AUTOUPDATE=1|OPENCODE_DISABLE_MODELS_FETCH=1|"                           \
 	"OPENCODE_DISABLE_DEFAULT_PLUGINS=1|OPENCODE_DISABLE_LSP_DOWNLOAD=1"
