@@ -10,10 +10,13 @@ a base URL with or without /v1 both work.
 The script, for every agent alike: a request whose conversation holds no
 tool result after its last prompt, and that offers a tool able to write a file, is answered
 with ONE call of that tool writing hello.txt (the content: --content, else
-the text after "content" in the prompt) in the working directory the agent
+the text after "hello.txt with content:" in the prompt) in the working directory the agent
 told the model about (its system prompt), else relative. A request that
 carries a tool result gets the final text "Wrote hello.txt". Anything else
 (titles, summaries, quota probes: no write tool offered) gets a short text.
+
+A prompt holding the word PADDOCK-HANG is answered only after --hang
+seconds (default 60): a test kills the agent while it waits.
 
 Every request is logged as a JSON line to --log: time, method, path, the
 API key it carried (x-api-key or Authorization: Bearer), the model, stream,
@@ -88,7 +91,7 @@ def find_cwd(*texts):
 def content_for(prompt):
     if ARGS.content is not None:
         return ARGS.content
-    m = re.search(r"content\W+([^\n\"']+)", prompt or "")
+    m = re.search(r"hello\.txt with content:\s*([^\n\"'<]+)", prompt or "")
     return m.group(1).strip() if m else "hello from paddock"
 
 
@@ -139,6 +142,8 @@ def tool_input(name, path, content, cwd, schema_props):
 
 def plan(tools, has_result, prompt, cwd):
     """(kind, tool name, input): kind is "tool", "final" or "text"."""
+    if "PADDOCK-HANG" in (prompt or ""):
+        time.sleep(ARGS.hang)
     if has_result:
         return ("final", None, None)
     names = [t[0] for t in tools]
@@ -497,6 +502,7 @@ def main():
     p.add_argument("--content", default=None, help="what hello.txt is to hold")
     p.add_argument("--log", required=True, help="JSON lines, one per request")
     p.add_argument("--dump", default=None, help="directory for whole requests")
+    p.add_argument("--hang", type=float, default=60, help="seconds a PADDOCK-HANG prompt waits")
     ARGS = p.parse_args()
     servers = [Server((a, ARGS.port), Handler) for a in (ARGS.listen or ["127.0.0.1"])]
     for s in servers[1:]:
