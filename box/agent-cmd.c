@@ -14,8 +14,8 @@
  *		The base URL through a provider of its own given with -c
  *		(OPENAI_BASE_URL is not read): model_provider=paddock,
  *		model_providers.paddock.{name,base_url=URL/v1,env_key=OPENAI_API_KEY,
- *		wire_api=responses}. It reads stdin when it is not a terminal:
- *		give it an empty one.
+ *		wire_api=responses}; features.shell_snapshot=false (see
+ *		codex_cmd()).
  * opencode	opencode run --format json [-m PROVIDER/M] [--session S] -- TEXT
  *		OPENCODE_CONFIG_CONTENT (JSON config merged over the user's):
  *		the provider's options.baseURL=URL/v1, permission "allow",
@@ -30,7 +30,10 @@
  *		~/.pi/paddock/models.json ({"providers": {P: {"baseUrl": URL}}})
  *		and runs pi with PI_CODING_AGENT_DIR there, sessions kept in
  *		the usual ~/.pi/agent/sessions. PI_OFFLINE=1, PI_TELEMETRY=0.
- *		Like codex it reads a stdin that is not a terminal.
+ *
+ * codex, opencode and pi read a stdin that is no terminal to its end
+ * before they start (codex: "Reading additional input from stdin..."):
+ * every command is `sh -c 'exec "$0" "$@" </dev/null' AGENT ARGS...`.
  */
 #include <errno.h>
 #include <jansson.h>
@@ -152,8 +155,21 @@ static char *with_v1(const char *base)
 	return r;
 }
 
+/* codex, opencode and pi read their stdin when it is no terminal, to the
+ * end, before they start: a prompt's stdin left open would hold them
+ * forever. Every agent runs through a shell that gives it /dev/null
+ * (claude too, for one rule); the agent's argv follows, never parsed by
+ * the shell. */
+static void stdin_closed(struct vec *argv)
+{
+	add(argv, "sh");
+	add(argv, "-c");
+	add(argv, "exec \"$0\" \"$@\" </dev/null");
+}
+
 static void claude_cmd(const struct agent_run *run, struct vec *argv, struct vec *env)
 {
+	stdin_closed(argv);
 	add(argv, "claude");
 	add(argv, "-p");
 	add(argv, "--output-format");
@@ -181,6 +197,7 @@ static void claude_cmd(const struct agent_run *run, struct vec *argv, struct vec
 
 static void codex_cmd(const struct agent_run *run, struct vec *argv, struct vec *env)
 {
+	stdin_closed(argv);
 	add(argv, "codex");
 	add(argv, "exec");
 	add(argv, "--json");
@@ -246,6 +263,7 @@ static void opencode_cmd(const struct agent_run *run, struct vec *argv, struct v
 	json_t *conf;
 
 	provider_of(run->model, provider, sizeof(provider));
+	stdin_closed(argv);
 	add(argv, "opencode");
 	add(argv, "run");
 	add(argv, "--format");
@@ -297,7 +315,7 @@ static const char PI_SCRIPT[] =
     "printf '%s\\n' \"$PADDOCK_PI_MODELS\" >\"$d/models.json\" && "
     "export PI_CODING_AGENT_DIR=\"$d\" "
     "PI_CODING_AGENT_SESSION_DIR=\"${PI_CODING_AGENT_SESSION_DIR:-$HOME/.pi/agent/sessions}\" && "
-    "unset PADDOCK_PI_MODELS && exec pi \"$@\"";
+    "unset PADDOCK_PI_MODELS && exec pi \"$@\" </dev/null";
 
 static void pi_cmd(const struct agent_run *run, struct vec *argv, struct vec *env)
 {
@@ -331,6 +349,8 @@ static void pi_cmd(const struct agent_run *run, struct vec *argv, struct vec *en
 		add(argv, "sh");
 		add(argv, "-c");
 		add(argv, PI_SCRIPT);
+	} else {
+		stdin_closed(argv);
 	}
 	add(argv, "pi");
 	add(argv, "-p");

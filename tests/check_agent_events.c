@@ -473,12 +473,13 @@ static void command(const char *agent, const struct agent_run *run, const char *
 	strv_free(env);
 }
 
+#define SH "sh|-c|exec \"$0\" \"$@\" </dev/null|"
 #define CLAUDE_ENV                                                                                 \
 	"IS_SANDBOX=1|DISABLE_TELEMETRY=1|DISABLE_AUTOUPDATER=1|DISABLE_ERROR_REPORTING=1|"        \
 	"CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC=1"
 #define CODEX_ARGV                                                                                 \
-	"codex|exec|--json|--skip-git-repo-check|--dangerously-bypass-approvals-and-sandbox|"      \
-	"--color|never"
+	SH "codex|exec|--json|--skip-git-repo-check|--dangerously-bypass-approvals-and-sandbox|"   \
+	   "--color|never"
 #define CODEX_C                                                                                    \
 	"-c|check_for_update_on_startup=false|-c|analytics.enabled=false|-c|"                      \
 	"features.shell_snapshot=false"
@@ -489,6 +490,7 @@ static void command(const char *agent, const struct agent_run *run, const char *
 START_TEST(command_claude)
 {
 	command("claude", &(struct agent_run){.text = "Write hello.txt"},
+		SH
 		"claude|-p|--output-format|stream-json|--verbose|--dangerously-skip-permissions|--|"
 		"Write hello.txt",
 		CLAUDE_ENV);
@@ -497,6 +499,7 @@ START_TEST(command_claude)
 				    .model = "claude-sonnet-4-5",
 				    .session = "77e2dac2-d4ea-4ba6-bd95-8089910e5200",
 				    .base_url = "http://model.test:8080"},
+		SH
 		"claude|-p|--output-format|stream-json|--verbose|--dangerously-skip-permissions|"
 		"--model|claude-sonnet-4-5|--resume|77e2dac2-d4ea-4ba6-bd95-8089910e5200|--|--help",
 		CLAUDE_ENV "|ANTHROPIC_BASE_URL=http://model.test:8080");
@@ -529,7 +532,8 @@ END_TEST
 
 START_TEST(command_opencode)
 {
-	command("opencode", &(struct agent_run){.text = "hi"}, "opencode|run|--format|json|--|hi",
+	command("opencode", &(struct agent_run){.text = "hi"},
+		SH "opencode|run|--format|json|--|hi",
 		"OPENCODE_CONFIG_CONTENT={\"permission\":\"allow\",\"autoupdate\":false,\"share\":"
 		"\"disabled\"}|" OPENCODE_ENV);
 	command("opencode",
@@ -537,6 +541,7 @@ START_TEST(command_opencode)
 				    .model = "claude-sonnet-4-5",
 				    .session = "ses_1",
 				    .base_url = "http://model.test:8080"},
+		SH
 		"opencode|run|--format|json|-m|anthropic/claude-sonnet-4-5|--session|ses_1|--|hi",
 		"OPENCODE_CONFIG_CONTENT={\"permission\":\"allow\",\"autoupdate\":false,\"share\":"
 		"\"disabled\",\"provider\":{\"anthropic\":{\"options\":{\"baseURL\":"
@@ -544,7 +549,7 @@ START_TEST(command_opencode)
 	command(
 	    "opencode",
 	    &(struct agent_run){.text = "hi", .model = "openai/gpt-5", .base_url = "http://m.test"},
-	    "opencode|run|--format|json|-m|openai/gpt-5|--|hi",
+	    SH "opencode|run|--format|json|-m|openai/gpt-5|--|hi",
 	    "OPENCODE_CONFIG_CONTENT={\"permission\":\"allow\",\"autoupdate\":false,\"share\":"
 	    "\"disabled\",\"provider\":{\"openai\":{\"options\":{\"baseURL\":"
 	    "\"http://m.test/v1\"}}}}|" OPENCODE_ENV);
@@ -558,14 +563,14 @@ START_TEST(command_pi)
 	command("pi",
 		&(struct agent_run){
 		    .text = "hi", .model = "anthropic/claude-sonnet-4-5", .session = "01a2"},
-		"pi|-p|--mode|json|--model|anthropic/claude-sonnet-4-5|--session|01a2|hi",
+		SH "pi|-p|--mode|json|--model|anthropic/claude-sonnet-4-5|--session|01a2|hi",
 		"PI_OFFLINE=1|PI_TELEMETRY=0");
 	/* pi has no "--": a text that looks like an option or a file gets a
 	 * leading space. */
-	command("pi", &(struct agent_run){.text = "--version"}, "pi|-p|--mode|json| --version",
+	command("pi", &(struct agent_run){.text = "--version"}, SH "pi|-p|--mode|json| --version",
 		"PI_OFFLINE=1|PI_TELEMETRY=0");
 	command("pi", &(struct agent_run){.text = "@/etc/shadow"},
-		"pi|-p|--mode|json| @/etc/shadow", "PI_OFFLINE=1|PI_TELEMETRY=0");
+		SH "pi|-p|--mode|json| @/etc/shadow", "PI_OFFLINE=1|PI_TELEMETRY=0");
 	/* A base URL: a shell writes models.json, then runs pi. */
 	ck_assert_int_eq(agent_command("pi",
 				       &(struct agent_run){.text = "hi",
@@ -575,7 +580,7 @@ START_TEST(command_pi)
 			 0);
 	ck_assert_str_eq(argv[0], "sh");
 	ck_assert_str_eq(argv[1], "-c");
-	ck_assert_ptr_nonnull(strstr(argv[2], "exec pi \"$@\""));
+	ck_assert_ptr_nonnull(strstr(argv[2], "exec pi \"$@\" </dev/null"));
 	ck_assert_str_eq(argv[3], "pi");
 	ck_assert_str_eq(argv[4], "-p");
 	ck_assert_str_eq(env[0], "PADDOCK_PI_MODELS={\"providers\":{\"anthropic\":{\"baseUrl\":"

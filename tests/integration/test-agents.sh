@@ -120,6 +120,16 @@ ended() {
 }
 export -f ended wait_for
 
+# finish P SECONDS: waits for prompt P to end; past SECONDS it is killed
+# (reading `exit` of a running prompt would wait for it) and 1 returned.
+finish() {
+	wait_for "$2" ended "$1" && return 0
+	echo kill >"$1/ctl"
+	wait_for 30 ended "$1"
+	return 1
+}
+export -f finish
+
 # check_events FILE AGENT CONTENT: the schema's run of a scripted prompt.
 check_events() {
 	python3 - "$@" <<'PY'
@@ -167,7 +177,7 @@ for agent in $AGENTS; do
 	mkdir "$P" && echo "$agent" >"$P/agent"
 	ok "$agent: the prompt starts" \
 		bash -c "echo 'Write hello.txt with content: $content' > $P/text"
-	ok "$agent: it ends within 180 s" wait_for 180 ended "$P"
+	ok "$agent: it ends within 180 s" finish "$P" 180
 	ok "$agent: exit 0" same "$(cat "$P/exit" 2>/dev/null)" 0
 	[ "$(cat "$P/exit" 2>/dev/null)" = 0 ] || tail -n 20 "$P/output" | sed 's/^/# /'
 	ok "$agent: status exited 0" same "$(cat "$P/status")" "exited 0"
@@ -187,7 +197,7 @@ rm -f "$HOMEDIR/hello.txt"
 mkdir "$P" && echo claude >"$P/agent" && echo claude >"$P/continue"
 echo "Write hello.txt with content: again $$" >"$P/text"
 ok "continue: the prompt ends with exit 0" \
-	bash -c "wait_for 180 ended $P && [ \"\$(cat $P/exit)\" = 0 ]"
+	bash -c "finish $P 180 && [ \"\$(cat $P/exit)\" = 0 ]"
 ok "continue: the session resumed is the first prompt's" \
 	same "$(cat "$P/session")" "$(cat "$A/prompts/claude/session")"
 ok "continue: hello.txt written again" same "$(cat "$HOMEDIR/hello.txt" 2>/dev/null)" "again $$"
@@ -209,7 +219,7 @@ ok "killed codex: its request reached the model" \
 	wait_for 60 bash -c "[ \$(wc -l < $PD_MODEL_LOG) -gt $since ]"
 sleep 1
 echo kill >"$P/ctl"
-ok "killed codex: the prompt ends" wait_for 30 ended "$P"
+ok "killed codex: the prompt ends" finish "$P" 30
 ok "killed codex: the box's home holds no copy of the key" \
 	bash -c "! grep -rlF '$OAI_KEY' $HOMEDIR"
 
@@ -234,7 +244,7 @@ echo running >"$B/state"
 t0=$(date +%s)
 mkdir "$B/prompts/d" && echo claude >"$B/prompts/d/agent"
 echo "Write hello.txt with content: denied" >"$B/prompts/d/text" 2>/dev/null
-ok "deny-all: the prompt ends within 10 s" wait_for 10 ended "$B/prompts/d"
+ok "deny-all: the prompt ends within 10 s" finish "$B/prompts/d" 10
 ok "deny-all: it took under 10 s" bash -c "[ \$(( \$(date +%s) - $t0 )) -lt 10 ]"
 ok "deny-all: an error event naming the policy and the preset, then end with exit 1" \
 	python3 -c '
@@ -250,7 +260,7 @@ other.test" >"$B/policy"
 mkdir "$B/prompts/o" && echo codex >"$B/prompts/o/agent"
 echo "Write hello.txt with content: denied" >"$B/prompts/o/text" 2>/dev/null
 ok "an allowlist without @codex: an error event, end, exit 1 at once" \
-	bash -c "wait_for 10 ended $B/prompts/o && [ \"\$(cat $B/prompts/o/exit)\" = 1 ] &&
+	bash -c "finish $B/prompts/o 10 && [ \"\$(cat $B/prompts/o/exit)\" = 1 ] &&
 		grep -q '\"type\":\"error\".*@codex' $B/prompts/o/events"
 
 pd_done
