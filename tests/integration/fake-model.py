@@ -140,10 +140,14 @@ def tool_input(name, path, content, cwd, schema_props):
     return {key: path, "content": content + "\n"}
 
 
-def plan(tools, has_result, prompt, cwd):
-    """(kind, tool name, input): kind is "tool", "final" or "text"."""
+def hang(prompt):
+    """A PADDOCK-HANG prompt's answer waits (after its request is logged)."""
     if "PADDOCK-HANG" in (prompt or ""):
         time.sleep(ARGS.hang)
+
+
+def plan(tools, has_result, prompt, cwd):
+    """(kind, tool name, input): kind is "tool", "final" or "text"."""
     if has_result:
         return ("final", None, None)
     names = [t[0] for t in tools]
@@ -293,6 +297,7 @@ class Handler(http.server.BaseHTTPRequestHandler):
                                                   if isinstance(m, dict)))
         kind, name, inp = plan(tools, has_result, prompt, cwd)
         self.record(body, name or kind)
+        hang(prompt)
         model = body.get("model") or "fake-model"
         mid = "msg_" + uuid.uuid4().hex[:24]
         usage = {"input_tokens": 100, "output_tokens": 20, "cache_creation_input_tokens": 0,
@@ -377,6 +382,7 @@ class Handler(http.server.BaseHTTPRequestHandler):
         cwd = find_cwd(*texts)
         kind, name, inp = plan(tools, has_result, prompt, cwd)
         self.record(body, name or kind)
+        hang(prompt)
         model = body.get("model") or "fake-model"
         rid = "resp_" + uuid.uuid4().hex[:24]
         usage = {"input_tokens": 100, "input_tokens_details": {"cached_tokens": 0},
@@ -453,6 +459,7 @@ class Handler(http.server.BaseHTTPRequestHandler):
                  for t in body.get("tools") or [] if isinstance(t, dict)]
         kind, name, inp = plan(tools, has_result, prompt, find_cwd(*texts))
         self.record(body, name or kind)
+        hang(prompt)
         model = body.get("model") or "fake-model"
         cid = "chatcmpl-" + uuid.uuid4().hex[:24]
         usage = {"prompt_tokens": 100, "completion_tokens": 20, "total_tokens": 120}
