@@ -27,67 +27,12 @@ command -v python3 >/dev/null || skip_all "needs python3"
 command -v dnsmasq >/dev/null || skip_all "needs dnsmasq (scripts/install-deps)"
 command -v zstd >/dev/null || skip_all "needs zstd"
 
-WEB="198.51.100.20 198.51.100.21"
-DNS=198.51.100.53
-PORT=8080
-AGENTS="claude codex opencode pi"
-
-if [ -z "${PD_NET_INSIDE:-}" ]; then
-	tag=pda$$
-	cleanup_ns() {
-		pd_fake_net_down
-		rm -rf "/tmp/$tag-model"
-	}
-	trap cleanup_ns EXIT
-	# shellcheck disable=SC2086
-	pd_fake_net "$tag" $WEB $DNS || skip_all "cannot make network namespaces"
-	mkdir -p "/tmp/$tag-model"
-	PD_MODEL_LOG=/tmp/$tag-model/requests.jsonl
-	: >"$PD_MODEL_LOG"
-	ip netns exec "$INETNS" python3 "$(dirname "$0")/fake-model.py" --port $PORT \
-		--listen 198.51.100.20 --listen 198.51.100.21 --log "$PD_MODEL_LOG" --hang 120 \
-		>"/tmp/$tag-model/server.log" 2>&1 &
-	PD_FAKE_PIDS="${PD_FAKE_PIDS:-} $!"
-	ip netns exec "$INETNS" dnsmasq --keep-in-foreground --no-resolv --no-hosts \
-		--bind-interfaces --listen-address=$DNS --port=53 --user=root --pid-file= \
-		--address=/model.test/198.51.100.20 --address=/other.test/198.51.100.21 \
-		--local-ttl=60 >/dev/null 2>&1 &
-	PD_FAKE_PIDS="$PD_FAKE_PIDS $!"
-	pd_fake_wait "$INETNS" 3
-	PD_MODEL_LOG=$PD_MODEL_LOG PD_NET_INSIDE=1 nsenter --net="/run/netns/$HOSTNS" "$0"
-	rc=$?
-	[ $rc -ne 0 ] && sed 's/^/# model: /' "/tmp/$tag-model/server.log" | tail -n 20
-	cleanup_ns
-	trap - EXIT
-	ip netns list | grep -q "^$tag" && { echo "# namespaces left behind"; rc=1; }
-	exit $rc
-fi
-
-PD_NETWORK=on PD_BRIDGE=pd-a$(($$ % 1000)) PD_SUBNET=10.204.$(($$ % 250)).0/24
-PD_NFT_TABLE=paddock_a$$ PD_DNS_UPSTREAM=$DNS
-export PD_NETWORK PD_BRIDGE PD_SUBNET PD_NFT_TABLE PD_DNS_UPSTREAM
+# shellcheck source=agents-lib.sh
+. "$(dirname "$0")/agents-lib.sh"
+AGENTS=$MODEL_AGENTS
+pd_model_outer "$0"
 pd_use_image agents
-pd_setup || exit 1
-# codex's default model takes tools it offers only to the models it knows
-# through a JavaScript tool; the fake answers both, gpt-5 is the plainer.
-cat >>"$PD_TMP/paddock.ini" <<INI
-[agent claude]
-base_url = http://model.test:$PORT
-model = claude-sonnet-4-5
-[agent codex]
-base_url = http://model.test:$PORT
-model = gpt-5
-[agent opencode]
-base_url = http://model.test:$PORT
-model = anthropic/claude-sonnet-4-5
-[agent pi]
-base_url = http://model.test:$PORT
-model = anthropic/claude-sonnet-4-5
-INI
-SOCK=$PD_TMP/run/paddock.sock
-sed -i "s|^\[paddock\]$|[paddock]\nsocket = $SOCK|" "$PD_TMP/paddock.ini"
-pd_start
-wait_for 10 test -S "$SOCK" || { diag "no unix socket"; exit 1; }
+pd_model_daemon
 PADDOCK=${PADDOCK:-$TOP_BUILDDIR/cli/paddock}
 # The CLI, as a command (timeout runs it).
 PD="env PADDOCK_CONFIG=$PD_TMP/cli.ini $PADDOCK --url unix:$SOCK"
