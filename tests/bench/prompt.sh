@@ -152,7 +152,7 @@ for agent in $MODEL_AGENTS; do
 	read -r he _ <<<"$(bench_stats "$PD_TMP/$agent.hend")"
 	pkg=$(sed -n "/^\[$agent\]/,/^\[/ s/^package *= *//p" "$PD_IMAGES/agents/agents.ini")
 	mib=$(du -sm "$PD_IMAGES/agents/rootfs/usr/local/lib/node_modules/$pkg" 2>/dev/null | cut -f1)
-	ratio=$(awk -v a="$pm" -v b="$hm" 'BEGIN { printf "%.2f", b > 0 ? a / b : 0 }')
+	ratio=$(awk -v a="$pm" -v b="$hm" 'BEGIN { printf "%.2f", (b > 0 ? a / b : 0) }')
 	printf '%-9s %14s %14s %7s %12s %12s %10s\n' "$agent" "$pm" "$hm" "$ratio" "$pe" "$he" "${mib:-?}"
 	results+=("RESULT prompt_first_event_ms_$agent=$pm ratio=$ratio target=$BENCH_TARGET")
 done
