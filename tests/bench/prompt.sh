@@ -47,47 +47,29 @@ printf %s sk-bench-ant >"$M/secrets/ANTHROPIC_API_KEY" &&
 	printf 'ANTHROPIC_API_KEY\nOPENAI_API_KEY\n' >"$A/secrets" || bench_broken "no secrets"
 echo running >"$A/state" || bench_broken "box a does not start"
 
-# One run of each kind: prints "first_ms end_ms".
-run_prompt() {
-	python3 - "$A/prompts/$1" "$2" <<'PY'
-import os, sys, time
-def has_line(path):
-    # A read at the end of a followed stream waits while it runs: O_NONBLOCK.
-    fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK)
-    try:
-        return b"\n" in os.read(fd, 65536)
-    except BlockingIOError:
-        return False
-    finally:
-        os.close(fd)
-p, agent = sys.argv[1:3]
-os.mkdir(p)
-open(p + "/agent", "w").write(agent + "\n")
-t0 = time.monotonic()
-with open(p + "/text", "w") as f:
-    f.write("Write hello.txt with content: bench\n")
-first = None
-while True:
-    if first is None and has_line(p + "/events"):
-        first = time.monotonic() - t0
-    with open(p + "/status") as f:
-        s = f.read().strip()
-    if s not in ("created", "running", ""):
-        break
-    if time.monotonic() - t0 > 300:
-        sys.exit("prompt %s did not end" % p)
-    time.sleep(0.002)
-end = time.monotonic() - t0
-if open(p + "/exit").read().strip() != "0":
-    sys.exit("prompt %s failed: %s" % (p, open(p + "/output").read()[-2000:]))
-print("%.1f %.1f" % (first * 1000, end * 1000))
-PY
-}
-
-# run_hand J SPEC: the prompt's command as an exec job J.
-run_hand() {
-	python3 - "$A/exec/$1" "$2" <<'PY'
+# measure prompt P AGENT | measure job J SPEC: one run (a prompt of AGENT,
+# or an exec job of the command in the prompt's SPEC); prints "first_ms
+# end_ms": from the write of text (cmd) to the first line of events
+# (stdout), and to the end.
+measure() {
+	python3 - "$@" <<'PY'
 import json, os, shlex, sys, time
+kind, d, arg = sys.argv[1:4]
+os.mkdir(d)
+if kind == "prompt":
+    open(d + "/agent", "w").write(arg + "\n")
+    start, text, stream = "text", "Write hello.txt with content: bench\n", "events"
+else:
+    spec = json.load(open(arg))
+    argv = spec["argv"]
+    if len(argv) > 3 and argv[1] == "-lc":  # the box's login shell around it
+        argv = argv[3:]
+    base = ("HOME=", "USER=", "PATH=", "LANG=", "TERM=")
+    open(d + "/env", "w").write("".join(e + "\n" for e in spec.get("env", [])
+                                        if not e.startswith(base)))
+    start, text, stream = "cmd", " ".join(shlex.quote(a) for a in argv) + "\n", "stdout"
+
+
 def has_line(path):
     # A read at the end of a followed stream waits while it runs: O_NONBLOCK.
     fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK)
@@ -97,31 +79,25 @@ def has_line(path):
         return False
     finally:
         os.close(fd)
-j, spec = sys.argv[1:3]
-s = json.load(open(spec))
-argv = s["argv"]
-if len(argv) > 3 and argv[1] == "-lc":  # the box's login shell around it
-    argv = argv[3:]
-os.mkdir(j)
-keep = ("HOME=", "USER=", "PATH=", "LANG=", "TERM=")
-open(j + "/env", "w").write("".join(e + "\n" for e in s.get("env", []) if not e.startswith(keep)))
+
+
 t0 = time.monotonic()
-with open(j + "/cmd", "w") as f:
-    f.write(" ".join(shlex.quote(a) for a in argv) + "\n")
+with open(d + "/" + start, "w") as f:
+    f.write(text)
 first = None
 while True:
-    if first is None and has_line(j + "/stdout"):
+    if first is None and has_line(d + "/" + stream):
         first = time.monotonic() - t0
-    with open(j + "/status") as f:
-        st = f.read().strip()
-    if st not in ("created", "running", ""):
+    with open(d + "/status") as f:
+        status = f.read().strip()
+    if status not in ("created", "running", ""):
         break
     if time.monotonic() - t0 > 300:
-        sys.exit("job %s did not end" % j)
+        sys.exit("%s did not end" % d)
     time.sleep(0.002)
 end = time.monotonic() - t0
-if st != "exited 0":
-    sys.exit("job %s: %s: %s" % (j, st, open(j + "/output").read()[-2000:]))
+if status != "exited 0" or first is None:
+    sys.exit("%s: %s: %s" % (d, status, open(d + "/output").read()[-2000:]))
 print("%.1f %.1f" % (first * 1000, end * 1000))
 PY
 }
@@ -130,14 +106,14 @@ echo "prompt.sh: $N runs per agent and kind, box of the agents image, fake model
 for agent in $MODEL_AGENTS; do
 	: >"$PD_TMP/$agent.prompt" && : >"$PD_TMP/$agent.hand" && : >"$PD_TMP/$agent.pend" && : >"$PD_TMP/$agent.hend"
 	# A warm-up prompt, whose spec.json gives the by-hand command.
-	run_prompt "$agent-w" "$agent" >/dev/null || bench_broken "$agent: the prompt failed"
+	measure prompt "$A/prompts/$agent-w" "$agent" >/dev/null || bench_broken "$agent: the prompt failed"
 	spec=$(ls "$D"/boxes/*/prompts/"$agent-w"/spec.json 2>/dev/null | head -n1)
 	[ -f "$spec" ] || bench_broken "no spec.json of prompt $agent-w"
-	run_hand "$agent-w" "$spec" >/dev/null || bench_broken "$agent: the exec job failed"
+	measure job "$A/exec/$agent-w" "$spec" >/dev/null || bench_broken "$agent: the exec job failed"
 	for ((i = 0; i < N; i++)); do
-		read -r f e < <(run_prompt "$agent-$i" "$agent") || bench_broken "$agent: prompt $i"
+		read -r f e < <(measure prompt "$A/prompts/$agent-$i" "$agent") || bench_broken "$agent: prompt $i"
 		echo "$f" >>"$PD_TMP/$agent.prompt" && echo "$e" >>"$PD_TMP/$agent.pend"
-		read -r f e < <(run_hand "$agent-$i" "$spec") || bench_broken "$agent: job $i"
+		read -r f e < <(measure job "$A/exec/$agent-$i" "$spec") || bench_broken "$agent: job $i"
 		echo "$f" >>"$PD_TMP/$agent.hand" && echo "$e" >>"$PD_TMP/$agent.hend"
 	done
 done
