@@ -261,17 +261,29 @@ static void show_error(cli_prompt_view *v, json_t *ev)
 	fputc('\n', v->err);
 }
 
-static void show_usage(cli_prompt_view *v, json_t *ev)
+/* usage counts the prompt's tokens so far: the last one is shown, at the
+ * end. */
+static void note_usage(cli_prompt_view *v, json_t *ev)
 {
 	json_t *in = json_object_get(ev, "input_tokens"),
 	       *out = json_object_get(ev, "output_tokens");
 
-	if (v->quiet || !json_is_integer(in) || !json_is_integer(out))
+	if (!json_is_integer(in) || !json_is_integer(out))
 		return;
+	v->has_usage = true;
+	v->input_tokens = json_integer_value(in);
+	v->output_tokens = json_integer_value(out);
+}
+
+void cli_prompt_view_finish(cli_prompt_view *v)
+{
+	if (!v->has_usage || v->quiet || v->json)
+		return;
+	v->has_usage = false;
 	fprintf(v->err,
 		"paddock: %" JSON_INTEGER_FORMAT " input tokens, %" JSON_INTEGER_FORMAT
 		" output tokens\n",
-		json_integer_value(in), json_integer_value(out));
+		(json_int_t)v->input_tokens, (json_int_t)v->output_tokens);
 }
 
 static void note_end(cli_prompt_view *v, json_t *ev)
@@ -281,6 +293,7 @@ static void note_end(cli_prompt_view *v, json_t *ev)
 	const char *result = str(ev, "result", &len);
 
 	v->ended = true;
+	cli_prompt_view_finish(v);
 	v->exit = json_is_integer(code) && json_integer_value(code) >= 0 &&
 			  json_integer_value(code) <= 255
 		      ? (int)json_integer_value(code)
@@ -368,7 +381,7 @@ int cli_prompt_view_line(cli_prompt_view *v, const char *line, size_t len)
 	else if (strcmp(type, "tool_result") == 0)
 		show_tool_result(v, ev);
 	else if (strcmp(type, "usage") == 0)
-		show_usage(v, ev);
+		note_usage(v, ev);
 	else if (strcmp(type, "error") == 0)
 		show_error(v, ev);
 	json_decref(ev);

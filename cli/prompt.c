@@ -154,6 +154,7 @@ int cli_prompt(cli_client *c, const char *box, const cli_prompt_opts *o, int *re
 	/* A last line without its newline. */
 	if (r == 0 && !view.ended && ev.line.len > 0)
 		cli_prompt_view_line(&view, ev.line.data, ev.line.len);
+	cli_prompt_view_finish(&view);
 	pd_buf_free(&ev.line);
 	if (r == 0)
 		r = cli_job_exit(c, dir, ret_exit, err);

@@ -30,14 +30,21 @@ typedef struct cli_prompt_view {
 	int exit;	     /* its exit (valid when ended) */
 	bool said_something; /* a message was printed */
 	char *session;	     /* from start, or NULL */
-	unsigned skipped;    /* lines that were no event (not JSON, no type) */
+	bool has_usage;	     /* a usage event came, not shown yet */
+	long long input_tokens, output_tokens;
+	unsigned skipped; /* lines that were no event (not JSON, no type) */
 } cli_prompt_view;
 
 /* Shows one event line (without its newline; a trailing '\r' is
  * ignored). Lines that are not a JSON object with a string `type` are
  * counted in skipped and shown as nothing; an unknown type is shown as
- * nothing. Returns 0, or -ENOMEM. */
+ * nothing. Usage is shown once, the last, when the events end. Returns 0,
+ * or -ENOMEM. */
 int cli_prompt_view_line(cli_prompt_view *v, const char *line, size_t len);
+
+/* Shows the last usage (the prompt's tokens), once: called by the end
+ * event, and by the caller when the events ended without one. */
+void cli_prompt_view_finish(cli_prompt_view *v);
 
 void cli_prompt_view_release(cli_prompt_view *v);
 

@@ -169,6 +169,8 @@ START_TEST(messages_whole_usage_and_errors_on_stderr)
 		 "\"model\":\"m1\"}");
 	feed(&s, "{\"type\":\"message\",\"time\":\"T\",\"text\":\"A long answer, longer than the "
 		 "width.\\n\\tIndented line\\n\"}");
+	feed(&s, "{\"type\":\"usage\",\"time\":\"T\",\"input_tokens\":2,\"output_tokens\":3}");
+	/* the running total: only the last is shown, at the end */
 	feed(&s, "{\"type\":\"usage\",\"time\":\"T\",\"input_tokens\":12,\"output_tokens\":34}");
 	feed(&s, "{\"type\":\"error\",\"time\":\"T\",\"message\":\"rate limited\"}");
 	feed(&s, "{\"type\":\"end\",\"time\":\"T\",\"exit\":3,\"result\":\"A long answer\"}");
@@ -176,8 +178,8 @@ START_TEST(messages_whole_usage_and_errors_on_stderr)
 	/* the result is not printed again after the message */
 	ck_assert_str_eq(s.out, "A long answer, longer than the width.\n\tIndented line\n");
 	ck_assert_str_eq(s.err, "paddock: claude, model m1, session S-1\n"
-				"paddock: 12 input tokens, 34 output tokens\n"
-				"paddock: agent error: rate limited\n");
+				"paddock: agent error: rate limited\n"
+				"paddock: 12 input tokens, 34 output tokens\n");
 	ck_assert(s.v.ended);
 	ck_assert_int_eq(s.v.exit, 3);
 	ck_assert_str_eq(s.v.session, "S-1");

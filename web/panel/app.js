@@ -789,6 +789,12 @@
 
 	function promptShow(line) {
 		const pre = $('pr-events');
+		/* usage is the prompt's running total: one line, the last */
+		const seen = line.kind === 'usage' ? pre.querySelector('.ev-usage') : null;
+		if (seen) {
+			seen.textContent = line.text;
+			return;
+		}
 		const el = document.createElement('div');
 		el.className = 'ev ev-' + line.kind;
 		el.dataset.kind = line.kind;
