@@ -1,7 +1,7 @@
 /* args.c - the command line (see cli.h). Global options may stand anywhere
- * before "--"; a command's own options after the command word. For exec,
- * option parsing stops at "--" or at the first word after BOX, so
- * `paddock exec b ls -la` passes "-la" to ls. desktop stops at its first
+ * before "--"; a command's own options after the command word. For exec
+ * and prompt, option parsing stops at "--" or at the first word after BOX,
+ * so `paddock exec b ls -la` passes "-la" to ls. desktop stops at its first
  * action word (see cli_desktop_sub_of()). */
 #include <string.h>
 
@@ -23,6 +23,7 @@ enum {
 	OPT_PASSWORD_STDIN = 1u << 11,
 	OPT_OWNERS = 1u << 12,
 	OPT_NO_WAIT = 1u << 13,
+	OPT_AGENT = 1u << 14,
 };
 
 enum opt_id {
@@ -46,6 +47,9 @@ enum opt_id {
 	O_PASSWORD_STDIN,
 	O_OWNERS,
 	O_NO_WAIT,
+	O_AGENT,
+	O_MODEL,
+	O_CONTINUE,
 };
 
 static const struct option_spec {
@@ -74,6 +78,9 @@ static const struct option_spec {
     [O_PASSWORD_STDIN] = {"password-stdin", 0, OPT_PASSWORD_STDIN, false},
     [O_OWNERS] = {"owners", 0, OPT_OWNERS, false},
     [O_NO_WAIT] = {"no-wait", 0, OPT_NO_WAIT, false},
+    [O_AGENT] = {"agent", 0, OPT_AGENT, true},
+    [O_MODEL] = {"model", 0, OPT_AGENT, true},
+    [O_CONTINUE] = {"continue", 0, OPT_AGENT, true},
 };
 
 #define MANY 1000000
@@ -120,6 +127,8 @@ static const struct command_spec {
     {"secret", "rm", CLI_SECRET_RM, 1, 1, 0, false},
     {NULL, "desktop", CLI_DESKTOP, 1, MANY, OPT_NO_WAIT, true},
     {NULL, "screenshot", CLI_SCREENSHOT, 1, 1, OPT_OUTPUT, true},
+    {NULL, "prompt", CLI_PROMPT, 2, MANY, OPT_AGENT | OPT_ENV | OPT_CWD, true},
+    {"skill", "install", CLI_SKILL_INSTALL, 0, 1, 0, false},
     {NULL, "__complete-boxes", CLI_COMPLETE_BOXES, 0, 0, 0, false},
 };
 
@@ -194,7 +203,8 @@ static const struct command_spec *find_command(const char *group, const char *na
 
 static bool is_group(const char *s)
 {
-	return strcmp(s, "volume") == 0 || strcmp(s, "token") == 0 || strcmp(s, "secret") == 0;
+	return strcmp(s, "volume") == 0 || strcmp(s, "token") == 0 || strcmp(s, "secret") == 0 ||
+	       strcmp(s, "skill") == 0;
 }
 
 /* Stores an option's value in a. */
@@ -279,6 +289,22 @@ static int set_option(cli_args *a, enum opt_id id, const char *v, pd_error *err)
 		break;
 	case O_NO_WAIT:
 		a->no_wait = true;
+		break;
+	case O_AGENT:
+		if (!cli_name_valid(v))
+			return pd_error_set(err, -EINVAL, "invalid agent '%s'", v);
+		a->agent = v;
+		break;
+	case O_MODEL:
+		if (!one_line(v) || *v == '\0')
+			return pd_error_set(err, -EINVAL, "--model takes a model name on one line");
+		a->model = v;
+		break;
+	case O_CONTINUE:
+		if (!cli_name_valid(v))
+			return pd_error_set(err, -EINVAL,
+					    "--continue takes a prompt's name, not '%s'", v);
+		a->cont = v;
 		break;
 	}
 	return 0;
@@ -390,6 +416,14 @@ static int assign(cli_args *a, const struct command_spec *cmd, const char **pos,
 			if (push_word(&a->srcs, &a->n_srcs, pos[i]) < 0)
 				return pd_error_set(err, -ENOMEM, "out of memory");
 		break;
+	case CLI_PROMPT:
+		if (n - first > 1)
+			for (size_t i = first; i < n; i++)
+				if (strcmp(pos[i], "-") == 0)
+					return pd_error_set(
+					    err, -EINVAL,
+					    "'-' (the prompt from standard input) stands alone");
+		/* fall through */
 	case CLI_EXEC:
 		for (size_t i = first; i < n; i++)
 			if (push_word(&a->words, &a->n_words, pos[i]) < 0)
@@ -445,6 +479,13 @@ static int assign(cli_args *a, const struct command_spec *cmd, const char **pos,
 					    pos[0], CLI_SECRET_NAME_MAX);
 		a->value = pos[0];
 		break;
+	case CLI_SKILL_INSTALL:
+		if (n > 0) {
+			if (*pos[0] == '\0')
+				return pd_error_set(err, -EINVAL, "DIR is empty");
+			a->value = pos[0];
+		}
+		break;
 	case CLI_VOLUME_IMPORT:
 		if (!cli_name_valid(pos[0]))
 			return pd_error_set(err, -EINVAL, "invalid volume name '%s'", pos[0]);
@@ -488,8 +529,8 @@ int cli_parse(int argc, char **argv, cli_args *ret, pd_error *err)
 		/* exec: everything after BOX and a first word is the command;
 		 * desktop: everything from the first word after BOX that is no
 		 * subcommand (an action: `type --help` types "--help") */
-		if (!rest && cmd && cmd->verb == CLI_EXEC && n_pos >= 1 &&
-		    (arg[0] != '-' || strcmp(arg, "-") == 0))
+		if (!rest && cmd && (cmd->verb == CLI_EXEC || cmd->verb == CLI_PROMPT) &&
+		    n_pos >= 1 && (arg[0] != '-' || strcmp(arg, "-") == 0))
 			rest = true;
 		if (!rest && cmd && cmd->verb == CLI_DESKTOP && n_pos == 1 &&
 		    (arg[0] != '-' || strcmp(arg, "-") == 0) &&

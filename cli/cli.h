@@ -6,7 +6,7 @@
  *
  * Exit statuses: 0 success, 1 a failure reported by the server or the
  * network (the reason is printed as "paddock: REASON"), 2 a usage error;
- * `exec` exits with the job's own code.
+ * `exec` and `prompt` exit with the job's (the agent's) own code.
  */
 #pragma once
 
@@ -59,6 +59,8 @@ typedef enum cli_verb {
 	CLI_SECRET_RM,
 	CLI_DESKTOP,
 	CLI_SCREENSHOT,
+	CLI_PROMPT,
+	CLI_SKILL_INSTALL,
 	CLI_COMPLETE_BOXES, /* hidden: box names for shell completion */
 } cli_verb;
 
@@ -110,11 +112,15 @@ typedef struct cli_args {
 	const char *cwd;
 	bool desktop;
 
-	/* exec: CMD…; policy allow: ENTRY…; desktop: ACTION words */
+	/* prompt: --agent, --model, --continue (env and cwd as exec's) */
+	const char *agent, *model, *cont;
+
+	/* exec: CMD…; prompt: TEXT words; policy allow: ENTRY…; desktop:
+	 * ACTION words */
 	const char **words;
 	size_t n_words;
 
-	/* The command's other operand: login URL, ttl SECONDS|none, policy
+	/* The command's other operand: skill install DIR, login URL, ttl SECONDS|none, policy
 	 * mode, fork NEW, snapshot LABEL, restore SNAP, volume NAME, token ID. */
 	const char *value;
 

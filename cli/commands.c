@@ -13,6 +13,8 @@
 #include "cli/client.h"
 #include "cli/desktop.h"
 #include "cli/exec.h"
+#include "cli/prompt.h"
+#include "cli/skill.h"
 #include "cli/transfer.h"
 #include "common/parse.h"
 
@@ -63,6 +65,12 @@ void cli_usage(FILE *f)
 	      "                                    scroll up|down N, type TEXT, key COMBO\n"
 	      "  desktop BOX -                     send the action lines on standard input\n"
 	      "  screenshot BOX [-o FILE]          save a PNG of the desktop; prints its path\n"
+	      "  prompt [--agent A] [--model M] [--continue P] [--cwd D] [--env K=V]...\n"
+	      "         BOX TEXT... | BOX -        run a coding agent in the box on TEXT\n"
+	      "                                    (- : from stdin), show its events, exit\n"
+	      "                                    with its status\n"
+	      "  skill install [DIR]               write the Paddock skill where coding agents\n"
+	      "                                    look (or into DIR/paddock/SKILL.md)\n"
 	      "\n"
 	      "BOX may be 'current': the box created or used last.\n"
 	      "\n"
@@ -790,6 +798,20 @@ static int cmd_push_pull(struct ctx *x)
 	return 0;
 }
 
+/* exec's and prompt's status: the job's code, 130 when the user gave up
+ * waiting, 1 on a failure; the box counts as used once the job started. */
+static int job_status(struct ctx *x, int r, bool started, int code)
+{
+	x->use_anyway = started;
+	if (r == -EINTR) {
+		fail(x);
+		return 130;
+	}
+	if (r < 0)
+		return fail(x);
+	return code;
+}
+
 static int cmd_exec(struct ctx *x)
 {
 	const cli_args *a = x->a;
@@ -808,14 +830,7 @@ static int cmd_exec(struct ctx *x)
 	if (use_box(x, a->box, &box) < 0)
 		return fail(x);
 	int r = cli_exec(&x->client, box, &o, &code, &started, &x->err);
-	x->use_anyway = started;
-	if (r == -EINTR) {
-		fail(x);
-		return 130;
-	}
-	if (r < 0)
-		return fail(x);
-	return code;
+	return job_status(x, r, started, code);
 }
 
 /* desktop BOX …, screenshot BOX [-o FILE]: desktop.c. A desktop that is
@@ -835,6 +850,33 @@ static int cmd_desktop(struct ctx *x)
 	if (r == -ENODEV && !x->a->quiet)
 		fprintf(stderr, "paddock: turn it on with 'paddock desktop %s'\n", box);
 	return CLI_EXIT_FAIL;
+}
+
+/* prompt BOX TEXT…: prompt.c. */
+static int cmd_prompt(struct ctx *x)
+{
+	const cli_args *a = x->a;
+	_cleanup_free_ char *box = NULL, *text = NULL;
+	int code = 0;
+	bool started = false;
+
+	if (cli_prompt_text(a->words, a->n_words, stdin, &text, &x->err) < 0)
+		return fail(x);
+	cli_prompt_opts o = {
+	    .agent = a->agent,
+	    .model = a->model,
+	    .cont = a->cont,
+	    .cwd = a->cwd,
+	    .env = a->env,
+	    .n_env = a->n_env,
+	    .text = text,
+	    .json = a->json,
+	    .quiet = a->quiet,
+	};
+	if (use_box(x, a->box, &box) < 0)
+		return fail(x);
+	int r = cli_prompt(&x->client, box, &o, &code, &started, &x->err);
+	return job_status(x, r, started, code);
 }
 
 static int dispatch(struct ctx *x)
@@ -892,8 +934,11 @@ static int dispatch(struct ctx *x)
 	case CLI_DESKTOP:
 	case CLI_SCREENSHOT:
 		return cmd_desktop(x);
+	case CLI_PROMPT:
+		return cmd_prompt(x);
 	case CLI_COMPLETE_BOXES:
 		return cmd_complete_boxes(x);
+	case CLI_SKILL_INSTALL:
 	case CLI_HELP:
 	case CLI_VERSION:
 	case CLI_LOGIN:
@@ -936,6 +981,12 @@ int cli_run(const cli_args *a)
 	}
 	if (a->verb == CLI_VERSION) {
 		printf("paddock %s\n", PACKAGE_VERSION);
+		return 0;
+	}
+	if (a->verb == CLI_SKILL_INSTALL) { /* no server */
+		/* Without DIR, each directory that failed was named already. */
+		if (cli_skill_install(a->value, stdout, &x.err) < 0)
+			return a->value ? fail(&x) : CLI_EXIT_FAIL;
 		return 0;
 	}
 	if (cli_config_path(&x.config_path) < 0) {

@@ -15,11 +15,12 @@ static void on_sigint(int sig)
 
 struct stream {
 	CURL *h;
-	FILE *out;
-	bool checked, ok, discard, done;
+	const cli_job_stream *spec;
+	bool checked, ok, stopped;
 	struct pd_buf errbody;
 	char errbuf[CURL_ERROR_SIZE];
 	struct curl_slist *headers;
+	CURLcode result;
 };
 
 static size_t stream_write(char *ptr, size_t size, size_t nmemb, void *user)
@@ -33,9 +34,10 @@ static size_t stream_write(char *ptr, size_t size, size_t nmemb, void *user)
 	}
 	if (!s->ok)
 		return cli_errbody_write(ptr, size, nmemb, &s->errbody);
-	/* A closed stdout (`| head`) drops the rest; the job still runs to its end. */
-	if (!s->discard && (fwrite(ptr, 1, n, s->out) != n || fflush(s->out) != 0))
-		s->discard = true;
+	if (!s->spec->sink(s->spec->user, ptr, n)) {
+		s->stopped = true;
+		return CURL_WRITEFUNC_ERROR; /* ends this transfer; not a failure */
+	}
 	return n;
 }
 
@@ -46,43 +48,57 @@ static int job_file(const char *job_dir, const char *file, char **ret)
 	return 0;
 }
 
+int cli_job_put(cli_client *c, const char *dir, const char *file, const char *value, pd_error *err)
+{
+	_cleanup_free_ char *path = NULL;
+
+	if (job_file(dir, file, &path) < 0)
+		return pd_error_set(err, -ENOMEM, "out of memory");
+	int r = cli_put_value(c, path, value, err);
+	return r < 0 ? pd_error_prefix(err, "%s", file) : 0;
+}
+
+int cli_job_settings(cli_client *c, const char *dir, const char *const *env, size_t n_env,
+		     const char *cwd, pd_error *err)
+{
+	int r;
+
+	if (n_env > 0) {
+		_cleanup_free_ char *path = NULL, *body = NULL;
+		size_t len = 0;
+		_cleanup_fclose_ FILE *m = open_memstream(&body, &len);
+		if (!m)
+			return pd_error_set(err, -ENOMEM, "out of memory");
+		for (size_t i = 0; i < n_env; i++)
+			fprintf(m, "%s\n", env[i]);
+		fclose(TAKE_PTR(m));
+		if (job_file(dir, "env", &path) < 0)
+			return pd_error_set(err, -ENOMEM, "out of memory");
+		r = cli_put(c, path, body, len, err);
+		if (r < 0)
+			return pd_error_prefix(err, "env");
+	}
+	if (cwd) {
+		r = cli_job_put(c, dir, "cwd", cwd, err);
+		if (r < 0)
+			return r;
+	}
+	return 0;
+}
+
 /* Writes the job's settings and cmd. */
 static int setup_job(cli_client *c, const char *dir, const cli_exec_opts *o, pd_error *err)
 {
 	_cleanup_free_ char *path = NULL, *cmd = NULL;
 	int r;
 
-	if (o->n_env > 0) {
-		_cleanup_free_ char *env = NULL;
-		size_t len = 0;
-		_cleanup_fclose_ FILE *m = open_memstream(&env, &len);
-		if (!m)
-			return pd_error_set(err, -ENOMEM, "out of memory");
-		for (size_t i = 0; i < o->n_env; i++)
-			fprintf(m, "%s\n", o->env[i]);
-		fclose(TAKE_PTR(m));
-		if (job_file(dir, "env", &path) < 0)
-			return pd_error_set(err, -ENOMEM, "out of memory");
-		r = cli_put(c, path, env, len, err);
-		if (r < 0)
-			return pd_error_prefix(err, "env");
-		free(TAKE_PTR(path));
-	}
-	if (o->cwd) {
-		if (job_file(dir, "cwd", &path) < 0)
-			return pd_error_set(err, -ENOMEM, "out of memory");
-		r = cli_put_value(c, path, o->cwd, err);
-		if (r < 0)
-			return pd_error_prefix(err, "cwd");
-		free(TAKE_PTR(path));
-	}
+	r = cli_job_settings(c, dir, o->env, o->n_env, o->cwd, err);
+	if (r < 0)
+		return r;
 	if (o->desktop) {
-		if (job_file(dir, "desktop", &path) < 0)
-			return pd_error_set(err, -ENOMEM, "out of memory");
-		r = cli_put_value(c, path, "1", err);
+		r = cli_job_put(c, dir, "desktop", "1", err);
 		if (r < 0)
-			return pd_error_prefix(err, "desktop");
-		free(TAKE_PTR(path));
+			return r;
 	}
 	cmd = cli_shell_join(o->words, o->n_words);
 	if (!cmd || job_file(dir, "cmd", &path) < 0)
@@ -90,14 +106,14 @@ static int setup_job(cli_client *c, const char *dir, const cli_exec_opts *o, pd_
 	return cli_put(c, path, cmd, strlen(cmd), err);
 }
 
-static int stream_open(cli_client *c, CURLM *multi, const char *dir, const char *name, FILE *out,
+static int stream_open(cli_client *c, CURLM *multi, const char *dir, const cli_job_stream *spec,
 		       struct stream *s)
 {
 	_cleanup_free_ char *path = NULL, *url = NULL;
 
-	s->out = out;
+	s->spec = spec;
 	s->h = curl_easy_init();
-	if (!s->h || job_file(dir, name, &path) < 0 || !(url = cli_tree_url(c, path)))
+	if (!s->h || job_file(dir, spec->file, &path) < 0 || !(url = cli_tree_url(c, path)))
 		return -ENOMEM;
 	if (cli_client_setup(c, s->h, url, &s->headers) < 0)
 		return -ENOMEM;
@@ -120,32 +136,33 @@ static void stream_release(CURLM *multi, struct stream *s)
 	pd_buf_free(&s->errbody);
 }
 
-/* Sends a ctl line to the job; failures are only reported. */
-static void send_ctl(cli_client *c, const char *dir, const char *line)
+void cli_job_ctl(cli_client *c, const char *dir, const char *line)
 {
-	_cleanup_free_ char *path = NULL;
 	pd_error err = {0};
 
-	if (job_file(dir, "ctl", &path) < 0 || cli_put_value(c, path, line, &err) < 0)
-		fprintf(stderr, "paddock: %s: %s\n", line, err.msg[0] ? err.msg : "out of memory");
+	if (cli_job_put(c, dir, "ctl", line, &err) < 0)
+		fprintf(stderr, "paddock: %s\n", err.msg[0] ? err.msg : "out of memory");
 }
 
-/* Follows both streams until they end. Returns 0, -errno with a reason,
+/* Follows the streams until they end. Returns 0, -errno with a reason,
  * or -EINTR when the user gave up. */
-static int follow(cli_client *c, const char *dir, pd_error *err)
+static int follow(cli_client *c, const char *dir, const cli_job_stream *specs, size_t n,
+		  cli_interrupt_fn on_interrupt, void *user, pd_error *err)
 {
-	struct stream out = {0}, errs = {0};
+	_cleanup_free_ struct stream *s = calloc(n, sizeof(*s));
 	CURLM *multi = curl_multi_init();
-	int running = 0, r = 0, seen = 0;
-	CURLcode results[2] = {CURLE_OK, CURLE_OK};
+	int running = 0, r = 0;
+	unsigned seen = 0;
 
-	if (!multi)
-		return pd_error_set(err, -ENOMEM, "out of memory");
-	if (stream_open(c, multi, dir, "stdout", stdout, &out) < 0 ||
-	    stream_open(c, multi, dir, "stderr", stderr, &errs) < 0) {
+	if (!multi || !s) {
 		r = pd_error_set(err, -ENOMEM, "out of memory");
 		goto out;
 	}
+	for (size_t i = 0; i < n; i++)
+		if (stream_open(c, multi, dir, &specs[i], &s[i]) < 0) {
+			r = pd_error_set(err, -ENOMEM, "out of memory");
+			goto out;
+		}
 	do {
 		CURLMcode mc = curl_multi_perform(multi, &running);
 		if (mc == CURLM_OK && running > 0)
@@ -158,45 +175,106 @@ static int follow(cli_client *c, const char *dir, pd_error *err)
 		int left;
 		while ((msg = curl_multi_info_read(multi, &left)))
 			if (msg->msg == CURLMSG_DONE)
-				results[msg->easy_handle == out.h ? 0 : 1] = msg->data.result;
-		while (seen < interrupts) {
+				for (size_t i = 0; i < n; i++)
+					if (msg->easy_handle == s[i].h)
+						s[i].result = msg->data.result;
+		while (seen < (unsigned)interrupts) {
 			seen++;
-			if (seen == 1) {
-				fprintf(
-				    stderr,
-				    "paddock: sending SIGINT to the job (Ctrl-C again kills it)\n");
-				send_ctl(c, dir, "signal INT");
-			} else if (seen == 2) {
-				fprintf(stderr,
-					"paddock: killing the job (Ctrl-C again stops waiting)\n");
-				send_ctl(c, dir, "kill");
-			} else {
-				r = pd_error_set(err, -EINTR,
-						 "stopped waiting; the job may still run");
+			r = on_interrupt(c, dir, seen, user, err);
+			if (r < 0)
 				goto out;
-			}
 		}
 	} while (running > 0);
 
-	struct stream *streams[2] = {&out, &errs};
-	for (int i = 0; i < 2 && r == 0; i++) {
+	for (size_t i = 0; i < n && r == 0; i++) {
 		long status = 0;
-		curl_easy_getinfo(streams[i]->h, CURLINFO_RESPONSE_CODE, &status);
-		r = cli_transfer_result(results[i], streams[i]->errbuf, status,
-					streams[i]->errbody.data, streams[i]->errbody.len, err);
+		if (s[i].stopped)
+			continue;
+		curl_easy_getinfo(s[i].h, CURLINFO_RESPONSE_CODE, &status);
+		r = cli_transfer_result(s[i].result, s[i].errbuf, status, s[i].errbody.data,
+					s[i].errbody.len, err);
 	}
 out:
-	stream_release(multi, &out);
-	stream_release(multi, &errs);
-	curl_multi_cleanup(multi);
+	for (size_t i = 0; s && i < n; i++)
+		stream_release(multi, &s[i]);
+	if (multi)
+		curl_multi_cleanup(multi);
 	return r;
+}
+
+int cli_job_follow(cli_client *c, const char *dir, const cli_job_stream *streams, size_t n,
+		   cli_interrupt_fn on_interrupt, void *user, pd_error *err)
+{
+	struct sigaction sa = {.sa_handler = on_sigint}, old;
+
+	sigemptyset(&sa.sa_mask);
+	sigaction(SIGINT, &sa, &old);
+	interrupts = 0;
+	int r = follow(c, dir, streams, n, on_interrupt, user, err);
+	sigaction(SIGINT, &old, NULL);
+	return r;
+}
+
+int cli_job_exit(cli_client *c, const char *dir, int *ret, pd_error *err)
+{
+	_cleanup_free_ char *path = NULL, *code = NULL;
+	int r;
+
+	if (job_file(dir, "exit", &path) < 0)
+		return pd_error_set(err, -ENOMEM, "out of memory");
+	r = cli_get_value(c, path, &code, err);
+	if (r < 0)
+		return r;
+	char *end;
+	errno = 0;
+	long v = strtol(code, &end, 10);
+	if (errno != 0 || end == code || *end != '\0' || v < 0 || v > 255)
+		return pd_error_set(err, -EPROTO, "unexpected exit code '%s'", code);
+	*ret = (int)v;
+	return 0;
+}
+
+/* exec's output: a closed stdout (`| head`) drops the rest; the job
+ * still runs to its end. */
+struct out_sink {
+	FILE *f;
+	bool discard;
+};
+
+static bool write_out(void *user, const char *data, size_t n)
+{
+	struct out_sink *o = user;
+
+	if (!o->discard && (fwrite(data, 1, n, o->f) != n || fflush(o->f) != 0))
+		o->discard = true;
+	return true;
+}
+
+/* The first SIGINT sends "signal INT", the second "kill", the third
+ * gives up. */
+static int exec_interrupt(cli_client *c, const char *dir, unsigned nth, void *user, pd_error *err)
+{
+	(void)user;
+	if (nth == 1) {
+		fprintf(stderr, "paddock: sending SIGINT to the job (Ctrl-C again kills it)\n");
+		cli_job_ctl(c, dir, "signal INT");
+	} else if (nth == 2) {
+		fprintf(stderr, "paddock: killing the job (Ctrl-C again stops waiting)\n");
+		cli_job_ctl(c, dir, "kill");
+	} else
+		return pd_error_set(err, -EINTR, "stopped waiting; the job may still run");
+	return 0;
 }
 
 int cli_exec(cli_client *c, const char *box, const cli_exec_opts *o, int *ret_exit,
 	     bool *ret_started, pd_error *err)
 {
-	_cleanup_free_ char *ebox = NULL, *job = NULL, *dir = NULL, *exit_path = NULL, *code = NULL;
-	struct sigaction sa = {.sa_handler = on_sigint}, old;
+	_cleanup_free_ char *ebox = NULL, *job = NULL, *dir = NULL;
+	struct out_sink out = {.f = stdout}, errs = {.f = stderr};
+	const cli_job_stream streams[] = {
+	    {"stdout", write_out, &out},
+	    {"stderr", write_out, &errs},
+	};
 	int r;
 
 	*ret_started = false;
@@ -216,25 +294,8 @@ int cli_exec(cli_client *c, const char *box, const cli_exec_opts *o, int *ret_ex
 	}
 	*ret_started = true;
 
-	sigemptyset(&sa.sa_mask);
-	sigaction(SIGINT, &sa, &old);
-	interrupts = 0;
-	r = follow(c, dir, err);
-	if (r == 0) {
-		if (job_file(dir, "exit", &exit_path) < 0)
-			r = pd_error_set(err, -ENOMEM, "out of memory");
-		else
-			r = cli_get_value(c, exit_path, &code, err);
-	}
-	sigaction(SIGINT, &old, NULL);
+	r = cli_job_follow(c, dir, streams, ELEMENTSOF(streams), exec_interrupt, NULL, err);
 	if (r < 0)
 		return r;
-
-	char *end;
-	errno = 0;
-	long v = strtol(code, &end, 10);
-	if (errno != 0 || end == code || *end != '\0' || v < 0 || v > 255)
-		return pd_error_set(err, -EPROTO, "unexpected exit code '%s'", code);
-	*ret_exit = (int)v;
-	return 0;
+	return cli_job_exit(c, dir, ret_exit, err);
 }

@@ -17,11 +17,14 @@ _paddock()
 	}
 
 	local commands="login new current ls info push pull exec stop start resume rm ttl policy
-		fork snapshot snapshots restore volume token secret desktop screenshot help version"
+		fork snapshot snapshots restore volume token secret desktop screenshot prompt skill help version"
 	local globals="--url --token --json --quiet --verbose --help --version"
 
 	case $prev in
-	--url | --token | --name | --image | --env | --ttl)
+	--url | --token | --name | --image | --env | --ttl | --model | --continue)
+		return ;;
+	--agent)
+		COMPREPLY=($(compgen -W "claude codex opencode pi" -- "$cur"))
 		return ;;
 	--type)
 		COMPREPLY=($(compgen -W "small medium large" -- "$cur"))
@@ -38,13 +41,14 @@ _paddock()
 	local i cmd= sub= nargs=0
 	for ((i = 1; i < cword; i++)); do
 		case ${words[i]} in
-		--url | --token | --name | --type | --ttl | --image | --policy | --to | --env | --cwd | -o | --output)
+		--url | --token | --name | --type | --ttl | --image | --policy | --to | --env | --cwd | -o | --output | \
+			--agent | --model | --continue)
 			((i++)) ;;
 		-*) ;;
 		*)
 			if [ -z "$cmd" ]; then
 				cmd=${words[i]}
-			elif [ -z "$sub" ] && { [ "$cmd" = volume ] || [ "$cmd" = token ] || [ "$cmd" = secret ]; }; then
+			elif [ -z "$sub" ] && { [ "$cmd" = volume ] || [ "$cmd" = token ] || [ "$cmd" = secret ] || [ "$cmd" = skill ]; }; then
 				sub=${words[i]}
 			else
 				nargs=$((nargs + 1))
@@ -60,6 +64,7 @@ _paddock()
 		push) opts="$opts --to" ;;
 		pull) opts="$opts --to --owners" ;;
 		exec) opts="$opts --desktop --env --cwd" ;;
+		prompt) [ "$nargs" = 0 ] && opts="$opts --agent --model --continue --env --cwd" ;;
 		volume | screenshot) opts="$opts -o --output" ;;
 		desktop) [ "$nargs" -le 1 ] && opts="$opts --no-wait" ;;
 		esac
@@ -85,6 +90,14 @@ _paddock()
 		elif [ "$nargs" = 0 ] && { [ "$sub" = rm ] || [ "$sub" = set ]; }; then
 			COMPREPLY=($(compgen -W "$(paddock secret ls 2>/dev/null | tail -n +2 | cut -d' ' -f1)" -- "$cur"))
 		fi ;;
+	skill)
+		if [ -z "$sub" ]; then
+			COMPREPLY=($(compgen -W "install" -- "$cur"))
+		else
+			COMPREPLY=($(compgen -d -- "$cur"))
+		fi ;;
+	prompt)
+		[ "$nargs" = 0 ] && COMPREPLY=($(compgen -W "$(_paddock_boxes)" -- "$cur")) ;;
 	desktop)
 		# BOX, then a subcommand or the first word of an action
 		if [ "$nargs" = 0 ]; then

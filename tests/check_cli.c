@@ -15,29 +15,13 @@
 #include <sys/wait.h>
 
 #include "check-links.h"
+#include "check-cli-parse.h"
 #include "check-tap.h"
 #include "cli/cli-config.h"
 #include "cli/cli.h"
 #include "cli/client.h"
 #include "cli/secret.h"
 #include "cli/transfer.h"
-
-/* Parses a NULL-terminated word list (without the program name). */
-static int parse(cli_args *a, pd_error *err, const char *first, ...)
-{
-	static char prog[] = "paddock";
-	char *argv[64] = {prog};
-	int argc = 1;
-	va_list ap;
-
-	va_start(ap, first);
-	for (const char *w = first; w && argc < 63; w = va_arg(ap, const char *))
-		argv[argc++] = (char *)w;
-	va_end(ap);
-	argv[argc] = NULL;
-	pd_error_clear(err);
-	return cli_parse(argc, argv, a, err);
-}
 
 #define PARSE_OK(a, ...)                                                                           \
 	do {                                                                                       \

@@ -16,6 +16,7 @@ static const struct {
 } expected[] = {
     {"index.html", "text/html; charset=utf-8"},
     {"app.js", "text/javascript; charset=utf-8"},
+    {"prompt-render.js", "text/javascript; charset=utf-8"},
     {"style.css", "text/css; charset=utf-8"},
 };
 

@@ -6,7 +6,9 @@
  * login form again. Server data reaches the page only through textContent.
  *
  * Pages (the location's hash): #/ the boxes, #/box/NAME one box (settings,
- * policy, desktop, snapshots, volumes), #/volumes, #/tokens, and
+ * policy, desktop, snapshots, volumes), #/prompts/NAME a coding agent's
+ * prompts in the box (events rendered by prompt-render.js), #/volumes,
+ * #/tokens, and
  * #/desktop/NAME the box's desktop live (noVNC's RFB, loaded from the
  * daemon's /novnc/, over the WebSocket /v1/vnc/NAME). */
 'use strict';
@@ -624,7 +626,8 @@
 
 	/* ---- pages ---- */
 
-	const VIEWS = ['boxes-view', 'box-view', 'volumes-view', 'tokens-view', 'desktop-view'];
+	const VIEWS = ['boxes-view', 'box-view', 'prompt-view', 'volumes-view', 'tokens-view',
+		'desktop-view'];
 	let currentView = null;
 
 	/* "#/box/a%20b" -> ["box", "a b"] (a malformed escape stays as it is). */
@@ -647,6 +650,8 @@
 			desktopClose();
 		if (currentView === 'box-view')
 			boxClose();
+		if (currentView === 'prompt-view')
+			promptClose();
 		currentView = null;
 	}
 
@@ -659,6 +664,8 @@
 			view = 'box-view';
 		else if (page === 'desktop' && arg)
 			view = 'desktop-view';
+		else if (page === 'prompts' && arg)
+			view = 'prompt-view';
 		else if (page === 'volumes')
 			view = 'volumes-view';
 		else if (page === 'tokens')
@@ -677,6 +684,9 @@
 			break;
 		case 'desktop-view':
 			desktopOpen(arg);
+			break;
+		case 'prompt-view':
+			promptOpen(arg);
 			break;
 		default:
 			refreshView();
@@ -698,6 +708,195 @@
 			tokensRefresh();
 			break;
 		}
+	}
+
+	/* ---- prompts: #/prompts/NAME ---- */
+
+	const EVENTS_MAX = 5000; /* event lines kept on screen */
+	let promptBox = null;
+	let promptAbort = null;
+	let promptDir = null; /* the prompt followed: [box, name] */
+
+	function promptError(text) {
+		setText($('pr-error'), text || '');
+	}
+
+	function promptOpen(name) {
+		promptBox = name;
+		setText($('pr-box'), name);
+		$('pr-back').href = '#/box/' + encodeURIComponent(name);
+		setText($('pr-back'), name);
+		promptError('');
+		setText($('pr-status'), '');
+		clear($('pr-events'));
+		promptAgents();
+		promptList(name);
+	}
+
+	function promptClose() {
+		if (promptAbort)
+			promptAbort.abort();
+		promptAbort = null;
+		promptDir = null;
+		promptBox = null;
+		$('pr-stop').disabled = true;
+	}
+
+	/* /v1/tree/agents/: one file per installed agent. */
+	async function promptAgents() {
+		const sel = $('pr-agent');
+		let names = [];
+		try {
+			names = await listNames(TREE + 'agents/', 'file');
+		} catch (e) {
+			if (e.status === 401)
+				return;
+		}
+		const keep = sel.value;
+		clear(sel);
+		sel.appendChild(option('', 'the default agent'));
+		for (const n of names)
+			sel.appendChild(option(n, n));
+		if (names.includes(keep))
+			sel.value = keep;
+	}
+
+	async function promptList(name) {
+		const list = $('pr-list');
+		let names = [];
+		try {
+			names = await listNames(tree('boxes', name, 'prompts') + '/', 'dir');
+		} catch (e) {
+			if (e.status !== 401 && promptBox === name)
+				promptError(e.message);
+			return;
+		}
+		if (promptBox !== name)
+			return;
+		clear(list);
+		$('pr-none').hidden = names.length > 0;
+		for (const p of names.reverse()) {
+			const li = document.createElement('li');
+			const b = button(p, 'pr-item', () => promptFollow(name, p));
+			li.appendChild(b);
+			const st = document.createElement('span');
+			st.className = 'muted';
+			li.appendChild(st);
+			list.appendChild(li);
+			textOr(tree('boxes', name, 'prompts', p, 'status'), '').then((t) => setText(st, ' ' + t));
+		}
+	}
+
+	function promptShow(line) {
+		const pre = $('pr-events');
+		/* usage is the prompt's running total: one line, the last */
+		const seen = line.kind === 'usage' ? pre.querySelector('.ev-usage') : null;
+		if (seen) {
+			seen.textContent = line.text;
+			return;
+		}
+		const el = document.createElement('div');
+		el.className = 'ev ev-' + line.kind;
+		el.dataset.kind = line.kind;
+		el.textContent = line.text;
+		pre.appendChild(el);
+		while (pre.childNodes.length > EVENTS_MAX)
+			pre.firstChild.remove();
+	}
+
+	/* Follows boxes/NAME/prompts/P/events to its end event, then reads
+	 * exit. */
+	async function promptFollow(name, p) {
+		if (promptAbort)
+			promptAbort.abort();
+		const abort = new AbortController();
+		promptAbort = abort;
+		promptDir = [name, p];
+		clear($('pr-events'));
+		promptError('');
+		setText($('pr-status'), `${p}: running…`);
+		$('pr-stop').disabled = false;
+		const render = window.PaddockPrompt;
+		const state = {};
+		const holder = {};
+		try {
+			const resp = await request('GET', tree('boxes', name, 'prompts', p, 'events'),
+						   undefined, abort.signal);
+			const reader = resp.body.getReader();
+			const decoder = new TextDecoder();
+			for (;;) {
+				const { done, value } = await reader.read();
+				const chunk = done ? decoder.decode() + '\n' : decoder.decode(value, { stream: true });
+				for (const l of render.lines(holder, chunk)) {
+					const line = render.render(render.parse(l), 0, state);
+					if (line)
+						promptShow(line);
+				}
+				if (done || state.ended)
+					break;
+			}
+			if (state.ended) {
+				abort.abort(); /* the stream may stay open: end is last */
+				setText($('pr-status'), `${p}: exit ${state.exit}`);
+			} else {
+				const code = await getText(tree('boxes', name, 'prompts', p, 'exit'));
+				setText($('pr-status'), `${p}: exit ${code}`);
+			}
+		} catch (e) {
+			if (abort.signal.aborted && !state.ended)
+				return;
+			if (e.status !== 401 && !state.ended) {
+				setText($('pr-status'), '');
+				promptError(e.message);
+			}
+		} finally {
+			if (promptAbort === abort) {
+				promptAbort = null;
+				$('pr-stop').disabled = true;
+				if (promptBox === name)
+					promptList(name);
+			}
+		}
+	}
+
+	async function promptSend(ev) {
+		ev.preventDefault();
+		const name = promptBox;
+		const text = $('pr-text').value;
+		if (!name || text.trim() === '')
+			return;
+		const p = randomName('web-', 8);
+		const agent = $('pr-agent').value;
+		const model = $('pr-model').value.trim();
+		$('pr-send').disabled = true;
+		const made = await attempt($('pr-error'), 'prompt', async () => {
+			await request('PUT', tree('boxes', name, 'prompts', p) + '/');
+			try {
+				if (agent)
+					await request('PUT', tree('boxes', name, 'prompts', p, 'agent'), agent + '\n');
+				if (model)
+					await request('PUT', tree('boxes', name, 'prompts', p, 'model'), model + '\n');
+				await request('PUT', tree('boxes', name, 'prompts', p, 'text'), text);
+			} catch (e) {
+				request('DELETE', tree('boxes', name, 'prompts', p) + '/').catch(() => {});
+				throw e;
+			}
+			return true;
+		}, async () => {
+			$('pr-send').disabled = false;
+		});
+		if (made && promptBox === name) {
+			$('pr-text').value = '';
+			promptFollow(name, p);
+		}
+	}
+
+	async function promptStop() {
+		if (!promptDir)
+			return;
+		const [name, p] = promptDir;
+		await attempt($('pr-error'), 'stop', () =>
+			request('PUT', tree('boxes', name, 'prompts', p, 'ctl'), 'kill\n'));
 	}
 
 	/* ---- one box: #/box/NAME ---- */
@@ -734,6 +933,7 @@
 		$('bx-policy-form').dataset.loaded = '';
 		clear($('bx-snap-rows'));
 		$('bx-desktop-live').href = '#/desktop/' + encodeURIComponent(name);
+		$('bx-prompts-link').href = '#/prompts/' + encodeURIComponent(name);
 		boxRefresh();
 	}
 
@@ -1394,6 +1594,8 @@
 		desktopConnect();
 	});
 	$('dt-on').addEventListener('click', desktopTurnOn);
+	$('pr-form').addEventListener('submit', promptSend);
+	$('pr-stop').addEventListener('click', promptStop);
 	window.addEventListener('hashchange', route);
 
 	if (token())
