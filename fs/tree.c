@@ -604,10 +604,9 @@ static int list_top(struct tree *t, struct entries *es, uint64_t ino)
 		for (size_t i = 0; i < n && r >= 0; i++)
 			r = add_by_lookup(t, es, ino, names[i]);
 		image_list_free(names, n);
-	} else if (ino == S_SECRETS) {
-		r = engine_secret_names(t->engine, &names, &n);
-	} else if (ino == S_AGENTS) {
-		r = engine_agent_names(t->engine, &names, &n);
+	} else if (ino == S_SECRETS || ino == S_AGENTS) {
+		r = ino == S_SECRETS ? engine_secret_names(t->engine, &names, &n)
+				     : engine_agent_names(t->engine, &names, &n);
 		for (size_t i = 0; i < n && r >= 0; i++)
 			r = add_by_lookup(t, es, ino, names[i]);
 		image_list_free(names, n);

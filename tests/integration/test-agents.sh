@@ -46,8 +46,9 @@ export ANT_KEY OAI_KEY
 # no_key FILE...: no file holds either key (grep's 1: no match and no
 # error; 2, an unreadable file, is a failure too).
 no_key() {
-	grep -rqsF -D skip --exclude-dir=lxcfs.d -e "$ANT_KEY" -e "$OAI_KEY" "$@"
-	[ $? -eq 1 ]
+	local found
+	found=$(grep -rlsF -D skip --exclude-dir=lxcfs.d -e "$ANT_KEY" -e "$OAI_KEY" "$@")
+	[ -z "$found" ] || { echo "$found" | sed 's/^/# the key is in: /'; return 1; }
 }
 export -f no_key
 key_of() { [ "$1" = codex ] && echo "$OAI_KEY" || echo "$ANT_KEY"; }

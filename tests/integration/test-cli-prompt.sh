@@ -41,14 +41,14 @@ if [ -z "${PD_NET_INSIDE:-}" ]; then
 	ip netns exec "$INETNS" python3 "$FAKE_MODEL" --listen "$MODEL_ADDR" --port 80 \
 		--content "hi from the fake model" --log "/tmp/$tag-model/requests.log" \
 		>"/tmp/$tag-model/server.log" 2>&1 &
-	PD_FAKE_PIDS="$PD_FAKE_PIDS $!"
+	PD_FAKE_PIDS="${PD_FAKE_PIDS:-} $!"
 	ip netns exec "$INETNS" python3 -c 'import socket, time
 s = socket.socket(); s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
 s.bind(("'"$SLOW_ADDR"'", 80)); s.listen(64)
 held = []
 while True:
     c, _ = s.accept(); held.append(c)' >/dev/null 2>&1 &
-	PD_FAKE_PIDS="$PD_FAKE_PIDS $!"
+	PD_FAKE_PIDS="${PD_FAKE_PIDS:-} $!"
 	pd_fake_wait "$INETNS" 2
 	PD_MODEL_LOG=/tmp/$tag-model/requests.log PD_IMAGES=$PD_IMAGES PD_NET_INSIDE=1 \
 		nsenter --net="/run/netns/$HOSTNS" "$0"
@@ -129,7 +129,7 @@ box=p-$first
 mkdir -p "$M/boxes/$box/root/tmp/work" && chmod 0777 "$M/boxes/$box/root/tmp/work"
 ok "prompt BOX - reads the text from stdin; --cwd sets where the agent works" bash -c "
 	echo 'Create hello.txt with the content hi from the fake model' |
-		timeout 600 paddock prompt --agent $first --cwd /tmp/work $box - >'$PD_TMP/stdin.out' 2>&1 &&
+		timeout 600 "$PADDOCK" prompt --agent $first --cwd /tmp/work $box - >'$PD_TMP/stdin.out' 2>&1 &&
 	grep -q 'hi from the fake model' '$M/boxes/$box/root/tmp/work/hello.txt'"
 last=$(readlink "$M/boxes/$box/prompts/last" 2>/dev/null)
 last=${last##*/}
@@ -138,13 +138,13 @@ ok "the prompt's text is what stdin held" bash -c "
 	grep -rqs 'hi from the fake model' '$M/boxes/$box/prompts/'*/text"
 prev=$(ls -t "$M/boxes/$box/prompts" | grep -v '^last$' | head -n1)
 ok "--continue P resumes an earlier prompt's session, exit 0" bash -c "
-	timeout 600 paddock prompt --agent $first --continue '$prev' $box 'And once more' >/dev/null 2>'$PD_TMP/cont.err' ||
+	timeout 600 "$PADDOCK" prompt --agent $first --continue '$prev' $box 'And once more' >/dev/null 2>'$PD_TMP/cont.err' ||
 	{ sed 's/^/#   /' '$PD_TMP/cont.err'; false; }"
 
 # --- refusals -------------------------------------------------------------------
 n_before=$(ls "$M/boxes/$box/prompts" | grep -vc '^last$')
 ok "an unknown agent: exit 1 with the server's reason" bash -c "
-	! timeout 60 paddock prompt --agent nosuchagent $box 'hi' 2>'$PD_TMP/bad.err' &&
+	! timeout 60 "$PADDOCK" prompt --agent nosuchagent $box 'hi' 2>'$PD_TMP/bad.err' &&
 	grep -q 'nosuchagent' '$PD_TMP/bad.err'"
 ok "... and no prompt is left behind" \
 	same "$(ls "$M/boxes/$box/prompts" | grep -vc '^last$')" "$n_before"

@@ -40,7 +40,7 @@ if [ -n "$agents" ] && [ -z "${PD_NET_INSIDE:-}" ]; then
 	mkdir -p "/tmp/$tag-model"
 	ip netns exec "$INETNS" python3 "$FAKE_MODEL" --listen "$MODEL_ADDR" --port 80 \
 		--content hi --log "/tmp/$tag-model/requests.log" >/dev/null 2>&1 &
-	PD_FAKE_PIDS="$PD_FAKE_PIDS $!"
+	PD_FAKE_PIDS="${PD_FAKE_PIDS:-} $!"
 	pd_fake_wait "$INETNS" 1
 	PD_MODEL_LOG=/tmp/$tag-model/requests.log PD_NET_INSIDE=1 \
 		nsenter --net="/run/netns/$HOSTNS" "$0"
