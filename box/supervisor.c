@@ -1169,19 +1169,6 @@ static void on_signals(struct job *j)
 	}
 }
 
-/* RFC 3339 UTC with milliseconds: the events' time. */
-static void event_time(char *buf, size_t bufsz)
-{
-	struct timespec ts;
-	struct tm tm;
-	char s[32];
-
-	clock_gettime(CLOCK_REALTIME, &ts);
-	gmtime_r(&ts.tv_sec, &tm);
-	strftime(s, sizeof s, "%Y-%m-%dT%H:%M:%S", &tm);
-	snprintf(buf, bufsz, "%s.%03ldZ", s, ts.tv_nsec / 1000000);
-}
-
 /* One complete stdout line of the agent: its events to `events`. */
 static void on_agent_line(const char *line, size_t len, void *userdata)
 {
@@ -1189,7 +1176,7 @@ static void on_agent_line(const char *line, size_t len, void *userdata)
 	struct pd_buf out = {0};
 	char t[64];
 
-	event_time(t, sizeof t);
+	format_rfc3339_ms_now(t, sizeof t);
 	(void)agent_events_line(j->norm, line, len, t, &out);
 	if (out.len)
 		sup_log_append(&j->ev, out.data, out.len);
@@ -1456,7 +1443,7 @@ static int events_end(struct job *j, struct sup_result res)
 	if (!j->norm)
 		return 0;
 	sup_lines_finish(&j->lines, on_agent_line, j);
-	event_time(t, sizeof t);
+	format_rfc3339_ms_now(t, sizeof t);
 	(void)agent_events_end(j->norm, sup_result_exit_code(res), t, &out);
 	if (out.len)
 		sup_log_append(&j->ev, out.data, out.len);

@@ -4,6 +4,7 @@
 #include <inttypes.h>
 #include <stdio.h>
 #include <string.h>
+#include <time.h>
 
 #include "common/parse.h"
 
@@ -262,6 +263,22 @@ void format_rfc3339(time_t t, char *buf, size_t bufsz)
 		return;
 	if (!gmtime_r(&t, &tm) || strftime(buf, bufsz, "%Y-%m-%dT%H:%M:%SZ", &tm) == 0)
 		buf[0] = '\0';
+}
+
+void format_rfc3339_ms_now(char *buf, size_t bufsz)
+{
+	struct timespec ts;
+	struct tm tm;
+	char s[32];
+
+	if (bufsz == 0)
+		return;
+	clock_gettime(CLOCK_REALTIME, &ts);
+	if (!gmtime_r(&ts.tv_sec, &tm) || strftime(s, sizeof s, "%Y-%m-%dT%H:%M:%S", &tm) == 0) {
+		buf[0] = '\0';
+		return;
+	}
+	snprintf(buf, bufsz, "%s.%03ldZ", s, ts.tv_nsec / 1000000);
 }
 
 size_t utf8_char(const unsigned char *s, size_t n, uint32_t *cp)

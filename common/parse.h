@@ -45,6 +45,9 @@ int parse_ttl(const char *s, int64_t *ret);
 
 /* RFC 3339 UTC with seconds: "2026-11-29T22:40:00Z". bufsz >= 21. */
 void format_rfc3339(time_t t, char *buf, size_t bufsz);
+/* Now, RFC 3339 UTC with milliseconds: "2026-11-29T22:40:00.123Z" (the
+ * agents' events). bufsz >= 25. */
+void format_rfc3339_ms_now(char *buf, size_t bufsz);
 
 /* Strict UTF-8 over s[0..len): no overlong forms, no surrogates, nothing
  * above U+10FFFF. A NUL byte is a valid (control) character here. */

@@ -8,6 +8,7 @@
 #include "box/agent-events.h"
 #include "engine/internal.h"
 #include "engine/prompts.h"
+#include "common/parse.h"
 #include "common/util.h"
 
 #define SETTING_MAX 4096
@@ -212,19 +213,6 @@ static int continued_session(struct engine *e, int64_t box_id, const char *dir, 
 	return 0;
 }
 
-/* RFC 3339 UTC with milliseconds (the events' time). */
-static void now_rfc3339_ms(char *buf, size_t bufsz)
-{
-	struct timespec ts;
-	struct tm tm;
-	char s[32];
-
-	clock_gettime(CLOCK_REALTIME, &ts);
-	gmtime_r(&ts.tv_sec, &tm);
-	strftime(s, sizeof s, "%Y-%m-%dT%H:%M:%S", &tm);
-	snprintf(buf, bufsz, "%s.%03ldZ", s, ts.tv_nsec / 1000000);
-}
-
 static int put(const char *dir, const char *file, const char *text)
 {
 	char path[4200];
@@ -246,7 +234,7 @@ int eng_prompt_record_refused(const char *dir, const struct prompt_refusal *ref,
 	int r;
 
 	snprintf(agent, sizeof agent, "%s\n", ref->agent);
-	now_rfc3339_ms(t, sizeof t);
+	format_rfc3339_ms_now(t, sizeof t);
 	ev1 = json_pack("{s:s, s:s, s:s}", "type", "error", "time", t, "message", ref->why);
 	ev2 = json_pack("{s:s, s:s, s:i, s:s}", "type", "end", "time", t, "exit", 1, "result", "");
 	l1 = ev1 ? json_dumps(ev1, JSON_COMPACT) : NULL;
