@@ -16,7 +16,9 @@ carries a tool result gets the final text "Wrote hello.txt". Anything else
 (titles, summaries, quota probes: no write tool offered) gets a short text.
 
 A prompt holding the word PADDOCK-HANG is answered only after --hang
-seconds (default 60): a test kills the agent while it waits.
+seconds (default 60): a test kills the agent while it waits. On each
+--silent address (same port) connections are accepted and never answered:
+an agent pointed there runs until it is killed.
 
 Every request is logged as a JSON line to --log: time, method, path, the
 API key it carried (x-api-key or Authorization: Bearer), the model, stream,
@@ -32,6 +34,7 @@ import argparse
 import http.server
 import json
 import re
+import socket
 import socketserver
 import sys
 import threading
@@ -494,6 +497,14 @@ class Handler(http.server.BaseHTTPRequestHandler):
         self.sse(None, "[DONE]")
 
 
+def hold(sock):
+    """Accepts connections on SOCK and keeps them open, unanswered."""
+    held = []
+    while True:
+        c, _ = sock.accept()
+        held.append(c)
+
+
 class Server(socketserver.ThreadingTCPServer):
     allow_reuse_address = True
     daemon_threads = True
@@ -510,8 +521,16 @@ def main():
     p.add_argument("--log", required=True, help="JSON lines, one per request")
     p.add_argument("--dump", default=None, help="directory for whole requests")
     p.add_argument("--hang", type=float, default=60, help="seconds a PADDOCK-HANG prompt waits")
+    p.add_argument("--silent", action="append", default=[],
+                   help="address where connections are accepted, never answered (repeatable)")
     ARGS = p.parse_args()
     servers = [Server((a, ARGS.port), Handler) for a in (ARGS.listen or ["127.0.0.1"])]
+    for a in ARGS.silent:
+        s = socket.socket()
+        s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        s.bind((a, ARGS.port))
+        s.listen(64)
+        threading.Thread(target=hold, args=(s,), daemon=True).start()
     for s in servers[1:]:
         threading.Thread(target=s.serve_forever, daemon=True).start()
     sys.stdout.flush()

@@ -1,11 +1,11 @@
 #!/bin/bash
 # `paddock prompt` against a real daemon, real agents in a box of the agents
-# image, and the fake model server (fake-model.py) in a fake internet (as
-# test-net-dns.sh: the daemon in a "host" namespace whose default route
-# leads to an "inet" namespace where the model answers at MODEL_ADDR; no
-# real model is reachable). Each agent's base_url in the daemon's config
-# points at it; the box's policy is an allowlist of the agent's preset
-# (@AGENT), which expands to that host.
+# image, and the fake model server (fake-model.py) in the fake internet of
+# agents-lib.sh (the daemon in a "host" namespace whose default route leads
+# to an "inet" namespace where the model answers at model.test; no real
+# model is reachable). Each agent's base_url in the daemon's config points
+# at it; the box's policy is an allowlist of the agent's preset (@AGENT),
+# which expands to that host.
 #
 # For every agent the image holds (/paddock/agents/): readable events (a
 # tool call line naming hello.txt, the answer), the file in the box, exit
@@ -18,55 +18,19 @@
 # exits 130).
 #
 # Skips (77) only when the agents image is not built and cannot be, or
-# the fake model is missing.
+# the machine cannot build the fake internet (python3, dnsmasq).
 . "$(dirname "$0")/lib.sh"
 require_root
+# shellcheck source=agents-lib.sh
+. "$(dirname "$0")/agents-lib.sh"
 PADDOCK=${PADDOCK:-$TOP_BUILDDIR/cli/paddock}
-FAKE_MODEL=$TOP_SRCDIR/tests/integration/fake-model.py
-MODEL_ADDR=198.51.100.20
-SLOW_ADDR=198.51.100.21 # accepts and never answers: a prompt that runs until killed
 
-[ -f "$FAKE_MODEL" ] || skip_all "needs the fake model server (fake-model.py)"
-if [ -z "${PD_NET_INSIDE:-}" ]; then
-	pd_image_cache agents ||
-		skip_all "the agents image is not built and cannot be (needs the Debian mirror and the npm registry)"
-	tag=pdp$$
-	cleanup_ns() {
-		pd_fake_net_down
-		rm -rf "/tmp/$tag-model"
-	}
-	trap cleanup_ns EXIT
-	pd_fake_net "$tag" "$MODEL_ADDR" "$SLOW_ADDR" || skip_all "cannot make network namespaces"
-	mkdir -p "/tmp/$tag-model"
-	ip netns exec "$INETNS" python3 "$FAKE_MODEL" --listen "$MODEL_ADDR" --port 80 \
-		--content "hi from the fake model" --log "/tmp/$tag-model/requests.log" \
-		>"/tmp/$tag-model/server.log" 2>&1 &
-	PD_FAKE_PIDS="${PD_FAKE_PIDS:-} $!"
-	ip netns exec "$INETNS" python3 -c 'import socket, time
-s = socket.socket(); s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-s.bind(("'"$SLOW_ADDR"'", 80)); s.listen(64)
-held = []
-while True:
-    c, _ = s.accept(); held.append(c)' >/dev/null 2>&1 &
-	PD_FAKE_PIDS="${PD_FAKE_PIDS:-} $!"
-	pd_fake_wait "$INETNS" 2
-	PD_MODEL_LOG=/tmp/$tag-model/requests.log PD_IMAGES=$PD_IMAGES PD_NET_INSIDE=1 \
-		nsenter --net="/run/netns/$HOSTNS" "$0"
-	rc=$?
-	cleanup_ns
-	trap - EXIT
-	ip netns list | grep -q "^$tag" && { echo "# namespaces left behind"; rc=1; }
-	exit $rc
-fi
-
-PD_NETWORK=on PD_BRIDGE=pd-p$(($$ % 1000)) PD_SUBNET=10.205.$(($$ % 250)).0/24
-PD_NFT_TABLE=paddock_p$$ PD_DNS_UPSTREAM=192.0.2.1 PD_IMAGE=agents
-export PD_NETWORK PD_BRIDGE PD_SUBNET PD_NFT_TABLE PD_DNS_UPSTREAM PD_IMAGE
-pd_setup || exit 1
-for a in claude codex opencode pi; do
-	printf '[agent %s]\nbase_url = http://%s\n' "$a" "$MODEL_ADDR" >>"$PD_TMP/paddock.ini"
-done
-pd_start
+pd_model_can || skip_all "needs python3 and dnsmasq (scripts/install-deps)"
+pd_image_cache agents ||
+	skip_all "the agents image is not built and cannot be (needs the Debian mirror and the npm registry)"
+pd_model_outer "$0"
+export PD_IMAGE=agents
+pd_model_daemon
 pd_owner || { diag "cannot log in as the owner"; exit 1; }
 export PADDOCK_CONFIG=$PD_TMP/cli/config.ini PADDOCK_URL=$PD_URL PADDOCK_TOKEN=$PD_TOKEN
 paddock() { "$PADDOCK" "$@"; }
@@ -95,7 +59,7 @@ for a in $agents; do
 
 	out=$PD_TMP/$a.out err=$PD_TMP/$a.err
 	timeout 600 "$PADDOCK" prompt --agent "$a" "$box" \
-		'Create the file hello.txt with the content' 'hi from the fake model' >"$out" 2>"$err"
+		'Create the file hello.txt with content:' 'hi from the fake model' >"$out" 2>"$err"
 	rc=$?
 	ok "$a: paddock prompt exits 0 (the agent's status)" same "$rc" 0 ||
 		{ sed 's/^/#   /' "$err" | tail -n 20; }
@@ -128,7 +92,7 @@ box=p-$first
 # --- TEXT from standard input, --cwd, --continue ----------------------------------
 mkdir -p "$M/boxes/$box/root/tmp/work" && chmod 0777 "$M/boxes/$box/root/tmp/work"
 ok "prompt BOX - reads the text from stdin; --cwd sets where the agent works" bash -c "
-	echo 'Create hello.txt with the content hi from the fake model' |
+	echo 'Create hello.txt with content: hi from the fake model' |
 		timeout 600 "$PADDOCK" prompt --agent $first --cwd /tmp/work $box - >'$PD_TMP/stdin.out' 2>&1 &&
 	grep -q 'hi from the fake model' '$M/boxes/$box/root/tmp/work/hello.txt'"
 last=$(readlink "$M/boxes/$box/prompts/last" 2>/dev/null)
@@ -160,11 +124,13 @@ ok "deny-all: the agent error names the policy and the preset to add" bash -c "
 	grep -q '^paddock: agent error: .*@$first' '$PD_TMP/deny.err'"
 
 # --- Ctrl-C ---------------------------------------------------------------------
-# The agent is pointed at a server that never answers (its base URL in
-# the prompt's env, allowed by the policy), so it runs until killed.
-printf 'allowlist\n@%s\n%s\n' "$first" "$SLOW_ADDR" >"$M/boxes/$box/policy"
-"$PADDOCK" prompt --agent "$first" --env "ANTHROPIC_BASE_URL=http://$SLOW_ADDR" \
-	--env "OPENAI_BASE_URL=http://$SLOW_ADDR/v1" "$box" 'wait' \
+# The agent is pointed at a server that never answers (MODEL_SILENT: its
+# base URL in the prompt's env, allowed by the policy), so it runs until
+# killed.
+slow=http://$MODEL_SILENT:$MODEL_PORT
+printf 'allowlist\n@%s\n%s\n' "$first" "$MODEL_SILENT" >"$M/boxes/$box/policy"
+"$PADDOCK" prompt --agent "$first" --env "ANTHROPIC_BASE_URL=$slow" \
+	--env "OPENAI_BASE_URL=$slow/v1" "$box" 'wait' \
 	>"$PD_TMP/int.out" 2>"$PD_TMP/int.err" &
 cli=$!
 wait_for 60 grep -q '^paddock: prompt cli-' "$PD_TMP/int.err"

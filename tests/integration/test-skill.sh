@@ -9,14 +9,15 @@
 # daemon's mount (the only rewrite of the examples). A block whose first
 # line is `# needs: IMAGE` runs against that image: it is skipped, with
 # the reason, only when the image is absent (desktop: from the cache in
-# PD_IMAGES; agents: the agents image, with the fake model server in a
-# fake internet as the model's endpoint, since no real model is reachable).
+# PD_IMAGES; agents: the agents image, with the fake model server in the
+# fake internet of agents-lib.sh as the model's endpoint, since no real
+# model is reachable).
 . "$(dirname "$0")/lib.sh"
 require_root
+# shellcheck source=agents-lib.sh
+. "$(dirname "$0")/agents-lib.sh"
 PADDOCK=${PADDOCK:-$TOP_BUILDDIR/cli/paddock}
 SKILL=$TOP_SRCDIR/skill/paddock/SKILL.md
-FAKE_MODEL=$TOP_SRCDIR/tests/integration/fake-model.py
-MODEL_ADDR=198.51.100.20
 
 # skip NAME WHY: a TAP test that did not run, and why.
 skip() {
@@ -24,45 +25,20 @@ skip() {
 	echo "ok $pd_n - $1 # SKIP $2"
 }
 have_image() { [ -n "${PD_IMAGES:-}" ] && [ -d "$PD_IMAGES/$1/rootfs" ]; }
-# The agents' block needs the agents image and the fake model: then the
-# whole test runs in a fake internet (as test-net-dns.sh) where the model
-# answers at MODEL_ADDR.
+# The agents' block needs the agents image and the fake model's internet:
+# then the whole test runs in it.
 agents=
-have_image agents && [ -f "$FAKE_MODEL" ] && agents=1
-if [ -n "$agents" ] && [ -z "${PD_NET_INSIDE:-}" ]; then
-	tag=pds$$
-	cleanup_ns() {
-		pd_fake_net_down
-		rm -rf "/tmp/$tag-model"
-	}
-	trap cleanup_ns EXIT
-	pd_fake_net "$tag" "$MODEL_ADDR" || skip_all "cannot make network namespaces"
-	mkdir -p "/tmp/$tag-model"
-	ip netns exec "$INETNS" python3 "$FAKE_MODEL" --listen "$MODEL_ADDR" --port 80 \
-		--content hi --log "/tmp/$tag-model/requests.log" >/dev/null 2>&1 &
-	PD_FAKE_PIDS="${PD_FAKE_PIDS:-} $!"
-	pd_fake_wait "$INETNS" 1
-	PD_MODEL_LOG=/tmp/$tag-model/requests.log PD_NET_INSIDE=1 \
-		nsenter --net="/run/netns/$HOSTNS" "$0"
-	rc=$?
-	cleanup_ns
-	trap - EXIT
-	exit $rc
-fi
-
+have_image agents && pd_model_can && agents=1
 if [ -n "$agents" ]; then
-	PD_NETWORK=on PD_BRIDGE=pd-s$(($$ % 1000)) PD_SUBNET=10.204.$(($$ % 250)).0/24
-	PD_NFT_TABLE=paddock_s$$ PD_DNS_UPSTREAM=192.0.2.1
-	export PD_NETWORK PD_BRIDGE PD_SUBNET PD_NFT_TABLE PD_DNS_UPSTREAM
+	pd_model_outer "$0"
+	pd_model_setup
+else
+	pd_setup || exit 1
 fi
-pd_setup || exit 1
 for img in desktop agents; do
 	have_image "$img" && ln -s "$PD_IMAGES/$img" "$D/images/$img"
 done
-if [ -n "$agents" ]; then
-	printf '[agent claude]\nbase_url = http://%s\n' "$MODEL_ADDR" >>"$PD_TMP/paddock.ini"
-	export ANTHROPIC_API_KEY=sk-ant-skill-test-$RANDOM$RANDOM
-fi
+[ -n "$agents" ] && export ANTHROPIC_API_KEY=sk-ant-skill-test-$RANDOM$RANDOM
 pd_start
 pd_owner || { diag "cannot log in as the owner"; exit 1; }
 
@@ -123,7 +99,7 @@ for i in $(seq 1 "$count"); do
 		continue
 	fi
 	if [ "$need" = agents ] && [ -z "$agents" ]; then
-		skip "$what" "needs the fake model server ($FAKE_MODEL)"
+		skip "$what" "needs the fake model's internet (python3, dnsmasq)"
 		continue
 	fi
 	sed -i "s|/paddock/|$M/|g" "$f"
