@@ -30,6 +30,9 @@ DNS=198.51.100.53
 FAKE_MODEL=$TOP_SRCDIR/tests/integration/fake-model.py
 
 if [ -z "${PD_NET_INSIDE:-}" ]; then
+	# The real-agent part needs the agents image: built into the cache once
+	# (test-agents.sh fails where it can be built and is not).
+	pd_image_cache agents || diag "the agents image cannot be built here"
 	tag=pdp$$
 	cleanup_ns() {
 		pd_fake_net_down
