@@ -571,13 +571,14 @@
 		return u === 0 ? `${n} B` : `${n.toFixed(1)} ${units[u]}`;
 	}
 
-	/* The body of a directory listing's entries of one type, sorted. */
-	async function listNames(url, type) {
+	/* The body of a directory listing's entries of one type, sorted
+	 * unless asOrdered (then in the tree's order). */
+	async function listNames(url, type, asOrdered) {
 		const j = await (await request('GET', url)).json();
-		return (j.entries || [])
+		const names = (j.entries || [])
 			.filter((e) => !type || e.type === type)
-			.map((e) => String(e.name))
-			.sort();
+			.map((e) => String(e.name));
+		return asOrdered ? names : names.sort();
 	}
 
 	/* A file's text, or fallback when it cannot be read (not 401). */
@@ -765,7 +766,9 @@
 		const list = $('pr-list');
 		let names = [];
 		try {
-			names = await listNames(tree('boxes', name, 'prompts') + '/', 'dir');
+			/* The tree lists a box's prompts in the order they were
+			 * made; their names tell nothing of it (web-RANDOM, 1, 10). */
+			names = await listNames(tree('boxes', name, 'prompts') + '/', 'dir', true);
 		} catch (e) {
 			if (e.status !== 401 && promptBox === name)
 				promptError(e.message);
