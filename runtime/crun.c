@@ -29,6 +29,7 @@
 
 #include "common/exec-proto.h"
 #include "common/lock.h"
+#include "common/log.h"
 #include "runtime/idmap.h"
 #include "runtime/lxcfs.h"
 #include "runtime/runtime.h"
@@ -941,21 +942,44 @@ static int crun_stop(struct crun_rt *rt, const char *id, unsigned grace_sec, pd_
 	return r;
 }
 
+/* Waits up to max_ms for crun to report the container paused: on a cgroup
+ * v1 host the freezer passes through FREEZING, which crun reports as
+ * running, and `crun pause` may return before it is FROZEN. True once
+ * paused. */
+static bool wait_paused(struct crun_rt *rt, const char *id, unsigned max_ms)
+{
+	for (unsigned waited = 0;; waited += 5) {
+		enum runtime_status st;
+		pid_t pid;
+		pd_error e = {0};
+
+		if (crun_status(rt, id, &st, &pid, &e) < 0 || st == RUNTIME_STOPPED)
+			return false;
+		if (st == RUNTIME_PAUSED)
+			return true;
+		if (waited >= max_ms)
+			return false;
+		(void)usleep(5000);
+	}
+}
+
+/* Returns once the box is frozen, so a resume that follows finds it paused
+ * (a resume that saw it still freezing would leave it frozen for good). */
 static int crun_pause(struct crun_rt *rt, const char *id, pd_error *err)
 {
-	return crun_do(rt, (const char *const[]){"pause", id, NULL}, "pause the box", err);
+	int r = crun_do(rt, (const char *const[]){"pause", id, NULL}, "pause the box", err);
+	if (r < 0)
+		return r;
+	if (!wait_paused(rt, id, 5000))
+		log_warn("box %s: not reported paused 5 s after crun pause", id);
+	return 0;
 }
 
 static int crun_resume(struct crun_rt *rt, const char *id, pd_error *err)
 {
-	enum runtime_status st;
-	pid_t pid;
-	int r;
-
-	r = crun_status(rt, id, &st, &pid, err);
-	if (r < 0)
-		return r;
-	if (st != RUNTIME_PAUSED)
+	/* A box caught between FREEZING and FROZEN reads running: give it a
+	 * moment to settle before deciding there is nothing to thaw. */
+	if (!wait_paused(rt, id, 1000))
 		return 0;
 	return crun_do(rt, (const char *const[]){"resume", id, NULL}, "resume the box", err);
 }
