@@ -25,6 +25,14 @@ skip() {
 	echo "ok $pd_n - $1 # SKIP $2"
 }
 have_image() { [ -n "${PD_IMAGES:-}" ] && [ -d "$PD_IMAGES/$1/rootfs" ]; }
+# The desktop and agents blocks need those images: built into the cache once
+# where they can be (whichever test asks first builds them), so the examples
+# run whatever the tests' order.
+if [ -z "${PD_NET_INSIDE:-}" ]; then
+	for img in desktop agents; do
+		pd_image_cache "$img" || diag "the $img image cannot be built here"
+	done
+fi
 # The agents' block needs the agents image and the fake model's internet:
 # then the whole test runs in it.
 agents=
