@@ -90,11 +90,11 @@ done
 
 box=p-$first
 # --- TEXT from standard input, --cwd, --continue ----------------------------------
-mkdir -p "$M/boxes/$box/root/tmp/work" && chmod 0777 "$M/boxes/$box/root/tmp/work"
+mkdir -p "$M/boxes/$box/root/tmp/demo" && chmod 0777 "$M/boxes/$box/root/tmp/demo"
 ok "prompt BOX - reads the text from stdin; --cwd sets where the agent works" bash -c "
 	echo 'Create hello.txt with content: hi from the fake model' |
-		timeout 600 "$PADDOCK" prompt --agent $first --cwd /tmp/work $box - >'$PD_TMP/stdin.out' 2>&1 &&
-	grep -q 'hi from the fake model' '$M/boxes/$box/root/tmp/work/hello.txt'"
+		timeout 600 "$PADDOCK" prompt --agent $first --cwd /tmp/demo $box - >'$PD_TMP/stdin.out' 2>&1 &&
+	grep -q 'hi from the fake model' '$M/boxes/$box/root/tmp/demo/hello.txt'"
 last=$(readlink "$M/boxes/$box/prompts/last" 2>/dev/null)
 last=${last##*/}
 ok "the prompt's text is what stdin held" bash -c "

@@ -87,7 +87,7 @@ ok "it is SKILL.md byte for byte" cmp "$SKILL" "$PD_TMP/skills/paddock/SKILL.md"
 
 # --- every example ---------------------------------------------------------------
 # The blocks, one file each: ex/N.sh; ex/N.line is where it starts.
-mkdir -p "$PD_TMP/ex" "$PD_TMP/work" "$PD_TMP/bin"
+mkdir -p "$PD_TMP/ex" "$PD_TMP/cwd" "$PD_TMP/bin"
 awk -v dir="$PD_TMP/ex" '
 	/^```sh$/ { n++; f = dir "/" n ".sh"; print NR > (dir "/" n ".line"); inblock = 1; next }
 	/^```/ && inblock { inblock = 0; close(f); next }
@@ -111,7 +111,7 @@ for i in $(seq 1 "$count"); do
 		continue
 	fi
 	sed -i "s|/paddock/|$M/|g" "$f"
-	if (cd "$PD_TMP/work" && PATH=$PD_TMP/bin:$PATH timeout 600 bash -e -o pipefail "$f") \
+	if (cd "$PD_TMP/cwd" && PATH=$PD_TMP/bin:$PATH timeout 600 bash -e -o pipefail "$f") \
 		>"$PD_TMP/ex/$i.out" 2>&1; then
 		ok "$what" true
 	else
@@ -133,8 +133,8 @@ ok "the failing command's status reached the caller" \
 		grep -q 'hi from /tmp' '$PD_TMP/ex/$i.out'"
 i=$(n_of 'paddock new --name skill-desk')
 [ -n "$i" ] && have_image desktop &&
-	ok "the desktop's screenshot is a PNG" bash -c "head -c 8 '$PD_TMP/work/desk.png' | od -An -tx1 | grep -q '89 50 4e 47 0d 0a 1a 0a'"
-ok "the file pulled out holds what the box wrote" same "$(cat "$PD_TMP/work/results/out.txt")" result
+	ok "the desktop's screenshot is a PNG" bash -c "head -c 8 '$PD_TMP/cwd/desk.png' | od -An -tx1 | grep -q '89 50 4e 47 0d 0a 1a 0a'"
+ok "the file pulled out holds what the box wrote" same "$(cat "$PD_TMP/cwd/results/out.txt")" result
 i=$(n_of 'paddock restore')
 ok "restore brought the file back as it was before" bash -c "[ -n '$i' ] && grep -qx before '$PD_TMP/ex/$i.out'"
 i=$(n_of 'paddock fork')
@@ -145,7 +145,7 @@ ok "the secret reached the box's command, not its value in the output" \
 if [ -n "$agents" ]; then
 	ok "the agent's key reached the fake model" grep -q "$ANTHROPIC_API_KEY" "$PD_MODEL_LOG"
 	ok "the agent's --json events end with its end event, exit 0" \
-		bash -c "tail -n1 '$PD_TMP/work/events.jsonl' | grep -q '^{\"type\":\"end\".*\"exit\":0'"
+		bash -c "tail -n1 '$PD_TMP/cwd/events.jsonl' | grep -q '^{\"type\":\"end\".*\"exit\":0'"
 	i=$(n_of 'paddock prompt skill-agent --agent')
 	ok "the readable events showed the tool call" \
 		bash -c "[ -n '$i' ] && grep -q '^→ ' '$PD_TMP/ex/$i.out'"
