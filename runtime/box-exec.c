@@ -79,7 +79,7 @@ int box_exec_start(const struct box_exec *x, const int fds[3], struct box_exec_p
 	_cleanup_free_ char *req = NULL;
 	struct box_exec_proc p = BOX_EXEC_PROC_INIT;
 	char buf[REPLY_MAX];
-	bool ran = false;
+	bool ran = false, got_pid = false;
 	size_t len;
 	int r;
 
@@ -101,8 +101,9 @@ int box_exec_start(const struct box_exec *x, const int fds[3], struct box_exec_p
 		box_exec_release(&p);
 		return pd_error_set(err, r, "cannot send the command to the box: %s", strerror(-r));
 	}
-	/* "pid" with its pidfd, then "run" from the command, or "error". */
-	while (!ran) {
+	/* "pid" with its pidfd from PID 1, and "run" (or "error") from the
+	 * command's own process: two writers, so in either order. */
+	while (!ran || !got_pid) {
 		int fd;
 		pid_t pid;
 		ssize_t n = recv_reply(&p, START_TIMEOUT_MS, buf, sizeof buf, &fd, &pid);
@@ -114,8 +115,9 @@ int box_exec_start(const struct box_exec *x, const int fds[3], struct box_exec_p
 		}
 		if (n == -EAGAIN || n == -EINTR)
 			continue;
-		if (n > 0 && strcmp(buf, "pid") == 0 && fd >= 0 && p.pidfd < 0) {
-			p.pidfd = fd;
+		if (n > 0 && strcmp(buf, "pid") == 0 && !got_pid) {
+			got_pid = true;
+			p.pidfd = fd; /* -1 if PID 1 could not open one */
 			continue;
 		}
 		if (fd >= 0)
