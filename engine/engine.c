@@ -830,6 +830,7 @@ int engine_box_create(struct engine *e, const char *name, pd_error *err)
 	b->row.created = time(NULL);
 	b->row.expires = cfg->default_ttl >= 0 ? b->row.created + cfg->default_ttl : 0;
 	b->row.uid_base = cfg->userns ? -1 : 0; /* a range of its own */
+	b->row.docker = -1; /* as its image says */
 	b->state = BOX_CREATED;
 
 	pd_mutex_lock(&e->lock);
@@ -1082,6 +1083,7 @@ static int eng_box_start(struct engine *e, struct box *b, pd_error *err)
 {
 	const struct box_type *type = config_find_type(e->cfg, b->row.type);
 	char bundle[4096], rootfs[4096], netns[4096], resolv[4096], userns[4096];
+	char docker_dir[4096];
 	_cleanup_free_ struct box_mount *mounts = NULL;
 	size_t n_mounts = 0;
 	struct box_spec spec;
@@ -1143,6 +1145,25 @@ static int eng_box_start(struct engine *e, struct box *b, pd_error *err)
 	if (spec.uid_base && e->cfg->network) {
 		eng_net_userns_path(e, b, userns, sizeof userns);
 		spec.userns = userns;
+	}
+	pd_mutex_lock(&e->lock);
+	spec.docker = eng_box_docker(e, b);
+	pd_mutex_unlock(&e->lock);
+	if (spec.docker && !spec.uid_base) {
+		/* Never box root as host root with every capability. */
+		spec.docker = false;
+		pd_mutex_lock(&e->lock);
+		eng_emit(e, b, "docker not started: it needs a user namespace per box "
+			       "(userns = on)");
+		pd_mutex_unlock(&e->lock);
+	}
+	if (spec.docker) {
+		r = eng_docker_prepare(e, b, docker_dir, sizeof docker_dir, err);
+		if (r < 0) {
+			eng_net_box_down(e, b);
+			return r;
+		}
+		spec.docker_dir = docker_dir;
 	}
 	lxcfs_gen = eng_lxcfs_spec(e, &spec);
 	r = run_box(e, b, &spec, &pid, err);
@@ -1238,6 +1259,10 @@ int engine_box_set_state(struct engine *e, int64_t id, const char *value, pd_err
 		  r >= 0 ? "done" : err->msg);
 	if (r >= 0 && action == BOX_ACTION_START)
 		started = b->row.id;
+	/* So does its Docker. */
+	if (r >= 0 && action == BOX_ACTION_START && eng_box_docker(e, b) && e->cfg->userns &&
+	    eng_docker_spawn(e, b, /* adopt= */ false) < 0)
+		eng_emit(e, b, "docker not started: cannot start its supervisor");
 	/* Its desktop starts with it (the setting outlives stops). */
 	if (r >= 0 && action == BOX_ACTION_START && b->row.desktop &&
 	    eng_desktop_spawn(e, b, /* adopt= */ false) < 0)
@@ -1614,6 +1639,7 @@ int engine_start_timers(struct engine *e)
 		return -r;
 	e->timer_started = true;
 	eng_desktop_start_all(e);
+	eng_docker_start_all(e);
 	r = eng_jobs_start(e);
 	if (r >= 0 && e->cfg->userns && eng_owners_start(e) < 0)
 		log_warn(
@@ -2142,6 +2168,7 @@ struct engine *engine_free(struct engine *e)
 	if (!e)
 		return NULL;
 	eng_desktop_stop_all(e);
+	eng_docker_stop_all(e);
 	if (e->timer_started) {
 		pd_mutex_lock(&e->lock);
 		e->stopping = true;

@@ -307,6 +307,16 @@ struct engine_restore {
 int engine_box_restore(struct engine *e, int64_t id, const char *ref, struct engine_restore *ret,
 		       pd_error *err);
 
+/* --- Docker (docker.c) -------------------------------------------------------
+ *
+ * boxes/NAME/docker: "on\n" or "off\n", what the box's next start runs
+ * with (its setting, else its image's default). Writing on or off sets it:
+ * -EINVAL for another value or, for on, a box without /usr/bin/dockerd;
+ * -EPERM for on without user namespaces; -EBUSY to change it while the box
+ * runs (the tier is fixed for a run). docs/docker.md. */
+int engine_box_docker_get(struct engine *e, int64_t id, char *buf, size_t bufsz);
+int engine_box_set_docker(struct engine *e, int64_t id, const char *value, pd_error *err);
+
 /* --- the desktop (desktop.c) ------------------------------------------------
  *
  * boxes/NAME/desktop/: the box's graphical session (common/desktop.h).

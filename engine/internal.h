@@ -69,6 +69,8 @@ struct box {
 	struct eng_net_up *net_up;
 	/* Its desktop's supervisor thread while there is one (desktop.c). */
 	struct eng_desk *desk;
+	/* Its dockerd's supervisor thread while there is one (docker.c). */
+	struct eng_dock *dock;
 };
 
 struct engine {
@@ -154,6 +156,9 @@ struct engine {
 	 * (broadcast; CLOCK_MONOTONIC). */
 	unsigned desk_threads;
 	pthread_cond_t desk_cond;
+	/* docker.c: its supervisor threads running (their ends broadcast
+	 * desk_cond too). */
+	unsigned dock_threads;
 
 	pthread_t timer;
 	bool timer_started;
@@ -441,6 +446,20 @@ int eng_box_user(const char *rootfs, const char *user, unsigned *uid, unsigned *
 int eng_desktop_spawn(struct engine *e, struct box *b, bool adopt);
 void eng_desktop_start_all(struct engine *e);
 void eng_desktop_stop_all(struct engine *e);
+/* docker.c (see there). The store's directory on the box's disk, whether
+ * Docker is on for the box (its setting, else its image's), and whether
+ * its store holds anything. prepare makes the store, box root's, and puts
+ * its path in dir. spawn/start_all/stop_all: dockerd's supervisor threads,
+ * as the desktop's. Engine lock held, except prepare (box busy). */
+#define DOCKER_DIR "docker"
+bool eng_image_has_docker(const struct engine *e, const char *image);
+bool eng_box_docker(const struct engine *e, const struct box *b);
+void eng_docker_dir(const struct engine *e, const struct box *b, char *buf, size_t bufsz);
+bool eng_docker_store_empty(const struct engine *e, const struct box *b);
+int eng_docker_prepare(struct engine *e, struct box *b, char *dir, size_t dirsz, pd_error *err);
+int eng_docker_spawn(struct engine *e, struct box *b, bool adopt);
+void eng_docker_start_all(struct engine *e);
+void eng_docker_stop_all(struct engine *e);
 /* desktop-vnc.c: a connected socket to the VNC server of the box whose
  * root filesystem (on the host) is root, opened without following anything
  * the box made (desktop-vnc.h); name is the box's, for the messages. */

@@ -422,7 +422,11 @@ static int take(struct engine *e, struct box *b, const char *kind, const char *l
 	}
 	snprintf(in.kind, sizeof in.kind, "%s", kind);
 	in.box_id = b->row.id;
-	in.copy = running || empty;
+	/* Docker's store lives on the box's disk image beside its upper
+	 * (docker.c): the image stays the box's, so its changes are copied
+	 * out, as for a running box. */
+	in.copy = running || empty ||
+		  (eng_box_has_image(e, b) && !eng_docker_store_empty(e, b));
 	snprintf(in.label, sizeof in.label, "%s", label);
 	if (new_name)
 		snprintf(in.target, sizeof in.target, "%s", new_name);
@@ -677,6 +681,12 @@ int engine_box_fork(struct engine *e, int64_t box_id, const char *new_name, char
 			nb = NULL;
 		} else {
 			eng_emit(e, nb, "created (fork of %s, snapshot %s)", b->row.name, id);
+			/* Docker's store is never in a snapshot (docker.c). */
+			if (eng_box_docker(e, nb))
+				eng_emit(e, nb,
+					 "docker: starts with an empty Docker store (the images, "
+					 "containers and volumes of %s's Docker are not forked)",
+					 b->row.name);
 			if (nb->row.expires)
 				pthread_cond_signal(&e->timer_cond);
 		}
@@ -868,7 +878,7 @@ int engine_box_restore(struct engine *e, int64_t id, const char *ref, struct eng
 	struct image_info img;
 	char old[4096], old_img[4096], snapshot_id[NAME_MAX_LEN + 1];
 	struct box *b;
-	bool running;
+	bool running, had_store = false;
 	int64_t before = 0;
 	int r = 0;
 
@@ -940,6 +950,8 @@ int engine_box_restore(struct engine *e, int64_t id, const char *ref, struct eng
 	if (r < 0)
 		goto out;
 	pd_fault("restore-recorded");
+	/* The fresh image below has an empty Docker store (docker.c). */
+	had_store = eng_box_has_image(e, b) && !eng_docker_store_empty(e, b);
 
 	if (eng_umount_root_strict(e, b) < 0 || eng_umount_disk(e, b) < 0) {
 		r = pd_error_set(err, -EBUSY,
@@ -968,6 +980,9 @@ out:
 			 snapshot_id, res.before);
 	else if (r >= 0)
 		eng_emit(e, b, "restored %s", snapshot_id);
+	if (r >= 0 && had_store)
+		eng_emit(e, b, "docker: starts with an empty Docker store (a restore resets it: "
+			       "Docker's store is in no snapshot)");
 	pd_mutex_unlock(&e->lock);
 	if (r < 0)
 		return r;

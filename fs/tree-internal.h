@@ -111,6 +111,7 @@ enum {
 	BF_SECRETS,
 	BF_PROMPTS,
 	BF_PROMPT,
+	BF_DOCKER,
 	_BF_MAX
 };
 

@@ -392,6 +392,14 @@ static int read_desktop_state(struct tree *t, const struct obj *o, struct pd_buf
 	return r < 0 ? r : line(out, buf);
 }
 
+static int read_box_docker(struct tree *t, const struct obj *o, struct pd_buf *out)
+{
+	char buf[16];
+	int r = engine_box_docker_get(t->engine, o->id, buf, sizeof buf);
+
+	return r < 0 ? r : line(out, buf);
+}
+
 static int read_desktop_geometry(struct tree *t, const struct obj *o, struct pd_buf *out)
 {
 	char buf[32];
@@ -923,6 +931,8 @@ static const struct node box_nodes[] = {
      * text may come in several writes, and starts when closed). */
     [BF_PROMPTS] = {"prompts", S_IFDIR | 0755},
     [BF_PROMPT] = {"prompt", S_IFREG | 0200, .flags = N_AT_CLOSE, .write = write_box_prompt},
+    /* Docker in the box (engine.h): on or off, changed while stopped. */
+    [BF_DOCKER] = SETTING("docker", read_box_docker, engine_box_set_docker),
     [BF_DESKTOP_STATE] = {"state", S_IFREG | 0644, BF_DESKTOP, N_LINE, .read = read_desktop_state,
 			  .write = write_setting, .set = engine_box_set_desktop},
     [BF_DESKTOP_GEOMETRY] = {"geometry", S_IFREG | 0644, BF_DESKTOP, N_LINE,

@@ -1,5 +1,9 @@
 #include <fcntl.h>
+#include <dirent.h>
+#include <errno.h>
 #include <inttypes.h>
+#include <stdlib.h>
+#include <unistd.h>
 #include <linux/magic.h>
 #include <stdio.h>
 #include <string.h>
@@ -242,4 +246,107 @@ unsigned cgroup_cpu_percent(const struct cgroup_cpu_window *w, uint64_t window_u
 		return 0;
 	/* used * 100 cannot overflow for centuries of CPU time. */
 	return (unsigned)((used * 100 + span / 2) / span);
+}
+
+/* A new cpuset directory is empty and takes no task: its parent's. */
+static void cpuset_inherit(const char *dir)
+{
+	static const char *const files[] = {"cpuset.cpus", "cpuset.mems"};
+	char path[4200], parent[4200];
+
+	for (size_t i = 0; i < sizeof files / sizeof *files; i++) {
+		_cleanup_free_ char *val = NULL;
+		char *slash;
+
+		snprintf(parent, sizeof parent, "%s", dir);
+		slash = strrchr(parent, '/');
+		if (!slash)
+			return;
+		snprintf(slash, sizeof parent - (size_t)(slash - parent), "/%s", files[i]);
+		snprintf(path, sizeof path, "%s/%s", dir, files[i]);
+		if (read_file_at(AT_FDCWD, parent, 4096, &val, NULL) < 0)
+			continue;
+		int fd = open(path, O_WRONLY | O_CLOEXEC);
+		if (fd >= 0) {
+			(void)write_all(fd, val, strlen(val));
+			close(fd);
+		}
+	}
+}
+
+static int delegate_in(const char *hier, const char *path, uid_t uid, gid_t gid)
+{
+	static const char *const files[] = {"cgroup.procs", "tasks", "cgroup.threads",
+					    "cgroup.subtree_control"};
+	char dir[4200], file[4300];
+	bool cpuset;
+	size_t at;
+	int n;
+
+	n = snprintf(dir, sizeof dir, "%s", hier);
+	if (n < 0 || (size_t)n >= sizeof dir)
+		return -ENAMETOOLONG;
+	snprintf(file, sizeof file, "%s/cpuset.cpus", hier);
+	cpuset = access(file, F_OK) == 0;
+	/* Each level of path in turn (cgroupfs has no mkdir -p). */
+	for (const char *p = path; *p;) {
+		const char *end;
+
+		while (*p == '/')
+			p++;
+		if (!*p)
+			break;
+		end = strchrnul(p, '/');
+		at = strlen(dir);
+		if (end - p >= 256 || at + 1 + (size_t)(end - p) >= sizeof dir)
+			return -ENAMETOOLONG;
+		if (memchr(p, '.', 1) && (end - p == 1 || (end - p == 2 && p[1] == '.')))
+			return -EINVAL;
+		snprintf(dir + at, sizeof dir - at, "/%.*s", (int)(end - p), p);
+		if (mkdir(dir, 0755) == 0) {
+			if (cpuset)
+				cpuset_inherit(dir);
+		} else if (errno != EEXIST)
+			return -errno;
+		p = end;
+	}
+	if (lchown(dir, uid, gid) < 0)
+		return -errno;
+	for (size_t i = 0; i < sizeof files / sizeof *files; i++) {
+		snprintf(file, sizeof file, "%s/%s", dir, files[i]);
+		if (lchown(file, uid, gid) < 0 && errno != ENOENT)
+			return -errno;
+	}
+	return 0;
+}
+
+int cgroup_delegate(const char *root, enum cgroup_mode mode, const char *path, uid_t uid,
+		    gid_t gid)
+{
+	struct dirent *de;
+	DIR *d;
+	int r = 0;
+
+	if (mode == CGROUP_UNIFIED)
+		return delegate_in(root, path, uid, gid);
+	d = opendir(root);
+	if (!d)
+		return -errno;
+	while ((de = readdir(d))) {
+		char hier[4200];
+		struct stat st;
+
+		if (de->d_name[0] == '.' || strcmp(de->d_name, "unified") == 0)
+			continue;
+		snprintf(hier, sizeof hier, "%s/%s", root, de->d_name);
+		/* Real directories only: cpu -> cpu,cpuacct links name a
+		 * hierarchy twice. */
+		if (lstat(hier, &st) < 0 || !S_ISDIR(st.st_mode))
+			continue;
+		int k = delegate_in(hier, path, uid, gid);
+		if (k < 0 && r == 0)
+			r = k;
+	}
+	closedir(d);
+	return r;
 }

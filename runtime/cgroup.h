@@ -13,6 +13,7 @@
 
 #include <stdbool.h>
 #include <stdint.h>
+#include <sys/types.h>
 
 enum cgroup_mode { CGROUP_LEGACY, CGROUP_HYBRID, CGROUP_UNIFIED };
 
@@ -74,3 +75,16 @@ int cgroup_read_limits(const char *root, enum cgroup_mode mode, const char *path
 
 /* True if any controller still has a directory for path. */
 bool cgroup_exists(const char *root, enum cgroup_mode mode, const char *path);
+
+/* Makes the cgroup at path (relative, as in OCI cgroupsPath) in every
+ * hierarchy under root (each v1 controller's directory, skipping the
+ * hybrid v2 tree "unified"; root itself when mode is CGROUP_UNIFIED) and
+ * gives it to uid:gid: the directory and the files that move processes
+ * (cgroup.procs, tasks, cgroup.threads, cgroup.subtree_control), as
+ * systemd delegates a subtree. Box root can then make child cgroups (its
+ * Docker's containers), which the kernel keeps within path's limits. A v1
+ * cpuset directory made here gets its parent's cpus and mems (an empty
+ * cpuset takes no task). Idempotent; the runtime removes the cgroup with
+ * the container. Returns 0 or -errno. */
+int cgroup_delegate(const char *root, enum cgroup_mode mode, const char *path, uid_t uid,
+		    gid_t gid);

@@ -559,7 +559,10 @@ static json_t *config_json(const struct crun_rt *rt, const struct box_spec *spec
 	size_t i;
 	json_t *v;
 
-	if (cfg && rt->seccomp &&
+	/* The Docker tier has no filter: runc needs what Docker's profile
+	 * keeps from containers (nested namespaces, mounts, keyrings); its
+	 * bounds are the user namespace and box root's host ids. */
+	if (cfg && rt->seccomp && !spec->docker &&
 	    (json_object_set_new(lx, "seccomp", json_deep_copy(rt->seccomp)) < 0 ||
 	     json_object_set_new(cfg, "annotations",
 				 json_pack("{s:s}", "run.oci.seccomp_bpf_data", rt->seccomp_bpf)) <
@@ -578,6 +581,8 @@ static json_t *config_json(const struct crun_rt *rt, const struct box_spec *spec
 		json_object_set_new(json_object_get(cfg, "process"), "noNewPrivileges",
 				    json_false());
 	}
+	if (cfg && spec->docker)
+		json_array_append_new(ns, json_pack("{s:s}", "type", "cgroup"));
 	if (!cfg || !spec->netns)
 		return cfg;
 	json_array_foreach(ns, i, v)
@@ -606,6 +611,52 @@ static json_t *config_json_base(const struct crun_rt *rt, const struct box_spec 
 					   "CAP_KILL",
 					   "CAP_AUDIT_WRITE",
 					   NULL};
+	/* The Docker tier: every capability, of the box's user namespace
+	 * only (box root is an unprivileged host id): dockerd and runc need
+	 * CAP_SYS_ADMIN (mounts, namespaces), CAP_NET_ADMIN (bridges and
+	 * iptables in the box's own network namespace) and more. */
+	static const char *const all_caps[] = {"CAP_CHOWN",
+					       "CAP_DAC_OVERRIDE",
+					       "CAP_DAC_READ_SEARCH",
+					       "CAP_FOWNER",
+					       "CAP_FSETID",
+					       "CAP_KILL",
+					       "CAP_SETGID",
+					       "CAP_SETUID",
+					       "CAP_SETPCAP",
+					       "CAP_LINUX_IMMUTABLE",
+					       "CAP_NET_BIND_SERVICE",
+					       "CAP_NET_BROADCAST",
+					       "CAP_NET_ADMIN",
+					       "CAP_NET_RAW",
+					       "CAP_IPC_LOCK",
+					       "CAP_IPC_OWNER",
+					       "CAP_SYS_MODULE",
+					       "CAP_SYS_RAWIO",
+					       "CAP_SYS_CHROOT",
+					       "CAP_SYS_PTRACE",
+					       "CAP_SYS_PACCT",
+					       "CAP_SYS_ADMIN",
+					       "CAP_SYS_BOOT",
+					       "CAP_SYS_NICE",
+					       "CAP_SYS_RESOURCE",
+					       "CAP_SYS_TIME",
+					       "CAP_SYS_TTY_CONFIG",
+					       "CAP_MKNOD",
+					       "CAP_LEASE",
+					       "CAP_AUDIT_WRITE",
+					       "CAP_AUDIT_CONTROL",
+					       "CAP_SETFCAP",
+					       "CAP_MAC_OVERRIDE",
+					       "CAP_MAC_ADMIN",
+					       "CAP_SYSLOG",
+					       "CAP_WAKE_ALARM",
+					       "CAP_BLOCK_SUSPEND",
+					       "CAP_AUDIT_READ",
+					       "CAP_PERFMON",
+					       "CAP_BPF",
+					       "CAP_CHECKPOINT_RESTORE",
+					       NULL};
 	static const char *const env[] = {
 	    "PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin", "TERM=xterm",
 	    "container=paddock", NULL};
@@ -623,6 +674,12 @@ static json_t *config_json_base(const struct crun_rt *rt, const struct box_spec 
 					     NULL};
 	static const char *const readonly[] = {
 	    "/proc/bus", "/proc/fs", "/proc/irq", "/proc/sys", "/proc/sysrq-trigger", NULL};
+	/* Docker sets sysctls of the box's own namespaces (ip_forward); the
+	 * host's own sysctls stay refused to box root, which is not root of
+	 * the namespaces that own them. */
+	static const char *const readonly_docker[] = {"/proc/bus", "/proc/fs", "/proc/irq",
+						      "/proc/sysrq-trigger", NULL};
+	const char *const *box_caps = spec->docker ? all_caps : caps;
 	static const char *const args[] = {INIT_IN_BOX, NULL};
 	char cgpath[512];
 	json_t *mounts;
@@ -650,9 +707,15 @@ static json_t *config_json_base(const struct crun_rt *rt, const struct box_spec 
 	json_array_append_new(
 	    mounts, mount_entry("/sys", "sysfs", "sysfs",
 				(const char *const[]){"nosuid", "noexec", "nodev", "ro", NULL}));
-	json_array_append_new(mounts, mount_entry("/sys/fs/cgroup", "cgroup", "cgroup",
-						  (const char *const[]){"nosuid", "noexec", "nodev",
-									"relatime", "ro", NULL}));
+	/* Read-only, except for the Docker tier: its cgroup (and only its own,
+	 * a cgroup namespace's root) is delegated to box root, for Docker's
+	 * containers to get limits within the box's. */
+	json_array_append_new(
+	    mounts, mount_entry("/sys/fs/cgroup", "cgroup", "cgroup",
+				spec->docker ? (const char *const[]){"nosuid", "noexec", "nodev",
+								     "relatime", "rw", NULL}
+					     : (const char *const[]){"nosuid", "noexec", "nodev",
+								     "relatime", "ro", NULL}));
 	json_array_append_new(
 	    mounts, mount_entry(INIT_IN_BOX, "bind", rt->init_path,
 				(const char *const[]){"bind", "ro", "nosuid", "nodev", NULL}));
@@ -671,6 +734,13 @@ static json_t *config_json_base(const struct crun_rt *rt, const struct box_spec 
 						  (const char *const[]){"bind", "ro", "nosuid",
 									"nodev", "noexec", NULL}));
 	}
+	/* Docker's store: a directory of the box's disk owned by its root
+	 * already (no idmap). Not nosuid: images hold setuid programs, which
+	 * raise a process to ids of the box's range only. */
+	if (spec->docker && spec->docker_dir)
+		json_array_append_new(mounts,
+				      mount_entry("/var/lib/docker", "bind", spec->docker_dir,
+						  (const char *const[]){"rbind", "rw", "nodev", NULL}));
 	for (size_t i = 0; i < spec->n_mounts; i++) {
 		/* A volume keeps ids 0..65535 on disk, whichever box has it:
 		 * crun's "idmap" option maps them through the box's user
@@ -689,13 +759,13 @@ static json_t *config_json_base(const struct crun_rt *rt, const struct box_spec 
 	    " s:b}, s:{s:s, s:b}, s:s, s:o, s:{s:s, s:o, s:[{s:s}, {s:s}, {s:s}, {s:s}, {s:s}],"
 	    " s:o, s:o}}",
 	    "ociVersion", "1.0.2", "process", "terminal", 0, "user", "uid", 0, "gid", 0, "args",
-	    strv(args), "env", strv(env), "cwd", "/", "capabilities", "bounding", strv(caps),
-	    "effective", strv(caps), "permitted", strv(caps), "ambient", json_array(),
+	    strv(args), "env", strv(env), "cwd", "/", "capabilities", "bounding", strv(box_caps),
+	    "effective", strv(box_caps), "permitted", strv(box_caps), "ambient", json_array(),
 	    "noNewPrivileges", 1, "root", "path", spec->rootfs, "readonly", 0, "hostname",
 	    spec->hostname, "mounts", mounts, "linux", "cgroupsPath", cgpath, "resources",
 	    resources_json(rt, spec->type), "namespaces", "type", "pid", "type", "network", "type",
 	    "ipc", "type", "uts", "type", "mount", "maskedPaths", strv(masked), "readonlyPaths",
-	    strv(readonly));
+	    strv(spec->docker ? readonly_docker : readonly));
 }
 
 static int read_pid_file(const char *path, pid_t *ret)
@@ -728,6 +798,20 @@ static int crun_start(struct crun_rt *rt, const struct box_spec *spec, pid_t *re
 	pid_t pid;
 	int r;
 
+	if (spec->docker && !spec->uid_base)
+		return pd_error_set(err, -EPERM,
+				    "the Docker tier needs a user namespace per box (userns = on)");
+	if (spec->docker) {
+		/* crun removes the box's cgroup when the box ends: given
+		 * again before every start. */
+		char cgpath[512];
+		crun_cgroup_path(rt, spec->id, cgpath, sizeof cgpath);
+		r = cgroup_delegate(CGROUP_ROOT, rt->mode, cgpath, (uid_t)spec->uid_base,
+				    (gid_t)spec->uid_base);
+		if (r < 0)
+			return pd_error_set(err, r, "cannot delegate the box's cgroup %s: %s",
+					    cgpath, strerror(-r));
+	}
 	cfg = config_json(rt, spec);
 	if (!cfg)
 		return pd_error_set(err, -ENOMEM, "cannot build the container configuration");

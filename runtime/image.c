@@ -107,6 +107,11 @@ int image_get(const char *images_dir, const char *name, struct image_info *ret)
 	read_value(dir, "user", info.user, sizeof info.user, "root");
 	read_value(dir, "home", info.home, sizeof info.home, "/root");
 	read_value(dir, "shell", info.shell, sizeof info.shell, "/bin/sh");
+	{
+		char docker[8];
+		read_value(dir, "docker", docker, sizeof docker, "off");
+		info.docker = strcmp(docker, "on") == 0;
+	}
 	*ret = info;
 	return 0;
 }

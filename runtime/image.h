@@ -1,8 +1,10 @@
 /* image.h - installed base images: DATA/images/NAME/ as scripts/mkimage
  * writes it (rootfs/ plus one-line files description, created, size, user,
- * home, shell). A directory whose name starts with "." is a build in
+ * home, shell, and docker: "on" in an image with Docker). A directory whose name starts with "." is a build in
  * progress and is not an image. */
 #pragma once
+
+#include <stdbool.h>
 
 #include "common/error.h"
 #include "common/parse.h"
@@ -15,6 +17,7 @@ struct image_info {
 	char user[64];
 	char home[256];
 	char shell[256];
+	bool docker; /* its `docker` file says on: Docker, on by default */
 };
 
 /* Lists installed image names (sorted). *ret is a malloc'd array of n

@@ -56,6 +56,13 @@ struct box_spec {
 	 * box's /proc and /sys files. */
 	const char *lxcfs_dir;
 	unsigned lxcfs_views;
+	/* The Docker tier (docs/docker.md): every capability of the box's
+	 * user namespace, no seccomp filter, a cgroup namespace with the
+	 * box's cgroup writable by its root (delegated), and docker_dir (a
+	 * host directory owned by the box's root) bound on /var/lib/docker.
+	 * Needs uid_base: box root must not be host root. */
+	bool docker;
+	const char *docker_dir;
 };
 
 enum runtime_status {

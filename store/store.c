@@ -138,6 +138,9 @@ static const char *const migrations[] = {
     "  SELECT 'jobs_new', seq FROM sqlite_sequence WHERE name = 'jobs';"
     "DROP TABLE jobs;"
     "ALTER TABLE jobs_new RENAME TO jobs;",
+    /* 11 -> 12: Docker in the box (engine/docker.c): -1 its image's
+     * default, 0 off, 1 on. */
+    "ALTER TABLE boxes ADD COLUMN docker INTEGER NOT NULL DEFAULT -1;",
 };
 
 static int sql_err(sqlite3 *db, pd_error *err, const char *what)
@@ -445,7 +448,8 @@ static int bind_row(sqlite3_stmt *st, const struct box_row *row)
 	    sqlite3_bind_int64(st, 11, row->net_addr) != SQLITE_OK ||
 	    sqlite3_bind_int64(st, 12, row->uid_base) != SQLITE_OK ||
 	    sqlite3_bind_int64(st, 13, row->desktop) != SQLITE_OK ||
-	    sqlite3_bind_text(st, 14, row->geometry, -1, SQLITE_STATIC) != SQLITE_OK)
+	    sqlite3_bind_text(st, 14, row->geometry, -1, SQLITE_STATIC) != SQLITE_OK ||
+	    sqlite3_bind_int64(st, 15, row->docker) != SQLITE_OK)
 		return -EIO;
 	return 0;
 }
@@ -499,8 +503,8 @@ int store_box_insert(struct store *s, struct box_row *row, pd_error *err)
 	}
 	if (sqlite3_prepare_v2(s->db,
 			       "INSERT INTO boxes (name, state, type, image, created, last_started,"
-			       " error, expires, layers, net_addr, uid_base, desktop, geometry)"
-			       " VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?9, ?10, ?11, ?12, ?13, ?14)",
+			       " error, expires, layers, net_addr, uid_base, desktop, geometry, docker)"
+			       " VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?9, ?10, ?11, ?12, ?13, ?14, ?15)",
 			       -1, &st, NULL) != SQLITE_OK ||
 	    bind_row(st, row) < 0)
 		return sql_err(s->db, err, "insert box");
@@ -519,7 +523,8 @@ int store_box_update(struct store *s, const struct box_row *row, pd_error *err)
 	static const char sql[] =
 	    "UPDATE boxes SET name = ?1, state = ?2, type = ?3, image = ?4,"
 	    " created = ?5, last_started = ?6, error = ?7, expires = ?9, layers = ?10,"
-	    " net_addr = ?11, uid_base = ?12, desktop = ?13, geometry = ?14 WHERE id = ?8";
+	    " net_addr = ?11, uid_base = ?12, desktop = ?13, geometry = ?14, docker = ?15"
+	    " WHERE id = ?8";
 	_cleanup_cached_ sqlite3_stmt *st = NULL;
 
 	if (store_stmt(s, sql, &st) < 0 || bind_row(st, row) < 0 ||
@@ -539,7 +544,7 @@ int store_box_delete(struct store *s, int64_t id, pd_error *err)
 
 #define BOX_COLUMNS                                                                                \
 	"id, name, state, type, image, created, last_started, error, expires, layers, net_addr,"   \
-	" uid_base, desktop, geometry"
+	" uid_base, desktop, geometry, docker"
 
 static void box_from(sqlite3_stmt *st, struct box_row *row)
 {
@@ -558,6 +563,7 @@ static void box_from(sqlite3_stmt *st, struct box_row *row)
 	row->uid_base = sqlite3_column_int64(st, 11);
 	row->desktop = sqlite3_column_int64(st, 12);
 	copy_text(row->geometry, sizeof row->geometry, st, 13);
+	row->docker = sqlite3_column_int64(st, 14);
 }
 
 int store_box_policy_get(struct store *s, int64_t id, char **ret)

@@ -16,7 +16,7 @@
 #include "common/parse.h"
 
 /* The schema version this build writes. */
-#define STORE_SCHEMA_VERSION 11
+#define STORE_SCHEMA_VERSION 12
 /* Host ids per box (its user namespace maps 0..STORE_BOX_IDS-1). */
 #define STORE_BOX_IDS 65536
 
@@ -42,6 +42,9 @@ struct box_row {
 	 * start of the box too), and its geometry, "WxH" ('': the default). */
 	int64_t desktop;
 	char geometry[16];
+	/* Docker in the box (engine/docker.c): 1 on, 0 off, -1 (any value
+	 * below 0) as its image says. */
+	int64_t docker;
 };
 
 /* Opens (creating if needed) the database at path and migrates it to
