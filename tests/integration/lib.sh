@@ -321,12 +321,14 @@ pd_use_debian() {
 	pd_use_image debian
 }
 
-# pd_use_image NAME: boxes from image NAME (debian, desktop or agents), from
-# the cache as pd_use_debian does.
+# pd_use_image NAME: boxes from image NAME (debian, desktop, agents, docker
+# or full), from the cache as pd_use_debian does.
 pd_use_image() {
 	if ! pd_image_cache "$1"; then
 		pd_mirror_answers || skip_all "cannot build the $1 image (no Debian mirror)"
-		[ "$1" != agents ] || pd_npm_answers || skip_all "cannot build the agents image (no npm registry)"
+		case $1 in
+		agents | full) pd_npm_answers || skip_all "cannot build the $1 image (no npm registry)" ;;
+		esac
 		echo "1..1"
 		echo "not ok 1 - the $1 image builds (the mirror answers)"
 		exit 1
@@ -342,7 +344,8 @@ pd_debian_cache() {
 }
 
 # pd_image_cache NAME: image NAME in the cache, built there once per cache
-# (desktop and agents on the cache's debian, building that first),
+# (desktop, agents, docker and full on the cache's debian, building that
+# first),
 # PD_IMAGES set to the cache; non-zero, the build log's end as diagnostics,
 # when it cannot be built. The cache is the images/ directory of a data
 # directory (a link to one, tests/images-cache-data/images, unless
