@@ -773,3 +773,57 @@ SH
 
 # Helpers usable from `bash -c` in tests.
 export -f pd_crun crun_list same diag snap write_expect wait_for pd_ended pd_parked pd_parked_one
+
+# --- Docker in a box (docs/docker.md) ---------------------------------------
+
+# pd_docker_type: adds type "dock" (room for dockerd and a few containers)
+# to the configuration; call after pd_setup, before pd_start.
+pd_docker_type() {
+	cat >>"$PD_TMP/paddock.ini" <<INI
+[types.dock]
+cpus = 2
+memory = 2G
+pids = 4096
+disk = ${PD_DOCKER_DISK:-4G}
+INI
+}
+
+# pd_busybox_tar FILE: a root filesystem of the host's static busybox (its
+# applets as links) as a tar, for `docker import` (no registry is reached).
+pd_busybox_tar() {
+	local d a rc
+	d=$(mktemp -d) || return 1
+	mkdir -p "$d/bin" "$d/etc" "$d/tmp" && cp "$(command -v busybox)" "$d/bin/" || { rm -rf "$d"; return 1; }
+	for a in $("$d/bin/busybox" --list); do
+		[ "$a" = busybox ] || ln -s busybox "$d/bin/$a"
+	done
+	echo 'root:x:0:0:root:/root:/bin/sh' >"$d/etc/passwd"
+	tar -C "$d" -cf "$1" .
+	rc=$?
+	rm -rf "$d"
+	return $rc
+}
+
+# pd_docker_ready BOX [SECONDS]: waits until the box's Docker answers (as
+# the box's user), 60 s at most.
+pd_docker_ready() {
+	local i
+	for ((i = 0; i < ${2:-60} * 2; i++)); do
+		pd_job "$1" 'docker info >/dev/null 2>&1' >/dev/null 2>&1 && return 0
+		sleep 0.5
+	done
+	diag "box $1: Docker did not answer; dockerd's log:"
+	pd_job "$1" 'sudo tail -n 20 /var/log/dockerd.log' 2>&1 | sed 's/^/# /'
+	return 1
+}
+
+# pd_docker_box BOX: a box of the docker image and type dock, started, its
+# Docker answering, with image bb:1 (busybox) imported.
+pd_docker_box() {
+	local b=$M/boxes/$1
+	mkdir "$b" && echo docker >"$b/image" && echo dock >"$b/type" || return 1
+	echo running >"$b/state" || { diag "$(cat "$b/error")"; return 1; }
+	pd_docker_ready "$1" || return 1
+	pd_busybox_tar "$b/root/tmp/bb.tar" || return 1
+	pd_job "$1" 'docker import /tmp/bb.tar bb:1 >/dev/null' >/dev/null
+}
