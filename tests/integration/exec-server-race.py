@@ -3,7 +3,8 @@
 sees a job's connection hang up (PID 1 stopped meanwhile, so both are ready
 when it wakes). Starts job A (sleep), stops PID 1, hangs up A's connection,
 connects B (true), lets PID 1 go on, and prints B's replies' first words
-("pid run exit"). Kills A at the end.
+("pid run exit": PID 1's "pid" and the command's "run" sorted, as they
+come in either order). Kills A at the end.
 
 usage: exec-server-race.py SOCKET PID1"""
 import os
@@ -28,9 +29,14 @@ def request(argv):
 
 
 a = request(["sleep", "60"])
-msg, fds, _, _ = socket.recv_fds(a, 64, 1)
-assert msg == b"pid" and fds, msg
-pidfd = fds[0]
+# "pid" (from PID 1) and "run" (from the command) come in either order.
+pidfd = None
+while pidfd is None:
+    msg, fds, _, _ = socket.recv_fds(a, 64, 1)
+    assert msg in (b"pid", b"run"), msg
+    if msg == b"pid":
+        assert fds, msg
+        pidfd = fds[0]
 os.kill(INIT, signal.SIGSTOP)
 try:
     a.close()
@@ -45,4 +51,5 @@ while True:
         break
     words.append(m.split(b" ")[0].decode())
 signal.pidfd_send_signal(pidfd, signal.SIGKILL)
-print(" ".join(words))
+# The first two in either order (two writers), as the daemon takes them.
+print(" ".join(sorted(words[:2]) + words[2:]))

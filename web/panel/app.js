@@ -841,6 +841,10 @@
 			if (state.ended) {
 				abort.abort(); /* the stream may stay open: end is last */
 				setText($('pr-status'), `${p}: exit ${state.exit}`);
+				/* The end event may come before the prompt's status
+				 * says so: exit answers once it does, and the list
+				 * (below) then shows the final status. */
+				await getText(tree('boxes', name, 'prompts', p, 'exit')).catch(() => {});
 			} else {
 				const code = await getText(tree('boxes', name, 'prompts', p, 'exit'));
 				setText($('pr-status'), `${p}: exit ${code}`);
