@@ -6,7 +6,8 @@
  * and full images say on). It changes only while the box is stopped (or
  * not yet started): a box with Docker runs in another tier, which is fixed
  * for a run (runtime.h box_spec.docker: every capability of its user
- * namespace, no seccomp filter, its cgroup delegated, a cgroup namespace).
+ * namespace, Docker's seccomp profile for them, its cgroup delegated, a
+ * cgroup namespace).
  * A running box keeps the tier it started with, so a write of the other
  * value is EBUSY with the reason and changes nothing.
  *

@@ -55,6 +55,18 @@ __asm__(".pushsection .rodata\n"
 	".byte 0\n"
 	".size pd_seccomp_profile, . - pd_seccomp_profile\n"
 	".popsection\n");
+/* The Docker tier's (runtime.h box_spec.docker): the same profile decided
+ * for every capability, keyrings answering ENOSYS (runc carries on without
+ * a session keyring only then). */
+extern const char pd_seccomp_docker_profile[];
+__asm__(".pushsection .rodata\n"
+	".globl pd_seccomp_docker_profile\n"
+	".type pd_seccomp_docker_profile, @object\n"
+	"pd_seccomp_docker_profile:\n"
+	".incbin \"" SECCOMP_DOCKER_PROFILE "\"\n"
+	".byte 0\n"
+	".size pd_seccomp_docker_profile, . - pd_seccomp_docker_profile\n"
+	".popsection\n");
 
 struct crun_rt {
 	struct runtime base; /* first: the handle (runtime.h) */
@@ -69,6 +81,8 @@ struct crun_rt {
 	bool swap_accounting;
 	json_t *seccomp;   /* linux.seccomp, or NULL: seccomp = off */
 	char *seccomp_bpf; /* the same compiled, base64 (run.oci.seccomp_bpf_data) */
+	json_t *seccomp_docker; /* the Docker tier's, likewise */
+	char *seccomp_docker_bpf;
 };
 
 static struct runtime *crun_free(struct crun_rt *rt)
@@ -82,6 +96,8 @@ static struct runtime *crun_free(struct crun_rt *rt)
 		free(rt->exec_path);
 		json_decref(rt->seccomp);
 		free(rt->seccomp_bpf);
+		json_decref(rt->seccomp_docker);
+		free(rt->seccomp_docker_bpf);
 		free(rt);
 	}
 	return NULL;
@@ -297,6 +313,17 @@ int runtime_crun_new(const struct pd_config *cfg, const char *init_path, struct 
 					    jerr.text);
 		}
 		r = seccomp_compile(rt->seccomp, &rt->seccomp_bpf, err);
+		if (r < 0) {
+			crun_free(rt);
+			return r;
+		}
+		rt->seccomp_docker = json_loads(pd_seccomp_docker_profile, 0, &jerr);
+		if (!json_is_object(rt->seccomp_docker)) {
+			crun_free(rt);
+			return pd_error_set(err, -EINVAL, "built-in seccomp profile (Docker): %s",
+					    jerr.text);
+		}
+		r = seccomp_compile(rt->seccomp_docker, &rt->seccomp_docker_bpf, err);
 		if (r < 0) {
 			crun_free(rt);
 			return r;
@@ -559,14 +586,14 @@ static json_t *config_json(const struct crun_rt *rt, const struct box_spec *spec
 	size_t i;
 	json_t *v;
 
-	/* The Docker tier has no filter: runc needs what Docker's profile
-	 * keeps from containers (nested namespaces, mounts, keyrings); its
-	 * bounds are the user namespace and box root's host ids. */
-	if (cfg && rt->seccomp && !spec->docker &&
-	    (json_object_set_new(lx, "seccomp", json_deep_copy(rt->seccomp)) < 0 ||
+	/* The Docker tier's filter is Docker's profile for every capability
+	 * (nested namespaces, mounts, setns: what dockerd and runc need). */
+	json_t *profile = spec->docker ? rt->seccomp_docker : rt->seccomp;
+	const char *bpf = spec->docker ? rt->seccomp_docker_bpf : rt->seccomp_bpf;
+	if (cfg && profile &&
+	    (json_object_set_new(lx, "seccomp", json_deep_copy(profile)) < 0 ||
 	     json_object_set_new(cfg, "annotations",
-				 json_pack("{s:s}", "run.oci.seccomp_bpf_data", rt->seccomp_bpf)) <
-		 0)) {
+				 json_pack("{s:s}", "run.oci.seccomp_bpf_data", bpf)) < 0)) {
 		json_decref(cfg);
 		return NULL;
 	}

@@ -57,7 +57,7 @@ struct box_spec {
 	const char *lxcfs_dir;
 	unsigned lxcfs_views;
 	/* The Docker tier (docs/docker.md): every capability of the box's
-	 * user namespace, no seccomp filter, a cgroup namespace with the
+	 * user namespace, seccomp with Docker's profile for them, a cgroup namespace with the
 	 * box's cgroup writable by its root (delegated), and docker_dir (a
 	 * host directory owned by the box's root) bound on /var/lib/docker.
 	 * Needs uid_base: box root must not be host root. */
