@@ -175,6 +175,11 @@ static int render_info(struct tree *t, const struct box_view *v, struct pd_buf *
 				    json_boolean(engine_box_volumes_pending(t->engine, v->id)));
 	}
 	{
+		char docker[16];
+		if (engine_box_docker_get(t->engine, v->id, docker, sizeof docker) >= 0)
+			json_object_set_new(j, "docker", json_boolean(strcmp(docker, "on") == 0));
+	}
+	{
 		char ip[32] = "";
 		char *policy = NULL;
 		(void)engine_box_ip(t->engine, v->id, ip, sizeof ip);

@@ -60,6 +60,7 @@ mkdir "$B" && echo docker >"$B/image" && echo dock >"$B/type"
 ok "docker reads on for a box of the docker image" same "$(cat "$B/docker")" on
 pd_owner
 ok "and over HTTP" same "$(hc boxes/d1/docker)" on
+ok "info says docker: true" bash -c "grep -q '\"docker\":true' '$B/info'"
 ok "the box starts" bash -c "echo running >'$B/state'"
 ok "its Docker answers the box's user (no sudo), within 60 s" pd_docker_ready d1
 ok "box root has every capability of its user namespace" \
@@ -182,6 +183,7 @@ echo stopped >"$M/boxes/f1/state"
 
 echo stopped >"$B/state"
 ok "docker off on the stopped box" bash -c "echo off >'$B/docker' && test \"\$(cat '$B/docker')\" = off"
+ok "info says docker: false" bash -c "grep -q '\"docker\":false' '$B/info'"
 echo running >"$B/state"
 ok "started without Docker: no dockerd" bash -c "sleep 2; ! host_dockerd >/dev/null"
 ok "and the default box's capabilities" \
