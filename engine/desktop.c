@@ -89,7 +89,6 @@ struct eng_desk {
 	struct engine *engine;
 	int64_t box_id;
 	unsigned waiters; /* `on` writes waiting: the last one frees it once exited */
-	pthread_t thread;
 	int wake;    /* eventfd: stop or detach asked */
 	bool stop;   /* end the session and the thread (off) */
 	bool detach; /* end the thread, leave the session (daemon stop) */
@@ -270,22 +269,10 @@ static void pids_path(struct engine *e, int64_t id, char *buf, size_t bufsz)
 	snprintf(buf, bufsz, "%s/%lld/desktop.pids", e->boxes_dir, (long long)id);
 }
 
-static void proc_end(struct box_exec_proc *p)
-{
-	if (p->pidfd >= 0 && !p->ended) {
-		(void)box_exec_kill(p, SIGTERM);
-		if (pidfd_wait_exit(p->pidfd, DESK_KILL_GRACE_MS) < 0)
-			(void)box_exec_kill(p, SIGKILL);
-		(void)pidfd_wait_exit(p->pidfd, DESK_KILL_GRACE_MS);
-	}
-	box_exec_release(p);
-	*p = (struct box_exec_proc)BOX_EXEC_PROC_INIT;
-}
-
 static void session_end(struct session *s)
 {
-	proc_end(&s->sess);
-	proc_end(&s->xvnc);
+	eng_proc_end(&s->sess, DESK_KILL_GRACE_MS);
+	eng_proc_end(&s->xvnc, DESK_KILL_GRACE_MS);
 }
 
 static void session_release(struct session *s)
@@ -463,14 +450,6 @@ static int session_watch(struct eng_desk *d, struct session *s, char *why, size_
 	}
 }
 
-/* Sleeps ms unless woken: false when woken. */
-static bool nap(struct eng_desk *d, int ms)
-{
-	struct pollfd p = {.fd = d->wake, .events = POLLIN};
-
-	return poll(&p, 1, ms) == 0;
-}
-
 /* What the thread is to do now (engine lock held): 1 run the session (ctx
  * filled), 0 wait (the box is starting), -1 end. */
 static int desk_plan(struct engine *e, struct eng_desk *d, struct desk_ctx *c, pd_error *err)
@@ -518,7 +497,7 @@ static void *desk_main(void *userdata)
 		plan = desk_plan(e, d, &c, &err);
 		pd_mutex_unlock(&e->lock);
 		if (plan == 0) {
-			if (!nap(d, 100))
+			if (!eng_nap(d->wake, 100))
 				continue; /* woken: look again */
 			continue;
 		}
@@ -569,8 +548,7 @@ static void *desk_main(void *userdata)
 		}
 		pd_mutex_unlock(&e->lock);
 	backoff:;
-		unsigned sec = 1u << (failures > 5 ? 5 : failures ? failures - 1 : 0);
-		if (!nap(d, (int)(sec > DESK_BACKOFF_MAX_S ? DESK_BACKOFF_MAX_S : sec) * 1000))
+		if (!eng_nap(d->wake, eng_backoff_ms(failures, DESK_BACKOFF_MAX_S)))
 			continue;
 	}
 	pd_mutex_lock(&e->lock);
@@ -621,7 +599,6 @@ static void desk_poke(struct eng_desk *d)
 int eng_desktop_spawn(struct engine *e, struct box *b, bool adopt)
 {
 	struct eng_desk *d;
-	pthread_attr_t attr;
 	int r;
 
 	if (b->desk && !b->desk->stop && !b->desk->exited)
@@ -632,18 +609,8 @@ int eng_desktop_spawn(struct engine *e, struct box *b, bool adopt)
 	d->engine = e;
 	d->box_id = b->row.id;
 	d->adopt = adopt;
-	d->wake = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
-	if (d->wake < 0) {
-		r = -errno;
-		free(d);
-		return r;
-	}
-	pthread_attr_init(&attr);
-	pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
-	r = -pthread_create(&d->thread, &attr, desk_main, d);
-	pthread_attr_destroy(&attr);
+	r = eng_spawn_detached(desk_main, d, &d->wake);
 	if (r < 0) {
-		close(d->wake);
 		free(d);
 		return r;
 	}

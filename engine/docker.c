@@ -54,7 +54,6 @@
 struct eng_dock {
 	struct engine *engine;
 	int64_t box_id;
-	pthread_t thread;
 	int wake;    /* eventfd: detach asked */
 	bool detach; /* end the thread, leave dockerd (daemon stop) */
 	bool adopt;  /* first try to adopt a running dockerd */
@@ -221,18 +220,6 @@ static void pid_path(struct engine *e, int64_t id, char *buf, size_t bufsz)
 	snprintf(buf, bufsz, "%s/%lld/docker.pid", e->boxes_dir, (long long)id);
 }
 
-static void proc_end(struct box_exec_proc *p)
-{
-	if (p->pidfd >= 0 && !p->ended) {
-		(void)box_exec_kill(p, SIGTERM);
-		if (pidfd_wait_exit(p->pidfd, DOCK_KILL_GRACE_MS) < 0)
-			(void)box_exec_kill(p, SIGKILL);
-		(void)pidfd_wait_exit(p->pidfd, DOCK_KILL_GRACE_MS);
-	}
-	box_exec_release(p);
-	*p = (struct box_exec_proc)BOX_EXEC_PROC_INIT;
-}
-
 static int dockerd_start(struct engine *e, int64_t id, const char *server, unsigned sock_gid,
 			 struct box_exec_proc *ret, pd_error *err)
 {
@@ -329,13 +316,6 @@ static int dockerd_watch(struct eng_dock *d, struct box_exec_proc *p, char *why,
 	}
 }
 
-static bool nap(struct eng_dock *d, int ms)
-{
-	struct pollfd p = {.fd = d->wake, .events = POLLIN};
-
-	return poll(&p, 1, ms) == 0;
-}
-
 /* What the thread is to do now (engine lock held): 1 run dockerd (server
  * and the box's root filesystem and image user filled), 0 wait (the box
  * is busy), -1 end. */
@@ -387,7 +367,7 @@ static void *dock_main(void *userdata)
 				 sizeof user);
 		pd_mutex_unlock(&e->lock);
 		if (plan == 0) {
-			(void)nap(d, 100);
+			(void)eng_nap(d->wake, 100);
 			continue;
 		}
 		if (plan < 0)
@@ -415,7 +395,7 @@ static void *dock_main(void *userdata)
 		if (dockerd_watch(d, &p, why, sizeof why) == 0)
 			break; /* detach */
 		running = false;
-		proc_end(&p);
+		eng_proc_end(&p, DOCK_KILL_GRACE_MS);
 		if (now_usec() - up_usec > DOCK_STABLE_S * 1000000ULL)
 			failures = 0;
 		failures++;
@@ -430,13 +410,12 @@ static void *dock_main(void *userdata)
 		}
 		pd_mutex_unlock(&e->lock);
 	backoff:;
-		unsigned sec = 1u << (failures > 5 ? 5 : failures ? failures - 1 : 0);
-		(void)nap(d, (int)(sec > DOCK_BACKOFF_MAX_S ? DOCK_BACKOFF_MAX_S : sec) * 1000);
+		(void)eng_nap(d->wake, eng_backoff_ms(failures, DOCK_BACKOFF_MAX_S));
 	}
 	/* Detached (the daemon stops): dockerd stays, for the next daemon to
 	 * adopt. Otherwise the box stopped or its setting went off. */
 	if (running && !d->detach && !e->stopping)
-		proc_end(&p);
+		eng_proc_end(&p, DOCK_KILL_GRACE_MS);
 	box_exec_release(&p);
 	pd_mutex_lock(&e->lock);
 	{
@@ -455,7 +434,6 @@ static void *dock_main(void *userdata)
 int eng_docker_spawn(struct engine *e, struct box *b, bool adopt)
 {
 	struct eng_dock *d;
-	pthread_attr_t attr;
 	int r;
 
 	if (b->dock)
@@ -466,18 +444,8 @@ int eng_docker_spawn(struct engine *e, struct box *b, bool adopt)
 	d->engine = e;
 	d->box_id = b->row.id;
 	d->adopt = adopt;
-	d->wake = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
-	if (d->wake < 0) {
-		r = -errno;
-		free(d);
-		return r;
-	}
-	pthread_attr_init(&attr);
-	pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
-	r = -pthread_create(&d->thread, &attr, dock_main, d);
-	pthread_attr_destroy(&attr);
+	r = eng_spawn_detached(dock_main, d, &d->wake);
 	if (r < 0) {
-		close(d->wake);
 		free(d);
 		return r;
 	}

@@ -446,6 +446,17 @@ int eng_box_user(const char *rootfs, const char *user, unsigned *uid, unsigned *
 int eng_desktop_spawn(struct engine *e, struct box *b, bool adopt);
 void eng_desktop_start_all(struct engine *e);
 void eng_desktop_stop_all(struct engine *e);
+/* supervise.c: for the threads that supervise a process in a box. spawn:
+ * *wake made (an eventfd the thread may poll), then fn(arg) started in a
+ * detached thread; -errno with *wake closed. nap: sleeps ms unless wake is
+ * written (false then). backoff_ms: the wait before restart number
+ * failures (1 s doubling, max_s at most). proc_end: SIGTERM, SIGKILL after
+ * grace_ms, released. */
+struct box_exec_proc;
+int eng_spawn_detached(void *(*fn)(void *), void *arg, int *wake);
+bool eng_nap(int wake, int ms);
+int eng_backoff_ms(unsigned failures, unsigned max_s);
+void eng_proc_end(struct box_exec_proc *p, int grace_ms);
 /* docker.c (see there). The store's directory on the box's disk, whether
  * Docker is on for the box (its setting, else its image's), and whether
  * its store holds anything. prepare makes the store, box root's, and puts
