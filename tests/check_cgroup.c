@@ -1,7 +1,8 @@
 /* check_cgroup.c - reading a box's cgroup (on a made-up cgroup tree, v1 and
  * v2 layouts), the recent CPU use computed from samples of it, and giving a
  * Docker box its cgroup (cgroup_delegate: on a made-up tree, and, as root
- * on a cgroup v1 host, on a real cpuset hierarchy). */
+ * on a cgroup v1 host, on a real cpuset hierarchy) and its own v2 cgroup on
+ * a v1 or hybrid host (cgroup_v2_*). */
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
@@ -10,6 +11,8 @@
 #include <string.h>
 #include <sys/mount.h>
 #include <sys/stat.h>
+#include <sys/vfs.h>
+#include <linux/magic.h>
 #include <unistd.h>
 
 #include "runtime/cgroup.h"
@@ -336,9 +339,8 @@ START_TEST(test_delegate_v1_files_idempotent)
 	}
 	ck_assert_int_eq(cgroup_delegate(root, CGROUP_LEGACY, "paddock/box-7", box_uid, box_gid),
 			 0);
-	ck_assert_int_eq(cgroup_delegate(root, CGROUP_LEGACY, "//paddock//box-7/", box_uid,
-					 box_gid),
-			 0);
+	ck_assert_int_eq(
+	    cgroup_delegate(root, CGROUP_LEGACY, "//paddock//box-7/", box_uid, box_gid), 0);
 	for (size_t i = 0; i < ELEMENTSOF(mine); i++) {
 		snprintf(p, sizeof p, "memory/paddock/box-7/%s", mine[i]);
 		assert_owner(p, box_uid, box_gid);
@@ -393,13 +395,12 @@ START_TEST(test_delegate_dotdot)
 	fake_v1();
 	ck_assert_int_eq(cgroup_delegate(root, CGROUP_LEGACY, "/../escape", box_uid, box_gid),
 			 -EINVAL);
-	ck_assert_int_eq(cgroup_delegate(root, CGROUP_LEGACY, "/paddock/../../escape", box_uid,
-					 box_gid),
-			 -EINVAL);
+	ck_assert_int_eq(
+	    cgroup_delegate(root, CGROUP_LEGACY, "/paddock/../../escape", box_uid, box_gid),
+	    -EINVAL);
 	ck_assert_int_eq(cgroup_delegate(root, CGROUP_LEGACY, "/paddock/..", box_uid, box_gid),
 			 -EINVAL);
-	ck_assert_int_eq(cgroup_delegate(root, CGROUP_LEGACY, "/./box", box_uid, box_gid),
-			 -EINVAL);
+	ck_assert_int_eq(cgroup_delegate(root, CGROUP_LEGACY, "/./box", box_uid, box_gid), -EINVAL);
 	ck_assert_int_eq(cgroup_delegate(root, CGROUP_UNIFIED, "/..", box_uid, box_gid), -EINVAL);
 	ck_assert(!there("escape"));
 	ck_assert(!there("cpu/escape"));
@@ -459,8 +460,7 @@ static char *read_trim(const char *path)
 START_TEST(test_delegate_cpuset_real)
 {
 	char hier[128], top[64], path[128], p[512];
-	_cleanup_free_ char *cpus = NULL, *mems = NULL, *lcpus = NULL, *lmems = NULL,
-			    *mcpus = NULL;
+	_cleanup_free_ char *cpus = NULL, *mems = NULL, *lcpus = NULL, *lmems = NULL, *mcpus = NULL;
 	int r;
 
 	ck_assert_int_eq(unshare(CLONE_NEWNS), 0);
@@ -510,6 +510,132 @@ START_TEST(test_delegate_cpuset_real)
 }
 END_TEST
 
+/* ---- a box's own v2 cgroup on a v1 or hybrid host (cgroup_v2_*) ---- */
+
+static int open_root(void)
+{
+	int fd = open(root, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+
+	ck_assert_int_ge(fd, 0);
+	return fd;
+}
+
+/* Every level made, the leaf's cgroup.procs opened for writing; none given
+ * to anyone (it stays the host's). */
+START_TEST(test_v2_make)
+{
+	int v2 = open_root(), fd;
+
+	/* A made-up tree has no cgroup.procs: the levels are made, the
+	 * open fails. */
+	ck_assert_int_eq(cgroup_v2_make(v2, "/paddock/box-7"), -ENOENT);
+	ck_assert(there("paddock/box-7"));
+	put("paddock/box-7/cgroup.procs", "");
+	fd = cgroup_v2_make(v2, "//paddock/box-7/");
+	ck_assert_int_ge(fd, 0);
+	ck_assert_int_eq(write(fd, "0", 1), 1);
+	close(fd);
+	assert_owner("paddock/box-7", geteuid(), getegid());
+	assert_owner("paddock/box-7/cgroup.procs", geteuid(), getegid());
+	close(v2);
+}
+END_TEST
+
+/* A bad level is refused before anything is made. */
+START_TEST(test_v2_make_refused)
+{
+	int v2 = open_root();
+	char path[400];
+
+	ck_assert_int_eq(cgroup_v2_make(v2, "/paddock/../../escape"), -EINVAL);
+	ck_assert_int_eq(cgroup_v2_make(v2, "/paddock/./box"), -EINVAL);
+	ck_assert_int_eq(cgroup_v2_make(v2, "/paddock/box/.."), -EINVAL);
+	ck_assert_int_eq(cgroup_v2_make(v2, "/"), -EINVAL);
+	ck_assert_int_eq(cgroup_v2_make(v2, ""), -EINVAL);
+	memset(path, 'a', sizeof path);
+	memcpy(path, "/paddock/", 9);
+	path[9 + 256] = '\0';
+	ck_assert_int_eq(cgroup_v2_make(v2, path), -ENAMETOOLONG);
+	ck_assert(!there("paddock"));
+	ck_assert(!there("escape"));
+	close(v2);
+}
+END_TEST
+
+/* Removal: the leaf only (the parent is shared by every box), none is no
+ * error, a cgroup with something in it is left. */
+START_TEST(test_v2_remove)
+{
+	int v2 = open_root();
+
+	mk("paddock/box-7");
+	mk("paddock/box-8");
+	ck_assert_int_eq(cgroup_v2_remove(v2, "/paddock/box-7"), 0);
+	ck_assert(!there("paddock/box-7"));
+	ck_assert(there("paddock/box-8"));
+	ck_assert_int_eq(cgroup_v2_remove(v2, "/paddock/box-7"), 0);
+	put("paddock/box-8/cgroup.procs", "");
+	ck_assert_int_eq(cgroup_v2_remove(v2, "/paddock/box-8"), -ENOTEMPTY);
+	ck_assert(there("paddock/box-8"));
+	ck_assert_int_eq(cgroup_v2_remove(v2, "/paddock/../x"), -EINVAL);
+	close(v2);
+}
+END_TEST
+
+/* Opening the tree: a hybrid host's at unified/; none on a v2 host (crun
+ * gives boxes their v2 cgroup there) nor on a hybrid host without one. */
+START_TEST(test_v2_open)
+{
+	struct stat st, st2;
+	char p[256];
+	int fd;
+
+	ck_assert_int_eq(cgroup_v2_open(root, CGROUP_UNIFIED), -EOPNOTSUPP);
+	ck_assert_int_eq(cgroup_v2_open(root, CGROUP_HYBRID), -ENOENT);
+	mk("unified");
+	fd = cgroup_v2_open(root, CGROUP_HYBRID);
+	ck_assert_int_ge(fd, 0);
+	ck_assert_int_eq(fstat(fd, &st), 0);
+	snprintf(p, sizeof p, "%s/unified", root);
+	ck_assert_int_eq(stat(p, &st2), 0);
+	ck_assert(st.st_ino == st2.st_ino && st.st_dev == st2.st_dev);
+	ck_assert_int_ne(fcntl(fd, F_GETFD) & FD_CLOEXEC, 0);
+	close(fd);
+}
+END_TEST
+
+/* A v1-only host: a cgroup2 mount of the caller's own, attached nowhere
+ * (as root). */
+static int count_mounts(void)
+{
+	_cleanup_free_ char *text = NULL;
+	int n = 0;
+
+	ck_assert_int_ge(read_file_at(AT_FDCWD, "/proc/self/mountinfo", 1 << 20, &text, NULL), 0);
+	for (char *l = text; (l = strchr(l, '\n')); l++)
+		n++;
+	return n;
+}
+
+START_TEST(test_v2_open_legacy)
+{
+	struct statfs fs;
+	int fd, procs, before = count_mounts();
+
+	fd = cgroup_v2_open(root, CGROUP_LEGACY);
+	ck_assert_msg(fd >= 0, "cgroup_v2_open: %s", strerror(-fd));
+	ck_assert_int_eq(fstatfs(fd, &fs), 0);
+	ck_assert(fs.f_type == CGROUP2_SUPER_MAGIC);
+	procs = openat(fd, "cgroup.procs", O_RDONLY | O_CLOEXEC);
+	ck_assert_int_ge(procs, 0);
+	close(procs);
+	ck_assert_int_ne(fcntl(fd, F_GETFD) & FD_CLOEXEC, 0);
+	/* Attached nowhere: the mount table is as it was. */
+	ck_assert_int_eq(count_mounts(), before);
+	close(fd);
+}
+END_TEST
+
 static Suite *cgroup_suite(void)
 {
 	Suite *s = suite_create("cgroup");
@@ -549,15 +675,28 @@ static Suite *cgroup_suite(void)
 		tcase_add_test(tc, test_delegate_cpuset_real);
 	suite_add_tcase(s, tc);
 
+	tc = tcase_create("v2");
+	tcase_add_checked_fixture(tc, delegate_setup, delegate_teardown);
+	tcase_add_test(tc, test_v2_make);
+	tcase_add_test(tc, test_v2_make_refused);
+	tcase_add_test(tc, test_v2_remove);
+	tcase_add_test(tc, test_v2_open);
+	if (geteuid() == 0)
+		tcase_add_test(tc, test_v2_open_legacy);
+	suite_add_tcase(s, tc);
+
 	return s;
 }
 
 int main(void)
 {
-	static const char *const skipped[] = {"test_delegate_cpuset_real"};
+	const char *skipped[2];
+	size_t n = 0;
 
-	if (real_cpuset())
-		return check_tap_run(cgroup_suite());
-	return check_tap_run_skipping(cgroup_suite(), skipped, ELEMENTSOF(skipped),
-				      "needs root and a cgroup v1 cpuset hierarchy");
+	if (!real_cpuset())
+		skipped[n++] = "test_delegate_cpuset_real (needs a cgroup v1 cpuset hierarchy)";
+	if (geteuid() != 0)
+		skipped[n++] = "test_v2_open_legacy";
+	return check_tap_run_skipping(cgroup_suite(), (const char *const *)skipped, n,
+				      "needs root");
 }
