@@ -7,10 +7,14 @@
 #   modules, raw I/O, the clock, block and memory devices (mknod, a
 #   devtmpfs, the devices cgroup), the cgroup tree (its own limits, a new
 #   v1 hierarchy for a release_agent, fresh v1 and v2 mounts that must
-#   show its own cgroup only), the host's processes, the daemon's nftables
-#   table, the host's container runtime and files; a nested container asks
-#   for more memory than the box has (-m 4g in a 2G box) and is killed at
-#   the box's limit.
+#   show its own cgroup only, a container's cgroup parent climbing out),
+#   the host's files bound in read-only (remounted read-write: still not
+#   writable) and /proc's masked parts unmounted, the host's processes,
+#   the daemon's nftables table, the host's container runtime and files; a
+#   nested container asks for more memory than the box has (-m 4g in a 2G
+#   box) and is killed at the box's limit. The box's own v2 cgroup (v1 and
+#   hybrid hosts) is gone with its stop, also by a restarted daemon, and
+#   back with its start.
 # - Nested containers: `docker run --privileged` has the box's user
 #   namespace and nothing more (no host sysctl, device, disk, cgroup);
 #   --pid=host sees the box's processes, -v /:/host the box's files; what
@@ -52,6 +56,8 @@ ln -s "$PD_IMAGES/debian" "$D/images/debian"
 pd_start
 B=$M/boxes
 HOST_CORE=$(cat /proc/sys/kernel/core_pattern)
+INIT=$(dirname "$PADDOCKD")/paddock-init
+INIT_SUM=$(sha256sum <"$INIT" | cut -d' ' -f1)
 TOKEN=tok$RANDOM$RANDOM
 echo "$TOKEN" >"$PD_TMP/host-only"
 
@@ -288,6 +294,30 @@ try:
 except OSError as e:
     say("sysfs-uevent_helper", "mount " + errno.errorcode[e.errno])
 
+# The host's files bound into the box read-only (the box's init, the
+# resolver's file) and the read-only or masked parts of /proc: the mounts
+# are the box's own mount namespace's, made by the runtime after its user
+# namespace, so box root may remount or unmount them; the files stay the
+# host's root's, an id the box does not have: no write either way.
+MS_REMOUNT, MS_BIND = 32, 4096
+for name, path in (("init", "/dev/paddock-init"), ("resolv", "/etc/resolv.conf")):
+    if not os.path.exists(path):
+        continue
+    say(f"bound-{name}-write", write(path, "x"))
+    say(f"bound-{name}-remount", en(lambda: check(libc.mount(None, path.encode(), None,
+                                                             MS_REMOUNT | MS_BIND, None))))
+    say(f"bound-{name}-write-rw", write(path, "x"))
+    say(f"bound-{name}-umount", en(lambda: check(libc.umount2(path.encode(), 2))))
+for path in ("/proc/sysrq-trigger", "/proc/irq", "/proc/bus", "/proc/fs", "/proc/kcore",
+             "/proc/keys", "/proc/timer_list", "/sys/firmware"):
+    libc.umount2(path.encode(), 2)
+say("unmasked-sysrq", write("/proc/sysrq-trigger", "h"))
+irq = next((f"/proc/irq/{d}/smp_affinity_list" for d in sorted(os.listdir("/proc/irq"))
+            if d.isdigit() and os.path.exists(f"/proc/irq/{d}/smp_affinity_list")), None) \
+    if os.path.isdir("/proc/irq") else None
+say("unmasked-irq", write(irq, "0") if irq else "ENOENT")
+say("unmasked-kcore", en(lambda: len(open("/proc/kcore", "rb").read(64))))
+
 # Processes, the host's runtime, files and sockets.
 comms = []
 for p in os.listdir("/proc"):
@@ -389,6 +419,22 @@ ok "and no cgroup of the host" same "$(r cgroup-v2-dirs)" none
 ok "a fresh sysfs's knobs are the host's: uevent_helper refused" refused "$(r sysfs-uevent_helper)"
 ok "transparent_hugepage refused" refused "$(r sysfs-thp)"
 
+ok "box root cannot write the box init bound from the host" refused "$(r bound-init-write)"
+ok "nor once it has remounted it read-write ($(r bound-init-remount))" refused "$(r bound-init-write-rw)"
+if [ -n "${R[bound-resolv-write]+x}" ]; then
+	ok "nor the resolver's file, remounted or not" \
+		bash -c "for v in '$(r bound-resolv-write)' '$(r bound-resolv-write-rw)'; do case \$v in E*) ;; *) exit 1 ;; esac; done"
+fi
+ok "with /proc's read-only and masked parts unmounted: no sysrq" refused "$(r unmasked-sysrq)"
+ok "no IRQ affinity" refused "$(r unmasked-irq)"
+kcore_empty2() {
+	case $(r unmasked-kcore) in
+	"OK 0" | E*) ;;
+	*) diag "/proc/kcore: $(r unmasked-kcore)"; return 1 ;;
+	esac
+}
+ok "no /proc/kcore" kcore_empty2
+ok "the host's box init is unchanged" same "$(sha256sum <"$INIT" | cut -d' ' -f1)" "$INIT_SUM"
 ok "box root sees no host process (no paddockd, no crun)" \
 	bash -c "! echo '$(r procs)' | tr ',' '\n' | grep -Eqx 'paddockd|crun|paddock-exec|systemd|init'"
 ok "its PID 1 is the box's init" same "$(r pid1)" "/dev/paddock-init "
@@ -553,6 +599,11 @@ ok "nothing changed: off" same "$(cat "$B/deb/docker")" off
 ok "it starts in the default tier" bash -c "echo running >'$B/deb/state'"
 ok "without CAP_SYS_ADMIN" test $((0x$(awk '/^CapEff:/ {print $2}' "/proc/$(init_pid deb)/status") >> 21 & 1)) = 0
 
+# The control: the docker image's box, stopped, takes on (it has dockerd).
+ok "the default box of the docker image stops" bash -c "echo stopped >'$B/plain/state'"
+ok "stopped, it takes on" write_expect OK "$B/plain/docker" on
+ok "and off again" write_expect OK "$B/plain/docker" off
+
 ok "user nobody cannot read the docker file (EACCES)" \
 	same "$(nobody_errno "open('$B/d1/docker').read()")" EACCES
 ok "nor write it" same "$(nobody_errno "os.write(os.open('$B/plain/docker', os.O_WRONLY), b'on')")" EACCES
@@ -577,7 +628,11 @@ ok "its export has var/lib/docker as an empty directory only" \
 ok "nor the nested container's layer file" \
 	same "$(cat "$S/export" | zstd -dc | tar -t 2>/dev/null | grep -c "own-$TOKEN")" 1
 
-# The box's own v2 cgroup goes with it and comes back with its next start.
+# The box's own v2 cgroup goes with it, also when a restarted daemon
+# stops it, and comes back with its next start.
+restart_daemon() { pd_stop && pd_start; }
+ok "the daemon restarts, d1 runs on" restart_daemon
+ok "in its v2 cgroup" grep -qx "0::/$PD_CGROUP/d1" "/proc/$(init_pid d1)/cgroup"
 cg2_foreign() {
 	pd_job_as root d1 'mkdir -p /tmp/c2 && mount -t cgroup2 none /tmp/c2 && { grep -c "^0$" /tmp/c2/cgroup.procs || true; } && umount /tmp/c2'
 }
