@@ -30,9 +30,14 @@
 #   host id), not in the box's root/ view, nor in a snapshot or its export.
 #
 # The run (daemon, bridge, nftables table, boxes) lives in a network
-# namespace of its own.
+# namespace of its own, and a mount namespace whose mounts are shared.
 . "$(dirname "$0")/lib.sh"
 require_root
+# Mounts shared, as on a host run by systemd, so that a mount leaking out
+# of a box would show; in a mount namespace of the test's own.
+if [ -z "${PD_SHARED_MOUNTS:-}" ]; then
+	PD_SHARED_MOUNTS=1 exec unshare --mount --propagation shared "$0" "$@"
+fi
 pd_own_netns "$0" "$@"
 command -v setpriv >/dev/null || skip_all "needs setpriv"
 command -v nft >/dev/null || skip_all "needs nft"
@@ -546,6 +551,14 @@ cg_inside() {
 	[ $n -gt 0 ] || { diag "no pd-esc-$TOKEN cgroup found"; return 1; }
 }
 ok "its cgroups are within the box's on the host" cg_inside
+# Docker's mounts (its containers' overlays) stay in the box's mount
+# namespace: none in the host's under the store.
+host_mounts() {
+	local n
+	n=$(grep -c " $STORE/" /proc/self/mountinfo)
+	[ "$n" = 0 ] || { diag "$(grep " $STORE/" /proc/self/mountinfo | head -n 3)"; return 1; }
+}
+ok "the running container's mounts are not in the host's mount table" host_mounts
 ok "it is removed" quiet pd_job d1 "docker rm -f cgp"
 
 # Memory: a container asks for 4G in a 2G box and takes 3G: the kernel
