@@ -5,9 +5,11 @@
 #include <stdlib.h>
 #include <unistd.h>
 #include <linux/magic.h>
+#include <linux/mount.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <sys/vfs.h>
 
 #include "runtime/cgroup.h"
@@ -349,4 +351,124 @@ int cgroup_delegate(const char *root, enum cgroup_mode mode, const char *path, u
 	}
 	closedir(d);
 	return r;
+}
+
+/* The levels of path (as cgroup_delegate takes it), each checked: no
+ * empty, "." or ".." level, none longer than a name. Calls fn with the
+ * prefix up to each level in turn (rel: "a", "a/b", ...). Returns 0, fn's
+ * error, or -EINVAL / -ENAMETOOLONG before fn is first called. */
+static int v2_levels(const char *path, char *rel, size_t relsz, int (*fn)(int fd, const char *rel),
+		     int fd)
+{
+	size_t at = 0;
+
+	/* Checked whole first: a bad level changes nothing. */
+	for (const char *p = path; *p;) {
+		const char *end;
+
+		while (*p == '/')
+			p++;
+		if (!*p)
+			break;
+		end = strchrnul(p, '/');
+		if (end - p >= 256 || at + 1 + (size_t)(end - p) >= relsz)
+			return -ENAMETOOLONG;
+		if (p[0] == '.' && (end - p == 1 || (end - p == 2 && p[1] == '.')))
+			return -EINVAL;
+		at += 1 + (size_t)(end - p);
+		p = end;
+	}
+	if (at == 0)
+		return -EINVAL;
+	at = 0;
+	for (const char *p = path; *p;) {
+		const char *end;
+		int r;
+
+		while (*p == '/')
+			p++;
+		if (!*p)
+			break;
+		end = strchrnul(p, '/');
+		at += (size_t)snprintf(rel + at, relsz - at, "%s%.*s", at ? "/" : "",
+				       (int)(end - p), p);
+		r = fn(fd, rel);
+		if (r < 0)
+			return r;
+		p = end;
+	}
+	return 0;
+}
+
+static int v2_mkdir(int fd, const char *rel)
+{
+	if (mkdirat(fd, rel, 0755) < 0 && errno != EEXIST)
+		return -errno;
+	return 0;
+}
+
+static int v2_nothing(int fd, const char *rel)
+{
+	(void)fd;
+	(void)rel;
+	return 0;
+}
+
+int cgroup_v2_open(const char *root, enum cgroup_mode mode)
+{
+	char path[4096];
+	int fs, mnt;
+
+	if (mode == CGROUP_UNIFIED)
+		return -EOPNOTSUPP;
+	if (mode == CGROUP_HYBRID) {
+		snprintf(path, sizeof path, "%s/unified", root);
+		int fd = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+		return fd < 0 ? -errno : fd;
+	}
+	fs = (int)syscall(SYS_fsopen, "cgroup2", FSOPEN_CLOEXEC);
+	if (fs < 0)
+		return -errno;
+	if (syscall(SYS_fsconfig, fs, FSCONFIG_CMD_CREATE, NULL, NULL, 0) < 0) {
+		int r = -errno;
+		close(fs);
+		return r;
+	}
+	mnt = (int)syscall(SYS_fsmount, fs, FSMOUNT_CLOEXEC,
+			   MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV | MOUNT_ATTR_NOEXEC);
+	int r = mnt < 0 ? -errno : mnt;
+	close(fs);
+	return r;
+}
+
+int cgroup_v2_make(int v2fd, const char *path)
+{
+	char rel[4096], procs[4200];
+	int r, fd;
+
+	r = v2_levels(path, rel, sizeof rel, v2_mkdir, v2fd);
+	if (r < 0)
+		return r;
+	snprintf(procs, sizeof procs, "%s/cgroup.procs", rel);
+	fd = openat(v2fd, procs, O_WRONLY | O_CLOEXEC);
+	return fd < 0 ? -errno : fd;
+}
+
+int cgroup_v2_remove(int v2fd, const char *path)
+{
+	char rel[4096];
+	int r;
+
+	r = v2_levels(path, rel, sizeof rel, v2_nothing, -1);
+	if (r < 0)
+		return r;
+	/* A killed process leaves its cgroup in its exit, which may still
+	 * be under way when the runtime is told the box is gone. */
+	for (int i = 0;; i++) {
+		if (unlinkat(v2fd, rel, AT_REMOVEDIR) == 0 || errno == ENOENT)
+			return 0;
+		if (errno != EBUSY || i == 50)
+			return -errno;
+		(void)usleep(10000);
+	}
 }

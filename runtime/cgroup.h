@@ -88,3 +88,32 @@ bool cgroup_exists(const char *root, enum cgroup_mode mode, const char *path);
  * the container. Returns 0 or -errno. */
 int cgroup_delegate(const char *root, enum cgroup_mode mode, const char *path, uid_t uid,
 		    gid_t gid);
+
+/* A v1 or hybrid host's cgroup v2 tree, for boxes whose cgroup namespace
+ * must hold a v2 cgroup of their own. A box's cgroup namespace is rooted at
+ * the cgroups its init is in, in every hierarchy, the v2 one included; on
+ * such a host crun places a box in v1 cgroups only, so its init stays in
+ * the daemon's v2 cgroup, and box root with CAP_SYS_ADMIN in its user
+ * namespace (the Docker tier) could mount cgroup2 and read that cgroup: the
+ * host's processes (listed as 0), the host's CPU and memory pressure and
+ * cgroups beside the daemon's. The runtime gives each such box a v2 cgroup
+ * before the namespace is made (cgroup_v2_make).
+ *
+ * cgroup_v2_open returns a directory fd of the tree's root: the hybrid
+ * tree at root/unified, or on a v1-only host a cgroup2 mount of the
+ * daemon's own, attached nowhere. -errno when there is none (a kernel
+ * without the new mount API, or mode CGROUP_UNIFIED: crun gives boxes their
+ * v2 cgroup there). */
+int cgroup_v2_open(const char *root, enum cgroup_mode mode);
+
+/* Makes the cgroup at path (relative, as in OCI cgroupsPath; no "." or
+ * ".." level) under the tree v2fd and returns an fd of its cgroup.procs,
+ * open for writing ("0" moves the writer in), or -errno. Not delegated:
+ * the box has no use for it but as its namespace's root, and must not
+ * change it. */
+int cgroup_v2_make(int v2fd, const char *path);
+
+/* Removes that cgroup once its processes are gone (they leave it as they
+ * exit; a short wait for the last ones). Returns 0, or -errno (-EBUSY: a
+ * process is still in it). */
+int cgroup_v2_remove(int v2fd, const char *path);

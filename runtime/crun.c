@@ -78,6 +78,9 @@ struct crun_rt {
 	char *exec_path; /* paddock-exec, beside the box init */
 	enum cgroup_mode mode;
 	bool private_ns;
+	/* The cgroup v2 tree of a v1 or hybrid host (cgroup_v2_open), where
+	 * a Docker box gets a v2 cgroup of its own; -1: none. */
+	int v2_fd;
 	bool swap_accounting;
 	json_t *seccomp;   /* linux.seccomp, or NULL: seccomp = off */
 	char *seccomp_bpf; /* the same compiled, base64 (run.oci.seccomp_bpf_data) */
@@ -98,6 +101,8 @@ static struct runtime *crun_free(struct crun_rt *rt)
 		free(rt->seccomp_bpf);
 		json_decref(rt->seccomp_docker);
 		free(rt->seccomp_docker_bpf);
+		if (rt->v2_fd >= 0)
+			close(rt->v2_fd);
 		free(rt);
 	}
 	return NULL;
@@ -291,6 +296,7 @@ int runtime_crun_new(const struct pd_config *cfg, const char *init_path, struct 
 	rt = calloc(1, sizeof *rt);
 	if (!rt)
 		return pd_error_set(err, -ENOMEM, "out of memory");
+	rt->v2_fd = -1;
 	snprintf(path, sizeof path, "%s/crun", cfg->run);
 	rt->crun = strdup(cfg->crun);
 	rt->root = strdup(path);
@@ -333,6 +339,17 @@ int runtime_crun_new(const struct pd_config *cfg, const char *init_path, struct 
 	if (r < 0) {
 		crun_free(rt);
 		return pd_error_set(err, r, "cannot detect cgroup layout: %s", strerror(-r));
+	}
+	if (rt->mode != CGROUP_UNIFIED) {
+		r = cgroup_v2_open(CGROUP_ROOT, rt->mode);
+		if (r >= 0)
+			rt->v2_fd = r;
+		else
+			log_warn("no cgroup v2 tree to give Docker boxes a v2 cgroup of their own "
+				 "(%s): box root of a Docker box can mount cgroup2 and read the "
+				 "daemon's v2 cgroup (the number of processes in it, its CPU and "
+				 "memory pressure)",
+				 strerror(-r));
 	}
 	if (rt->mode == CGROUP_UNIFIED)
 		rt->swap_accounting = access(CGROUP_ROOT "/memory.swap.max", F_OK) == 0 ||
@@ -420,6 +437,21 @@ static void crun_cgroup_path(const struct crun_rt *rt, const char *id, char *buf
 	snprintf(buf, bufsz, "/%s/%s", rt->cgroup_parent, id);
 }
 
+/* The box's own v2 cgroup (crun_start, Docker boxes), once it is empty;
+ * none is no error. */
+static void v2_remove(struct crun_rt *rt, const char *id)
+{
+	char cgpath[512];
+	int r;
+
+	if (rt->v2_fd < 0)
+		return;
+	crun_cgroup_path(rt, id, cgpath, sizeof cgpath);
+	r = cgroup_v2_remove(rt->v2_fd, cgpath);
+	if (r < 0)
+		log_warn("box %s: cannot remove its cgroup v2 %s: %s", id, cgpath, strerror(-r));
+}
+
 static char *memfd_slurp(int fd)
 {
 	struct stat st;
@@ -441,9 +473,11 @@ static char *memfd_slurp(int fd)
  * crun's exit status (>= 0) or -errno if it could not run. Captured stdout
  * and stderr are returned when asked for. Output goes to memfds rather than
  * pipes: `crun run -d` leaves its stdio to the container, so a pipe would
- * never see EOF. pass_fd, unless -1, is crun's fd 3 (for --preserve-fds). */
-static int crun_fd(struct crun_rt *rt, const char *const *args, int pass_fd, char **ret_out,
-		   char **ret_err)
+ * never see EOF. pass_fd, unless -1, is crun's fd 3 (for --preserve-fds).
+ * cgroup_fd, unless -1, is a cgroup.procs that crun is moved into first
+ * (what it starts is then born there). */
+static int crun_fd(struct crun_rt *rt, const char *const *args, int pass_fd, int cgroup_fd,
+		   char **ret_out, char **ret_err)
 {
 	const char *argv[32];
 	size_t n = 0;
@@ -474,6 +508,8 @@ static int crun_fd(struct crun_rt *rt, const char *const *args, int pass_fd, cha
 		return -errno;
 	if (pid == 0) {
 		/* Only async-signal-safe calls from here: the daemon is threaded. */
+		if (cgroup_fd >= 0 && write(cgroup_fd, "0", 1) != 1)
+			_exit(125);
 		if (rt->private_ns) {
 			if (unshare(CLONE_NEWNS) < 0 ||
 			    mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) < 0 ||
@@ -503,7 +539,7 @@ static int crun_fd(struct crun_rt *rt, const char *const *args, int pass_fd, cha
 
 static int crun(struct crun_rt *rt, const char *const *args, char **ret_out, char **ret_err)
 {
-	return crun_fd(rt, args, -1, ret_out, ret_err);
+	return crun_fd(rt, args, -1, -1, ret_out, ret_err);
 }
 
 /* crun's error text, trimmed to its last line, for the user's `error` file. */
@@ -819,8 +855,9 @@ static bool container_known(const struct crun_rt *rt, const char *id)
 static int crun_start(struct crun_rt *rt, const struct box_spec *spec, pid_t *ret_pid,
 		      pd_error *err)
 {
-	char cfgpath[4096], pidpath[4096];
+	char cfgpath[4096], pidpath[4096], cgpath[512];
 	_cleanup_free_ char *text = NULL;
+	_cleanup_close_ int v2procs = -1;
 	json_t *cfg;
 	pid_t pid;
 	int r;
@@ -828,16 +865,23 @@ static int crun_start(struct crun_rt *rt, const struct box_spec *spec, pid_t *re
 	if (spec->docker && !spec->uid_base)
 		return pd_error_set(err, -EPERM,
 				    "the Docker tier needs a user namespace per box (userns = on)");
+	crun_cgroup_path(rt, spec->id, cgpath, sizeof cgpath);
 	if (spec->docker) {
 		/* crun removes the box's cgroup when the box ends: given
 		 * again before every start. */
-		char cgpath[512];
-		crun_cgroup_path(rt, spec->id, cgpath, sizeof cgpath);
 		r = cgroup_delegate(CGROUP_ROOT, rt->mode, cgpath, (uid_t)spec->uid_base,
 				    (gid_t)spec->uid_base);
 		if (r < 0)
 			return pd_error_set(err, r, "cannot delegate the box's cgroup %s: %s",
 					    cgpath, strerror(-r));
+		/* Its cgroup namespace's v2 root: its own (cgroup.h). */
+		if (rt->v2_fd >= 0) {
+			v2procs = cgroup_v2_make(rt->v2_fd, cgpath);
+			if (v2procs < 0)
+				return pd_error_set(err, v2procs,
+						    "cannot make the box's cgroup v2 %s: %s",
+						    cgpath, strerror(-v2procs));
+		}
 	}
 	cfg = config_json(rt, spec);
 	if (!cfg)
@@ -867,9 +911,11 @@ static int crun_start(struct crun_rt *rt, const struct box_spec *spec, pid_t *re
 	 * too long) jobs use crun exec. */
 	_cleanup_close_ int lfd = exec_socket_make(rt, spec->id);
 	_cleanup_free_ char *errtext = NULL;
-	if (lfd < 0 && lfd != -ENAMETOOLONG)
+	if (lfd < 0 && lfd != -ENAMETOOLONG) {
+		v2_remove(rt, spec->id);
 		return pd_error_set(err, lfd, "cannot make the box's exec socket: %s",
 				    strerror(-lfd));
+	}
 	r = crun_fd(rt,
 		    lfd >= 0
 			? (const char *const[]){"run", "--detach", "--preserve-fds=1", "--bundle",
@@ -877,7 +923,7 @@ static int crun_start(struct crun_rt *rt, const struct box_spec *spec, pid_t *re
 						NULL}
 			: (const char *const[]){"run", "--detach", "--bundle", spec->bundle_dir,
 						"--pid-file", pidpath, spec->id, NULL},
-		    lfd, NULL, &errtext);
+		    lfd, v2procs, NULL, &errtext);
 	if (r != 0)
 		r = pd_error_set(err, r < 0 ? r : -EIO, "cannot start container: %s",
 				 r < 0 ? strerror(-r) : crun_reason(errtext));
@@ -885,6 +931,7 @@ static int crun_start(struct crun_rt *rt, const struct box_spec *spec, pid_t *re
 		exec_socket_remove(rt, spec->id);
 		(void)crun(rt, (const char *const[]){"delete", "--force", spec->id, NULL}, NULL,
 			   NULL);
+		v2_remove(rt, spec->id);
 		return r;
 	}
 	r = read_pid_file(pidpath, &pid);
@@ -892,6 +939,7 @@ static int crun_start(struct crun_rt *rt, const struct box_spec *spec, pid_t *re
 		exec_socket_remove(rt, spec->id);
 		(void)crun(rt, (const char *const[]){"delete", "--force", spec->id, NULL}, NULL,
 			   NULL);
+		v2_remove(rt, spec->id);
 		return pd_error_set(err, r, "container started but its PID is unknown");
 	}
 	*ret_pid = pid;
@@ -1008,6 +1056,7 @@ static int crun_stop(struct crun_rt *rt, const char *id, unsigned grace_sec, pd_
 
 	if (!container_known(rt, id)) {
 		exec_socket_remove(rt, id);
+		v2_remove(rt, id);
 		return 0;
 	}
 	r = container_pid(rt, id, &pfd);
@@ -1025,6 +1074,7 @@ static int crun_stop(struct crun_rt *rt, const char *id, unsigned grace_sec, pd_
 			return r;
 		if (st == RUNTIME_ABSENT) {
 			exec_socket_remove(rt, id);
+			v2_remove(rt, id);
 			return 0;
 		}
 		if (st == RUNTIME_PAUSED) {
@@ -1048,8 +1098,10 @@ static int crun_stop(struct crun_rt *rt, const char *id, unsigned grace_sec, pd_
 	}
 	r = crun_do(rt, (const char *const[]){"delete", "--force", id, NULL}, "delete container",
 		    err);
-	if (r >= 0)
+	if (r >= 0) {
 		exec_socket_remove(rt, id);
+		v2_remove(rt, id);
+	}
 	return r;
 }
 

@@ -661,6 +661,93 @@ START_TEST(test_migrate_jobs_kind)
 }
 END_TEST
 
+/* Schema 12: a database of schema 11 gains boxes.docker, -1 (as its image
+ * says) for every box it had: the upgrade turns no box's Docker on or off.
+ * The schema-11 file is this store's, the column dropped again. */
+START_TEST(test_migrate_docker)
+{
+	struct box_row a = make_row("before"), b = make_row("after"), got;
+	struct store *s = NULL;
+	pd_error err = {0};
+	sqlite3 *db;
+
+	open_store();
+	insert(&a);
+	st = store_close(st);
+	db = raw_open();
+	raw_exec(db, "ALTER TABLE boxes DROP COLUMN docker;"
+		     "INSERT INTO boxes (name, state, type, image, created)"
+		     " VALUES ('raw', 'stopped', 'small', 'docker', 8);"
+		     "PRAGMA user_version = 11;");
+	ck_assert_str_eq(raw_query(db, "SELECT count(*) FROM pragma_table_info('boxes')"
+				       " WHERE name = 'docker'"),
+			 "0");
+	sqlite3_close(db);
+
+	ck_assert_int_eq(store_open(db_path, &s, &err), 0);
+	ck_assert_int_eq(store_schema_version(s), 12);
+	ck_assert_int_eq(store_box_get(s, a.id, &got), 0);
+	ck_assert_str_eq(got.name, "before");
+	ck_assert_int_eq(got.docker, -1);
+	db = raw_open();
+	ck_assert_str_eq(raw_query(db, "SELECT group_concat(name || ':' || docker, ',')"
+				       " FROM (SELECT * FROM boxes ORDER BY id)"),
+			 "before:-1,raw:-1");
+	ck_assert_str_eq(raw_query(db, "PRAGMA user_version"), "12");
+	sqlite3_close(db);
+	/* A box made after the upgrade has the column like any other. */
+	b.docker = 1;
+	ck_assert_int_eq(store_box_insert(s, &b, &err), 0);
+	ck_assert_int_eq(store_box_get(s, b.id, &got), 0);
+	ck_assert_int_eq(got.docker, 1);
+	store_close(s);
+}
+END_TEST
+
+/* boxes.docker round-trips each of its values through insert, update and
+ * both ways of reading (one row, every row), across a reopen. */
+START_TEST(test_docker_round_trip)
+{
+	static const int64_t values[] = {0, 1, -1};
+	struct box_row rows[3], got;
+	struct rows all;
+	pd_error err = {0};
+
+	open_store();
+	for (size_t i = 0; i < ELEMENTSOF(values); i++) {
+		char name[16];
+
+		snprintf(name, sizeof name, "d%zu", i);
+		rows[i] = make_row(name);
+		rows[i].docker = values[i];
+		insert(&rows[i]);
+	}
+	st = store_close(st);
+	open_store();
+	all = all_rows();
+	ck_assert_uint_eq(all.n, 3);
+	for (size_t i = 0; i < ELEMENTSOF(values); i++) {
+		ck_assert_int_eq(store_box_get(st, rows[i].id, &got), 0);
+		ck_assert_int_eq(got.docker, values[i]);
+		for (size_t k = 0; k < all.n; k++)
+			if (all.v[k].id == rows[i].id)
+				ck_assert_int_eq(all.v[k].docker, values[i]);
+	}
+	/* Each value to the next (0 -> 1 -> -1 -> 0), by update. */
+	for (size_t i = 0; i < ELEMENTSOF(values); i++) {
+		rows[i].docker = values[(i + 1) % ELEMENTSOF(values)];
+		ck_assert_int_eq(store_box_update(st, &rows[i], &err), 0);
+	}
+	st = store_close(st);
+	open_store();
+	for (size_t i = 0; i < ELEMENTSOF(values); i++) {
+		ck_assert_int_eq(store_box_get(st, rows[i].id, &got), 0);
+		ck_assert_int_eq(got.docker, values[(i + 1) % ELEMENTSOF(values)]);
+		assert_row_eq(&got, &rows[i]);
+	}
+}
+END_TEST
+
 START_TEST(test_owner)
 {
 	uint8_t h1[STORE_HASH_LEN], h2[STORE_HASH_LEN];
@@ -1062,6 +1149,8 @@ static Suite *store_suite(void)
 	tcase_add_test(tc, test_migrate_from_v1);
 	tcase_add_test(tc, test_migrate_from_v3);
 	tcase_add_test(tc, test_migrate_jobs_kind);
+	tcase_add_test(tc, test_migrate_docker);
+	tcase_add_test(tc, test_docker_round_trip);
 	tcase_add_test(tc, test_owner);
 	tcase_add_test(tc, test_tokens);
 	suite_add_tcase(s, tc);
