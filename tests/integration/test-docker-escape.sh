@@ -1,7 +1,8 @@
 #!/bin/bash
 # The Docker tier never becomes host privileges, written as attacks: code
 # in a box is hostile, and a box with Docker has every capability of its
-# user namespace, no seccomp filter and a cgroup of its own to manage.
+# user namespace, Docker's seccomp profile decided for all of them and a
+# cgroup of its own to manage.
 #
 # - Box root of a Docker box (d1) tries the host: host-wide sysctls, kernel
 #   modules, raw I/O, the clock, block and memory devices (mknod, a
@@ -575,7 +576,16 @@ ok "the box's Docker still answers" pd_docker_ready d1 30
 capeff=$(awk '/^CapEff:/ {print $2}' "/proc/$PP/status")
 ok "a default box's PID 1 lacks CAP_SYS_ADMIN (CapEff $capeff)" test $((0x$capeff >> 21 & 1)) = 0
 ok "and has a seccomp filter (mode 2)" same "$(awk '/^Seccomp:/ {print $2}' "/proc/$PP/status")" 2
-ok "while the Docker box's has none" same "$(awk '/^Seccomp:/ {print $2}' "/proc/$P1/status")" 0
+ok "and so has the Docker box's (Docker's profile for every capability)" same "$(awk '/^Seccomp:/ {print $2}' "/proc/$P1/status")" 2
+# What the Docker box's filter still refuses its root: io_uring (EPERM) and
+# the kernel's keyrings (ENOSYS, so runc carries on without one).
+ok "the Docker box's root: io_uring_setup EPERM, keyctl and add_key ENOSYS" \
+	same "$(pd_job_as root d1 "python3 -c \"
+import ctypes, errno
+libc = ctypes.CDLL(None, use_errno=True)
+for nr in (425, 250, 248):
+    r = libc.syscall(nr, 0, 0, 0, 0, 0)
+    print(errno.errorcode[ctypes.get_errno()] if r < 0 else 'OK')\"" | tr '\n' ' ')" "EPERM ENOSYS ENOSYS "
 # Every cgroup mount read-only (the tmpfs holding them is the box's own).
 ok "its /sys/fs/cgroup is read-only" \
 	same "$(pd_job_as root plain "awk '\$3 ~ /^cgroup/ && \$2 ~ \"^/sys/fs/cgroup/\" {split(\$4, o, \",\"); print o[1]}' /proc/self/mounts | sort | uniq -c | awk '{print \$2}'")" ro
@@ -600,8 +610,8 @@ done
 ok "a write of no bytes changes nothing either" write_expect OK "$B/plain/docker" ""
 ok "nothing changed: off and on" same "$(cat "$B/plain/docker") $(cat "$B/d1/docker")" "off on"
 ok "writing off to the running Docker box: EBUSY" write_expect EBUSY "$B/d1/docker" off
-ok "nothing changed: d1's Docker on, same PID 1, no seccomp" \
-	same "$(cat "$B/d1/docker"):$(init_pid d1):$(awk '/^Seccomp:/ {print $2}' "/proc/$P1/status")" "on:$P1:0"
+ok "nothing changed: d1's Docker on, same PID 1, its seccomp filter" \
+	same "$(cat "$B/d1/docker"):$(init_pid d1):$(awk '/^Seccomp:/ {print $2}' "/proc/$P1/status")" "on:$P1:2"
 
 mkdir "$B/deb" && echo debian >"$B/deb/image" && echo small >"$B/deb/type"
 ok "a debian box (no dockerd) refuses on: EINVAL" write_expect EINVAL "$B/deb/docker" on
