@@ -24,6 +24,7 @@ enum {
 	OPT_OWNERS = 1u << 12,
 	OPT_NO_WAIT = 1u << 13,
 	OPT_AGENT = 1u << 14,
+	OPT_DOCKER = 1u << 15,
 };
 
 enum opt_id {
@@ -50,6 +51,8 @@ enum opt_id {
 	O_AGENT,
 	O_MODEL,
 	O_CONTINUE,
+	O_DOCKER,
+	O_NO_DOCKER,
 };
 
 static const struct option_spec {
@@ -81,6 +84,8 @@ static const struct option_spec {
     [O_AGENT] = {"agent", 0, OPT_AGENT, true},
     [O_MODEL] = {"model", 0, OPT_AGENT, true},
     [O_CONTINUE] = {"continue", 0, OPT_AGENT, true},
+    [O_DOCKER] = {"docker", 0, OPT_DOCKER, false},
+    [O_NO_DOCKER] = {"no-docker", 0, OPT_DOCKER, false},
 };
 
 #define MANY 1000000
@@ -96,7 +101,8 @@ static const struct command_spec {
     {NULL, "help", CLI_HELP, 0, 1, 0, false},
     {NULL, "version", CLI_VERSION, 0, 0, 0, false},
     {NULL, "login", CLI_LOGIN, 1, 1, OPT_PASSWORD_STDIN, false},
-    {NULL, "new", CLI_NEW, 0, 0, OPT_NAME | OPT_TYPE | OPT_TTL | OPT_IMAGE | OPT_POLICY, false},
+    {NULL, "new", CLI_NEW, 0, 0, OPT_NAME | OPT_TYPE | OPT_TTL | OPT_IMAGE | OPT_POLICY | OPT_DOCKER,
+     false},
     {NULL, "current", CLI_CURRENT, 0, 0, 0, false},
     {NULL, "ls", CLI_LS, 0, 0, 0, false},
     {NULL, "info", CLI_INFO, 1, 1, 0, true},
@@ -109,6 +115,7 @@ static const struct command_spec {
     {NULL, "rm", CLI_RM, 1, 1, 0, true},
     {NULL, "ttl", CLI_TTL, 2, 2, 0, true},
     {NULL, "policy", CLI_POLICY, 1, MANY, 0, true},
+    {NULL, "docker", CLI_DOCKER, 1, 2, 0, true},
     {NULL, "fork", CLI_FORK, 1, 2, 0, true},
     {NULL, "snapshot", CLI_SNAPSHOT, 1, 2, 0, true},
     {NULL, "snapshots", CLI_SNAPSHOTS, 0, 1, 0, true},
@@ -306,6 +313,16 @@ static int set_option(cli_args *a, enum opt_id id, const char *v, pd_error *err)
 					    "--continue takes a prompt's name, not '%s'", v);
 		a->cont = v;
 		break;
+	case O_DOCKER:
+	case O_NO_DOCKER: {
+		const char *want = id == O_DOCKER ? "on" : "off";
+		/* Both given is a contradiction, not an override. */
+		if (a->docker && strcmp(a->docker, want) != 0)
+			return pd_error_set(err, -EINVAL,
+					    "--docker and --no-docker exclude each other");
+		a->docker = want;
+		break;
+	}
 	}
 	return 0;
 }
@@ -458,6 +475,14 @@ static int assign(cli_args *a, const struct command_spec *cmd, const char **pos,
 					    "'%s'",
 					    pos[1]);
 		}
+		break;
+	case CLI_DOCKER:
+		if (n == 1)
+			break; /* shows the setting */
+		if (strcmp(pos[1], "on") != 0 && strcmp(pos[1], "off") != 0)
+			return pd_error_set(err, -EINVAL, "docker takes on or off, not '%s'",
+					    pos[1]);
+		a->value = pos[1];
 		break;
 	case CLI_FORK:
 	case CLI_VOLUME_CREATE:

@@ -41,6 +41,7 @@ typedef enum cli_verb {
 	CLI_RM,
 	CLI_TTL,
 	CLI_POLICY,
+	CLI_DOCKER,
 	CLI_FORK,
 	CLI_SNAPSHOT,
 	CLI_SNAPSHOTS,
@@ -97,8 +98,9 @@ typedef struct cli_args {
 	/* The BOX argument (possibly the literal "current"). */
 	const char *box;
 
-	/* new */
-	const char *name, *type, *ttl, *image, *policy;
+	/* new; docker: "on" (--docker), "off" (--no-docker) or NULL (the
+	 * image's default) */
+	const char *name, *type, *ttl, *image, *policy, *docker;
 
 	/* push: SRC…; pull: one SRC; both: --to DIR */
 	const char **srcs;
@@ -121,7 +123,7 @@ typedef struct cli_args {
 	size_t n_words;
 
 	/* The command's other operand: skill install DIR, login URL, ttl SECONDS|none, policy
-	 * mode, fork NEW, snapshot LABEL, restore SNAP, volume NAME, token ID. */
+	 * mode, docker on|off, fork NEW, snapshot LABEL, restore SNAP, volume NAME, token ID. */
 	const char *value;
 
 	/* volume export -o FILE; screenshot -o FILE */

@@ -38,7 +38,7 @@ void cli_usage(FILE *f)
 	      "Commands:\n"
 	      "  login URL [--password-stdin]      log in, store the token\n"
 	      "  new [--name N] [--type T] [--ttl S] [--image I] [--policy P]\n"
-	      "                                    create and start a box; prints its name\n"
+	      "      [--docker | --no-docker]      create and start a box; prints its name\n"
 	      "  current                           the current box\n"
 	      "  ls                                list boxes\n"
 	      "  info BOX                          describe a box (JSON)\n"
@@ -49,6 +49,8 @@ void cli_usage(FILE *f)
 	      "  stop BOX | start BOX | resume BOX | rm BOX\n"
 	      "  ttl BOX SECONDS|none\n"
 	      "  policy BOX [allow-all | deny-all | allow ENTRY...]\n"
+	      "  docker BOX [on | off]             Docker inside the box (set while it is\n"
+	      "                                    stopped); without on/off, prints it\n"
 	      "  fork BOX [NEW] | snapshot BOX [LABEL] | snapshots [BOX] | restore BOX SNAP\n"
 	      "  volume create NAME | volume ls | volume rm NAME\n"
 	      "  volume attach BOX NAME | volume detach BOX NAME | volume export NAME [-o FILE]\n"
@@ -416,11 +418,12 @@ static int cmd_new(struct ctx *x)
 
 	if (a->policy && policy_body(a->policy, NULL, 0, &policy) < 0)
 		r = pd_error_set(&x->err, -ENOMEM, "out of memory");
+	/* docker after image: whether the box has Docker is its image's. */
 	const struct {
 		const char *file, *value;
 	} steps[] = {
-	    {"image", a->image}, {"type", a->type},    {"ttl", a->ttl},
-	    {"policy", policy},	 {"state", "running"},
+	    {"image", a->image}, {"type", a->type},   {"docker", a->docker},
+	    {"ttl", a->ttl},	 {"policy", policy}, {"state", "running"},
 	};
 	for (size_t i = 0; r == 0 && i < ELEMENTSOF(steps); i++) {
 		if (!steps[i].value)
@@ -541,6 +544,46 @@ static int cmd_policy(struct ctx *x)
 		return oom(x);
 	if (cli_put(&x->client, path, body, strlen(body), &x->err) < 0)
 		return fail(x);
+	return 0;
+}
+
+/* docker BOX [on|off]: prints the box's docker setting, or writes it. The
+ * server refuses a change while the box runs (its privileges are fixed for
+ * a run): its reason, then how to get there in the CLI's words. */
+static int cmd_docker(struct ctx *x)
+{
+	const cli_args *a = x->a;
+	_cleanup_free_ char *box = NULL, *path = NULL, *value = NULL, *json = NULL;
+	size_t len = 0;
+
+	if (use_box(x, a->box, &box) < 0)
+		return fail(x);
+	path = cli_box_path(box, "docker");
+	if (!path)
+		return oom(x);
+	if (!a->value) {
+		if (cli_get_value(&x->client, path, &value, &x->err) < 0)
+			return fail(x);
+		if (!a->json) {
+			printf("%s\n", value);
+			return 0;
+		}
+		if (cli_json_string(&json, &len, value) < 0)
+			return oom(x);
+		printf("{\"docker\":%s}\n", json);
+		return 0;
+	}
+	if (cli_put_value(&x->client, path, a->value, &x->err) < 0) {
+		fail(x);
+		if (x->err.code == -EBUSY && !a->quiet)
+			fprintf(stderr,
+				"paddock: stop it first ('paddock stop %s'), then 'paddock docker "
+				"%s %s' and 'paddock start %s'\n",
+				box, box, a->value, box);
+		return CLI_EXIT_FAIL;
+	}
+	if (a->verbose)
+		fprintf(stderr, "paddock: %s: docker = %s\n", box, a->value);
 	return 0;
 }
 
@@ -906,6 +949,8 @@ static int dispatch(struct ctx *x)
 		return box_write(x, "ttl", a->value);
 	case CLI_POLICY:
 		return cmd_policy(x);
+	case CLI_DOCKER:
+		return cmd_docker(x);
 	case CLI_FORK:
 		return cmd_fork(x);
 	case CLI_SNAPSHOT:

@@ -17,7 +17,7 @@ _paddock()
 	}
 
 	local commands="login new current ls info push pull exec stop start resume rm ttl policy
-		fork snapshot snapshots restore volume token secret desktop screenshot prompt skill help version"
+		docker fork snapshot snapshots restore volume token secret desktop screenshot prompt skill help version"
 	local globals="--url --token --json --quiet --verbose --help --version"
 
 	case $prev in
@@ -60,7 +60,7 @@ _paddock()
 		local opts=$globals
 		case $cmd in
 		login) opts="$opts --password-stdin" ;;
-		new) opts="$opts --name --type --ttl --image --policy" ;;
+		new) opts="$opts --name --type --ttl --image --policy --docker --no-docker" ;;
 		push) opts="$opts --to" ;;
 		pull) opts="$opts --to --owners" ;;
 		exec) opts="$opts --desktop --env --cwd" ;;
@@ -117,14 +117,16 @@ _paddock()
 		fi ;;
 	screenshot)
 		[ "$nargs" = 0 ] && COMPREPLY=($(compgen -W "$(_paddock_boxes)" -- "$cur")) ;;
-	info | push | pull | exec | stop | start | resume | rm | ttl | policy | fork | snapshot | \
-		snapshots | restore)
+	info | push | pull | exec | stop | start | resume | rm | ttl | policy | docker | fork | \
+		snapshot | snapshots | restore)
 		if [ "$nargs" = 0 ]; then
 			COMPREPLY=($(compgen -W "$(_paddock_boxes)" -- "$cur"))
 		elif [ "$cmd" = push ]; then
 			COMPREPLY=($(compgen -f -- "$cur"))
 		elif [ "$cmd" = policy ] && [ "$nargs" = 1 ]; then
 			COMPREPLY=($(compgen -W "allow-all deny-all allow" -- "$cur"))
+		elif [ "$cmd" = docker ] && [ "$nargs" = 1 ]; then
+			COMPREPLY=($(compgen -W "on off" -- "$cur"))
 		elif [ "$cmd" = ttl ] && [ "$nargs" = 1 ]; then
 			COMPREPLY=($(compgen -W "none 3600" -- "$cur"))
 		fi ;;

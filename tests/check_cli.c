@@ -2,7 +2,7 @@
  * quoting (checked against a real /bin/sh), the config file, URL paths,
  * error bodies, `current`, what pull writes from a hostile stream, and the
  * desktop commands' text (input bodies, geometries, window lines, PNG
- * headers). */
+ * headers), and the docker command's words. */
 #include <archive.h>
 #include <archive_entry.h>
 #include <dirent.h>
@@ -247,6 +247,47 @@ START_TEST(parse_settings_snapshots)
 	ck_assert_str_eq(a.value, "before upgrade");
 	PARSE_BAD("restore", "b", "two\nlines");
 	PARSE_BAD("restore", "b");
+}
+END_TEST
+
+/* docker BOX [on|off] and new --docker/--no-docker: only on and off get
+ * as far as the server. */
+START_TEST(parse_docker)
+{
+	cli_args a;
+
+	PARSE_OK(&a, "docker", "b");
+	ck_assert_int_eq(a.verb, CLI_DOCKER);
+	ck_assert_str_eq(a.box, "b");
+	ck_assert_ptr_null(a.value);
+	PARSE_OK(&a, "--json", "docker", "current");
+	ck_assert_str_eq(a.box, "current");
+	ck_assert(a.json);
+	PARSE_OK(&a, "docker", "b", "on");
+	ck_assert_str_eq(a.value, "on");
+	PARSE_OK(&a, "-v", "docker", "b", "off");
+	ck_assert_str_eq(a.value, "off");
+	PARSE_BAD("docker");
+	PARSE_BAD("docker", "b", "ON");
+	PARSE_BAD("docker", "b", "yes");
+	PARSE_BAD("docker", "b", "");
+	PARSE_BAD("docker", "b", "on\n");
+	PARSE_BAD("docker", "b", "on", "off");
+	PARSE_BAD("docker", "Bad_Box");
+	PARSE_BAD("docker", "b", "--docker");
+
+	PARSE_OK(&a, "new", "--image", "docker");
+	ck_assert_ptr_null(a.docker);
+	PARSE_OK(&a, "new", "--docker", "--image", "docker");
+	ck_assert_str_eq(a.docker, "on");
+	PARSE_OK(&a, "new", "--no-docker", "--image", "docker");
+	ck_assert_str_eq(a.docker, "off");
+	PARSE_OK(&a, "new", "--docker", "--docker");
+	ck_assert_str_eq(a.docker, "on");
+	PARSE_BAD("new", "--docker", "--no-docker");
+	PARSE_BAD("new", "--no-docker", "--docker");
+	PARSE_BAD("new", "--docker=on");
+	PARSE_BAD("exec", "--docker", "b", "--", "true");
 }
 END_TEST
 
@@ -1431,6 +1472,7 @@ static Suite *cli_suite(void)
 	tcase_add_test(tc, parse_push_pull);
 	tcase_add_test(tc, parse_exec);
 	tcase_add_test(tc, parse_settings_snapshots);
+	tcase_add_test(tc, parse_docker);
 	tcase_add_test(tc, parse_volume_token);
 	tcase_add_test(tc, parse_secret);
 	tcase_add_test(tc, secret_values);
