@@ -466,6 +466,17 @@ void eng_docker_start_all(struct engine *e)
 	pd_mutex_unlock(&e->lock);
 }
 
+void eng_docker_box_stops(struct engine *e, struct box *b)
+{
+	(void)e;
+	if (!b->dock)
+		return;
+	/* Its thread ends (its dockerd ends with the box); the box's next
+	 * start gets a new one, with no failures counted. */
+	(void)eventfd_write(b->dock->wake, 1);
+	b->dock = NULL;
+}
+
 void eng_docker_stop_all(struct engine *e)
 {
 	pd_mutex_lock(&e->lock);

@@ -1225,6 +1225,8 @@ int engine_box_set_state(struct engine *e, int64_t id, const char *value, pd_err
 		b->busy = false;
 		goto out;
 	}
+	if (action == BOX_ACTION_STOP)
+		eng_docker_box_stops(e, b);
 	pd_mutex_unlock(&e->lock);
 
 	if (action == BOX_ACTION_START)
@@ -1669,6 +1671,7 @@ int engine_box_delete(struct engine *e, int64_t id, pd_error *err)
 		return r;
 	}
 	b->deleting = true;
+	eng_docker_box_stops(e, b);
 	pd_mutex_unlock(&e->lock);
 
 	/* From here the deletion is recorded: a crash is finished at start. */

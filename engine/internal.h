@@ -471,6 +471,8 @@ int eng_docker_prepare(struct engine *e, struct box *b, char *dir, size_t dirsz,
 int eng_docker_spawn(struct engine *e, struct box *b, bool adopt);
 void eng_docker_start_all(struct engine *e);
 void eng_docker_stop_all(struct engine *e);
+/* Before a box's stop or deletion: ends its dockerd's supervisor thread. */
+void eng_docker_box_stops(struct engine *e, struct box *b);
 /* desktop-vnc.c: a connected socket to the VNC server of the box whose
  * root filesystem (on the host) is root, opened without following anything
  * the box made (desktop-vnc.h); name is the box's, for the messages. */
