@@ -584,6 +584,7 @@ int engine_box_set_policy(struct engine *e, int64_t id, const char *text, size_t
 	struct policy p, old;
 	_cleanup_free_ char *canon = NULL;
 	struct box *b;
+	uint32_t addr = 0;
 	int r;
 
 	r = policy_parse(text, len, &p, err);
@@ -634,8 +635,19 @@ int engine_box_set_policy(struct engine *e, int64_t id, const char *text, size_t
 	policy_release(&old);
 	p = (struct policy){0};
 	eng_emit(e, b, "policy %.*s", (int)strcspn(canon, "\n"), canon);
+	if (b->state == BOX_RUNNING)
+		addr = (uint32_t)b->row.net_addr;
 out:
 	pd_mutex_unlock(&e->lock);
 	policy_release(&p);
+	/* Its flows without an end (UDP, ICMP) meet the new policy at their
+	 * next packet (link.h). */
+	if (r >= 0 && addr) {
+		size_t n = 0;
+		int k = link_conntrack_forget_non_tcp(addr, &n);
+		if (k < 0)
+			log_warn("network: cannot drop the tracked flows of box %lld: %s",
+				 (long long)id, strerror(-k));
+	}
 	return r < 0 ? r : 0;
 }

@@ -586,6 +586,7 @@ struct ct_entry {
 
 struct ct_dump {
 	uint32_t addr_be;
+	bool keep_tcp; /* skip TCP flows */
 	struct ct_entry *entries;
 	size_t n, cap;
 	int r;
@@ -628,6 +629,14 @@ static int ct_dump_cb(const struct nlmsghdr *h, void *data)
 		return MNL_CB_OK;
 	if (mnl_attr_get_u32(ip[CTA_IP_V4_SRC]) != d->addr_be)
 		return MNL_CB_OK;
+	if (d->keep_tcp) {
+		const struct nlattr *proto[CTA_PROTO_MAX + 1] = {0};
+		struct ct_table t_proto = {proto, CTA_PROTO_MAX};
+		if (tuple[CTA_TUPLE_PROTO] &&
+		    mnl_attr_parse_nested(tuple[CTA_TUPLE_PROTO], ct_attr_cb, &t_proto) >= 0 &&
+		    proto[CTA_PROTO_NUM] && mnl_attr_get_u8(proto[CTA_PROTO_NUM]) == IPPROTO_TCP)
+			return MNL_CB_OK;
+	}
 	len = mnl_attr_get_payload_len(tb[CTA_TUPLE_ORIG]);
 	if (len > sizeof(e->tuple))
 		return MNL_CB_OK;
@@ -660,9 +669,9 @@ static struct nlmsghdr *ct_msg(char *buf, uint16_t type, uint16_t flags)
 	return h;
 }
 
-int link_conntrack_forget(uint32_t addr, size_t *ret_n)
+static int conntrack_forget(uint32_t addr, bool keep_tcp, size_t *ret_n)
 {
-	struct ct_dump d = {.addr_be = htonl(addr)};
+	struct ct_dump d = {.addr_be = htonl(addr), .keep_tcp = keep_tcp};
 	char buf[NL_BUF];
 	struct nl nl;
 	size_t gone = 0;
@@ -694,4 +703,14 @@ int link_conntrack_forget(uint32_t addr, size_t *ret_n)
 	if (ret_n)
 		*ret_n = gone;
 	return r;
+}
+
+int link_conntrack_forget(uint32_t addr, size_t *ret_n)
+{
+	return conntrack_forget(addr, false, ret_n);
+}
+
+int link_conntrack_forget_non_tcp(uint32_t addr, size_t *ret_n)
+{
+	return conntrack_forget(addr, true, ret_n);
 }

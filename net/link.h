@@ -69,3 +69,9 @@ bool link_exists(const char *name);
  * policy would not allow. *ret_n (may be NULL): how many went. Missing
  * conntrack support is -EPROTONOSUPPORT or the like (nothing to forget). */
 int link_conntrack_forget(uint32_t addr, size_t *ret_n);
+/* The same for addr's flows other than TCP (UDP, ICMP...): those have no
+ * end the kernel sees, so a flow a looser policy let in would stay
+ * "established" for as long as packets keep it alive (a new process's
+ * ping with the same id, a container at the same address). A policy
+ * change forgets them; TCP connections finish as the policy says. */
+int link_conntrack_forget_non_tcp(uint32_t addr, size_t *ret_n);

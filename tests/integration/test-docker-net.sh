@@ -382,7 +382,15 @@ for b in legacy buildkit; do
 done
 
 # ---- deny-all
+# A ping flow tracked under a looser policy does not outlive the change: a
+# new container's ping (the same address and ICMP id) meets the new one.
+pingnet() {
+	pd_job d 'docker run --rm bb:1 ping -c 1 -W 2 203.0.113.10 >/dev/null 2>&1 && echo open || echo closed'
+}
+ok "allow-all again" bash -c "echo allow-all > '$D_/policy'"
+ok "allow-all: a container's ping gets its answer" same "$(pingnet)" open
 ok "deny-all" bash -c "echo deny-all > '$D_/policy'"
+ok "deny-all at once: a new container's ping of the same address gets none" same "$(pingnet)" closed
 matrix deny-all bridge
 matrix deny-all pdnet
 for b in legacy buildkit; do
