@@ -53,7 +53,11 @@ job_ends() {
 
 mkdir "$B" "$M/volumes/vol"
 ok "a box's writable files are the ones covered here" \
-	covers "$B" "fork image policy prompt restore secrets snapshot state ttl type volumes "
+	covers "$B" "docker fork image policy prompt restore secrets snapshot state ttl type volumes "
+ok "docker: sed -i (off, the tiny image's own value)" bash -c "sed -i 's/.*/off/' '$B/docker' && test \"\$(cat '$B/docker')\" = off"
+ok "docker: on through a rename is refused (no dockerd in tiny)" same "$(tmp_rename "$B/docker" on)" EINVAL
+ok "docker: still off, and the refused temp file can be removed" \
+	bash -c "test \"\$(cat '$B/docker')\" = off && rm '$B/.docker.tmp'"
 ok "image: sed -i" bash -c "sed -i 's/.*/tiny/' '$B/image' && test \"\$(cat '$B/image')\" = tiny"
 ok "type: sed -i" bash -c "sed -i 's/small/tiny/' '$B/type' && test \"\$(cat '$B/type')\" = tiny"
 ok "ttl: sed -i" bash -c "sed -i 's/.*/7200/' '$B/ttl' && test \"\$(cat '$B/ttl')\" -gt 7000"
