@@ -250,6 +250,53 @@ unsigned cgroup_cpu_percent(const struct cgroup_cpu_window *w, uint64_t window_u
 	return (unsigned)((used * 100 + span / 2) / span);
 }
 
+/* The levels of path (as in OCI cgroupsPath), each checked: no
+ * empty, "." or ".." level, none longer than a name. Calls fn with the
+ * prefix up to each level in turn (rel: "a", "a/b", ...). Returns 0, fn's
+ * error, or -EINVAL / -ENAMETOOLONG before fn is first called. */
+static int cg_levels(const char *path, char *rel, size_t relsz,
+		     int (*fn)(void *ctx, const char *rel), void *ctx)
+{
+	size_t at = 0;
+
+	/* Checked whole first: a bad level changes nothing. */
+	for (const char *p = path; *p;) {
+		const char *end;
+
+		while (*p == '/')
+			p++;
+		if (!*p)
+			break;
+		end = strchrnul(p, '/');
+		if (end - p >= 256 || at + 1 + (size_t)(end - p) >= relsz)
+			return -ENAMETOOLONG;
+		if (p[0] == '.' && (end - p == 1 || (end - p == 2 && p[1] == '.')))
+			return -EINVAL;
+		at += 1 + (size_t)(end - p);
+		p = end;
+	}
+	if (at == 0)
+		return -EINVAL;
+	at = 0;
+	for (const char *p = path; *p;) {
+		const char *end;
+		int r;
+
+		while (*p == '/')
+			p++;
+		if (!*p)
+			break;
+		end = strchrnul(p, '/');
+		at += (size_t)snprintf(rel + at, relsz - at, "%s%.*s", at ? "/" : "",
+				       (int)(end - p), p);
+		r = fn(ctx, rel);
+		if (r < 0)
+			return r;
+		p = end;
+	}
+	return 0;
+}
+
 /* A new cpuset directory is empty and takes no task: its parent's. */
 static void cpuset_inherit(const char *dir)
 {
@@ -276,46 +323,48 @@ static void cpuset_inherit(const char *dir)
 	}
 }
 
+struct delegate_walk {
+	const char *hier;
+	bool cpuset;
+	char dir[4200];
+};
+
+/* One level of the box's cgroup: made (a cpuset one given its parent's
+ * cpus and mems). */
+static int delegate_level(void *ctx, const char *rel)
+{
+	struct delegate_walk *w = ctx;
+	int n = snprintf(w->dir, sizeof w->dir, "%s/%s", w->hier, rel);
+
+	if (n < 0 || (size_t)n >= sizeof w->dir)
+		return -ENAMETOOLONG;
+	if (mkdir(w->dir, 0755) == 0) {
+		if (w->cpuset)
+			cpuset_inherit(w->dir);
+	} else if (errno != EEXIST)
+		return -errno;
+	return 0;
+}
+
 static int delegate_in(const char *hier, const char *path, uid_t uid, gid_t gid)
 {
 	static const char *const files[] = {"cgroup.procs", "tasks", "cgroup.threads",
 					    "cgroup.subtree_control"};
-	char dir[4200], file[4300];
-	bool cpuset;
-	size_t at;
-	int n;
+	struct delegate_walk w = {.hier = hier};
+	char rel[4096], file[4300];
+	int r;
 
-	n = snprintf(dir, sizeof dir, "%s", hier);
-	if (n < 0 || (size_t)n >= sizeof dir)
-		return -ENAMETOOLONG;
 	snprintf(file, sizeof file, "%s/cpuset.cpus", hier);
-	cpuset = access(file, F_OK) == 0;
-	/* Each level of path in turn (cgroupfs has no mkdir -p). */
-	for (const char *p = path; *p;) {
-		const char *end;
-
-		while (*p == '/')
-			p++;
-		if (!*p)
-			break;
-		end = strchrnul(p, '/');
-		at = strlen(dir);
-		if (end - p >= 256 || at + 1 + (size_t)(end - p) >= sizeof dir)
-			return -ENAMETOOLONG;
-		if (memchr(p, '.', 1) && (end - p == 1 || (end - p == 2 && p[1] == '.')))
-			return -EINVAL;
-		snprintf(dir + at, sizeof dir - at, "/%.*s", (int)(end - p), p);
-		if (mkdir(dir, 0755) == 0) {
-			if (cpuset)
-				cpuset_inherit(dir);
-		} else if (errno != EEXIST)
-			return -errno;
-		p = end;
-	}
-	if (lchown(dir, uid, gid) < 0)
+	w.cpuset = access(file, F_OK) == 0;
+	/* Each level in turn (cgroupfs has no mkdir -p), the whole path
+	 * checked first. */
+	r = cg_levels(path, rel, sizeof rel, delegate_level, &w);
+	if (r < 0)
+		return r;
+	if (lchown(w.dir, uid, gid) < 0)
 		return -errno;
 	for (size_t i = 0; i < sizeof files / sizeof *files; i++) {
-		snprintf(file, sizeof file, "%s/%s", dir, files[i]);
+		snprintf(file, sizeof file, "%s/%s", w.dir, files[i]);
 		if (lchown(file, uid, gid) < 0 && errno != ENOENT)
 			return -errno;
 	}
@@ -353,63 +402,16 @@ int cgroup_delegate(const char *root, enum cgroup_mode mode, const char *path, u
 	return r;
 }
 
-/* The levels of path (as cgroup_delegate takes it), each checked: no
- * empty, "." or ".." level, none longer than a name. Calls fn with the
- * prefix up to each level in turn (rel: "a", "a/b", ...). Returns 0, fn's
- * error, or -EINVAL / -ENAMETOOLONG before fn is first called. */
-static int v2_levels(const char *path, char *rel, size_t relsz, int (*fn)(int fd, const char *rel),
-		     int fd)
+static int v2_mkdir(void *ctx, const char *rel)
 {
-	size_t at = 0;
-
-	/* Checked whole first: a bad level changes nothing. */
-	for (const char *p = path; *p;) {
-		const char *end;
-
-		while (*p == '/')
-			p++;
-		if (!*p)
-			break;
-		end = strchrnul(p, '/');
-		if (end - p >= 256 || at + 1 + (size_t)(end - p) >= relsz)
-			return -ENAMETOOLONG;
-		if (p[0] == '.' && (end - p == 1 || (end - p == 2 && p[1] == '.')))
-			return -EINVAL;
-		at += 1 + (size_t)(end - p);
-		p = end;
-	}
-	if (at == 0)
-		return -EINVAL;
-	at = 0;
-	for (const char *p = path; *p;) {
-		const char *end;
-		int r;
-
-		while (*p == '/')
-			p++;
-		if (!*p)
-			break;
-		end = strchrnul(p, '/');
-		at += (size_t)snprintf(rel + at, relsz - at, "%s%.*s", at ? "/" : "",
-				       (int)(end - p), p);
-		r = fn(fd, rel);
-		if (r < 0)
-			return r;
-		p = end;
-	}
-	return 0;
-}
-
-static int v2_mkdir(int fd, const char *rel)
-{
-	if (mkdirat(fd, rel, 0755) < 0 && errno != EEXIST)
+	if (mkdirat(*(int *)ctx, rel, 0755) < 0 && errno != EEXIST)
 		return -errno;
 	return 0;
 }
 
-static int v2_nothing(int fd, const char *rel)
+static int v2_nothing(void *ctx, const char *rel)
 {
-	(void)fd;
+	(void)ctx;
 	(void)rel;
 	return 0;
 }
@@ -446,7 +448,7 @@ int cgroup_v2_make(int v2fd, const char *path)
 	char rel[4096], procs[4200];
 	int r, fd;
 
-	r = v2_levels(path, rel, sizeof rel, v2_mkdir, v2fd);
+	r = cg_levels(path, rel, sizeof rel, v2_mkdir, &v2fd);
 	if (r < 0)
 		return r;
 	snprintf(procs, sizeof procs, "%s/cgroup.procs", rel);
@@ -459,7 +461,7 @@ int cgroup_v2_remove(int v2fd, const char *path)
 	char rel[4096];
 	int r;
 
-	r = v2_levels(path, rel, sizeof rel, v2_nothing, -1);
+	r = cg_levels(path, rel, sizeof rel, v2_nothing, NULL);
 	if (r < 0)
 		return r;
 	/* A killed process leaves its cgroup in its exit, which may still
