@@ -26,6 +26,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "check-mounts.h"
 #include "check-tap.h"
 #include "engine/engine.h"
 #include "engine/jobs.h"
@@ -55,26 +56,6 @@ static void replace(char **field, const char *value)
 static void put(const char *path, const char *text)
 {
 	ck_assert_int_eq(write_file_atomic(path, text, strlen(text), 0644), 0);
-}
-
-/* Detaches what the engine mounted under dir: the boxes' overlays and
- * views, snapshot roots. */
-static void detach_under(const char *dir)
-{
-	static const char *const patterns[] = {"run/roots/*", "data/boxes/*/rootfs",
-					       "run/snapshots/*"};
-	char pattern[256];
-	glob_t g;
-
-	for (size_t i = 0; i < ELEMENTSOF(patterns); i++) {
-		snprintf(pattern, sizeof pattern, "%s/%s", dir, patterns[i]);
-		if (glob(pattern, GLOB_NOSORT, NULL, &g) != 0)
-			continue;
-		for (size_t k = 0; k < g.gl_pathc; k++)
-			while (umount2(g.gl_pathv[k], MNT_DETACH) == 0)
-				;
-		globfree(&g);
-	}
 }
 
 static void engine_up(void)

@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include "box/supervisor.h"
+#include "check-mounts.h"
 #include "check-tap.h"
 #include "common/config.h"
 #include "common/util.h"
@@ -30,6 +31,7 @@ static void setup(void)
 
 static void teardown(void)
 {
+	detach_under(tmpdir);
 	rm_rf(tmpdir);
 }
 
