@@ -13,6 +13,8 @@ import {
 
 const BOX = 'panel-box';
 const FORK = 'panel-fork';
+/* Longer than the panel's refresh period (REFRESH_MS in app.js). */
+const REFRESH_WAIT_MS = 3500;
 /* An object's error file: "TIME FILE: reason (ERRNO)", the line the failed
  * request's answer carried. */
 const lastError = (...p) => treeFile(...p);
@@ -126,7 +128,12 @@ step('the type and the TTL are set from the box page', async () => {
 	await page.click('[data-testid="bx-type-set"]');
 	await until('type small in the tree', () => treeFile('boxes', BOX, 'type') === 'small');
 	await until('the note', async () => (await text('#bx-note')) === 'type: done');
+	/* A choice outlives the page's refreshes until it is written. */
 	await page.selectOption('#bx-type', 'tiny');
+	await page.locator('#bx-ttl').focus();
+	await page.waitForTimeout(REFRESH_WAIT_MS);
+	check((await page.inputValue('#bx-type')) === 'tiny',
+	      `a refresh replaced the chosen type: ${await page.inputValue('#bx-type')}`);
 	await page.click('[data-testid="bx-type-set"]');
 	await until('type tiny in the tree', () => treeFile('boxes', BOX, 'type') === 'tiny');
 	await page.fill('#bx-ttl', '900');

@@ -934,6 +934,7 @@
 		$('bx-shot-img').hidden = true;
 		$('bx-ttl').value = '';
 		$('bx-ttl').dataset.loaded = '';
+		delete $('bx-type').dataset.edited;
 		$('bx-geometry').value = '';
 		$('bx-geometry').dataset.loaded = '';
 		$('bx-policy-entries').value = '';
@@ -954,7 +955,9 @@
 
 	function fillTypes(current) {
 		const sel = $('bx-type');
-		if (document.activeElement === sel)
+		/* Not while the person is choosing: a refresh landing between
+		 * their choice and the click would put the old type back. */
+		if (document.activeElement === sel || sel.dataset.edited)
 			return;
 		const names = typeNames.includes(current) || !current ? typeNames : [current, ...typeNames];
 		if ([...sel.options].map((o) => o.value).join(' ') !== names.join(' ')) {
@@ -1047,7 +1050,11 @@
 
 	async function setType(ev) {
 		ev.preventDefault();
-		await boxWrite(['type'], $('bx-type').value, 'type');
+		const sel = $('bx-type');
+		const value = sel.value;
+		/* Written: from now on the page shows what the box has. */
+		delete sel.dataset.edited;
+		await boxWrite(['type'], value, 'type');
 	}
 
 	async function setTtl(ev) {
@@ -1581,6 +1588,7 @@
 	$('exec-form').addEventListener('submit', runCommand);
 	$('console-close').addEventListener('click', closeConsole);
 	$('bx-type-form').addEventListener('submit', setType);
+	$('bx-type').addEventListener('change', () => { $('bx-type').dataset.edited = '1'; });
 	$('bx-ttl-form').addEventListener('submit', setTtl);
 	$('bx-policy-form').addEventListener('submit', savePolicy);
 	$('bx-policy-mode').addEventListener('change', policyModeChanged);
