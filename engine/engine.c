@@ -8,6 +8,7 @@
 #include <sys/stat.h>
 
 #include "engine/internal.h"
+#include "engine/metrics.h"
 #include "runtime/idmap.h"
 #include "store/layers.h"
 #include "common/log.h"
@@ -1192,6 +1193,7 @@ static int eng_box_start(struct engine *e, struct box *b, pd_error *err)
 
 int engine_box_set_state(struct engine *e, int64_t id, const char *value, pd_error *err)
 {
+	unsigned long long t0 = now_usec(); /* metrics.h */
 	enum box_state target = box_state_from_string(value), prior;
 	enum box_action action;
 	const char *reason = NULL;
@@ -1243,6 +1245,8 @@ int engine_box_set_state(struct engine *e, int64_t id, const char *value, pd_err
 	pd_mutex_lock(&e->lock);
 	b->busy = false;
 	b->state = box_state_finish(prior, action, r >= 0);
+	if (action == BOX_ACTION_START)
+		metrics_box_start(r >= 0, now_usec() - t0);
 	if (r >= 0 && action == BOX_ACTION_START) {
 		b->row.last_started = time(NULL);
 		/* A new cgroup: its CPU samples start now (timer_main). */

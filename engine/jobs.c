@@ -16,6 +16,7 @@
 #include "common/desktop.h"
 #include "engine/internal.h"
 #include "engine/jobs.h"
+#include "engine/metrics.h"
 #include "common/log.h"
 #include "common/tarsafe.h"
 
@@ -823,6 +824,7 @@ static int ended_at_once(struct engine *e, int64_t id, const char *text,
 static int start_locked_out(struct engine *e, int64_t id, const char *data, size_t len,
 			    pd_error *err)
 {
+	unsigned long long t0 = now_usec(); /* metrics.h */
 	_cleanup_free_ char *cmd = NULL;
 	char boxname[NAME_MAX_LEN + 1];
 	struct job *j;
@@ -960,6 +962,7 @@ static int start_locked_out(struct engine *e, int64_t id, const char *data, size
 			eng_emit(e, b, "%s %s started", kind_word(kind), j->name);
 	}
 	pd_mutex_unlock(&e->lock);
+	metrics_job_start(kind, r >= 0, now_usec() - t0);
 	return r;
 }
 
@@ -1271,4 +1274,11 @@ void eng_jobs_stop(struct engine *e)
 	e->n_jobs = 0;
 	hmap_free(&e->jobs_by_name);
 	hmap_free(&e->jobs_by_id);
+}
+
+void eng_jobs_running(struct engine *e, size_t ret[2])
+{
+	for (size_t i = 0; i < e->n_jobs; i++)
+		if (e->jobs[i]->state == JOB_RUNNING)
+			ret[e->jobs[i]->kind == JOB_PROMPT]++;
 }

@@ -47,6 +47,7 @@ enum req_route {
 	ROUTE_ROOT,
 	ROUTE_NOVNC,
 	ROUTE_VNC, /* GET /v1/vnc/NAME: the desktop's WebSocket (vnc-proxy.c) */
+	ROUTE_METRICS, /* GET /metrics (metrics.c) */
 };
 
 enum req_method { M_GET, M_HEAD, M_PUT, M_POST, M_DELETE, M_OTHER };
@@ -161,6 +162,10 @@ void http_park_arm(struct http *h, struct req *r, uint64_t key);
  * came since http_park_arm(). */
 void http_park_suspend(struct http *h, struct req *r);
 void http_park_disarm(struct http *h, struct req *r);
+
+/* metrics.c: GET /metrics, and the count of a reply about to be queued. */
+void http_metrics_handle(struct req *r);
+void http_metrics_count(const struct req *r);
 
 /* http-tree.c */
 void http_tree_handle(struct req *r);

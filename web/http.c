@@ -1346,6 +1346,7 @@ static enum MHD_Result queue_reply(struct req *r)
 	 * (and the request that revoked its own token hears that it worked). */
 	if (atomic_load(&r->revoked) && (r->method == M_GET || r->method == M_HEAD))
 		req_reply_unauthorized(r, "the token was revoked");
+	http_metrics_count(r);
 	ok = MHD_queue_response(r->conn, r->status, r->resp);
 	MHD_destroy_response(r->resp);
 	r->resp = NULL;
@@ -1571,6 +1572,8 @@ static bool begin(struct req *r, const char *url, const char *method, const char
 	}
 	if (strncmp(url, "/v1/vnc/", 8) == 0)
 		r->route = ROUTE_VNC;
+	if ((r->method == M_GET || r->method == M_HEAD) && strcmp(url, "/metrics") == 0)
+		r->route = ROUTE_METRICS;
 	if (!authorized(r)) {
 		req_reply_unauthorized(r, "missing or invalid token");
 		return false;
@@ -1596,6 +1599,8 @@ static bool begin(struct req *r, const char *url, const char *method, const char
 		snprintf(r->box, sizeof(r->box), "%s", name);
 		return true;
 	}
+	if (r->route == ROUTE_METRICS)
+		return true;
 	if (strcmp(url, "/v1/tree") == 0)
 		url = "/v1/tree/";
 	if (strncmp(url, "/v1/tree/", 9) != 0) {
@@ -1653,6 +1658,9 @@ static void dispatch(struct req *r, const char *url)
 		break;
 	case ROUTE_VNC:
 		http_vnc_handle(r);
+		break;
+	case ROUTE_METRICS:
+		http_metrics_handle(r);
 		break;
 	default:
 		req_reply_error(r, ENOENT, "no such route");
