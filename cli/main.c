@@ -3,10 +3,12 @@
  * (see transfer.h), never a silent death. */
 #include <signal.h>
 #include <stdio.h>
+#include <string.h>
 
 #include <curl/curl.h>
 
 #include "cli/cli.h"
+#include "cli/doctor.h"
 
 int main(int argc, char **argv)
 {
@@ -15,6 +17,8 @@ int main(int argc, char **argv)
 	int rc;
 
 	signal(SIGPIPE, SIG_IGN);
+	if (argc > 1 && strcmp(argv[1], "doctor") == 0) /* the server's own checks */
+		return cli_doctor(argc - 1, argv + 1);
 	if (cli_parse(argc, argv, &a, &err) < 0) {
 		fprintf(stderr, "paddock: %s\nTry 'paddock --help'.\n", err.msg);
 		return CLI_EXIT_USAGE;
