@@ -142,8 +142,8 @@ int doctor_caddy_site(const char *text, char *host, size_t size, unsigned *ret_p
 	for (const char *l = text; l && *l; l = strchr(l, '\n') ? strchr(l, '\n') + 1 : NULL) {
 		size_t len = strcspn(l, "\n");
 		char line[1024];
-		snprintf(line, sizeof line, "%.*s", (int)(len < sizeof line ? len : sizeof line - 1),
-			 l);
+		snprintf(line, sizeof line, "%.*s",
+			 (int)(len < sizeof line ? len : sizeof line - 1), l);
 		char *hash = strchr(line, '#');
 		if (hash && (hash == line || isspace((unsigned char)hash[-1])))
 			*hash = '\0';
@@ -309,7 +309,8 @@ static bool find_program(const char *name, char *buf, size_t size)
 		snprintf(buf, size, "%s", name);
 		return access(buf, X_OK) == 0;
 	}
-	dirs = strdup(path && *path ? path : "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin");
+	dirs = strdup(
+	    path && *path ? path : "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin");
 	if (!dirs)
 		return false;
 	for (char *dir = strtok_r(dirs, ":", &save); dir; dir = strtok_r(NULL, ":", &save)) {
@@ -453,8 +454,9 @@ static void check_crun(struct doctor *d)
  * (runtime/cgroup.c, runtime/crun.c). */
 static void check_cgroups(struct doctor *d)
 {
-	enum doctor_cgroup m = doctor_cgroup_mode(is_fs("/sys/fs/cgroup", CGROUP2_SUPER_MAGIC),
-						  is_fs("/sys/fs/cgroup/unified", CGROUP2_SUPER_MAGIC));
+	enum doctor_cgroup m =
+	    doctor_cgroup_mode(is_fs("/sys/fs/cgroup", CGROUP2_SUPER_MAGIC),
+			       is_fs("/sys/fs/cgroup/unified", CGROUP2_SUPER_MAGIC));
 	char missing[256];
 	size_t n;
 
@@ -470,7 +472,8 @@ static void check_cgroups(struct doctor *d)
 	} else {
 		char have[256] = "";
 		static const char *const v1[] = {"cpu", "cpuacct", "memory", "pids"};
-		if (!is_fs("/sys/fs/cgroup", TMPFS_MAGIC) && !is_fs("/sys/fs/cgroup", CGROUP_SUPER_MAGIC)) {
+		if (!is_fs("/sys/fs/cgroup", TMPFS_MAGIC) &&
+		    !is_fs("/sys/fs/cgroup", CGROUP_SUPER_MAGIC)) {
 			report(d, ST_FAIL, "cgroups",
 			       "mount the cgroup filesystems (systemd does at boot)",
 			       "nothing mounted on /sys/fs/cgroup");
@@ -497,26 +500,26 @@ static void check_cgroups(struct doctor *d)
 
 static void check_nftables(struct doctor *d)
 {
+	bool loaded = access("/sys/module/nf_tables", F_OK) == 0;
 	char nft[4096], out[8192];
 
 	if (d->cfg_ok && !d->cfg.network) {
 		report(d, ST_SKIP, "nftables", NULL, "network = off in the config");
 		return;
 	}
-	if (access("/sys/module/nf_tables", F_OK) < 0 && geteuid() != 0) {
-		report(d, ST_FAIL, "nftables", "modprobe nf_tables", "the kernel's nf_tables is not loaded");
-		return;
-	}
-	if (!find_program("nft", nft, sizeof nft)) {
-		/* The daemon links libnftables; nft is how to look. */
-		report(d, access("/sys/module/nf_tables", F_OK) == 0 ? ST_WARN : ST_FAIL, "nftables",
-		       "apt install nftables (to check, and to see the daemon's rules)",
-		       "nft not found; the kernel's nf_tables is %s",
-		       access("/sys/module/nf_tables", F_OK) == 0 ? "loaded" : "not loaded");
-		return;
-	}
 	if (geteuid() != 0) {
-		report(d, ST_SKIP, "nftables", NULL, "needs root to list the tables");
+		report(d, loaded ? ST_OK : ST_SKIP, "nftables", NULL, "%s",
+		       loaded ? "the kernel's nf_tables is loaded (listing tables needs root)"
+			      : "needs root to list the tables");
+		return;
+	}
+	/* The daemon links libnftables; nft is how to ask the kernel here. */
+	if (!find_program("nft", nft, sizeof nft)) {
+		report(d, loaded ? ST_WARN : ST_FAIL, "nftables",
+		       loaded ? "apt install nftables (to see the daemon's rules)"
+			      : "modprobe nf_tables (and apt install nftables to check)",
+		       "nft not found; the kernel's nf_tables is %s",
+		       loaded ? "loaded" : "not loaded");
 		return;
 	}
 	int r = run((const char *const[]){nft, "list", "tables", NULL}, out, sizeof out);
@@ -544,7 +547,8 @@ static void check_userns(struct doctor *d)
 	}
 	long n = strtol(s, NULL, 10);
 	if (n <= 0)
-		report(d, ST_FAIL, "userns", "sysctl -w user.max_user_namespaces=65536 (and in /etc/sysctl.d)",
+		report(d, ST_FAIL, "userns",
+		       "sysctl -w user.max_user_namespaces=65536 (and in /etc/sysctl.d)",
 		       "user.max_user_namespaces is %ld", n);
 	else
 		report(d, ST_OK, "userns", NULL, "user.max_user_namespaces = %ld", n);
@@ -582,8 +586,8 @@ static void check_config(struct doctor *d)
 	struct stat st;
 
 	if (config_load(d->config_path, &d->cfg, &err) < 0) {
-		report(d, ST_FAIL, "config", "fix the file (paddockd refuses to start with it)", "%s",
-		       err.msg);
+		report(d, ST_FAIL, "config", "fix the file (paddockd refuses to start with it)",
+		       "%s", err.msg);
 		return;
 	}
 	d->cfg_ok = true;
@@ -595,8 +599,8 @@ static void check_config(struct doctor *d)
 	else if (stat(d->cfg.path, &st) == 0 && (st.st_mode & 0004)) {
 		char fix[4200];
 		snprintf(fix, sizeof fix, "chmod o-r %s", d->cfg.path);
-		report(d, ST_WARN, "config", fix, "%s is readable by every user; it may hold secrets",
-		       d->cfg.path);
+		report(d, ST_WARN, "config", fix,
+		       "%s is readable by every user; it may hold secrets", d->cfg.path);
 	} else
 		report(d, ST_OK, "config", NULL, "%s", d->cfg.path);
 }
@@ -758,8 +762,7 @@ static pid_t caddy_pid(void)
 
 /* The certificate host:port serves on 127.0.0.1 for the name host: its
  * expiry. 0, or -1 with the reason in why. */
-static int served_cert_expiry(const char *host, unsigned port, time_t *ret, char *why,
-			      size_t size)
+static int served_cert_expiry(const char *host, unsigned port, time_t *ret, char *why, size_t size)
 {
 	CURL *c = curl_easy_init();
 	char url[600], resolve[600], errbuf[CURL_ERROR_SIZE] = "";
@@ -796,7 +799,8 @@ static int served_cert_expiry(const char *host, unsigned port, time_t *ret, char
 				if (doctor_parse_cert_time(s->data + 12, ret) == 0)
 					r = 0;
 				else
-					snprintf(why, size, "unreadable expiry \"%s\"", s->data + 12);
+					snprintf(why, size, "unreadable expiry \"%s\"",
+						 s->data + 12);
 				break;
 			}
 	}
@@ -820,11 +824,11 @@ static void check_caddy(struct doctor *d)
 		return;
 	}
 	if (!find_program("caddy", caddy, sizeof caddy))
-		report(d, ST_FAIL, "caddy", "apt install caddy", "%s names paddock but caddy is not installed",
-		       d->caddyfile);
+		report(d, ST_FAIL, "caddy", "apt install caddy",
+		       "%s names paddock but caddy is not installed", d->caddyfile);
 	else {
-		int r = run((const char *const[]){caddy, "validate", "--adapter", "caddyfile", "--config",
-					    d->caddyfile, NULL},
+		int r = run((const char *const[]){caddy, "validate", "--adapter", "caddyfile",
+						  "--config", d->caddyfile, NULL},
 			    out, sizeof out);
 		if (r != 0) {
 			/* Its last line says what it refuses. */
@@ -832,16 +836,20 @@ static void check_caddy(struct doctor *d)
 			while (end > out && end[-1] == '\n')
 				*--end = '\0';
 			char *last = strrchr(out, '\n');
-			snprintf(fix, sizeof fix, "fix it: caddy validate --config %s", d->caddyfile);
+			snprintf(fix, sizeof fix, "fix it: caddy validate --config %s",
+				 d->caddyfile);
 			report(d, ST_FAIL, "caddy", fix, "%s is refused: %s", d->caddyfile,
-			       r < 0 ? strerror(-r) : last ? last + 1 : out);
+			       r < 0  ? strerror(-r)
+			       : last ? last + 1
+				      : out);
 		} else if (!(pid = caddy_pid()))
 			report(d, ST_FAIL, "caddy",
-			       "systemctl enable --now caddy (journalctl -u caddy says why it stopped)",
+			       "systemctl enable --now caddy (journalctl -u caddy says why it "
+			       "stopped)",
 			       "%s is valid, but caddy is not running", d->caddyfile);
 		else
-			report(d, ST_OK, "caddy", NULL, "%s is valid; caddy runs (PID %d)", d->caddyfile,
-			       (int)pid);
+			report(d, ST_OK, "caddy", NULL, "%s is valid; caddy runs (PID %d)",
+			       d->caddyfile, (int)pid);
 	}
 
 	/* The site: in the Caddyfile, or in the installer's file beside it
@@ -885,12 +893,13 @@ static void check_caddy(struct doctor *d)
 
 static void usage(FILE *f)
 {
-	fprintf(f, "Usage: paddock doctor [--config FILE] [--caddyfile FILE] [--json]\n"
-		   "Checks this server for what paddockd needs, one line per check; each\n"
-		   "failing one says what to do. Exit status 0 when none fails.\n"
-		   "  --config FILE     the daemon's configuration (default " CONFIG_DEFAULT_PATH ")\n"
-		   "  --caddyfile FILE  Caddy's configuration (default " CADDYFILE_DEFAULT ")\n"
-		   "  --json            the results as a JSON array\n");
+	fprintf(f,
+		"Usage: paddock doctor [--config FILE] [--caddyfile FILE] [--json]\n"
+		"Checks this server for what paddockd needs, one line per check; each\n"
+		"failing one says what to do. Exit status 0 when none fails.\n"
+		"  --config FILE     the daemon's configuration (default " CONFIG_DEFAULT_PATH ")\n"
+		"  --caddyfile FILE  Caddy's configuration (default " CADDYFILE_DEFAULT ")\n"
+		"  --json            the results as a JSON array\n");
 }
 
 int cli_doctor(int argc, char **argv)

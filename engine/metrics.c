@@ -29,7 +29,7 @@ _Static_assert(ELEMENTSOF(job_bounds) < HIST_MAX, "too many buckets");
 /* The histograms; counters are atomics. */
 static struct pd_mutex hist_lock = PD_MUTEX_INITIALIZER(LOCK_RANK_LEAF, 0, "metrics lock");
 static struct hist box_hist, job_hist[2];
-static atomic_ullong box_starts[2];   /* [ok] */
+static atomic_ullong box_starts[2];    /* [ok] */
 static atomic_ullong job_starts[2][2]; /* [kind][ok] */
 
 /* When the process started: set before main() (the daemon's start time
@@ -92,9 +92,9 @@ int metrics_write_histogram(struct pd_buf *out, const char *name, const char *he
 	}
 	if (r >= 0)
 		r = pd_buf_printf(out, "%s_sum%s%s%s %llu.%06llu\n%s_count%s%s%s %llu\n", name,
-				  *labels ? "{" : "", labels, *labels ? "}" : "", sum_usec / 1000000,
-				  sum_usec % 1000000, name, *labels ? "{" : "", labels,
-				  *labels ? "}" : "", cum);
+				  *labels ? "{" : "", labels, *labels ? "}" : "",
+				  sum_usec / 1000000, sum_usec % 1000000, name, *labels ? "{" : "",
+				  labels, *labels ? "}" : "", cum);
 	return r == -EFBIG ? -ENOMEM : r;
 }
 
@@ -170,73 +170,76 @@ int engine_metrics_write(struct engine *e, struct pd_buf *out)
 	pd_mutex_unlock(&hist_lock);
 
 	put(out, &failed,
-		      "# HELP paddock_build_info The daemon's version.\n"
-		      "# TYPE paddock_build_info gauge\n"
-		      "paddock_build_info{version=\"%s\"} 1\n"
-		      "# HELP paddock_start_time_seconds When the daemon started, in seconds "
-		      "since the epoch.\n"
-		      "# TYPE paddock_start_time_seconds gauge\n"
-		      "paddock_start_time_seconds %lld\n"
-		      "# HELP paddock_uptime_seconds Seconds since the daemon started.\n"
-		      "# TYPE paddock_uptime_seconds gauge\n"
-		      "paddock_uptime_seconds %.3f\n",
-		      PACKAGE_VERSION, (long long)start_wall, (double)(now_usec() - start_mono) / 1e6);
+	    "# HELP paddock_build_info The daemon's version.\n"
+	    "# TYPE paddock_build_info gauge\n"
+	    "paddock_build_info{version=\"%s\"} 1\n"
+	    "# HELP paddock_start_time_seconds When the daemon started, in seconds "
+	    "since the epoch.\n"
+	    "# TYPE paddock_start_time_seconds gauge\n"
+	    "paddock_start_time_seconds %lld\n"
+	    "# HELP paddock_uptime_seconds Seconds since the daemon started.\n"
+	    "# TYPE paddock_uptime_seconds gauge\n"
+	    "paddock_uptime_seconds %.3f\n",
+	    PACKAGE_VERSION, (long long)start_wall, (double)(now_usec() - start_mono) / 1e6);
 
-	put(out, &failed, "# HELP paddock_boxes Boxes by state.\n"
-			   "# TYPE paddock_boxes gauge\n");
+	put(out, &failed,
+	    "# HELP paddock_boxes Boxes by state.\n"
+	    "# TYPE paddock_boxes gauge\n");
 	for (int i = 0; i < _BOX_STATE_MAX; i++)
 		put(out, &failed, "paddock_boxes{state=\"%s\"} %zu\n",
-			      box_state_to_string((enum box_state)i), s.boxes[i]);
-	put(out, &failed, "# HELP paddock_jobs_running Jobs running, by kind.\n"
-			   "# TYPE paddock_jobs_running gauge\n");
+		    box_state_to_string((enum box_state)i), s.boxes[i]);
+	put(out, &failed,
+	    "# HELP paddock_jobs_running Jobs running, by kind.\n"
+	    "# TYPE paddock_jobs_running gauge\n");
 	for (size_t k = 0; k < 2; k++)
 		put(out, &failed, "paddock_jobs_running{kind=\"%s\"} %zu\n", kinds[k], s.jobs[k]);
 
 	put(out, &failed,
-		      "# HELP paddock_boxes_disk_bytes Bytes the boxes' own files hold (their "
-		      "writable layers; a directory's as its last walk found).\n"
-		      "# TYPE paddock_boxes_disk_bytes gauge\n"
-		      "paddock_boxes_disk_bytes %llu\n"
-		      "# HELP paddock_boxes_memory_bytes Memory the running boxes use (their "
-		      "cgroups).\n"
-		      "# TYPE paddock_boxes_memory_bytes gauge\n"
-		      "paddock_boxes_memory_bytes %llu\n",
-		      s.disk_bytes, s.memory_bytes);
+	    "# HELP paddock_boxes_disk_bytes Bytes the boxes' own files hold (their "
+	    "writable layers; a directory's as its last walk found).\n"
+	    "# TYPE paddock_boxes_disk_bytes gauge\n"
+	    "paddock_boxes_disk_bytes %llu\n"
+	    "# HELP paddock_boxes_memory_bytes Memory the running boxes use (their "
+	    "cgroups).\n"
+	    "# TYPE paddock_boxes_memory_bytes gauge\n"
+	    "paddock_boxes_memory_bytes %llu\n",
+	    s.disk_bytes, s.memory_bytes);
 	if (statvfs(e->cfg->data, &vfs) == 0)
 		put(out, &failed,
-			      "# HELP paddock_data_fs_size_bytes Size of the data directory's "
-			      "filesystem.\n"
-			      "# TYPE paddock_data_fs_size_bytes gauge\n"
-			      "paddock_data_fs_size_bytes %llu\n"
-			      "# HELP paddock_data_fs_avail_bytes Bytes free for the daemon on the "
-			      "data directory's filesystem.\n"
-			      "# TYPE paddock_data_fs_avail_bytes gauge\n"
-			      "paddock_data_fs_avail_bytes %llu\n",
-			      (unsigned long long)vfs.f_blocks * vfs.f_frsize,
-			      (unsigned long long)vfs.f_bavail * vfs.f_frsize);
+		    "# HELP paddock_data_fs_size_bytes Size of the data directory's "
+		    "filesystem.\n"
+		    "# TYPE paddock_data_fs_size_bytes gauge\n"
+		    "paddock_data_fs_size_bytes %llu\n"
+		    "# HELP paddock_data_fs_avail_bytes Bytes free for the daemon on the "
+		    "data directory's filesystem.\n"
+		    "# TYPE paddock_data_fs_avail_bytes gauge\n"
+		    "paddock_data_fs_avail_bytes %llu\n",
+		    (unsigned long long)vfs.f_blocks * vfs.f_frsize,
+		    (unsigned long long)vfs.f_bavail * vfs.f_frsize);
 
 	put(out, &failed,
-		      "# HELP paddock_box_starts_total Box starts, by result.\n"
-		      "# TYPE paddock_box_starts_total counter\n"
-		      "paddock_box_starts_total{result=\"ok\"} %llu\n"
-		      "paddock_box_starts_total{result=\"error\"} %llu\n",
-		      (unsigned long long)atomic_load(&box_starts[1]),
-		      (unsigned long long)atomic_load(&box_starts[0]));
+	    "# HELP paddock_box_starts_total Box starts, by result.\n"
+	    "# TYPE paddock_box_starts_total counter\n"
+	    "paddock_box_starts_total{result=\"ok\"} %llu\n"
+	    "paddock_box_starts_total{result=\"error\"} %llu\n",
+	    (unsigned long long)atomic_load(&box_starts[1]),
+	    (unsigned long long)atomic_load(&box_starts[0]));
 	if (metrics_write_histogram(out, "paddock_box_start_seconds",
-				"Time from the write of running to a box's state to the box "
-				"running.",
-				"", true, box_bounds, ELEMENTSOF(box_bounds), box.counts,
-				box.sum_usec) < 0)
+				    "Time from the write of running to a box's state to the box "
+				    "running.",
+				    "", true, box_bounds, ELEMENTSOF(box_bounds), box.counts,
+				    box.sum_usec) < 0)
 		failed = true;
-	put(out, &failed, "# HELP paddock_job_starts_total Job starts (exec jobs and prompts), "
-			   "by kind and result.\n"
-			   "# TYPE paddock_job_starts_total counter\n");
+	put(out, &failed,
+	    "# HELP paddock_job_starts_total Job starts (exec jobs and prompts), "
+	    "by kind and result.\n"
+	    "# TYPE paddock_job_starts_total counter\n");
 	for (size_t k = 0; k < 2; k++)
 		put(out, &failed,
-			      "paddock_job_starts_total{kind=\"%s\",result=\"ok\"} %llu\n"
-			      "paddock_job_starts_total{kind=\"%s\",result=\"error\"} %llu\n",
-			      kinds[k], (unsigned long long)atomic_load(&job_starts[k][1]),
-			      kinds[k], (unsigned long long)atomic_load(&job_starts[k][0]));
+		    "paddock_job_starts_total{kind=\"%s\",result=\"ok\"} %llu\n"
+		    "paddock_job_starts_total{kind=\"%s\",result=\"error\"} %llu\n",
+		    kinds[k], (unsigned long long)atomic_load(&job_starts[k][1]), kinds[k],
+		    (unsigned long long)atomic_load(&job_starts[k][0]));
 	for (size_t k = 0; k < 2; k++) {
 		char labels[32];
 		snprintf(labels, sizeof labels, "kind=\"%s\"", kinds[k]);

@@ -42,8 +42,8 @@ START_TEST(missing_controllers)
 					 "cpu memory pids", out, sizeof out),
 			  0);
 	ck_assert_str_eq(out, "");
-	ck_assert_uint_eq(doctor_missing("cpuset cpu io pids\n", "cpu memory pids", out, sizeof out),
-			  1);
+	ck_assert_uint_eq(
+	    doctor_missing("cpuset cpu io pids\n", "cpu memory pids", out, sizeof out), 1);
 	ck_assert_str_eq(out, "memory");
 	/* "cpu" is not "cpuset": words, not prefixes. */
 	ck_assert_uint_eq(doctor_missing("cpuset cpuacct", "cpu memory", out, sizeof out), 2);

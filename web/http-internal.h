@@ -46,7 +46,7 @@ enum req_route {
 	ROUTE_TREE,
 	ROUTE_ROOT,
 	ROUTE_NOVNC,
-	ROUTE_VNC, /* GET /v1/vnc/NAME: the desktop's WebSocket (vnc-proxy.c) */
+	ROUTE_VNC,     /* GET /v1/vnc/NAME: the desktop's WebSocket (vnc-proxy.c) */
 	ROUTE_METRICS, /* GET /metrics (metrics.c) */
 };
 

@@ -87,6 +87,9 @@ ok "... FAIL config with the file's line" has "^FAIL config: $PD_TMP/bad.ini:2: 
 doc "$PD_TMP/missing.ini" --caddyfile "$NOCADDY"
 ok "a config file that is not there: FAIL config" has "^FAIL config: .*missing.ini"
 
+doc "$(variant net network on)" --caddyfile "$NOCADDY"
+ok "network = on: nf_tables is asked (nft list tables)" has "^(ok   nftables: nf_tables usable|warn nftables: nft not found)"
+
 CRUNLESS=$(variant nocrun crun "$PD_TMP/no-crun")
 doc "$CRUNLESS" --caddyfile "$NOCADDY"
 ok "crun missing: FAIL crun with the package" has "^FAIL crun: $PD_TMP/no-crun not found: apt install crun"
