@@ -13,6 +13,7 @@
 #include <dirent.h>
 #include <fcntl.h>
 #include <getopt.h>
+#include <grp.h>
 #include <poll.h>
 #include <signal.h>
 #include <stdarg.h>
@@ -605,6 +606,31 @@ static void check_config(struct doctor *d)
 		report(d, ST_OK, "config", NULL, "%s", d->cfg.path);
 }
 
+/* Who may use the tree and the local socket besides root (access.h). */
+static void check_group(struct doctor *d)
+{
+	char fix[128];
+	struct group *g;
+	size_t n = 0;
+
+	if (!d->cfg_ok)
+		return;
+	g = strspn(d->cfg.group, "0123456789") == strlen(d->cfg.group)
+		? getgrgid((gid_t)strtoul(d->cfg.group, NULL, 10))
+		: getgrnam(d->cfg.group);
+	if (!g) {
+		snprintf(fix, sizeof fix, "groupadd --system %s, then usermod -aG %s USER",
+			 d->cfg.group, d->cfg.group);
+		report(d, ST_WARN, "group", fix,
+		       "no group %s: the tree and the local socket are root's only", d->cfg.group);
+		return;
+	}
+	for (char **m = g->gr_mem; m && *m; m++)
+		n++;
+	report(d, ST_OK, "group", NULL, "%s (gid %u, %zu member%s besides root)", g->gr_name,
+	       (unsigned)g->gr_gid, n, n == 1 ? "" : "s");
+}
+
 static void check_data(struct doctor *d)
 {
 	char path[4096], fix[4200];
@@ -962,6 +988,7 @@ int cli_doctor(int argc, char **argv)
 	check_userns(&d);
 	check_overlayfs(&d);
 	check_lxcfs(&d);
+	check_group(&d);
 	check_data(&d);
 	check_daemon(&d);
 	check_caddy(&d);

@@ -51,6 +51,7 @@ ok "config: warned that every user may read it (the test's is 0644)" \
 for c in fuse fusermount3 crun cgroups userns overlayfs data images http socket mount; do
 	ok "$c: ok" has "^ok   $c: "
 done
+ok "group: looked up" has "^(ok   group: paddock \(gid [0-9]+, |warn group: no group paddock: .*: groupadd --system paddock)"
 ok "crun: its version" has "^ok   crun: crun version [0-9]"
 ok "images: the default one, tiny" has "^ok   images: [0-9]+ images?, the default tiny among them"
 ok "mount: the test's mount point" has "^ok   mount: $M \(FUSE\)"
@@ -89,6 +90,10 @@ ok "a config file that is not there: FAIL config" has "^FAIL config: .*missing.i
 
 doc "$(variant net network on)" --caddyfile "$NOCADDY"
 ok "network = on: nf_tables is asked (nft list tables)" has "^(ok   nftables: nf_tables usable|warn nftables: nft not found)"
+
+doc "$(variant nogroup group pdnosuchgroup)" --caddyfile "$NOCADDY"
+ok "a group that does not exist: warn group, not a failure" has "^warn group: no group pdnosuchgroup: "
+ok "... exit 0 all the same" same "$RC" 0
 
 CRUNLESS=$(variant nocrun crun "$PD_TMP/no-crun")
 doc "$CRUNLESS" --caddyfile "$NOCADDY"
