@@ -385,9 +385,23 @@ static int run(const char *const argv[], char *out, size_t size)
 		}
 	}
 	close(pfd[0]);
-	while (waitpid(pid, &status, 0) < 0)
-		if (errno != EINTR)
+	/* Its output ended; it may still run (or have handed the pipe on):
+	 * the deadline holds for the wait too. */
+	for (;;) {
+		pid_t w = waitpid(pid, &status, WNOHANG);
+		if (w == pid)
+			break;
+		if (w < 0 && errno != EINTR)
 			return -errno;
+		if (now_usec() >= deadline) {
+			kill(pid, SIGKILL);
+			while (waitpid(pid, &status, 0) < 0)
+				if (errno != EINTR)
+					return -errno;
+			break;
+		}
+		usleep(10000);
+	}
 	return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
 }
 
@@ -878,22 +892,23 @@ static void check_caddy(struct doctor *d)
 			       d->caddyfile, (int)pid);
 	}
 
-	/* The site: in the Caddyfile, or in the installer's file beside it
-	 * (paddock.caddy), which the Caddyfile imports. */
-	if (doctor_caddy_site(text, host, sizeof host, &port) < 0) {
-		const char *slash = strrchr(d->caddyfile, '/');
-		char inc[4096];
-		if (slash)
-			snprintf(inc, sizeof inc, "%.*s/paddock.caddy", (int)(slash - d->caddyfile),
-				 d->caddyfile);
-		else
-			snprintf(inc, sizeof inc, "paddock.caddy");
-		if (read_file_at(AT_FDCWD, inc, 1 << 20, &site, NULL) < 0 ||
-		    doctor_caddy_site(site, host, sizeof host, &port) < 0) {
-			report(d, ST_SKIP, "tls", NULL, "no site with a host name in %s or %s",
-			       d->caddyfile, inc);
-			return;
-		}
+	/* The site: in the installer's file beside the Caddyfile
+	 * (paddock.caddy) when the Caddyfile imports it, which may list
+	 * other sites of its own; else the Caddyfile's first. */
+	const char *slash = strrchr(d->caddyfile, '/');
+	char inc[4096];
+	if (slash)
+		snprintf(inc, sizeof inc, "%.*s/paddock.caddy", (int)(slash - d->caddyfile),
+			 d->caddyfile);
+	else
+		snprintf(inc, sizeof inc, "paddock.caddy");
+	if (!(strstr(text, "paddock.caddy") &&
+	      read_file_at(AT_FDCWD, inc, 1 << 20, &site, NULL) >= 0 &&
+	      doctor_caddy_site(site, host, sizeof host, &port) == 0) &&
+	    doctor_caddy_site(text, host, sizeof host, &port) < 0) {
+		report(d, ST_SKIP, "tls", NULL, "no site with a host name in %s or %s",
+		       d->caddyfile, inc);
+		return;
 	}
 	if (served_cert_expiry(host, port, &not_after, out, sizeof out) < 0) {
 		report(d, ST_FAIL, "tls",

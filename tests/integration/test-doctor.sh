@@ -133,6 +133,15 @@ CADDY
 	ok "a TLS server with a certificate for 90 days" tls_serve 90
 	doc "$CFG" --caddyfile "$PD_TMP/Caddyfile"
 	ok "... ok tls, valid until its date" has "^ok   tls: the certificate for paddock.test is valid until [0-9-]{10} \((89|90) days\)$"
+	# As the installer leaves it: a Caddyfile with a site of the owner's
+	# that imports paddock.caddy, beside it, where Paddock's site is.
+	mkdir -p "$PD_TMP/caddy"
+	sed '/^#/d' "$PD_TMP/Caddyfile" >"$PD_TMP/caddy/paddock.caddy"
+	printf 'other.test {\n\ttls internal\n\trespond hi\n}\n\n# Paddock\nimport %s\n' \
+		"$PD_TMP/caddy/paddock.caddy" >"$PD_TMP/caddy/Caddyfile"
+	doc "$CFG" --caddyfile "$PD_TMP/caddy/Caddyfile"
+	ok "an imported paddock.caddy: its site is the one checked" \
+		has "^ok   tls: the certificate for paddock.test is valid until "
 	tls_stop
 	doc "$CFG" --caddyfile "$PD_TMP/Caddyfile"
 	ok "nothing on the port: FAIL tls" has "^FAIL tls: no TLS on 127.0.0.1:$port for paddock.test"
