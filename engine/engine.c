@@ -8,7 +8,6 @@
 #include <sys/stat.h>
 
 #include "engine/internal.h"
-#include "engine/metrics.h"
 #include "runtime/idmap.h"
 #include "store/layers.h"
 #include "common/log.h"
@@ -1193,7 +1192,7 @@ static int eng_box_start(struct engine *e, struct box *b, pd_error *err)
 
 int engine_box_set_state(struct engine *e, int64_t id, const char *value, pd_error *err)
 {
-	unsigned long long t0 = now_usec(); /* metrics.h */
+	unsigned long long t0 = now_usec(); /* metrics */
 	enum box_state target = box_state_from_string(value), prior;
 	enum box_action action;
 	const char *reason = NULL;

@@ -390,6 +390,18 @@ int eng_jobs_start(struct engine *e);
 void eng_jobs_stop(struct engine *e);
 void eng_jobs_forget_box(struct engine *e, int64_t box_id);
 
+/* metrics.c: counts for GET /metrics (metrics.h); callable with any lock
+ * held. A box start ended (engine_box_set_state(): from the write of
+ * `running` to the box running, or the start failed), ok or not, after
+ * usec microseconds; only one that worked goes into the histogram, every
+ * one is counted. A job start ended (its `cmd` written, to its command
+ * running in the box: the supervisor started detached), including the
+ * start of its box when it was created. eng_jobs_running() (jobs.c, engine
+ * lock held): the jobs running, by kind, added to ret. */
+void metrics_box_start(bool ok, unsigned long long usec);
+void metrics_job_start(enum job_kind kind, bool ok, unsigned long long usec);
+void eng_jobs_running(struct engine *e, size_t ret[2]);
+
 /* secrets.c. init (engine_new(), after the store): loads DATA/secrets.key,
  * making it at the first start; a key file of the wrong mode or owner stops
  * the daemon (err says so). */

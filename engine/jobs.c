@@ -16,7 +16,6 @@
 #include "common/desktop.h"
 #include "engine/internal.h"
 #include "engine/jobs.h"
-#include "engine/metrics.h"
 #include "common/log.h"
 #include "common/tarsafe.h"
 
@@ -824,7 +823,7 @@ static int ended_at_once(struct engine *e, int64_t id, const char *text,
 static int start_locked_out(struct engine *e, int64_t id, const char *data, size_t len,
 			    pd_error *err)
 {
-	unsigned long long t0 = now_usec(); /* metrics.h */
+	unsigned long long t0 = now_usec(); /* metrics */
 	_cleanup_free_ char *cmd = NULL;
 	char boxname[NAME_MAX_LEN + 1];
 	struct job *j;

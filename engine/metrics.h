@@ -16,23 +16,15 @@
 
 #include "common/buf.h"
 #include "engine/engine.h"
-#include "engine/jobs.h"
 
 /* Upper bounds (seconds) of the latency histograms' buckets; +Inf is
  * implicit. Box starts take a second or more; job starts milliseconds. */
 #define METRICS_BOX_START_BUCKETS 0.1, 0.25, 0.5, 1, 2, 5, 10, 30, 60
 #define METRICS_JOB_START_BUCKETS 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10
 
-/* A box start ended (engine_box_set_state(): the write of `running` to
- * the box's state, to the box running or the start failed): ok or not,
- * after usec microseconds. Only a start that worked goes into the
- * histogram; every one is counted. */
-void metrics_box_start(bool ok, unsigned long long usec);
-
-/* A job's start ended (its `cmd` written, to its command running in the
- * box: the supervisor started detached), ok or not, after usec. Includes
- * the start of a box in state created (the first job starts it). */
-void metrics_job_start(enum job_kind kind, bool ok, unsigned long long usec);
+/* The hooks that count box and job starts (metrics_box_start(),
+ * metrics_job_start()) and jobs.c's count of running jobs are declared in
+ * engine/internal.h, for the engine's parts. */
 
 /* Appends the engine's metrics to out: build info, start time, boxes by
  * state, jobs running, disk and memory use, box and job starts. The
@@ -49,6 +41,3 @@ int engine_metrics_write(struct engine *e, struct pd_buf *out);
 int metrics_write_histogram(struct pd_buf *out, const char *name, const char *help,
 			    const char *labels, bool head, const double *bounds, size_t n,
 			    const unsigned long long *counts, unsigned long long sum_usec);
-
-/* jobs.c: the jobs running, by kind (engine lock held). */
-void eng_jobs_running(struct engine *e, size_t ret[2]);
