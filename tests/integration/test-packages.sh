@@ -26,9 +26,10 @@ cleanup() {
 	local rc=$?
 	# Nothing is mounted under $root outside the commands' namespaces; the
 	# check is for a command that escaped them.
-	if grep -q " $root[/ ]" /proc/self/mountinfo; then
+	if grep -qF -e " ${root}/" -e " ${root} " /proc/self/mountinfo; then
 		diag "mounts left under the chroot; detaching them"
-		grep -o " $root[^ ]* " /proc/self/mountinfo | sort -r | xargs -r -n1 umount -l
+		awk -v r="$root" '$5 == r || index($5, r "/") == 1 {print $5}' /proc/self/mountinfo |
+			sort -r | xargs -r -n1 umount -l
 	fi
 	rm -rf --one-file-system "$work"
 	exit $rc
