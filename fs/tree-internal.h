@@ -112,6 +112,7 @@ enum {
 	BF_PROMPTS,
 	BF_PROMPT,
 	BF_DOCKER,
+	BF_PORTS,
 	_BF_MAX
 };
 

@@ -180,6 +180,17 @@ static int render_info(struct tree *t, const struct box_view *v, struct pd_buf *
 			json_object_set_new(j, "docker", json_boolean(strcmp(docker, "on") == 0));
 	}
 	{
+		struct port_list pl;
+		json_t *arr = json_array();
+		if (arr && engine_box_ports(t->engine, v->id, &pl) >= 0)
+			for (size_t i = 0; i < pl.n; i++)
+				json_array_append_new(arr, json_pack("{s:i, s:b}", "port",
+								     (int)pl.e[i].port, "public",
+								     (int)pl.e[i].public));
+		if (arr)
+			json_object_set_new(j, "ports", arr);
+	}
+	{
 		char ip[32] = "";
 		char *policy = NULL;
 		(void)engine_box_ip(t->engine, v->id, ip, sizeof ip);
@@ -403,6 +414,21 @@ static int read_box_docker(struct tree *t, const struct obj *o, struct pd_buf *o
 	int r = engine_box_docker_get(t->engine, o->id, buf, sizeof buf);
 
 	return r < 0 ? r : line(out, buf);
+}
+
+static int read_box_ports(struct tree *t, const struct obj *o, struct pd_buf *out)
+{
+	char buf[PORTS_TEXT_MAX];
+	int r = engine_box_ports_text(t->engine, o->id, buf, sizeof buf);
+
+	return r < 0 ? r : pd_buf_append(out, buf, (size_t)r);
+}
+
+static int write_box_ports(struct tree *t, const struct obj *o, const char *data, size_t len,
+			   pd_error *err, json_t **ret_answer)
+{
+	(void)ret_answer;
+	return engine_box_set_ports(t->engine, o->id, data, len, err);
 }
 
 static int read_desktop_geometry(struct tree *t, const struct obj *o, struct pd_buf *out)
@@ -938,6 +964,10 @@ static const struct node box_nodes[] = {
     [BF_PROMPT] = {"prompt", S_IFREG | 0200, .flags = N_AT_CLOSE, .write = write_box_prompt},
     /* Docker in the box (engine.h): on or off, changed while stopped. */
     [BF_DOCKER] = SETTING("docker", read_box_docker, engine_box_set_docker),
+    /* Ports published as preview URLs, one a line (the whole list at each
+     * write; an empty write clears it). */
+    [BF_PORTS] = {"ports", S_IFREG | 0644, .flags = N_WHOLE, .read = read_box_ports,
+		  .write = write_box_ports},
     [BF_DESKTOP_STATE] = {"state", S_IFREG | 0644, BF_DESKTOP, N_LINE, .read = read_desktop_state,
 			  .write = write_setting, .set = engine_box_set_desktop},
     [BF_DESKTOP_GEOMETRY] = {"geometry", S_IFREG | 0644, BF_DESKTOP, N_LINE,
