@@ -73,6 +73,7 @@ struct req {
 	/* the raw request, checked before routing */
 	const char *raw_uri; /* as received, up to the first NUL byte */
 	size_t raw_uri_len;
+	char *uri_copy; /* a copy of it (MHD's is decoded in place), or NULL */
 	bool bad_bytes; /* a control byte in the decoded path or query */
 
 	/* login and setup: the client and the body's fields */

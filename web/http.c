@@ -1404,6 +1404,9 @@ static void *on_uri(void *cls, const char *uri, struct MHD_Connection *mc)
 		return NULL;
 	r->raw_uri = uri;
 	r->raw_uri_len = strlen(uri);
+	/* MHD decodes the path and splits the query in place later: a
+	 * preview request relays the bytes as they came (preview-proxy.c). */
+	r->uri_copy = strdup(uri);
 	r->trusted = l->local && c->peer == 0;
 	c->cur = r;
 	return r;
@@ -1802,6 +1805,7 @@ static void on_completed(void *cls, struct MHD_Connection *conn, void **con_cls,
 		conn_set_deadline(r->c, deadline_in(HTTP_HEAD_TIMEOUT_S));
 	}
 	free_fields(r);
+	free(r->uri_copy);
 	/* A body may be a secret's value or a password. */
 	if (r->body.data)
 		explicit_bzero(r->body.data, r->body.len);

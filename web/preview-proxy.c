@@ -756,7 +756,7 @@ static void reply_status(struct req *r, unsigned status, int code, const char *m
  * sent: BOX and PORT literally (no escape), REST and QUERY as they are. */
 static int parse_path_form(struct req *r, char *box, unsigned *port, const char **rest)
 {
-	const char *u = r->raw_uri, *b, *slash;
+	const char *u = r->uri_copy, *b, *slash;
 	size_t pl = strlen(PREVIEW_PREFIX);
 
 	if (!u || strncmp(u, PREVIEW_PREFIX, pl) != 0)
@@ -812,7 +812,7 @@ int http_preview_begin(struct req *r, const char *url)
 			return -1;
 		}
 	} else
-		rest = r->raw_uri;
+		rest = r->uri_copy;
 	if (!rest || (host_form && rest[0] != '/')) {
 		reply_status(r, 400, EINVAL, "bad request target: a path is expected");
 		return -1;
