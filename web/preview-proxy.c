@@ -75,6 +75,7 @@ struct preview_req {
 	struct preview_proxy *p;
 	struct req *r;
 	struct engine_port ep;
+	pd_error missing; /* no such box or port (404 after the token) */
 	bool host_form;
 	bool websocket;			     /* the client asked for Upgrade: websocket */
 	char set_cookie[AUTH_TOKEN_LEN + 8]; /* a token from the query, for the cookie */
@@ -788,7 +789,6 @@ int http_preview_begin(struct req *r, const char *url)
 	unsigned port = 0;
 	const char *rest = NULL;
 	bool host_form = false;
-	pd_error err = {0};
 	int k;
 
 	if (cfg->preview_domain && *cfg->preview_domain) {
@@ -829,11 +829,9 @@ int http_preview_begin(struct req *r, const char *url)
 	pr->host_form = host_form;
 	r->preview = pr;
 	r->route = ROUTE_PREVIEW;
-	k = engine_box_port_lookup(http_engine(r->h), box, port, &pr->ep, &err);
-	if (k < 0) {
-		reply_status(r, 404, ENOENT, err.msg);
-		return -1;
-	}
+	k = engine_box_port_lookup(http_engine(r->h), box, port, &pr->ep, &pr->missing);
+	if (k < 0)
+		return 1; /* 404 once the token is checked: no box names for anyone */
 	/* The path and query for the box: REST ("/" when empty), the query
 	 * without the token's parameter. */
 	struct pd_buf t = {.max = HTTP_PATH_MAX * 2};
@@ -857,6 +855,10 @@ bool http_preview_start(struct req *r, const char *method)
 	const char *v;
 	int fd;
 
+	if (pr->missing.code) {
+		reply_status(r, 404, ENOENT, pr->missing.msg);
+		return false;
+	}
 	if (!method_ok(method)) {
 		reply_status(r, 400, EINVAL, "bad method");
 		return false;

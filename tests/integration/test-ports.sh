@@ -7,7 +7,8 @@
 # answer), a WebSocket round trip, the token (header, query, cookie; never
 # seen by the box), a public port, a port not listed (listening or not),
 # nothing listening, path tricks with --path-as-is, hostile Host headers,
-# a list changed while the box runs, the box stopped.
+# a server that reads slowly or never answers, a list changed while the box
+# runs, a box not running, the daemon's stop with a request waiting.
 . "$(dirname "$0")/lib.sh"
 require_root
 command -v node >/dev/null || skip_all "node is not installed on the host (the WebSocket client)"
@@ -76,6 +77,13 @@ function handler(req, res) {
 			res.end();
 		};
 		return w();
+	}
+	if (req.url === '/hang')
+		return; /* never answers */
+	if (req.url === '/slow') {
+		/* Reads nothing for a while: the upload waits (backpressure). */
+		req.pause();
+		setTimeout(() => req.resume(), 1500);
 	}
 	const h = crypto.createHash('sha256');
 	let len = 0;
@@ -170,6 +178,11 @@ ok "a 1 MiB POST body reaches the box whole" same "$(pv /v1/ports/web/8080/up "$
 ok "... its length and digest" body_has ".len == 1048576 and .sha == \"$SHA\" and .method == \"POST\""
 ok "a chunked PUT body reaches the box whole" same "$(pv /v1/ports/web/8080/up "${T[@]}" -X PUT -H 'Transfer-Encoding: chunked' --data-binary @"$PD_TMP/up.bin")" 200
 ok "... its length and digest" body_has ".len == 1048576 and .sha == \"$SHA\" and .method == \"PUT\""
+head -c 8388608 /dev/urandom >"$PD_TMP/up8.bin"
+SHA8=$(sha256sum "$PD_TMP/up8.bin" | cut -d' ' -f1)
+ok "an 8 MiB upload to a server that waits before reading arrives whole" \
+	same "$(pv /v1/ports/web/8080/slow "${T[@]}" --data-binary @"$PD_TMP/up8.bin")" 200
+ok "... its length and digest" body_has ".len == 8388608 and .sha == \"$SHA8\""
 ok "other methods pass (PATCH)" bash -c "test \"\$(pv /v1/ports/web/8080/p -X PATCH -H 'Authorization: Bearer $PD_TOKEN' -d x)\" = 200 && jq -e '.method == \"PATCH\"' '$PD_TMP/body' >/dev/null"
 ok "a 5 MiB chunked answer comes back whole" bash -c \
 	"curl -sS --max-time 20 -H 'Authorization: Bearer $PD_TOKEN' '$PD_URL/v1/ports/web/8080/big' | wc -c | grep -qx 5242880"
@@ -185,6 +198,8 @@ ok "host form: a Host in any case, with the listener's port" same "$(pv /x "${T[
 ok "no token: 401 (path form)" same "$(pv /v1/ports/web/8080/)" 401
 ok "no token: 401 (host form)" same "$(pv / "${HF[@]}")" 401
 ok "a wrong token: 401" same "$(pv /v1/ports/web/8080/ -H 'Authorization: Bearer nope')" 401
+ok "no token: 401 for a box that does not exist too (no names for anyone)" same "$(pv /v1/ports/nobox/8080/)" 401
+ok "... and for a port not listed" same "$(pv / -H 'Host: 9090-web.preview.test')" 401
 ok "the token as ?paddock_token=: 200" same "$(pv "/v1/ports/web/8080/q?a=1&paddock_token=$PD_TOKEN&b=2")" 200
 ok "... the box does not see it" body_has '.url == "/q?a=1&b=2"'
 ok "host form with ?paddock_token=: the cookie is set (HttpOnly)" bash -c \
@@ -221,6 +236,9 @@ ok "Host with junk: 400" same "$(pv / "${T[@]}" -H 'Host: 8080-web@x.preview.tes
 ok "Host outside the domain is the API's (no route)" same "$(pv /hello "${T[@]}" -H 'Host: 8080-web.preview.test.evil.org')" 404
 ok "... not the box's" bash -c "! grep -q '\"port\"' '$PD_TMP/body'"
 
+ok "a client that gives up on a silent server: the daemon goes on" bash -c \
+	"test \"\$(pv /v1/ports/web/8080/hang -H 'Authorization: Bearer $PD_TOKEN' --max-time 1)\" = 000 && test \"\$(pv /v1/ports/web/3000/)\" = 200"
+
 # --- changes --------------------------------------------------------------------------------
 
 echo '3000 public' >"$B/ports"
@@ -228,10 +246,16 @@ ok "a port taken off the list is gone at once" same "$(pv /v1/ports/web/8080/ "$
 echo $'8080\n3000 public' >"$B/ports"
 ok "and back" same "$(pv /v1/ports/web/8080/ "${T[@]}")" 200
 ok "a fork copies the list" bash -c "echo web2 >'$B/fork' && test \"\$(cat '$M/boxes/web2/ports')\" = \"\$(printf '3000 public\n8080')\""
-echo stopped >"$B/state"
-ok "the box stopped: 503" same "$(pv /v1/ports/web/8080/ "${T[@]}")" 503
+ok "a box not running (the fork, created): 503" same "$(pv /v1/ports/web2/8080/ "${T[@]}")" 503
 ok "... with the reason in the JSON error" body_has '.error | test("not running")'
-ok "the ports outlive the stop" same "$(cat "$B/ports")" $'3000 public\n8080'
+rmdir "$M/boxes/web2"
 
-rmdir "$M/boxes/web2" "$B" 2>/dev/null
+# One request left waiting on a silent server in a running box: the
+# daemon's stop ends it and the daemon exits cleanly.
+curl -sS -o /dev/null --max-time 120 -H "Authorization: Bearer $PD_TOKEN" "$PD_URL/v1/ports/web/8080/hang" 2>/dev/null &
+HANG_PID=$!
+sleep 0.5
+pd_stop
+ok "the request left waiting ended with the daemon" wait_for 5 bash -c "! kill -0 $HANG_PID"
+kill "$HANG_PID" 2>/dev/null
 pd_done
