@@ -5,6 +5,7 @@
 #include <string.h>
 #include <strings.h>
 
+#include "common/config.h"
 #include "common/parse.h"
 #include "common/ports.h"
 
@@ -171,4 +172,59 @@ int ports_parse_host(const char *host, const char *domain, char *box, size_t box
 		return -EINVAL;
 	memcpy(box, name, strlen(name) + 1);
 	return 0;
+}
+
+/* The ":N" of a URL's authority ("" when none), into port. */
+static void url_port(const char *url, char *port, size_t size)
+{
+	const char *h = strstr(url, "://"), *end, *c;
+
+	port[0] = '\0';
+	if (!h)
+		return;
+	h += 3;
+	end = h + strcspn(h, "/?#");
+	c = h[0] == '[' ? memchr(h, ']', (size_t)(end - h)) : h;
+	if (!c)
+		return;
+	c = memchr(c, ':', (size_t)(end - c));
+	if (c && (size_t)(end - c) < size) {
+		memcpy(port, c, (size_t)(end - c));
+		port[end - c] = '\0';
+	}
+}
+
+int ports_url(const struct pd_config *cfg, const char *box, unsigned port, char *buf, size_t bufsz)
+{
+	const char *pub = cfg->public_url && *cfg->public_url ? cfg->public_url : NULL;
+	bool listen_known = cfg->listen && strcmp(cfg->listen, "none") != 0;
+	char lport[16] = "";
+	int k;
+
+	if (listen_known) {
+		const char *c = strrchr(cfg->listen, ':');
+		if (!c || strcmp(c, ":0") == 0)
+			listen_known = false;
+		else
+			snprintf(lport, sizeof lport, "%s", c);
+	}
+	if (cfg->preview_domain && *cfg->preview_domain) {
+		char p[16];
+		if (pub)
+			url_port(pub, p, sizeof p);
+		else
+			snprintf(p, sizeof p, "%s", lport);
+		k = snprintf(buf, bufsz, "%s://%u-%s.%s%s/",
+			     pub && strncmp(pub, "https://", 8) == 0 ? "https" : "http", port, box,
+			     cfg->preview_domain, p);
+	} else if (pub) {
+		size_t n = strlen(pub);
+		while (n && pub[n - 1] == '/')
+			n--;
+		k = snprintf(buf, bufsz, "%.*s/v1/ports/%s/%u/", (int)n, pub, box, port);
+	} else if (listen_known)
+		k = snprintf(buf, bufsz, "http://%s/v1/ports/%s/%u/", cfg->listen, box, port);
+	else
+		k = snprintf(buf, bufsz, "/v1/ports/%s/%u/", box, port);
+	return k < 0 || (size_t)k >= bufsz ? -ENOSPC : k;
 }

@@ -56,6 +56,16 @@ const struct port_entry *ports_find(const struct port_list *l, unsigned port);
  * with a leading zero, a box name that is not valid). */
 int ports_parse_host(const char *host, const char *domain, char *box, size_t boxsz, unsigned *port);
 
+struct pd_config;
+
+/* The preview URL of port of box under cfg (boxes/NAME/urls,
+ * docs/preview.md) into buf: with preview_domain,
+ * SCHEME://PORT-BOX.DOMAIN[:N]/ (SCHEME and :N from public_url, else http
+ * and listen's port); else BASE/v1/ports/BOX/PORT/, BASE public_url or
+ * http://LISTEN, or nothing when neither names where the server is (listen
+ * none or port 0). Returns the length, or -ENOSPC. */
+int ports_url(const struct pd_config *cfg, const char *box, unsigned port, char *buf, size_t bufsz);
+
 /* Parses a port number as the URLs carry it: decimal 1..65535, no sign,
  * no leading zero. */
 int ports_parse_number(const char *s, size_t len, unsigned *ret);

@@ -113,6 +113,7 @@ enum {
 	BF_PROMPT,
 	BF_DOCKER,
 	BF_PORTS,
+	BF_URLS,
 	_BF_MAX
 };
 

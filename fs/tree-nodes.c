@@ -424,6 +424,24 @@ static int read_box_ports(struct tree *t, const struct obj *o, struct pd_buf *ou
 	return r < 0 ? r : pd_buf_append(out, buf, (size_t)r);
 }
 
+/* urls: "PORT URL" a line, a published port's preview URL (ports_url()). */
+static int read_box_urls(struct tree *t, const struct obj *o, struct pd_buf *out)
+{
+	struct box_view v;
+	struct port_list l;
+	char url[1024];
+	int r = engine_box_get_by_id(t->engine, o->id, &v);
+
+	if (r >= 0)
+		r = engine_box_ports(t->engine, o->id, &l);
+	for (size_t i = 0; r >= 0 && i < l.n; i++) {
+		if (ports_url(engine_config(t->engine), v.name, l.e[i].port, url, sizeof url) < 0)
+			continue;
+		r = pd_buf_printf(out, "%u %s\n", l.e[i].port, url);
+	}
+	return r < 0 ? r : 0;
+}
+
 static int write_box_ports(struct tree *t, const struct obj *o, const char *data, size_t len,
 			   pd_error *err, json_t **ret_answer)
 {
@@ -968,6 +986,8 @@ static const struct node box_nodes[] = {
      * write; an empty write clears it). */
     [BF_PORTS] = {"ports", S_IFREG | 0644, .flags = N_WHOLE, .read = read_box_ports,
 		  .write = write_box_ports},
+    /* Their preview URLs, from the configuration. */
+    [BF_URLS] = VALUE("urls", read_box_urls),
     [BF_DESKTOP_STATE] = {"state", S_IFREG | 0644, BF_DESKTOP, N_LINE, .read = read_desktop_state,
 			  .write = write_setting, .set = engine_box_set_desktop},
     [BF_DESKTOP_GEOMETRY] = {"geometry", S_IFREG | 0644, BF_DESKTOP, N_LINE,

@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "check-tap.h"
+#include "common/config.h"
 #include "common/parse.h"
 #include "common/ports.h"
 
@@ -162,6 +163,36 @@ START_TEST(test_host)
 }
 END_TEST
 
+static void expect_url(const char *listen, const char *pub, const char *domain, const char *want)
+{
+	struct pd_config c = {
+	    .listen = (char *)listen, .public_url = (char *)pub, .preview_domain = (char *)domain};
+	char buf[256];
+
+	ck_assert_int_eq(ports_url(&c, "web", 8080, buf, sizeof buf), (int)strlen(want));
+	ck_assert_str_eq(buf, want);
+}
+
+START_TEST(test_url)
+{
+	expect_url("127.0.0.1:7860", NULL, NULL, "http://127.0.0.1:7860/v1/ports/web/8080/");
+	expect_url("127.0.0.1:0", NULL, NULL, "/v1/ports/web/8080/");
+	expect_url("none", NULL, NULL, "/v1/ports/web/8080/");
+	expect_url("127.0.0.1:7860", "https://pd.example.org/", NULL,
+		   "https://pd.example.org/v1/ports/web/8080/");
+	expect_url("127.0.0.1:7860", NULL, "preview.test", "http://8080-web.preview.test:7860/");
+	expect_url("127.0.0.1:0", NULL, "preview.test", "http://8080-web.preview.test/");
+	expect_url("127.0.0.1:7860", "https://pd.example.org", "p.example.org",
+		   "https://8080-web.p.example.org/");
+	expect_url("127.0.0.1:7860", "http://[::1]:8443/x", "p.example.org",
+		   "http://8080-web.p.example.org:8443/");
+
+	struct pd_config c = {.listen = (char *)"none"};
+	char small[8];
+	ck_assert_int_eq(ports_url(&c, "web", 8080, small, sizeof small), -ENOSPC);
+}
+END_TEST
+
 static Suite *ports_suite(void)
 {
 	Suite *s = suite_create("ports");
@@ -174,6 +205,7 @@ static Suite *ports_suite(void)
 	suite_add_tcase(s, tc);
 	tc = tcase_create("host");
 	tcase_add_test(tc, test_host);
+	tcase_add_test(tc, test_url);
 	suite_add_tcase(s, tc);
 	return s;
 }

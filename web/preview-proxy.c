@@ -428,13 +428,10 @@ static void session_loop(struct preview_session *s)
 		if (!drain(s->box_fd, s->to_box, &s->tb_off, &s->tb_len) ||
 		    !drain(s->client_fd, s->to_client, &s->tc_off, &s->tc_len))
 			return;
-		/* A side that closed: its half is closed once what it sent
-		 * is through; both closed, the session ends. */
-		if (!client_open && s->tb_len == 0)
-			(void)shutdown(s->box_fd, SHUT_WR);
-		if (!box_open && s->tc_len == 0)
-			(void)shutdown(s->client_fd, SHUT_WR);
-		if (!client_open && !box_open && s->tb_len == 0 && s->tc_len == 0)
+		/* A side closed: the session ends once what that side sent
+		 * has reached the other (a WebSocket has no half-closed state
+		 * worth keeping: its close is a frame, relayed like any). */
+		if ((!client_open && s->tb_len == 0) || (!box_open && s->tc_len == 0))
 			return;
 
 		struct pollfd pf[3] = {

@@ -40,6 +40,7 @@ ok "a word other than public is refused" bad '8080 private' 'only "public" may f
 ok "a port listed twice is refused" bad $'8080\n8080 public' 'port 8080 is listed twice'
 ok "more than 64 ports are refused" bad "$(seq 1000 1064)" 'more than 64 ports'
 ok "info lists the ports" bash -c "jq -ce .ports '$B/info' | grep -qx '\[{\"port\":3000,\"public\":true},{\"port\":8080,\"public\":false},{\"port\":8081,\"public\":false}\]'"
+ok "urls: a preview URL per port (the host form)" same "$(cat "$B/urls")" $'3000 http://3000-web.preview.test/\n8080 http://8080-web.preview.test/\n8081 http://8081-web.preview.test/'
 ok "an empty list (a blank line) clears it" bash -c "echo >'$B/ports' && test -z \"\$(cat '$B/ports')\""
 echo $'8080\n3000 public\n8081' >"$B/ports"
 
