@@ -1248,6 +1248,11 @@ static int read_head(struct preview_req *pr)
 				pr->head_done = true;
 				return 2;
 			}
+			if (strncmp(pr->in + 9, "101", 3) == 0) {
+				reply_status(r, 502, EPROTO,
+					     "the server in the box switched protocols unasked");
+				return -1;
+			}
 			struct MHD_Response *resp = NULL;
 			int k = parse_head(pr, end, &resp);
 			if (k < 0) {
