@@ -125,7 +125,8 @@ for (const p of [8080, 3000, 9090]) {
 JS
 cat >"$PD_TMP/ws.js" <<'JS'
 const net = require('net');
-const [port, path, host, auth] = process.argv.slice(2);
+const [port, path, host, auth, hold] = process.argv.slice(2);
+let echoed = false;
 const s = net.connect(+port, '127.0.0.1', () => {
 	s.write(`GET ${path} HTTP/1.1\r\nHost: ${host}\r\nUpgrade: websocket\r\n` +
 		'Connection: Upgrade\r\nSec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\n' +
@@ -146,14 +147,19 @@ s.on('data', d => {
 		const p = Buffer.from(msg.map((b, j) => b ^ mask[j % 4]));
 		s.write(Buffer.concat([Buffer.from([0x81, 0x80 | msg.length]), mask, p]));
 	}
-	if (buf.length >= 2 && buf.length >= 2 + (buf[1] & 0x7f)) {
+	if (!echoed && buf.length >= 2 && buf.length >= 2 + (buf[1] & 0x7f)) {
 		console.log(buf.subarray(2, 2 + (buf[1] & 0x7f)).toString());
-		s.end();
-		process.exit(0);
+		echoed = true;
+		if (!hold) {
+			s.end();
+			process.exit(0);
+		}
 	}
 });
+/* hold: stays open after the echo until the proxy closes the socket. */
+s.on('close', () => { console.log('closed'); process.exit(0); });
 s.on('error', e => { console.log('error ' + e.message); process.exit(1); });
-setTimeout(() => { console.log('timeout'); process.exit(1); }, 10000);
+setTimeout(() => { console.log('timeout'); process.exit(1); }, hold ? 30000 : 10000);
 JS
 
 echo running >"$B/state"
@@ -217,6 +223,16 @@ ok "a WebSocket round trip (path form)" same "$(node "$PD_TMP/ws.js" "$PORT" /v1
 ok "a WebSocket round trip (host form)" same "$(node "$PD_TMP/ws.js" "$PORT" /sock 8080-web.preview.test "$PD_TOKEN")" "echo:hello:/sock"
 ok "a WebSocket without a token: 401" same "$(node "$PD_TMP/ws.js" "$PORT" /v1/ports/web/8080/ws "127.0.0.1:$PORT")" "status 401"
 ok "a WebSocket to a public port needs no token" same "$(node "$PD_TMP/ws.js" "$PORT" /w 3000-web.preview.test)" "echo:hello:/w"
+
+token2=$(curl -fsS -H 'Accept: text/plain' --data "{\"password\":\"$PD_PASSWORD\",\"label\":\"ws\"}" "$PD_URL/v1/login")
+id2=$(cut -d_ -f2 <<<"$token2")
+node "$PD_TMP/ws.js" "$PORT" /held 8080-web.preview.test "$token2" hold >"$PD_TMP/held.out" &
+WS_PID=$!
+ok "a WebSocket held open" wait_for 10 grep -qx 'echo:hello:/held' "$PD_TMP/held.out"
+rmdir "$M/tokens/$id2"
+ok "its token revoked: it closes at once" wait_for 3 grep -qx closed "$PD_TMP/held.out"
+kill "$WS_PID" 2>/dev/null
+wait "$WS_PID" 2>/dev/null
 
 # --- what is not reachable ---------------------------------------------------------------
 
