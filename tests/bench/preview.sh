@@ -46,7 +46,7 @@ JS
 echo 8080 >"$B/ports"
 mkdir "$B/exec/srv" && echo 'exec node /tmp/srv.js' >"$B/exec/srv/cmd"
 pid=$(pd_crun state bench | jq -r .pid)
-[ -n "$pid" ] && [ "$pid" != null ] || bench_broken "no PID for the box"
+if [ -z "$pid" ] || [ "$pid" = null ]; then bench_broken "no PID for the box"; fi
 up() { [ "$(curl -s -H "Authorization: Bearer $PD_TOKEN" "$PD_URL/v1/ports/bench/8080/")" = ok ]; }
 wait_for 30 up || bench_broken "the server in the box does not answer through the proxy"
 
@@ -68,8 +68,8 @@ run() {
 		"${pre[@]}" curl -fs -o /dev/null -w '%{speed_download}\n' "${auth[@]}" "$base/big" \
 			>>"$PD_TMP/$side.mbps"
 }
-: >"$PD_TMP/direct.lat" >"$PD_TMP/proxy.lat" >"$PD_TMP/direct.mbps" >"$PD_TMP/proxy.mbps"
-for r in $(seq "$ROUNDS"); do
+for f in direct.lat proxy.lat direct.mbps proxy.mbps; do : >"$PD_TMP/$f"; done
+for _ in $(seq "$ROUNDS"); do
 	run direct || bench_broken "the direct client failed"
 	run proxy || bench_broken "the client through the proxy failed"
 done
