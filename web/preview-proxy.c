@@ -778,6 +778,19 @@ static int parse_path_form(struct req *r, char *box, unsigned *port, const char 
 	return 0;
 }
 
+/* The server's own name (public_url's host) is never a preview host, even
+ * under preview_domain: the API and the panel stay reachable. */
+static bool own_host(const struct pd_config *cfg, const char *host)
+{
+	char pub[CONFIG_HOST_MAX + 1];
+	size_t n;
+
+	if (!host || !cfg->public_url || config_url_host(cfg->public_url, pub, sizeof pub) < 0)
+		return false;
+	n = strcspn(host, ":");
+	return n == strlen(pub) && strncasecmp(host, pub, n) == 0;
+}
+
 int http_preview_begin(struct req *r, const char *url)
 {
 	const struct pd_config *cfg = engine_config(http_engine(r->h));
@@ -788,7 +801,7 @@ int http_preview_begin(struct req *r, const char *url)
 	bool host_form = false;
 	int k;
 
-	if (cfg->preview_domain && *cfg->preview_domain) {
+	if (cfg->preview_domain && *cfg->preview_domain && !own_host(cfg, header(r, "Host"))) {
 		k = ports_parse_host(header(r, "Host"), cfg->preview_domain, box, sizeof box,
 				     &port);
 		if (k == -EINVAL) {

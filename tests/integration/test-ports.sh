@@ -15,7 +15,7 @@ command -v node >/dev/null || skip_all "node is not installed on the host (the W
 
 pd_use_image agents
 pd_setup || exit 1
-sed -i 's|^\[paddock\]$|[paddock]\npreview_domain = preview.test|' "$PD_TMP/paddock.ini"
+sed -i 's|^\[paddock\]$|[paddock]\npreview_domain = preview.test\npublic_url = http://api.preview.test|' "$PD_TMP/paddock.ini"
 pd_start
 pd_owner || { diag "no owner token"; exit 1; }
 B=$M/boxes/web
@@ -250,6 +250,8 @@ ok "Host of another box: 404" same "$(pv / "${T[@]}" -H 'Host: 8080-other.previe
 ok "Host with no port: 400" same "$(pv / "${T[@]}" -H 'Host: web.preview.test')" 400
 ok "Host with a bad port: 400" same "$(pv / "${T[@]}" -H 'Host: 99999-web.preview.test')" 400
 ok "Host with junk: 400" same "$(pv / "${T[@]}" -H 'Host: 8080-web@x.preview.test')" 400
+ok "the server's own name (public_url's), under the domain, is the API's" \
+	same "$(pv /v1/tree/boxes/web/ports "${T[@]}" -H 'Host: API.preview.test:80')" 200
 ok "Host outside the domain is the API's (no route)" same "$(pv /hello "${T[@]}" -H 'Host: 8080-web.preview.test.evil.org')" 404
 ok "... not the box's" bash -c "! grep -q '\"port\"' '$PD_TMP/body'"
 
