@@ -24,7 +24,8 @@ static const char readme_text[] =
     "  echo before-upgrade > boxes/web/snapshot   snapshot it (running or not)\n"
     "  readlink boxes/web/snapshots/last the id of its newest snapshot\n"
     "  echo web2 > boxes/web/fork        new box web2 from web's filesystem\n"
-    "                                    (with its type, policy, TTL, volumes)\n"
+    "                                    (with its type, policy, ports, TTL,\n"
+    "                                    volumes)\n"
     "  echo web-3 > boxes/web/restore    reset web's filesystem to snapshot web-3\n"
     "                                    (an id, or a label only one of web's\n"
     "                                    snapshots has); a running box is stopped\n"
@@ -53,6 +54,9 @@ static const char readme_text[] =
     "  printf 'allowlist\\n@claude\\n' > boxes/web/policy  an agent's endpoints\n"
     "  echo 2h > boxes/web/ttl                   stopped in 2 hours; none clears\n"
     "  cat boxes/web/expires                     when (RFC 3339), or never\n"
+    "  echo 8080 > boxes/web/ports               publish a server of the box on its\n"
+    "                                            port 8080 (cat boxes/web/urls);\n"
+    "                                            '8080 public': no token needed\n"
     "\n"
     "Events follow for ever (like tail -f): stop reading with Ctrl-C.\n"
     "  cat events                                every box's, one line each\n"
@@ -983,7 +987,7 @@ static const struct node box_nodes[] = {
     /* Docker in the box (engine.h): on or off, changed while stopped. */
     [BF_DOCKER] = SETTING("docker", read_box_docker, engine_box_set_docker),
     /* Ports published as preview URLs, one a line (the whole list at each
-     * write; an empty write clears it). */
+     * write; a blank line empties it). */
     [BF_PORTS] = {"ports", S_IFREG | 0644, .flags = N_WHOLE, .read = read_box_ports,
 		  .write = write_box_ports},
     /* Their preview URLs, from the configuration. */
