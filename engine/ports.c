@@ -24,6 +24,7 @@
 #include <poll.h>
 #include <pthread.h>
 #include <sched.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -179,7 +180,12 @@ int engine_box_port_connect(struct engine *e, int64_t box_id, unsigned port, pd_
 	if (r < 0)
 		return r;
 
+	/* A thread that takes no signal (SIGTERM is the main thread's). */
+	sigset_t all, old;
+	sigfillset(&all);
+	pthread_sigmask(SIG_SETMASK, &all, &old);
 	r = -pthread_create(&t, NULL, ns_socket_main, &a);
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
 	if (r == 0) {
 		pthread_join(t, NULL);
 		r = a.err;

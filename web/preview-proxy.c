@@ -44,6 +44,7 @@
 #include <fcntl.h>
 #include <poll.h>
 #include <pthread.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -136,6 +137,20 @@ struct preview_proxy {
 	struct preview_session *sessions;
 	size_t n_sessions;
 };
+
+/* Starts a thread that takes none of the process's signals (SIGTERM is
+ * the FUSE loop's, in the main thread). */
+static int start_thread(pthread_t *t, const pthread_attr_t *attr, void *(*fn)(void *), void *arg)
+{
+	sigset_t all, old;
+	int k;
+
+	sigfillset(&all);
+	pthread_sigmask(SIG_SETMASK, &all, &old);
+	k = pthread_create(t, attr, fn, arg);
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	return k;
+}
 
 /* --- the waiter ------------------------------------------------------------- */
 
@@ -291,7 +306,7 @@ int preview_proxy_new(struct http *h, struct auth *a, struct preview_proxy **ret
 		return k;
 	}
 	p->hook_added = true;
-	k = -pthread_create(&p->thread, NULL, waiter_main, p);
+	k = -start_thread(&p->thread, NULL, waiter_main, p);
 	if (k < 0) {
 		preview_proxy_free(p);
 		return k;
@@ -514,7 +529,7 @@ static void on_upgraded(void *cls, struct MHD_Connection *connection, void *con_
 		(void)fcntl(sock, F_SETFL, fl | O_NONBLOCK);
 	pthread_attr_init(&attr);
 	pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
-	if (pthread_create(&t, &attr, session_main, s) != 0) {
+	if (start_thread(&t, &attr, session_main, s) != 0) {
 		log_error("preview %s: cannot start the WebSocket's relay", s->box);
 		MHD_upgrade_action(urh, MHD_UPGRADE_ACTION_CLOSE);
 		session_unlist(s);
