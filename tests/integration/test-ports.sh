@@ -264,6 +264,19 @@ echo '3000 public' >"$B/ports"
 ok "a port taken off the list is gone at once" same "$(pv /v1/ports/web/8080/ "${T[@]}")" 404
 echo $'8080\n3000 public' >"$B/ports"
 ok "and back" same "$(pv /v1/ports/web/8080/ "${T[@]}")" 200
+# The CLI: paddock ports BOX [PORT [public]... | none].
+PADDOCK=${PADDOCK:-$TOP_BUILDDIR/cli/paddock}
+export PADDOCK_CONFIG=$PD_TMP/cli/config.ini
+unset PADDOCK_URL PADDOCK_TOKEN
+paddock() { "$PADDOCK" --url "$PD_URL" --token "$PD_TOKEN" "$@"; }
+ok "cli: ports BOX prints the list" same "$(paddock ports web)" $'3000 public\n8080'
+ok "cli: ports BOX PORT [public]... replaces it" bash -c \
+	"'$PADDOCK' --url '$PD_URL' --token '$PD_TOKEN' ports web 8080 5173 public 3000 public && test \"\$(cat '$B/ports')\" = \"\$(printf '3000 public\n5173 public\n8080')\""
+ok "cli: a bad port fails with the server's reason, nothing changed" bash -c \
+	"! '$PADDOCK' --url '$PD_URL' --token '$PD_TOKEN' ports web 70000 2>'$PD_TMP/err' && grep -q '\"70000\" is not a port' '$PD_TMP/err' && grep -qx 5173 <(cut -d' ' -f1 '$B/ports')"
+ok "cli: ports BOX none empties it" bash -c \
+	"'$PADDOCK' --url '$PD_URL' --token '$PD_TOKEN' ports web none && test -z \"\$(cat '$B/ports')\""
+echo $'8080\n3000 public' >"$B/ports"
 ok "a fork copies the list" bash -c "echo web2 >'$B/fork' && test \"\$(cat '$M/boxes/web2/ports')\" = \"\$(printf '3000 public\n8080')\""
 ok "a box not running (the fork, created): 503" same "$(pv /v1/ports/web2/8080/ "${T[@]}")" 503
 ok "... with the reason in the JSON error" body_has '.error | test("not running")'
