@@ -101,8 +101,8 @@ static const struct command_spec {
     {NULL, "help", CLI_HELP, 0, 1, 0, false},
     {NULL, "version", CLI_VERSION, 0, 0, 0, false},
     {NULL, "login", CLI_LOGIN, 1, 1, OPT_PASSWORD_STDIN, false},
-    {NULL, "new", CLI_NEW, 0, 0, OPT_NAME | OPT_TYPE | OPT_TTL | OPT_IMAGE | OPT_POLICY | OPT_DOCKER,
-     false},
+    {NULL, "new", CLI_NEW, 0, 0,
+     OPT_NAME | OPT_TYPE | OPT_TTL | OPT_IMAGE | OPT_POLICY | OPT_DOCKER, false},
     {NULL, "current", CLI_CURRENT, 0, 0, 0, false},
     {NULL, "ls", CLI_LS, 0, 0, 0, false},
     {NULL, "info", CLI_INFO, 1, 1, 0, true},
@@ -115,6 +115,7 @@ static const struct command_spec {
     {NULL, "rm", CLI_RM, 1, 1, 0, true},
     {NULL, "ttl", CLI_TTL, 2, 2, 0, true},
     {NULL, "policy", CLI_POLICY, 1, MANY, 0, true},
+    {NULL, "ports", CLI_PORTS, 1, MANY, 0, true},
     {NULL, "docker", CLI_DOCKER, 1, 2, 0, true},
     {NULL, "fork", CLI_FORK, 1, 2, 0, true},
     {NULL, "snapshot", CLI_SNAPSHOT, 1, 2, 0, true},
@@ -451,6 +452,11 @@ static int assign(cli_args *a, const struct command_spec *cmd, const char **pos,
 			return pd_error_set(err, -EINVAL, "ttl takes seconds or 'none', not '%s'",
 					    pos[1]);
 		a->value = pos[1];
+		break;
+	case CLI_PORTS: /* PORT [public]... (words; none: shows them) */
+		for (size_t i = 1; i < n; i++)
+			if (push_word(&a->words, &a->n_words, pos[i]) < 0)
+				return pd_error_set(err, -ENOMEM, "out of memory");
 		break;
 	case CLI_POLICY:
 		if (n == 1)

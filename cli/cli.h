@@ -41,6 +41,7 @@ typedef enum cli_verb {
 	CLI_RM,
 	CLI_TTL,
 	CLI_POLICY,
+	CLI_PORTS,
 	CLI_DOCKER,
 	CLI_FORK,
 	CLI_SNAPSHOT,

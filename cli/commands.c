@@ -9,6 +9,7 @@
 #include "autoconfig.h" /* PACKAGE_VERSION */
 #include "cli/cli-config.h"
 #include "cli/cli.h"
+#include "cli/ports.h"
 #include "cli/secret.h"
 #include "cli/client.h"
 #include "cli/desktop.h"
@@ -49,6 +50,8 @@ void cli_usage(FILE *f)
 	      "  stop BOX | start BOX | resume BOX | rm BOX\n"
 	      "  ttl BOX SECONDS|none\n"
 	      "  policy BOX [allow-all | deny-all | allow ENTRY...]\n"
+	      "  ports BOX [PORT [public]... | none]\n"
+	      "                                    ports published as preview URLs\n"
 	      "  docker BOX [on | off]             Docker inside the box (set while it is\n"
 	      "                                    stopped); without on/off, prints it\n"
 	      "  fork BOX [NEW] | snapshot BOX [LABEL] | snapshots [BOX] | restore BOX SNAP\n"
@@ -547,6 +550,31 @@ static int cmd_policy(struct ctx *x)
 	return 0;
 }
 
+/* ports BOX [PORT [public]... | none]: prints the box's published ports,
+ * or replaces the list (cli/ports.c). */
+static int cmd_ports(struct ctx *x)
+{
+	const cli_args *a = x->a;
+	_cleanup_free_ char *box = NULL, *path = NULL, *body = NULL;
+	size_t len = 0;
+
+	if (use_box(x, a->box, &box) < 0)
+		return fail(x);
+	path = cli_box_path(box, "ports");
+	if (!path)
+		return oom(x);
+	if (!a->n_words) {
+		if (cli_get(&x->client, path, &body, &len, &x->err) < 0)
+			return fail(x);
+		fwrite(body, 1, len, stdout);
+		return 0;
+	}
+	if (cli_ports_body(a->words, a->n_words, &body, &x->err) < 0 ||
+	    cli_put(&x->client, path, body, strlen(body), &x->err) < 0)
+		return fail(x);
+	return 0;
+}
+
 /* docker BOX [on|off]: prints the box's docker setting, or writes it. The
  * server refuses a change while the box runs (its privileges are fixed for
  * a run): its reason, then how to get there in the CLI's words. */
@@ -949,6 +977,8 @@ static int dispatch(struct ctx *x)
 		return box_write(x, "ttl", a->value);
 	case CLI_POLICY:
 		return cmd_policy(x);
+	case CLI_PORTS:
+		return cmd_ports(x);
 	case CLI_DOCKER:
 		return cmd_docker(x);
 	case CLI_FORK:

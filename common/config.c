@@ -50,6 +50,7 @@ enum value_kind {
 	VAL_LISTEN,	 /* HOST:PORT or none */
 	VAL_SOCKET,	 /* absolute path or none */
 	VAL_URL,	 /* http(s)://... or empty */
+	VAL_DOMAIN,	 /* a DNS name or empty */
 	VAL_PUSH_COUNT,	 /* push_max_entries */
 	VAL_PUSH_BYTES,	 /* push_max_bytes */
 	VAL_MERGE_DEPTH, /* layer_merge_depth */
@@ -86,6 +87,7 @@ static const struct paddock_key {
     {"listen", VAL_LISTEN, offsetof(struct pd_config, listen)},
     {"socket", VAL_SOCKET, offsetof(struct pd_config, socket)},
     {"public_url", VAL_URL, offsetof(struct pd_config, public_url)},
+    {"preview_domain", VAL_DOMAIN, offsetof(struct pd_config, preview_domain)},
     {"push_max_entries", VAL_PUSH_COUNT, 0},
     {"push_max_bytes", VAL_PUSH_BYTES, 0},
     {"layer_merge_depth", VAL_MERGE_DEPTH, 0},
@@ -210,6 +212,34 @@ static bool url_ok(const char *v)
 {
 	return (strncmp(v, "http://", 7) == 0 || strncmp(v, "https://", 8) == 0) &&
 	       !has_space_or_control(v) && strlen(v) < 512;
+}
+
+/* preview_domain: empty, or DNS labels of [a-z0-9-] (not starting or
+ * ending in '-') joined by dots, at most 200 bytes. */
+static bool domain_ok(const char *v)
+{
+	size_t n = strlen(v), label = 0;
+
+	if (n == 0)
+		return true;
+	if (n > 200 || v[0] == '.' || v[n - 1] == '.')
+		return false;
+	for (size_t i = 0; i < n; i++) {
+		char c = v[i];
+		if (c == '.') {
+			if (label == 0 || v[i - 1] == '-')
+				return false;
+			label = 0;
+			continue;
+		}
+		if (!((c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '-'))
+			return false;
+		if (c == '-' && label == 0)
+			return false;
+		if (++label > 63)
+			return false;
+	}
+	return v[n - 1] != '-';
 }
 
 int config_url_host(const char *url, char *host, size_t hostsz)
@@ -514,6 +544,9 @@ static int set_paddock_key(struct parser *p, const char *key, const char *value)
 		break;
 	case VAL_URL:
 		ok = url_ok(value);
+		break;
+	case VAL_DOMAIN:
+		ok = domain_ok(value);
 		break;
 	case VAL_PUSH_COUNT: {
 		uint64_t v;
@@ -837,6 +870,7 @@ void config_release(struct pd_config *c)
 	free(c->listen);
 	free(c->socket);
 	free(c->public_url);
+	free(c->preview_domain);
 	free(c->bridge);
 	free(c->nft_table);
 	free(c->group);

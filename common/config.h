@@ -19,6 +19,10 @@
  *	socket = RUN/paddock.sock   HTTP on a unix socket (mode 0600), or none
  *	public_url =                base URL printed in the setup link
  *	                            (default http://LISTEN)
+ *	preview_domain =            DOMAIN: a request whose Host is
+ *	                            PORT-BOX.DOMAIN goes to port PORT of box
+ *	                            BOX (its ports file; docs/preview.md);
+ *	                            empty (default): the path form only
  *	push_max_entries = 100000   tar push limits: entries per archive
  *	push_max_bytes = 8G         and content bytes per archive
  *	layer_merge_depth = 16      deepest layer stack a box keeps (2-32): when
@@ -164,6 +168,7 @@ struct pd_config {
 	char *listen;	       /* "HOST:PORT" or "none" */
 	char *socket;	       /* unix socket path or "none" */
 	char *public_url;      /* NULL = http://LISTEN */
+	char *preview_domain;  /* NULL = no host form of preview URLs */
 	uint64_t push_max_entries;
 	uint64_t push_max_bytes;
 	unsigned layer_merge_depth; /* CONFIG_MERGE_DEPTH_MIN..MAX */

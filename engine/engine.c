@@ -2005,6 +2005,7 @@ loaded:
 	if (eng_mount_root(e, b, &err) < 0)
 		log_warn("box %s: %s", row->name, err.msg);
 	eng_net_load_policy(e, b);
+	eng_ports_load(e, b);
 	if (eng_add_box(e, b) < 0) {
 		policy_release(&b->policy);
 		free(b);

@@ -32,6 +32,7 @@
 #include "runtime/cgroup.h"
 #include "common/config.h"
 #include "common/error.h"
+#include "common/ports.h"
 #include "runtime/image.h"
 #include "store/store.h"
 
@@ -306,6 +307,35 @@ struct engine_restore {
  * and in ret), restored and started again. ret may be NULL. */
 int engine_box_restore(struct engine *e, int64_t id, const char *ref, struct engine_restore *ret,
 		       pd_error *err);
+
+/* --- published ports (ports.c) ----------------------------------------------
+ *
+ * boxes/NAME/ports: the ports of servers in the box published as preview
+ * URLs (common/ports.h, docs/preview.md). set replaces the whole list
+ * (-EINVAL with the reason for bad text, nothing changed), running or
+ * not; the proxy reads it on every request. */
+int engine_box_ports(struct engine *e, int64_t id, struct port_list *ret);
+/* Its canonical text into buf (PORTS_TEXT_MAX); returns the length. */
+int engine_box_ports_text(struct engine *e, int64_t id, char *buf, size_t bufsz);
+int engine_box_set_ports(struct engine *e, int64_t id, const char *text, size_t len, pd_error *err);
+
+struct engine_port {
+	int64_t box_id;
+	char box[NAME_MAX_LEN + 1];
+	unsigned port;
+	bool public; /* reachable without a token */
+};
+
+/* The published port of box name: -ENOENT (reason in err) when there is
+ * no such box or the port is not in its list. */
+int engine_box_port_lookup(struct engine *e, const char *name, unsigned port,
+			   struct engine_port *ret, pd_error *err);
+/* A connected, non-blocking TCP socket (O_CLOEXEC) to 127.0.0.1:port in
+ * the network namespace of box box_id (ports.c says why that way), or
+ * -errno with the reason in err: -ENOENT no such box or the port is no
+ * longer published; -EAGAIN the box is not running; -ECONNREFUSED
+ * nothing listens there; other -errno. */
+int engine_box_port_connect(struct engine *e, int64_t box_id, unsigned port, pd_error *err);
 
 /* --- Docker (docker.c) -------------------------------------------------------
  *

@@ -71,6 +71,8 @@ struct box {
 	struct eng_desk *desk;
 	/* Its dockerd's supervisor thread while there is one (docker.c). */
 	struct eng_dock *dock;
+	/* Its published ports (ports.c). */
+	struct port_list ports;
 };
 
 struct engine {
@@ -352,6 +354,8 @@ int eng_net_box_up(struct engine *e, struct box *b, char *ret_ns, size_t ns_sz, 
 int eng_net_box_ready(struct engine *e, struct box *b, pd_error *err);
 void eng_net_box_down(struct engine *e, struct box *b);
 void eng_net_load_policy(struct engine *e, struct box *b);
+/* ports.c: b's published ports from the store (engine lock held). */
+void eng_ports_load(struct engine *e, struct box *b);
 /* RUN/resolv.conf, bound on every box's /etc/resolv.conf. */
 void eng_net_resolv_conf(const struct engine *e, char *buf, size_t bufsz);
 /* Starts the boxes' resolver on the bridge address (network on). */

@@ -675,6 +675,7 @@ int engine_box_fork(struct engine *e, int64_t box_id, const char *new_name, char
 		eng_emit(e, b, "snapshot %s", id);
 		eng_emit(e, b, "forked %s", new_name);
 		eng_net_load_policy(e, nb); /* its source's, recorded in take() */
+		eng_ports_load(e, nb);	    /* so are its published ports */
 		if (eng_add_box(e, nb) < 0) {
 			policy_release(&nb->policy);
 			free(nb); /* recorded: the next start loads it */

@@ -112,6 +112,8 @@ enum {
 	BF_PROMPTS,
 	BF_PROMPT,
 	BF_DOCKER,
+	BF_PORTS,
+	BF_URLS,
 	_BF_MAX
 };
 

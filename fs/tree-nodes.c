@@ -24,7 +24,8 @@ static const char readme_text[] =
     "  echo before-upgrade > boxes/web/snapshot   snapshot it (running or not)\n"
     "  readlink boxes/web/snapshots/last the id of its newest snapshot\n"
     "  echo web2 > boxes/web/fork        new box web2 from web's filesystem\n"
-    "                                    (with its type, policy, TTL, volumes)\n"
+    "                                    (with its type, policy, ports, TTL,\n"
+    "                                    volumes)\n"
     "  echo web-3 > boxes/web/restore    reset web's filesystem to snapshot web-3\n"
     "                                    (an id, or a label only one of web's\n"
     "                                    snapshots has); a running box is stopped\n"
@@ -53,6 +54,9 @@ static const char readme_text[] =
     "  printf 'allowlist\\n@claude\\n' > boxes/web/policy  an agent's endpoints\n"
     "  echo 2h > boxes/web/ttl                   stopped in 2 hours; none clears\n"
     "  cat boxes/web/expires                     when (RFC 3339), or never\n"
+    "  echo 8080 > boxes/web/ports               publish a server of the box on its\n"
+    "                                            port 8080 (cat boxes/web/urls);\n"
+    "                                            '8080 public': no token needed\n"
     "\n"
     "Events follow for ever (like tail -f): stop reading with Ctrl-C.\n"
     "  cat events                                every box's, one line each\n"
@@ -178,6 +182,17 @@ static int render_info(struct tree *t, const struct box_view *v, struct pd_buf *
 		char docker[16];
 		if (engine_box_docker_get(t->engine, v->id, docker, sizeof docker) >= 0)
 			json_object_set_new(j, "docker", json_boolean(strcmp(docker, "on") == 0));
+	}
+	{
+		struct port_list pl;
+		json_t *arr = json_array();
+		if (arr && engine_box_ports(t->engine, v->id, &pl) >= 0)
+			for (size_t i = 0; i < pl.n; i++)
+				json_array_append_new(arr, json_pack("{s:i, s:b}", "port",
+								     (int)pl.e[i].port, "public",
+								     (int)pl.e[i].public));
+		if (arr)
+			json_object_set_new(j, "ports", arr);
 	}
 	{
 		char ip[32] = "";
@@ -403,6 +418,39 @@ static int read_box_docker(struct tree *t, const struct obj *o, struct pd_buf *o
 	int r = engine_box_docker_get(t->engine, o->id, buf, sizeof buf);
 
 	return r < 0 ? r : line(out, buf);
+}
+
+static int read_box_ports(struct tree *t, const struct obj *o, struct pd_buf *out)
+{
+	char buf[PORTS_TEXT_MAX];
+	int r = engine_box_ports_text(t->engine, o->id, buf, sizeof buf);
+
+	return r < 0 ? r : pd_buf_append(out, buf, (size_t)r);
+}
+
+/* urls: "PORT URL" a line, a published port's preview URL (ports_url()). */
+static int read_box_urls(struct tree *t, const struct obj *o, struct pd_buf *out)
+{
+	struct box_view v;
+	struct port_list l;
+	char url[1024];
+	int r = engine_box_get_by_id(t->engine, o->id, &v);
+
+	if (r >= 0)
+		r = engine_box_ports(t->engine, o->id, &l);
+	for (size_t i = 0; r >= 0 && i < l.n; i++) {
+		if (ports_url(engine_config(t->engine), v.name, l.e[i].port, url, sizeof url) < 0)
+			continue;
+		r = pd_buf_printf(out, "%u %s\n", l.e[i].port, url);
+	}
+	return r < 0 ? r : 0;
+}
+
+static int write_box_ports(struct tree *t, const struct obj *o, const char *data, size_t len,
+			   pd_error *err, json_t **ret_answer)
+{
+	(void)ret_answer;
+	return engine_box_set_ports(t->engine, o->id, data, len, err);
 }
 
 static int read_desktop_geometry(struct tree *t, const struct obj *o, struct pd_buf *out)
@@ -938,6 +986,12 @@ static const struct node box_nodes[] = {
     [BF_PROMPT] = {"prompt", S_IFREG | 0200, .flags = N_AT_CLOSE, .write = write_box_prompt},
     /* Docker in the box (engine.h): on or off, changed while stopped. */
     [BF_DOCKER] = SETTING("docker", read_box_docker, engine_box_set_docker),
+    /* Ports published as preview URLs, one a line (the whole list at each
+     * write; a blank line empties it). */
+    [BF_PORTS] = {"ports", S_IFREG | 0644, .flags = N_WHOLE, .read = read_box_ports,
+		  .write = write_box_ports},
+    /* Their preview URLs, from the configuration. */
+    [BF_URLS] = VALUE("urls", read_box_urls),
     [BF_DESKTOP_STATE] = {"state", S_IFREG | 0644, BF_DESKTOP, N_LINE, .read = read_desktop_state,
 			  .write = write_setting, .set = engine_box_set_desktop},
     [BF_DESKTOP_GEOMETRY] = {"geometry", S_IFREG | 0644, BF_DESKTOP, N_LINE,

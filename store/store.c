@@ -141,6 +141,9 @@ static const char *const migrations[] = {
     /* 11 -> 12: Docker in the box (engine/docker.c): -1 its image's
      * default, 0 off, 1 on. */
     "ALTER TABLE boxes ADD COLUMN docker INTEGER NOT NULL DEFAULT -1;",
+    /* 12 -> 13: the ports published as preview URLs (common/ports.h),
+     * their canonical text ('' none). */
+    "ALTER TABLE boxes ADD COLUMN ports TEXT NOT NULL DEFAULT '';",
 };
 
 static int sql_err(sqlite3 *db, pd_error *err, const char *what)
@@ -566,14 +569,14 @@ static void box_from(sqlite3_stmt *st, struct box_row *row)
 	row->docker = sqlite3_column_int64(st, 14);
 }
 
-int store_box_policy_get(struct store *s, int64_t id, char **ret)
+/* One text column of a box, malloc'd. */
+static int box_text_get(struct store *s, const char *sql, int64_t id, char **ret)
 {
 	_cleanup_stmt_ sqlite3_stmt *st = NULL;
 	const unsigned char *t;
 	char *copy;
 
-	if (sqlite3_prepare_v2(s->db, "SELECT policy FROM boxes WHERE id = ?1", -1, &st, NULL) !=
-		SQLITE_OK ||
+	if (sqlite3_prepare_v2(s->db, sql, -1, &st, NULL) != SQLITE_OK ||
 	    sqlite3_bind_int64(st, 1, id) != SQLITE_OK)
 		return -EIO;
 	switch (sqlite3_step(st)) {
@@ -592,6 +595,26 @@ int store_box_policy_get(struct store *s, int64_t id, char **ret)
 	return 0;
 }
 
+int store_box_policy_get(struct store *s, int64_t id, char **ret)
+{
+	return box_text_get(s, "SELECT policy FROM boxes WHERE id = ?1", id, ret);
+}
+
+int store_box_ports_get(struct store *s, int64_t id, char **ret)
+{
+	return box_text_get(s, "SELECT ports FROM boxes WHERE id = ?1", id, ret);
+}
+
+int store_box_ports_set(struct store *s, int64_t id, const char *text, pd_error *err)
+{
+	int r = store_update_text(s, "UPDATE boxes SET ports = ?1 WHERE id = ?2", text, id, err,
+				  "save ports");
+
+	if (r == 0)
+		return pd_error_set(err, -ENOENT, "box %lld is not in the database", (long long)id);
+	return r < 0 ? r : 0;
+}
+
 int store_box_policy_set(struct store *s, int64_t id, const char *text, pd_error *err)
 {
 	int r = store_update_text(s, "UPDATE boxes SET policy = ?1 WHERE id = ?2", text, id, err,
@@ -605,9 +628,9 @@ int store_box_policy_set(struct store *s, int64_t id, const char *text, pd_error
 int store_box_copy_settings(struct store *s, int64_t from, int64_t to, pd_error *err)
 {
 	int r = update_int64(s,
-			     "UPDATE boxes SET policy = (SELECT policy FROM boxes WHERE id = ?1)"
-			     " WHERE id = ?2",
-			     from, to, err, "copy policy");
+			     "UPDATE boxes SET policy = (SELECT policy FROM boxes WHERE id = ?1),"
+			     " ports = (SELECT ports FROM boxes WHERE id = ?1) WHERE id = ?2",
+			     from, to, err, "copy policy and ports");
 
 	if (r == 0)
 		return pd_error_set(err, -ENOENT, "box %lld is not in the database", (long long)to);

@@ -16,7 +16,7 @@
 #include "common/parse.h"
 
 /* The schema version this build writes. */
-#define STORE_SCHEMA_VERSION 12
+#define STORE_SCHEMA_VERSION 13
 /* Host ids per box (its user namespace maps 0..STORE_BOX_IDS-1). */
 #define STORE_BOX_IDS 65536
 
@@ -99,7 +99,11 @@ int store_box_get(struct store *s, int64_t id, struct box_row *ret);
  */
 int store_box_policy_get(struct store *s, int64_t id, char **ret);
 int store_box_policy_set(struct store *s, int64_t id, const char *text, pd_error *err);
-/* Gives box `to` the policy and the list of volumes of box `from` (a
+/* A box's published ports, their canonical text (common/ports.h),
+ * malloc'd ("" for none); -ENOENT if there is no such box. */
+int store_box_ports_get(struct store *s, int64_t id, char **ret);
+int store_box_ports_set(struct store *s, int64_t id, const char *text, pd_error *err);
+/* Gives box `to` the policy, the published ports and the list of volumes of box `from` (a
  * fork); `to` has no volumes yet. Part of the caller's transaction. */
 int store_box_copy_settings(struct store *s, int64_t from, int64_t to, pd_error *err);
 

@@ -20,6 +20,7 @@
 #include "cli/cli-config.h"
 #include "cli/cli.h"
 #include "cli/client.h"
+#include "cli/ports.h"
 #include "cli/secret.h"
 #include "cli/transfer.h"
 
@@ -1463,6 +1464,35 @@ START_TEST(error_errno_from_body)
 }
 END_TEST
 
+/* ports BOX [PORT [public]... | none]: the operands as the file's text. */
+START_TEST(parse_ports)
+{
+	cli_args a;
+	pd_error err = {0};
+	char *body = NULL;
+
+	PARSE_OK(&a, "ports", "b");
+	ck_assert_int_eq(a.verb, CLI_PORTS);
+	ck_assert_uint_eq(a.n_words, 0);
+	PARSE_OK(&a, "ports", "b", "8080", "3000", "public", "5173");
+	ck_assert_uint_eq(a.n_words, 4);
+	ck_assert_int_eq(cli_ports_body(a.words, a.n_words, &body, &err), 0);
+	ck_assert_str_eq(body, "8080\n3000 public\n5173\n");
+	free(body);
+	cli_args_release(&a);
+	const char *none[] = {"none"}, *bad1[] = {"public"}, *bad2[] = {"80", "public", "public"},
+		   *bad3[] = {"http"}, *bad4[] = {"123456"};
+	ck_assert_int_eq(cli_ports_body(none, 1, &body, &err), 0);
+	ck_assert_str_eq(body, "\n");
+	free(body);
+	ck_assert_int_eq(cli_ports_body(bad1, 1, &body, &err), -EINVAL);
+	ck_assert_int_eq(cli_ports_body(bad2, 3, &body, &err), -EINVAL);
+	ck_assert_int_eq(cli_ports_body(bad3, 1, &body, &err), -EINVAL);
+	ck_assert(strstr(err.msg, "'http'") != NULL);
+	ck_assert_int_eq(cli_ports_body(bad4, 1, &body, &err), -EINVAL);
+}
+END_TEST
+
 static Suite *cli_suite(void)
 {
 	Suite *s = suite_create("cli");
@@ -1473,6 +1503,7 @@ static Suite *cli_suite(void)
 	tcase_add_test(tc, parse_exec);
 	tcase_add_test(tc, parse_settings_snapshots);
 	tcase_add_test(tc, parse_docker);
+	tcase_add_test(tc, parse_ports);
 	tcase_add_test(tc, parse_volume_token);
 	tcase_add_test(tc, parse_secret);
 	tcase_add_test(tc, secret_values);

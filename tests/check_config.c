@@ -617,6 +617,12 @@ START_TEST(test_http_values)
 
 	ck_assert_int_eq(load_text("[paddock]\nlisten = none\n", &c, &err), 0);
 	ck_assert_str_eq(c.listen, "none");
+	ck_assert_ptr_null(c.preview_domain);
+	config_release(&c);
+
+	ck_assert_int_eq(load_text("[paddock]\npreview_domain = preview.example-1.org\n", &c, &err),
+			 0);
+	ck_assert_str_eq(c.preview_domain, "preview.example-1.org");
 	config_release(&c);
 }
 END_TEST
@@ -906,6 +912,18 @@ START_TEST(test_bad_values)
 	expect_error("[paddock]\nsocket = run/p.sock\n", 2, "bad value for socket: \"run/p.sock\"");
 	expect_error("[paddock]\npublic_url = ftp://x\n", 2,
 		     "bad value for public_url: \"ftp://x\"");
+	expect_error("[paddock]\npreview_domain = Preview.Example.org\n", 2,
+		     "bad value for preview_domain: \"Preview.Example.org\"");
+	expect_error("[paddock]\npreview_domain = .example.org\n", 2,
+		     "bad value for preview_domain: \".example.org\"");
+	expect_error("[paddock]\npreview_domain = example..org\n", 2,
+		     "bad value for preview_domain: \"example..org\"");
+	expect_error("[paddock]\npreview_domain = -x.org\n", 2,
+		     "bad value for preview_domain: \"-x.org\"");
+	expect_error("[paddock]\npreview_domain = x-.org\n", 2,
+		     "bad value for preview_domain: \"x-.org\"");
+	expect_error("[paddock]\npreview_domain = *.example.org\n", 2,
+		     "bad value for preview_domain: \"*.example.org\"");
 	expect_error("[paddock]\npush_max_entries = 0\n", 2,
 		     "bad value for push_max_entries: \"0\"");
 	expect_error("[paddock]\npush_max_bytes = lots\n", 2,

@@ -676,6 +676,7 @@ START_TEST(test_migrate_docker)
 	st = store_close(st);
 	db = raw_open();
 	raw_exec(db, "ALTER TABLE boxes DROP COLUMN docker;"
+		     "ALTER TABLE boxes DROP COLUMN ports;"
 		     "INSERT INTO boxes (name, state, type, image, created)"
 		     " VALUES ('raw', 'stopped', 'small', 'docker', 8);"
 		     "PRAGMA user_version = 11;");
@@ -685,7 +686,7 @@ START_TEST(test_migrate_docker)
 	sqlite3_close(db);
 
 	ck_assert_int_eq(store_open(db_path, &s, &err), 0);
-	ck_assert_int_eq(store_schema_version(s), 12);
+	ck_assert_int_eq(store_schema_version(s), STORE_SCHEMA_VERSION);
 	ck_assert_int_eq(store_box_get(s, a.id, &got), 0);
 	ck_assert_str_eq(got.name, "before");
 	ck_assert_int_eq(got.docker, -1);
@@ -693,13 +694,50 @@ START_TEST(test_migrate_docker)
 	ck_assert_str_eq(raw_query(db, "SELECT group_concat(name || ':' || docker, ',')"
 				       " FROM (SELECT * FROM boxes ORDER BY id)"),
 			 "before:-1,raw:-1");
-	ck_assert_str_eq(raw_query(db, "PRAGMA user_version"), "12");
+	ck_assert_str_eq(raw_query(db, "PRAGMA user_version"), "13");
 	sqlite3_close(db);
 	/* A box made after the upgrade has the column like any other. */
 	b.docker = 1;
 	ck_assert_int_eq(store_box_insert(s, &b, &err), 0);
 	ck_assert_int_eq(store_box_get(s, b.id, &got), 0);
 	ck_assert_int_eq(got.docker, 1);
+	store_close(s);
+}
+END_TEST
+
+/* Schema 12 -> 13: every box gains an empty list of published ports;
+ * the list round-trips and a fork's copy of the settings carries it. */
+START_TEST(test_migrate_ports)
+{
+	struct box_row a = make_row("before"), b = make_row("fork");
+	struct store *s = NULL;
+	pd_error err = {0};
+	char *text = NULL;
+	sqlite3 *db;
+
+	open_store();
+	insert(&a);
+	st = store_close(st);
+	db = raw_open();
+	raw_exec(db, "ALTER TABLE boxes DROP COLUMN ports; PRAGMA user_version = 12;");
+	sqlite3_close(db);
+
+	ck_assert_int_eq(store_open(db_path, &s, &err), 0);
+	ck_assert_int_eq(store_schema_version(s), 13);
+	ck_assert_int_eq(store_box_ports_get(s, a.id, &text), 0);
+	ck_assert_str_eq(text, "");
+	free(text);
+	ck_assert_int_eq(store_box_ports_set(s, a.id, "3000 public\n8080\n", &err), 0);
+	ck_assert_int_eq(store_box_ports_get(s, a.id, &text), 0);
+	ck_assert_str_eq(text, "3000 public\n8080\n");
+	free(text);
+	ck_assert_int_eq(store_box_insert(s, &b, &err), 0);
+	ck_assert_int_eq(store_box_copy_settings(s, a.id, b.id, &err), 0);
+	ck_assert_int_eq(store_box_ports_get(s, b.id, &text), 0);
+	ck_assert_str_eq(text, "3000 public\n8080\n");
+	free(text);
+	ck_assert_int_eq(store_box_ports_get(s, 999999, &text), -ENOENT);
+	ck_assert_int_eq(store_box_ports_set(s, 999999, "1\n", &err), -ENOENT);
 	store_close(s);
 }
 END_TEST
@@ -1150,6 +1188,7 @@ static Suite *store_suite(void)
 	tcase_add_test(tc, test_migrate_from_v3);
 	tcase_add_test(tc, test_migrate_jobs_kind);
 	tcase_add_test(tc, test_migrate_docker);
+	tcase_add_test(tc, test_migrate_ports);
 	tcase_add_test(tc, test_docker_round_trip);
 	tcase_add_test(tc, test_owner);
 	tcase_add_test(tc, test_tokens);

@@ -296,7 +296,7 @@ static bool dir_has(uint64_t ino, const char *name, struct tree_attr *ret)
 
 /* Entries of a box directory: its files, exec/, prompts/, secrets, snapshots/, desktop/ and the root
  * link. */
-#define BOX_FILES 25
+#define BOX_FILES 27
 
 static size_t dir_count(uint64_t ino)
 {
@@ -557,8 +557,9 @@ START_TEST(test_modes)
 	    {"error", 0440},   {"events", 0440},	 {"ttl", 0660},
 	    {"expires", 0440}, {"snapshot", 0220},	 {"fork", 0220},
 	    {"restore", 0220}, {"volumes", 0660},	 {"ip", 0440},
-	    {"policy", 0660},  {"screenshot.png", 0440}, {"prompt", 0220}, {"secrets", 0660},
-	    {"docker", 0660},
+	    {"policy", 0660},  {"screenshot.png", 0440}, {"prompt", 0220},
+	    {"secrets", 0660}, {"docker", 0660},	 {"ports", 0660},
+	    {"urls", 0440},
 	};
 	char path[64];
 

@@ -34,6 +34,8 @@ struct req;
 struct conn;
 struct vnc_session;
 struct vnc_proxy;
+struct preview_req;
+struct preview_proxy;
 
 typedef void (*req_work_fn)(struct req *r);
 
@@ -48,6 +50,7 @@ enum req_route {
 	ROUTE_NOVNC,
 	ROUTE_VNC,     /* GET /v1/vnc/NAME: the desktop's WebSocket (vnc-proxy.c) */
 	ROUTE_METRICS, /* GET /metrics (metrics.c) */
+	ROUTE_PREVIEW, /* a box's published port (preview-proxy.c) */
 };
 
 enum req_method { M_GET, M_HEAD, M_PUT, M_POST, M_DELETE, M_OTHER };
@@ -71,6 +74,7 @@ struct req {
 	/* the raw request, checked before routing */
 	const char *raw_uri; /* as received, up to the first NUL byte */
 	size_t raw_uri_len;
+	char *uri_copy; /* a copy of it (MHD's is decoded in place), or NULL */
 	bool bad_bytes; /* a control byte in the decoded path or query */
 
 	/* login and setup: the client and the body's fields */
@@ -119,6 +123,9 @@ struct req {
 	struct vnc_session *vnc;
 	/* upgraded to a WebSocket, which ends itself on revocation */
 	atomic_bool upgraded;
+
+	/* ROUTE_PREVIEW: the relay to the box (preview-proxy.c) */
+	struct preview_req *preview;
 
 	/* async: a worker or the extractor thread finishes the request */
 	struct pd_mutex lock;
@@ -201,3 +208,29 @@ void http_vnc_release(struct req *r);
  * Sec-WebSocket-Protocol (it cannot set Authorization on a WebSocket):
  * copied into buf (size bytes with its NUL); false when there is none. */
 bool http_vnc_protocol_token(struct req *r, char *buf, size_t size);
+
+/* preview-proxy.c: preview URLs, a box's published ports (docs/preview.md). */
+int preview_proxy_new(struct http *h, struct auth *a, struct preview_proxy **ret);
+/* Resumes every request it holds suspended and ends every WebSocket;
+ * before the HTTP daemons stop. */
+void preview_proxy_stop(struct preview_proxy *p);
+void preview_proxy_free(struct preview_proxy *p);
+struct preview_proxy *http_preview_proxy(struct http *h);
+/* From begin(), before the method check: 0 not a preview request (the
+ * other routes follow); -1 a preview request refused (reply set: a bad
+ * host or path, no such box, a port not published); 1 a preview request
+ * that needs the token; 2 one for a public port (no token). */
+int http_preview_begin(struct req *r, const char *url);
+/* Once authorized: connects to the box and prepares the request's head;
+ * false with the reply set (503 box not running, 502 nothing listens). */
+bool http_preview_start(struct req *r, const char *method);
+/* Every later call of the access handler (body pieces, the final call,
+ * resumptions). */
+enum MHD_Result http_preview_request(struct req *r, const char *upload_data,
+				     size_t *upload_data_size);
+/* From on_completed. */
+void http_preview_release(struct req *r);
+/* A browser's token: the paddock_token cookie or query parameter. */
+bool http_preview_token(struct req *r, char *buf, size_t size);
+/* Queues r's reply (http.c's own path: revocation checked, r->replied). */
+enum MHD_Result http_queue_reply(struct req *r);

@@ -94,6 +94,7 @@ struct http {
 	bool wake_added, hook_added;
 	bool stopping;
 	struct vnc_proxy *vnc; /* the desktop's WebSockets (vnc-proxy.c) */
+	struct preview_proxy *preview; /* preview URLs (preview-proxy.c) */
 
 	/* connections and their count per address */
 	struct pd_mutex conn_lock;
@@ -110,6 +111,11 @@ struct tree *http_tree(struct http *h)
 struct vnc_proxy *http_vnc_proxy(struct http *h)
 {
 	return h->vnc;
+}
+
+struct preview_proxy *http_preview_proxy(struct http *h)
+{
+	return h->preview;
 }
 
 struct engine *http_engine(struct http *h)
@@ -1026,6 +1032,8 @@ static bool authorized(struct req *r)
 			a++;
 	} else if (!a && r->route == ROUTE_VNC && http_vnc_protocol_token(r, tok, sizeof tok))
 		a = tok; /* a browser's WebSocket cannot send Authorization */
+	else if (r->route == ROUTE_PREVIEW && http_preview_token(r, tok, sizeof tok))
+		a = tok; /* a browser's page: a cookie, or the link's parameter */
 	else
 		return false;
 	r->auth_gen = auth_revocations(r->h->auth);
@@ -1331,6 +1339,13 @@ static void work_login(struct req *r)
 
 /* --- the access handler -------------------------------------------------- */
 
+static enum MHD_Result queue_reply(struct req *r);
+
+enum MHD_Result http_queue_reply(struct req *r)
+{
+	return queue_reply(r);
+}
+
 static enum MHD_Result queue_reply(struct req *r)
 {
 	enum MHD_Result ok;
@@ -1390,6 +1405,9 @@ static void *on_uri(void *cls, const char *uri, struct MHD_Connection *mc)
 		return NULL;
 	r->raw_uri = uri;
 	r->raw_uri_len = strlen(uri);
+	/* MHD decodes the path and splits the query in place later: a
+	 * preview request relays the bytes as they came (preview-proxy.c). */
+	r->uri_copy = strdup(uri);
 	r->trusted = l->local && c->peer == 0;
 	c->cur = r;
 	return r;
@@ -1538,6 +1556,25 @@ static bool begin(struct req *r, const char *url, const char *method, const char
 				"(obs-fold) is not accepted");
 		return false;
 	}
+	/* Preview URLs (any method, the box's server judges it), by their
+	 * host or their path, before every other route. */
+	k = http_preview_begin(r, url);
+	if (k < 0)
+		return false;
+	if (k > 0) {
+		if (k == 1 && !authorized(r)) {
+			req_reply_unauthorized(r, "missing or invalid token");
+			return false;
+		}
+		if (k == 1 && (k = active_add(r->h, r)) < 0) {
+			if (k == -EACCES)
+				req_reply_unauthorized(r, "the token was revoked");
+			else
+				req_reply_error(r, EAGAIN, "out of memory; try again");
+			return false;
+		}
+		return http_preview_start(r, method);
+	}
 	if (r->method == M_OTHER) {
 		req_reply_error(r, EINVAL, "method not supported");
 		r->status = 405;
@@ -1684,7 +1721,7 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const 
 		bool ok = begin(r, url, method, version);
 		/* The head is in. A small body has its own deadline; a big one
 		 * (root/ uploads) only MHD's idle timeout. */
-		conn_set_deadline(r->c, ok && r->route != ROUTE_ROOT &&
+		conn_set_deadline(r->c, ok && r->route != ROUTE_ROOT && r->route != ROUTE_PREVIEW &&
 						(r->method == M_PUT || r->method == M_POST)
 					    ? deadline_in(HTTP_BODY_TIMEOUT_S)
 					    : 0);
@@ -1697,6 +1734,8 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const 
 		*upload_data_size = 0; /* the body of a refused request */
 		return MHD_YES;
 	}
+	if (r->route == ROUTE_PREVIEW)
+		return http_preview_request(r, upload_data, upload_data_size);
 	if (*upload_data_size) {
 		/* Its token was revoked while the body came: nothing more of
 		 * it is taken; closing the connection ends the request (an
@@ -1762,6 +1801,7 @@ static void on_completed(void *cls, struct MHD_Connection *conn, void **con_cls,
 	http_park_disarm(r->h, r);
 	http_root_release(r);
 	http_vnc_release(r);
+	http_preview_release(r);
 	if (r->file)
 		tree_release(r->h->tree, r->file);
 	if (r->resp)
@@ -1773,6 +1813,7 @@ static void on_completed(void *cls, struct MHD_Connection *conn, void **con_cls,
 		conn_set_deadline(r->c, deadline_in(HTTP_HEAD_TIMEOUT_S));
 	}
 	free_fields(r);
+	free(r->uri_copy);
 	/* A body may be a secret's value or a password. */
 	if (r->body.data)
 		explicit_bzero(r->body.data, r->body.len);
@@ -1996,6 +2037,11 @@ int http_start(struct tree *t, struct engine *e, struct http **ret, pd_error *er
 		return pd_error_set(err, k, "cannot set up the desktop's WebSockets: %s",
 				    strerror(-k));
 	}
+	k = preview_proxy_new(h, h->auth, &h->preview);
+	if (k < 0) {
+		http_stop(h);
+		return pd_error_set(err, k, "cannot set up the preview proxy: %s", strerror(-k));
+	}
 
 	if (strcmp(cfg->listen, "none") != 0) {
 		k = listen_tcp(cfg->listen, &fd, &h->port, err);
@@ -2053,11 +2099,13 @@ struct http *http_stop(struct http *h)
 	pool_stop(&h->login, h->auth);
 	pool_stop(&h->work, NULL);
 	vnc_proxy_stop(h->vnc);
+	preview_proxy_stop(h->preview);
 	if (h->tcp.d)
 		MHD_stop_daemon(h->tcp.d);
 	if (h->unix_sock.d)
 		MHD_stop_daemon(h->unix_sock.d);
 	vnc_proxy_free(h->vnc);
+	preview_proxy_free(h->preview);
 	if (h->socket_path)
 		(void)unlink(h->socket_path);
 	if (h->hangup_started) {

@@ -10,7 +10,7 @@ export -f cgv1
 
 ok "mkdir creates a box in state created" mkdir "$B"
 ok "state reads created" same "$(cat "$B/state")" created
-ok "box dir lists its files" same "$(ls "$B" | tr '\n' ' ')" "created desktop docker error events exec expires fork image info ip policy prompt prompts restore root screenshot.png secrets snapshot snapshots state ttl type usage volumes "
+ok "box dir lists its files" same "$(ls "$B" | tr '\n' ' ')" "created desktop docker error events exec expires fork image info ip policy ports prompt prompts restore root screenshot.png secrets snapshot snapshots state ttl type urls usage volumes "
 ok "created is RFC 3339" grep -Eq '^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}Z$' "$B/created"
 ok "image defaults to the configured one" same "$(cat "$B/image")" tiny
 ok "type defaults to small" same "$(cat "$B/type")" small

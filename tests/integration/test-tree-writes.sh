@@ -53,7 +53,7 @@ job_ends() {
 
 mkdir "$B" "$M/volumes/vol"
 ok "a box's writable files are the ones covered here" \
-	covers "$B" "docker fork image policy prompt restore secrets snapshot state ttl type volumes "
+	covers "$B" "docker fork image policy ports prompt restore secrets snapshot state ttl type volumes "
 ok "docker: sed -i (off, the tiny image's own value)" bash -c "sed -i 's/.*/off/' '$B/docker' && test \"\$(cat '$B/docker')\" = off"
 ok "docker: on through a rename is refused (no dockerd in tiny)" same "$(tmp_rename "$B/docker" on)" EINVAL
 ok "docker: still off, and the refused temp file can be removed" \
@@ -67,6 +67,9 @@ ok "volumes: applied" same "$(cat "$B/volumes")" vol
 echo v >"$M/secrets/TW_KEY"
 ok "secrets: temp file renamed" same "$(tmp_rename "$B/secrets" TW_KEY)" OK
 ok "secrets: applied" same "$(cat "$B/secrets")" TW_KEY
+ok "ports: temp file renamed" same "$(tmp_rename "$B/ports" '8080 public')" OK
+ok "ports: applied" same "$(cat "$B/ports")" "8080 public"
+ok "ports: sed -i" bash -c "sed -i 's/ public//' '$B/ports' && test \"\$(cat '$B/ports')\" = 8080"
 ok "state: sed -i starts the box" bash -c "sed -i 's/created/running/' '$B/state' && test \"\$(cat '$B/state')\" = running"
 ok "no temp file is left in the box's directory" same "$(ls -A "$B" | grep -c '^\.')" 0
 

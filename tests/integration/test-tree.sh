@@ -110,7 +110,7 @@ try: os.rename('$B/t.tmp', '$B/type'); print('OK')
 except OSError as e: print(errno.errorcode[e.errno])")" EINVAL
 ok "and nothing changed" same "$(cat "$B/type")" medium
 ok "the temp file can be removed" rm "$B/t.tmp"
-ok "temp files are never box files" same "$(ls -A "$B" | tr '\n' ' ')" "created desktop docker error events exec expires fork image info ip policy prompt prompts restore root screenshot.png secrets snapshot snapshots state ttl type usage volumes "
+ok "temp files are never box files" same "$(ls -A "$B" | tr '\n' ' ')" "created desktop docker error events exec expires fork image info ip policy ports prompt prompts restore root screenshot.png secrets snapshot snapshots state ttl type urls usage volumes "
 
 # Streams.
 ok "events: O_NONBLOCK read at the end gives EAGAIN" python3 -c "
