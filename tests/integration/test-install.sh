@@ -34,6 +34,20 @@ CT_IP=198.18.251.2
 NSPAWN_PID=
 LEAD=
 CG_PATHS=$(cut -d: -f2- /proc/self/cgroup)
+# The cgroups the container will leave under this test's own (see
+# cleanup); any that exists already is someone else's and stays.
+cg_dirs() {
+	local line ctrl path sub
+	for line in $CG_PATHS; do
+		ctrl=${line%%:*} path=${line#*:}
+		ctrl=${ctrl#name=}
+		[ -n "$ctrl" ] || continue
+		for sub in paddock payload supervisor; do
+			echo "/sys/fs/cgroup/$ctrl${path%/}/$sub"
+		done
+	done
+}
+CG_BEFORE=$(for d in $(cg_dirs); do [ -d "$d" ] && echo "$d"; done)
 
 # ---- the root filesystem, made once per package list ----
 cache=$TOP_BUILDDIR/tests/images-cache-install
@@ -85,8 +99,18 @@ boot() {
 	# nspawn (no machined here: --register=no) mounts the v1 controllers
 	# read-only; paddockd makes the boxes' cgroups in them, so they are
 	# made writable below, as on a real server.
-	SYSTEMD_NSPAWN_UNIFIED_HIERARCHY=0 SYSTEMD_SECCOMP=0 setsid systemd-nspawn -b -q \
-		-D "$ROOT" -M "$NAME" --register=no --keep-unit \
+	local -a reg=(--register=no --keep-unit)
+	# Under systemd (a unified hierarchy, most likely), machined makes the
+	# container's scope, with its cgroup delegated; /dev/fuse must be let
+	# through the scope's device policy.
+	[ -d /run/systemd/system ] && reg=("--property=DeviceAllow=/dev/fuse rwm")
+	# nspawn's own seccomp allow-list is off: the boxes inside run under
+	# paddockd's filter, as on a server. On a v1 host the container gets
+	# v1 controllers.
+	local -a env=(SYSTEMD_SECCOMP=0)
+	[ "$(stat -fc %T /sys/fs/cgroup)" = cgroup2fs ] || env+=(SYSTEMD_NSPAWN_UNIFIED_HIERARCHY=0)
+	env "${env[@]}" setsid systemd-nspawn -b -q \
+		-D "$ROOT" -M "$NAME" "${reg[@]}" \
 		--network-veth-extra="$HOSTIF:host0" \
 		--capability=all --bind=/dev/fuse \
 		--bind-ro="$SRC:/src" \
@@ -137,14 +161,13 @@ poweroff() {
 cleanup() {
 	poweroff
 	ip link del "$HOSTIF" 2>/dev/null
-	# The boxes' cgroups under this test's own (the container's cgroup
-	# namespace starts there), once the container is gone.
-	local line ctrl path
-	for line in $CG_PATHS; do
-		ctrl=${line%%:*} path=${line#*:}
-		ctrl=${ctrl#name=}
-		[ -n "$ctrl" ] && [ -d "/sys/fs/cgroup/$ctrl$path/paddock" ] &&
-			find "/sys/fs/cgroup/$ctrl$path/paddock" -depth -type d -exec rmdir {} + 2>/dev/null
+	# Under this test's own cgroups, once the container is gone: the
+	# boxes' (the container's cgroup namespace starts there) and nspawn's
+	# own (payload, supervisor); rmdir removes only empty ones.
+	local d
+	for d in $(cg_dirs); do
+		[ -d "$d" ] && ! grep -qxF "$d" <<<"$CG_BEFORE" &&
+			find "$d" -depth -type d -exec rmdir {} + 2>/dev/null
 	done
 	if grep -qF " $T/" /proc/self/mounts; then
 		diag "mounts left under $T: kept"
@@ -187,7 +210,7 @@ service_on() {
 	ct systemctl is-enabled --quiet paddockd && ct systemctl is-active --quiet paddockd
 }
 ok "paddockd.service is enabled and active" service_on
-ok "systemd-analyze verify accepts the unit" ct systemd-analyze verify paddockd.service
+ok "systemd-analyze verify accepts the unit" ct systemd-analyze verify --man=no paddockd.service
 ok "the configuration is root:paddock 0640" \
 	same "$(ct stat -c '%U:%G %a' /etc/paddock/paddock.ini)" "root:paddock 640"
 ok "HTTP listens on loopback only" grep -qx 'listen = 127.0.0.1:7860' "$ROOT/etc/paddock/paddock.ini"
