@@ -155,7 +155,7 @@ poweroff() {
 		kill -KILL "$NSPAWN_PID" 2>/dev/null
 	fi
 	wait "$NSPAWN_PID" 2>/dev/null
-	NSPAWN_PID= LEAD=
+	NSPAWN_PID='' LEAD=''
 }
 
 cleanup() {
