@@ -196,6 +196,17 @@ ok "the container boots (systemd, its own network)" boot || {
 	exit 1
 }
 
+# ---- bad input: refused before anything is done, with the fix ----
+refused() {
+	local out
+	out=$(ct /src/scripts/install "$@" 2>&1) && return 1
+	grep -q 'fix:' <<<"$out" && ! ct test -e /etc/paddock && ! ct test -e /var/log/paddock-install.log
+}
+ok "--tls other is refused, with the fix" refused --domain paddock.test --tls other
+ok "--domain with a bad name is refused" refused --domain 'not a name'
+ok "--images with an unknown image is refused" refused --images tiny,huge
+ok "--listen with --domain is refused" refused --domain paddock.test --listen 0.0.0.0:80
+
 # ---- install ----
 install_first() {
 	ct /src/scripts/install --source /src --domain paddock.test --tls internal \
