@@ -307,12 +307,25 @@ still_logged_in() {
 ok "the login still works (paddock ls)" still_logged_in
 
 # ---- shutdown and boot ----
+# Three more running boxes (tiny) with files written, all stopped at once
+# at shutdown while systemd unmounts what it sees.
+more_boxes() {
+	local b
+	for b in t1 t2 t3; do
+		ct mkdir "/paddock/boxes/$b" && ct sh -c "echo tiny >/paddock/boxes/$b/image" &&
+			ct sh -c "echo running >/paddock/boxes/$b/state" &&
+			ct sh -c "echo 'echo $b >/config/mark' >/paddock/boxes/$b/exec/new" || return 1
+	done
+}
+ok "three more boxes run" more_boxes
 ok "the container powers off" poweroff
 shutdown_logged() {
 	journalctl -D "$ROOT/var/log/journal" -u paddockd --no-pager 2>/dev/null |
-		grep -q 'stopping the box job'
+		grep -q 'stopping the box job' &&
+		journalctl -D "$ROOT/var/log/journal" -u paddockd --no-pager 2>/dev/null |
+		grep -q '4 box(es) stopped'
 }
-ok "the shutdown stopped the running box" shutdown_logged
+ok "the shutdown stopped the running boxes" shutdown_logged
 ok "the container boots again" boot || {
 	sed 's/^/# /' "$T/console.log" | tail -n 20
 	echo "1..$pd_n"
@@ -328,7 +341,15 @@ daemon_back() {
 }
 ok "paddockd started at boot" daemon_back
 ok "the box running at shutdown is stopped" same "$(ct cat /paddock/boxes/job/state)" stopped
-ok "with a snapshot" test -n "$(ct ls /paddock/boxes/job/snapshots)"
+stopped_with_snapshots() {
+	local b
+	for b in job t1 t2 t3; do
+		same "$b $(ct cat /paddock/boxes/$b/state)" "$b stopped" &&
+			test -n "$(ct ls /paddock/boxes/$b/snapshots)" || return 1
+	done
+	same "$(ct cat /paddock/boxes/t2/root/config/mark)" t2
+}
+ok "each with a snapshot, its files kept" stopped_with_snapshots
 
 # ---- uninstall ----
 uninstall() {
