@@ -13,6 +13,7 @@
 #include "cli/client.h"
 #include "cli/desktop.h"
 #include "cli/exec.h"
+#include "cli/json.h"
 #include "cli/prompt.h"
 #include "cli/skill.h"
 #include "cli/transfer.h"
@@ -129,22 +130,16 @@ static int print_rows(struct ctx *x, const char *const *keys, const char *const 
 		      char **cells, size_t nrows)
 {
 	if (x->a->json) {
-		fputs("[", stdout);
-		for (size_t i = 0; i < nrows; i++) {
-			fputs(i ? ",{" : "{", stdout);
-			for (size_t j = 0; j < ncol; j++) {
-				const char *v = cells[i * ncol + j];
-				_cleanup_free_ char *k = NULL, *s = NULL;
-				size_t kl = 0, sl = 0;
-				if (cli_json_string(&k, &kl, keys[j]) < 0 ||
-				    (v && cli_json_string(&s, &sl, v) < 0))
-					return -ENOMEM;
-				printf("%s%s:%s", j ? "," : "", k, v ? s : "null");
-			}
-			fputs("}", stdout);
+		json_t *rows = json_array();
+		for (size_t i = 0; rows && i < nrows; i++) {
+			json_t *row = json_object();
+			for (size_t j = 0; row && j < ncol; j++)
+				if (cli_json_set(row, keys[j], cells[i * ncol + j]) < 0)
+					json_decref(TAKE_PTR(row));
+			if (json_array_append_new(rows, row) < 0)
+				json_decref(TAKE_PTR(rows));
 		}
-		fputs("]\n", stdout);
-		return 0;
+		return cli_json_print(stdout, rows);
 	}
 	size_t width[8] = {0};
 	for (size_t j = 0; j < ncol && j < ELEMENTSOF(width); j++) {
@@ -304,12 +299,43 @@ static int read_password(const char *url, bool from_stdin, char **ret, pd_error 
 	return *ret ? 0 : pd_error_set(err, -ENOMEM, "out of memory");
 }
 
+/* The body of POST /v1/login: {"password":…,"label":…}. The password
+ * leaves no copy behind: jansson's own copy is wiped before it is freed,
+ * and the text is dumped straight into a buffer of its exact size (which
+ * the caller wipes) instead of a growing one. */
+static int login_body(const char *password, const char *label, char **ret, pd_error *err)
+{
+	json_t *o, *pw;
+	char *text;
+	size_t n;
+
+	if (!cli_utf8_valid(password))
+		return pd_error_set(err, -EINVAL, "the password is not UTF-8 text");
+	pw = json_string(password);
+	o = pw ? json_pack("{s:O,s:o}", "password", pw, "label", cli_json_str(label)) : NULL;
+	n = o ? json_dumpb(o, NULL, 0, JSON_COMPACT) : 0;
+	text = n > 0 ? malloc(n + 1) : NULL;
+	if (text && json_dumpb(o, text, n, JSON_COMPACT) == n) {
+		text[n] = '\0';
+	} else {
+		free(text);
+		text = NULL;
+	}
+	if (pw)
+		explicit_bzero((char *)json_string_value(pw), strlen(password));
+	json_decref(pw);
+	json_decref(o);
+	if (!text)
+		return pd_error_set(err, -ENOMEM, "out of memory");
+	*ret = text;
+	return 0;
+}
+
 static int cmd_login(struct ctx *x)
 {
 	const cli_args *a = x->a;
 	_cleanup_free_ char *url = strdup(a->value), *password = NULL, *json = NULL, *body = NULL;
 	char host[256] = "";
-	size_t len = 0;
 	int r;
 
 	if (!url)
@@ -326,24 +352,10 @@ static int cmd_login(struct ctx *x)
 	_cleanup_free_ char *label = NULL;
 	if (asprintf(&label, "paddock-cli@%.40s", host[0] ? host : "unknown") < 0)
 		return oom(x);
-	json = strdup("{\"password\":");
-	len = json ? strlen(json) : 0;
-	if (!json || cli_json_string(&json, &len, password) < 0)
-		return oom(x);
-	char *more = realloc(json, len + 16);
-	if (!more)
-		return oom(x);
-	json = more;
-	memcpy(json + len, ",\"label\":", 10);
-	len += 9;
-	if (cli_json_string(&json, &len, label) < 0)
-		return oom(x);
-	more = realloc(json, len + 2);
-	if (!more)
-		return oom(x);
-	json = more;
-	memcpy(json + len, "}", 2);
+	r = login_body(password, label, &json, &x->err);
 	explicit_bzero(password, strlen(password));
+	if (r < 0)
+		return fail(x);
 
 	r = cli_post_json(&x->client, "/v1/login", json, &body, &x->err);
 	explicit_bzero(json, strlen(json));
@@ -553,8 +565,7 @@ static int cmd_policy(struct ctx *x)
 static int cmd_docker(struct ctx *x)
 {
 	const cli_args *a = x->a;
-	_cleanup_free_ char *box = NULL, *path = NULL, *value = NULL, *json = NULL;
-	size_t len = 0;
+	_cleanup_free_ char *box = NULL, *path = NULL, *value = NULL;
 
 	if (use_box(x, a->box, &box) < 0)
 		return fail(x);
@@ -568,10 +579,9 @@ static int cmd_docker(struct ctx *x)
 			printf("%s\n", value);
 			return 0;
 		}
-		if (cli_json_string(&json, &len, value) < 0)
-			return oom(x);
-		printf("{\"docker\":%s}\n", json);
-		return 0;
+		return cli_json_print(stdout, json_pack("{s:o}", "docker", cli_json_str(value))) < 0
+			   ? oom(x)
+			   : 0;
 	}
 	if (cli_put_value(&x->client, path, a->value, &x->err) < 0) {
 		fail(x);
@@ -632,7 +642,7 @@ static int cmd_snapshot(struct ctx *x)
 	if (box_write_answer(x, "snapshot", x->a->value ? x->a->value : "manual", &box, &body,
 			     &len) < 0)
 		return fail(x);
-	id = cli_json_flat_get(body, len, "snapshot");
+	id = cli_json_get_string(body, len, "snapshot");
 	if (!id)
 		return pd_error_set(&x->err, -EIO,
 				    "the snapshot of %s was taken, but the server did not say its "
@@ -660,9 +670,9 @@ static int cmd_restore(struct ctx *x)
 		printf("%.*s\n", (int)len, body);
 		return 0;
 	}
-	id = cli_json_flat_get(body, len, "snapshot");
-	jobs = cli_json_flat_get(body, len, "jobs_ended");
-	before = cli_json_flat_get(body, len, "before");
+	id = cli_json_get_string(body, len, "snapshot");
+	jobs = cli_json_get_string(body, len, "jobs_ended");
+	before = cli_json_get_string(body, len, "before");
 	printf("%s\n", id ? id : x->a->value);
 	if (jobs) /* it was running */
 		fprintf(stderr,

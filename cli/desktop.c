@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include "cli/desktop.h"
+#include "cli/json.h"
 #include "common/parse.h"
 #include "cli/transfer.h"
 
@@ -21,17 +22,11 @@ static int oom(pd_error *err)
 /* Prints {"KEY":"VALUE"} (or VALUE alone without json). */
 static int print_value(bool json, const char *key, const char *value)
 {
-	_cleanup_free_ char *k = NULL, *v = NULL;
-	size_t kl = 0, vl = 0;
-
 	if (!json) {
 		printf("%s\n", value);
 		return 0;
 	}
-	if (cli_json_string(&k, &kl, key) < 0 || cli_json_string(&v, &vl, value) < 0)
-		return -ENOMEM;
-	printf("{%s:%s}\n", k, v);
-	return 0;
+	return cli_json_print(stdout, json_pack("{s:o}", key, cli_json_str(value)));
 }
 
 /* GET of a value file of the box; *ret without its trailing newline. */
@@ -118,45 +113,34 @@ static int desktop_on(cli_client *c, const cli_args *a, const char *box, pd_erro
  * the numbers only when the geometry has them. */
 static int print_windows_json(char *body)
 {
-	_cleanup_free_ char *out = NULL;
-	size_t len = 0;
-	bool first = true;
-	_cleanup_fclose_ FILE *m = open_memstream(&out, &len);
+	json_t *all = json_array();
 
-	if (!m)
-		return -ENOMEM;
-	fputc('[', m);
-	for (char *line = body, *next; line && *line; line = next) {
+	for (char *line = body, *next; all && line && *line; line = next) {
 		const char *id, *title, *geometry;
 		next = strchr(line, '\n');
 		if (next)
 			*next++ = '\0';
 		if (cli_parse_window_line(line, &id, &title, &geometry) < 0)
 			continue;
-		_cleanup_free_ char *jid = NULL, *jtitle = NULL, *jgeo = NULL;
-		size_t l1 = 0, l2 = 0, l3 = 0;
-		if (cli_json_string(&jid, &l1, id) < 0 ||
-		    cli_json_string(&jtitle, &l2, title) < 0 ||
-		    (geometry && cli_json_string(&jgeo, &l3, geometry) < 0))
-			return -ENOMEM;
-		fprintf(m, "%s{\"id\":%s,\"title\":%s,\"geometry\":%s", first ? "" : ",", jid,
-			jtitle, jgeo ? jgeo : "null");
+		json_t *o = json_object();
+		if (!o || cli_json_set(o, "id", id) < 0 || cli_json_set(o, "title", title) < 0 ||
+		    cli_json_set(o, "geometry", geometry) < 0)
+			json_decref(TAKE_PTR(o));
 		unsigned w, h;
 		int x, y;
 		bool pos;
-		if (geometry && cli_parse_geometry(geometry, &w, &h, &x, &y, &pos) == 0) {
-			if (pos)
-				fprintf(m, ",\"x\":%d,\"y\":%d", x, y);
-			fprintf(m, ",\"width\":%u,\"height\":%u", w, h);
+		if (o && geometry && cli_parse_geometry(geometry, &w, &h, &x, &y, &pos) == 0) {
+			if (pos && (json_object_set_new(o, "x", json_integer(x)) < 0 ||
+				    json_object_set_new(o, "y", json_integer(y)) < 0))
+				json_decref(TAKE_PTR(o));
+			if (o && (json_object_set_new(o, "width", json_integer(w)) < 0 ||
+				  json_object_set_new(o, "height", json_integer(h)) < 0))
+				json_decref(TAKE_PTR(o));
 		}
-		fputc('}', m);
-		first = false;
+		if (json_array_append_new(all, o) < 0)
+			json_decref(TAKE_PTR(all));
 	}
-	fputs("]\n", m);
-	if (fclose(TAKE_PTR(m)) != 0)
-		return -ENOMEM;
-	fwrite(out, 1, len, stdout);
-	return 0;
+	return cli_json_print(stdout, all);
 }
 
 static int desktop_windows(cli_client *c, const cli_args *a, const char *box, pd_error *err)
@@ -209,8 +193,7 @@ static int desktop_cursor(cli_client *c, const cli_args *a, const char *box, pd_
 	}
 	if (sscanf(cursor, "%d %d%n", &x, &y, &end) != 2 || cursor[end] != '\0')
 		return pd_error_set(err, -EPROTO, "unexpected cursor '%s' from the server", cursor);
-	printf("{\"x\":%d,\"y\":%d}\n", x, y);
-	return 0;
+	return cli_json_print(stdout, json_pack("{s:i,s:i}", "x", x, "y", y)) < 0 ? oom(err) : 0;
 }
 
 static int desktop_geometry(cli_client *c, const cli_args *a, const char *box, pd_error *err)
@@ -237,8 +220,12 @@ static int desktop_geometry(cli_client *c, const cli_args *a, const char *box, p
 	if (cli_parse_geometry(geometry, &w, &h, NULL, NULL, NULL) < 0)
 		return pd_error_set(err, -EPROTO, "unexpected geometry '%s' from the server",
 				    geometry);
-	printf("{\"geometry\":\"%ux%u\",\"width\":%u,\"height\":%u}\n", w, h, w, h);
-	return 0;
+	char text[32];
+	snprintf(text, sizeof(text), "%ux%u", w, h);
+	return cli_json_print(stdout, json_pack("{s:s,s:I,s:I}", "geometry", text, "width",
+						(json_int_t)w, "height", (json_int_t)h)) < 0
+		   ? oom(err)
+		   : 0;
 }
 
 /* Reads the actions of `desktop BOX -` from stdin (at most 1 MiB: the
@@ -594,11 +581,9 @@ int cli_screenshot(cli_client *c, const cli_args *a, const char *box, pd_error *
 		printf("%s\n", written);
 		return 0;
 	}
-	_cleanup_free_ char *jpath = NULL;
-	size_t jl = 0;
-	if (cli_json_string(&jpath, &jl, written) < 0)
-		return oom(err);
-	printf("{\"path\":%s,\"width\":%u,\"height\":%u,\"bytes\":%lld}\n", jpath, w, h,
-	       (long long)st.st_size);
-	return 0;
+	return cli_json_print(stdout, json_pack("{s:o,s:I,s:I,s:I}", "path", cli_json_str(written),
+						"width", (json_int_t)w, "height", (json_int_t)h,
+						"bytes", (json_int_t)st.st_size)) < 0
+		   ? oom(err)
+		   : 0;
 }

@@ -13,6 +13,7 @@
 
 #include "cli/cli.h"
 #include "cli/client.h"
+#include "cli/json.h"
 #include "cli/secret.h"
 #include "common/util.h"
 
@@ -156,13 +157,13 @@ int cli_secret_rm(cli_client *c, const char *name, pd_error *err)
 int cli_secret_ls(cli_client *c, bool json, FILE *out, pd_error *err)
 {
 	_cleanup_free_ char *body = NULL;
-	bool first = true;
+	json_auto_t *all = NULL;
 	int r = cli_get(c, "secrets/?format=text", &body, NULL, err);
 
 	if (r < 0)
 		return r;
 	if (json)
-		fputc('[', out);
+		all = json_array();
 	else
 		fprintf(out, "%-32s %s\n", "NAME", "SET");
 	for (char *line = body, *next; line && *line; line = next) {
@@ -184,22 +185,14 @@ int cli_secret_ls(cli_client *c, bool json, FILE *out, pd_error *err)
 			continue;
 		const char *when = strncmp(set, "set ", 4) == 0 ? set + 4 : set;
 		if (json) {
-			char *jn = NULL, *jw = NULL;
-			size_t ln = 0, lw = 0;
-			if (cli_json_string(&jn, &ln, name) < 0 ||
-			    cli_json_string(&jw, &lw, when) < 0) {
-				free(jn);
-				free(jw);
+			if (json_array_append_new(all,
+						  json_pack("{s:o,s:o}", "name", cli_json_str(name),
+							    "set", cli_json_str(when))) < 0)
 				return pd_error_set(err, -ENOMEM, "out of memory");
-			}
-			fprintf(out, "%s{\"name\":%s,\"set\":%s}", first ? "" : ",", jn, jw);
-			free(jn);
-			free(jw);
 		} else
 			fprintf(out, "%-32s %s\n", name, when);
-		first = false;
 	}
-	if (json)
-		fputs("]\n", out);
+	if (json && cli_json_print(out, TAKE_PTR(all)) < 0)
+		return pd_error_set(err, -ENOMEM, "out of memory");
 	return 0;
 }
