@@ -1,10 +1,8 @@
 /* commands.c - what each command does, as requests on the tree (see cli.h
  * and paddock.1). */
 #include <fcntl.h>
-#include <signal.h>
 #include <string.h>
 #include <sys/stat.h>
-#include <termios.h>
 
 #include "autoconfig.h" /* PACKAGE_VERSION */
 #include "cli/cli-config.h"
@@ -14,6 +12,7 @@
 #include "cli/desktop.h"
 #include "cli/exec.h"
 #include "cli/json.h"
+#include "cli/platform.h"
 #include "cli/prompt.h"
 #include "cli/skill.h"
 #include "cli/transfer.h"
@@ -265,23 +264,19 @@ static int read_password(const char *url, bool from_stdin, char **ret, pd_error 
 {
 	char buf[PASSWORD_MAX + 2];
 	FILE *in = stdin;
-	_cleanup_fclose_ FILE *tty = NULL;
-	struct termios old;
-	bool echo_off = false;
+	cli_tty *tty = NULL;
 
-	if (!from_stdin && isatty(STDIN_FILENO)) {
-		tty = fopen("/dev/tty", "r+e");
-		if (!tty)
-			return pd_error_set(err, -errno, "cannot open /dev/tty: %s",
-					    strerror(errno));
-		in = tty;
-		fprintf(tty, "Password for %s: ", url);
-		fflush(tty);
-		echo_off = cli_tty_echo_off(tty, &old);
+	if (!from_stdin && cli_platform_isatty(STDIN_FILENO)) {
+		int r = cli_tty_open(&tty);
+		if (r < 0)
+			return pd_error_set(err, r, "cannot open the terminal: %s", strerror(-r));
+		in = cli_tty_in(tty);
+		fprintf(cli_tty_out(tty), "Password for %s: ", url);
+		fflush(cli_tty_out(tty));
+		cli_tty_echo_off(tty);
 	}
 	char *got = fgets(buf, sizeof(buf), in);
-	if (echo_off)
-		tcsetattr(fileno(tty), TCSAFLUSH, &old);
+	cli_tty_close(tty);
 	if (!got)
 		return pd_error_set(err, -EINVAL, "no password given");
 	size_t n = strlen(buf);
@@ -348,7 +343,7 @@ static int cmd_login(struct ctx *x)
 	r = read_password(url, a->password_stdin, &password, &x->err);
 	if (r < 0)
 		return fail(x);
-	gethostname(host, sizeof(host) - 1);
+	cli_platform_hostname(host, sizeof(host));
 	_cleanup_free_ char *label = NULL;
 	if (asprintf(&label, "paddock-cli@%.40s", host[0] ? host : "unknown") < 0)
 		return oom(x);
@@ -434,7 +429,7 @@ static int cmd_new(struct ctx *x)
 	const struct {
 		const char *file, *value;
 	} steps[] = {
-	    {"image", a->image}, {"type", a->type},   {"docker", a->docker},
+	    {"image", a->image}, {"type", a->type},  {"docker", a->docker},
 	    {"ttl", a->ttl},	 {"policy", policy}, {"state", "running"},
 	};
 	for (size_t i = 0; r == 0 && i < ELEMENTSOF(steps); i++) {
@@ -737,12 +732,13 @@ static int cmd_volume(struct ctx *x)
 						    strerror(errno)),
 				       fail(x);
 			out = fd;
-		} else if (isatty(STDOUT_FILENO)) {
+		} else if (cli_platform_isatty(STDOUT_FILENO)) {
 			return pd_error_set(&x->err, -EINVAL,
 					    "not writing an archive to a terminal: use -o FILE"),
 			       fail(x);
 		}
-		bool progress = out != STDOUT_FILENO && !a->quiet && isatty(STDERR_FILENO);
+		bool progress =
+		    out != STDOUT_FILENO && !a->quiet && cli_platform_isatty(STDERR_FILENO);
 		if (cli_download(&x->client, path, out, progress, &x->err) < 0) {
 			if (fd >= 0)
 				unlink(a->output);
@@ -833,7 +829,7 @@ static int cmd_push_pull(struct ctx *x)
 {
 	const cli_args *a = x->a;
 	_cleanup_free_ char *box = NULL;
-	bool progress = !a->quiet && isatty(STDERR_FILENO);
+	bool progress = !a->quiet && cli_platform_isatty(STDERR_FILENO);
 	int r;
 
 	if (use_box(x, a->box, &box) < 0)

@@ -2,7 +2,6 @@
  * a read or write of boxes/BOX/desktop/… or boxes/BOX/screenshot.png. */
 #include <fcntl.h>
 #include <limits.h>
-#include <signal.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -11,6 +10,7 @@
 
 #include "cli/desktop.h"
 #include "cli/json.h"
+#include "cli/platform.h"
 #include "common/parse.h"
 #include "cli/transfer.h"
 
@@ -97,7 +97,7 @@ static int desktop_on(cli_client *c, const cli_args *a, const char *box, pd_erro
 	if (!running && !a->quiet)
 		fprintf(stderr, "paddock: %s is %s: its desktop starts when it runs\n", box, state);
 	if (!a->no_wait && running) {
-		if (!a->quiet && isatty(STDERR_FILENO))
+		if (!a->quiet && cli_platform_isatty(STDERR_FILENO))
 			fprintf(stderr, "paddock: waiting for the desktop of %s to answer…\n", box);
 		r = wait_answer(c, box, CLI_DESKTOP_WAIT_S, err);
 		if (r < 0)
@@ -331,43 +331,6 @@ int cli_desktop(cli_client *c, const cli_args *a, const char *box, pd_error *err
 
 /* --- screenshot --------------------------------------------------------- */
 
-/* The temporary file being written, removed if a signal ends the command
- * (unlink is async-signal-safe); empty when there is none. */
-static char pending_tmp[PATH_MAX];
-
-static void on_fatal_signal(int sig)
-{
-	if (pending_tmp[0])
-		unlink(pending_tmp);
-	signal(sig, SIG_DFL);
-	raise(sig);
-}
-
-static const int fatal_signals[] = {SIGINT, SIGTERM, SIGHUP};
-
-/* Removes the temporary file on the signals that end the command; a
- * signal the command was started with ignored stays ignored (nohup, a
- * background job of a script). */
-static void guard_tmp(const char *path, struct sigaction *old)
-{
-	struct sigaction sa = {.sa_handler = on_fatal_signal};
-
-	sigemptyset(&sa.sa_mask);
-	snprintf(pending_tmp, sizeof(pending_tmp), "%s", path);
-	for (size_t i = 0; i < ELEMENTSOF(fatal_signals); i++) {
-		sigaction(fatal_signals[i], NULL, &old[i]);
-		if (old[i].sa_handler != SIG_IGN)
-			sigaction(fatal_signals[i], &sa, NULL);
-	}
-}
-
-static void unguard_tmp(const struct sigaction *old)
-{
-	for (size_t i = 0; i < ELEMENTSOF(fatal_signals); i++)
-		sigaction(fatal_signals[i], &old[i], NULL);
-	pending_tmp[0] = '\0';
-}
-
 /* How a screenshot reaches its file. */
 enum target_kind {
 	TARGET_NEW,	/* a new name: never replaces a file (-2, -3… added) */
@@ -434,7 +397,7 @@ static int screenshot_stream(cli_client *c, const char *path, const char *target
 
 	if (fd < 0)
 		return pd_error_set(err, -errno, "%s: %s", target, strerror(errno));
-	if (isatty(fd))
+	if (cli_platform_isatty(fd))
 		return pd_error_set(err, -EINVAL, "not writing a PNG to a terminal (%s)", target);
 	return cli_download(c, path, fd, false, err);
 }
@@ -501,7 +464,7 @@ static int place(const char *tmp, const char *path, bool replace, char **ret_pat
 
 static int screenshot_stdout(cli_client *c, const char *path, pd_error *err)
 {
-	if (isatty(STDOUT_FILENO))
+	if (cli_platform_isatty(STDOUT_FILENO))
 		return pd_error_set(err, -EINVAL,
 				    "not writing a PNG to a terminal: use -o FILE (or redirect)");
 	if (cli_download(c, path, STDOUT_FILENO, false, err) < 0)
@@ -514,7 +477,6 @@ int cli_screenshot(cli_client *c, const cli_args *a, const char *box, pd_error *
 	_cleanup_free_ char *path = cli_box_path(box, "screenshot.png"), *target = NULL,
 			    *dir = NULL, *tmp = NULL, *written = NULL;
 	_cleanup_close_ int fd = -1;
-	struct sigaction old[ELEMENTSOF(fatal_signals)];
 	unsigned char head[24];
 	const char *base;
 	enum target_kind kind;
@@ -545,7 +507,7 @@ int cli_screenshot(cli_client *c, const cli_args *a, const char *box, pd_error *
 	if (fd < 0)
 		return pd_error_set(err, -errno, "%s: cannot create a file there: %s", dir,
 				    strerror(errno));
-	guard_tmp(tmp, old);
+	cli_platform_guard_file(tmp);
 
 	r = cli_download(c, path, fd, false, err);
 	if (r == 0 && (fstat(fd, &st) < 0 || pread(fd, head, sizeof(head), 0) < 0))
@@ -566,14 +528,16 @@ int cli_screenshot(cli_client *c, const cli_args *a, const char *box, pd_error *
 	if (r == 0) {
 		/* mkostemp makes 0600: give it the mode of the file it
 		 * replaces, or the one a new file gets. */
-		if (fchmod(fd, mode) < 0 || fdatasync(fd) < 0)
+		if (fchmod(fd, mode) < 0)
 			r = pd_error_set(err, -errno, "%s: %s", tmp, strerror(errno));
+		else if ((r = cli_platform_datasync(fd)) < 0)
+			r = pd_error_set(err, r, "%s: %s", tmp, strerror(-r));
 	}
 	if (r == 0)
 		r = place(tmp, target, kind == TARGET_REPLACE, &written, err);
 	if (r < 0)
 		unlink(tmp);
-	unguard_tmp(old);
+	cli_platform_guard_file(NULL);
 	if (r < 0)
 		return r;
 

@@ -1,15 +1,15 @@
 /* exec.c - a job in a box, followed live (see exec.h). */
-#include <signal.h>
+#include <signal.h> /* sig_atomic_t */
 #include <string.h>
 
 #include "cli/cli.h"
 #include "cli/exec.h"
+#include "cli/platform.h"
 
 static volatile sig_atomic_t interrupts;
 
-static void on_sigint(int sig)
+static void count_interrupt(void)
 {
-	(void)sig;
 	interrupts++;
 }
 
@@ -205,13 +205,10 @@ out:
 int cli_job_follow(cli_client *c, const char *dir, const cli_job_stream *streams, size_t n,
 		   cli_interrupt_fn on_interrupt, void *user, pd_error *err)
 {
-	struct sigaction sa = {.sa_handler = on_sigint}, old;
-
-	sigemptyset(&sa.sa_mask);
-	sigaction(SIGINT, &sa, &old);
 	interrupts = 0;
+	cli_platform_interrupt_on(count_interrupt);
 	int r = follow(c, dir, streams, n, on_interrupt, user, err);
-	sigaction(SIGINT, &old, NULL);
+	cli_platform_interrupt_off();
 	return r;
 }
 

@@ -1,12 +1,12 @@
 /* main.c - the `paddock` command: parses the command line and runs it
- * (cli.h). SIGPIPE is ignored so that a closed pipe is an error return
- * (see transfer.h), never a silent death. */
-#include <signal.h>
+ * (cli.h). cli_platform_init() first, so that a closed pipe is an error
+ * return (see transfer.h), never a silent death. */
 #include <stdio.h>
 
 #include <curl/curl.h>
 
 #include "cli/cli.h"
+#include "cli/platform.h"
 
 int main(int argc, char **argv)
 {
@@ -14,7 +14,7 @@ int main(int argc, char **argv)
 	pd_error err = {0};
 	int rc;
 
-	signal(SIGPIPE, SIG_IGN);
+	cli_platform_init();
 	if (cli_parse(argc, argv, &a, &err) < 0) {
 		fprintf(stderr, "paddock: %s\nTry 'paddock --help'.\n", err.msg);
 		return CLI_EXIT_USAGE;

@@ -8,12 +8,12 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <termios.h>
 #include <unistd.h>
 
 #include "cli/cli.h"
 #include "cli/client.h"
 #include "cli/json.h"
+#include "cli/platform.h"
 #include "cli/secret.h"
 #include "common/util.h"
 
@@ -24,18 +24,6 @@ bool cli_secret_name_valid(const char *s)
 	if (n == 0 || n > CLI_SECRET_NAME_MAX || (s[0] >= '0' && s[0] <= '9'))
 		return false;
 	return strspn(s, "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_") == n;
-}
-
-bool cli_tty_echo_off(FILE *tty, struct termios *ret_old)
-{
-	struct termios noecho;
-
-	if (tcgetattr(fileno(tty), ret_old) != 0)
-		return false;
-	noecho = *ret_old;
-	noecho.c_lflag &= ~(tcflag_t)ECHO;
-	noecho.c_lflag |= ECHONL;
-	return tcsetattr(fileno(tty), TCSAFLUSH, &noecho) == 0;
 }
 
 /* Reads all of in into buf (at most max bytes; -EFBIG past that). */
@@ -58,27 +46,23 @@ int cli_secret_read_value(const char *name, FILE *in, char **ret, size_t *ret_le
 {
 	/* Room for the value, its newline and one byte more (too long). */
 	size_t cap = CLI_SECRET_VALUE_MAX + 2, len = 0;
-	_cleanup_fclose_ FILE *tty = NULL;
-	struct termios old;
-	bool echo_off = false;
+	cli_tty *tty = NULL;
 	char *buf = calloc(1, cap + 1);
 	int r = 0;
 
 	if (!buf)
 		return pd_error_set(err, -ENOMEM, "out of memory");
-	if (isatty(fileno(in))) {
-		tty = fopen("/dev/tty", "r+e");
-		if (tty) {
-			fprintf(tty, "Value of %s (not shown): ", name);
-			fflush(tty);
-			echo_off = cli_tty_echo_off(tty, &old);
-			if (!echo_off) {
+	if (cli_platform_isatty(fileno(in))) {
+		if (cli_tty_open(&tty) == 0) {
+			fprintf(cli_tty_out(tty), "Value of %s (not shown): ", name);
+			fflush(cli_tty_out(tty));
+			if (!cli_tty_echo_off(tty)) {
 				r = pd_error_set(err, -EIO,
 						 "cannot turn the terminal's echo off: pipe the "
 						 "value in instead");
 				goto out;
 			}
-			in = tty;
+			in = cli_tty_in(tty);
 		}
 		if (!fgets(buf, (int)cap, in))
 			r = pd_error_set(err, -EINVAL, "no value given");
@@ -100,8 +84,7 @@ int cli_secret_read_value(const char *name, FILE *in, char **ret, size_t *ret_le
 	else if (r < 0 && !err->code)
 		pd_error_set(err, r, "cannot read the value: %s", strerror(-r));
 out:
-	if (echo_off)
-		tcsetattr(fileno(tty), TCSAFLUSH, &old);
+	cli_tty_close(tty);
 	if (r < 0) {
 		explicit_bzero(buf, cap + 1);
 		free(buf);

@@ -1,11 +1,9 @@
 /* text.c - the CLI's text helpers: shell quoting, random names, listing
  * lines, names (see cli.h). */
-#include <fcntl.h>
-#include <stdint.h>
 #include <string.h>
-#include <time.h>
 
 #include "cli/cli.h"
+#include "cli/platform.h"
 
 static bool shell_safe(unsigned char ch)
 {
@@ -76,26 +74,6 @@ char *cli_shell_join(const char *const *words, size_t n)
 	return out;
 }
 
-/* Randomness for names only (not secrets): /dev/urandom, or the clock and
- * pid when it cannot be read. */
-static void random_bytes(unsigned char *buf, size_t n)
-{
-	int fd = open("/dev/urandom", O_RDONLY | O_CLOEXEC);
-	ssize_t got = fd >= 0 ? read(fd, buf, n) : -1;
-
-	if (fd >= 0)
-		close(fd);
-	if (got == (ssize_t)n)
-		return;
-	struct timespec ts;
-	clock_gettime(CLOCK_REALTIME, &ts);
-	uint64_t x = (uint64_t)ts.tv_nsec ^ ((uint64_t)ts.tv_sec << 20) ^ (uint64_t)getpid();
-	for (size_t i = 0; i < n; i++) {
-		x = x * 6364136223846793005ULL + 1442695040888963407ULL;
-		buf[i] = (unsigned char)(x >> 33);
-	}
-}
-
 char *cli_random_name(const char *prefix)
 {
 	static const char alphabet[] = "abcdefghijklmnopqrstuvwxyz0123456789";
@@ -105,7 +83,7 @@ char *cli_random_name(const char *prefix)
 
 	if (!out)
 		return NULL;
-	random_bytes(rnd, sizeof(rnd));
+	cli_platform_random(rnd, sizeof(rnd));
 	memcpy(out, prefix, pl);
 	for (size_t i = 0; i < sizeof(rnd); i++)
 		out[pl + i] = alphabet[rnd[i] % (sizeof(alphabet) - 1)];
