@@ -8,6 +8,7 @@
 #include "cli/cli-config.h"
 #include "cli/cli.h"
 #include "cli/platform.h"
+#include "common/buf.h"
 
 int cli_config_path(char **ret)
 {
@@ -77,18 +78,17 @@ int cli_config_read(const char *path, cli_config *c, pd_error *err)
 	return 0;
 }
 
-static int add_pair(FILE *f, const char *key, const char *value, pd_error *err)
+static int add_pair(struct pd_buf *b, const char *key, const char *value, pd_error *err)
 {
 	if (!value)
 		return 0;
 	if (strpbrk(value, "\r\n"))
 		return pd_error_set(err, -EINVAL, "%s must be one line", key);
-	fprintf(f, "%s = %s\n", key, value);
+	if (pd_buf_printf(b, "%s = %s\n", key, value) < 0)
+		return pd_error_set(err, -ENOMEM, "out of memory");
 	return 0;
 }
 
-/* Creates the parent directory of path (0700), one level: the config
- * directory; its own parent (~/.config) is created too when missing. */
 /* The last path separator in path, or NULL. */
 static char *last_sep(char *path)
 {
@@ -100,8 +100,9 @@ static char *last_sep(char *path)
 	return last;
 }
 
-/* The file's directory and, when missing too, the one above it
- * (~/.config/paddock), each readable by the user only. */
+/* Creates the parent directory of path (readable by the user only), one
+ * level: the config directory; its own parent (~/.config) is created too
+ * when missing. */
 static int make_parent(const char *path)
 {
 	_cleanup_free_ char *dir = strdup(path);
@@ -130,27 +131,23 @@ static int make_parent(const char *path)
 
 int cli_config_write(const char *path, const cli_config *c, pd_error *err)
 {
-	_cleanup_free_ char *text = NULL;
-	size_t len = 0;
+	_cleanup_(pd_buf_freep) struct pd_buf text = {0};
 	int r;
 
-	{
-		_cleanup_fclose_ FILE *m = open_memstream(&text, &len);
-		if (!m)
-			return pd_error_set(err, -ENOMEM, "out of memory");
-		fputs("[server]\n", m);
-		if ((r = add_pair(m, "url", c->url, err)) < 0 ||
-		    (r = add_pair(m, "token", c->token, err)) < 0)
-			return r;
-		fputs("[state]\n", m);
-		if ((r = add_pair(m, "current", c->current, err)) < 0)
-			return r;
-	}
+	if (pd_buf_printf(&text, "[server]\n") < 0)
+		return pd_error_set(err, -ENOMEM, "out of memory");
+	if ((r = add_pair(&text, "url", c->url, err)) < 0 ||
+	    (r = add_pair(&text, "token", c->token, err)) < 0)
+		return r;
+	if (pd_buf_printf(&text, "[state]\n") < 0)
+		return pd_error_set(err, -ENOMEM, "out of memory");
+	if ((r = add_pair(&text, "current", c->current, err)) < 0)
+		return r;
 	r = make_parent(path);
 	if (r < 0)
 		return pd_error_set(err, r, "cannot create the directory of %s: %s", path,
 				    strerror(-r));
-	r = cli_platform_write_private(path, text, len);
+	r = cli_platform_write_private(path, text.data, text.len);
 	if (r < 0)
 		return pd_error_set(err, r, "cannot write %s: %s", path, strerror(-r));
 	return 0;
