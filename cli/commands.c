@@ -16,6 +16,7 @@
 #include "cli/prompt.h"
 #include "cli/skill.h"
 #include "cli/transfer.h"
+#include "common/buf.h"
 #include "common/parse.h"
 
 #define PASSWORD_MAX 1024
@@ -375,30 +376,27 @@ static int cmd_login(struct ctx *x)
 
 static int policy_body(const char *mode, const char *const *entries, size_t n, char **ret)
 {
-	_cleanup_free_ char *out = NULL;
-	size_t len = 0;
-	_cleanup_fclose_ FILE *m = open_memstream(&out, &len);
+	_cleanup_(pd_buf_freep) struct pd_buf out = {0};
+	int r = 0;
 
-	if (!m)
-		return -ENOMEM;
 	if (strcmp(mode, "allow") == 0) {
-		fputs("allowlist\n", m);
-		for (size_t i = 0; i < n; i++)
-			fprintf(m, "%s\n", entries[i]);
+		r = pd_buf_printf(&out, "allowlist\n");
+		for (size_t i = 0; r == 0 && i < n; i++)
+			r = pd_buf_printf(&out, "%s\n", entries[i]);
 	} else if (strncmp(mode, "allow:", 6) == 0) {
 		/* --policy allow:a,b */
-		fputs("allowlist\n", m);
-		for (const char *p = mode + 6; *p;) {
+		r = pd_buf_printf(&out, "allowlist\n");
+		for (const char *p = mode + 6; r == 0 && *p;) {
 			size_t k = strcspn(p, ",");
 			if (k > 0)
-				fprintf(m, "%.*s\n", (int)k, p);
+				r = pd_buf_printf(&out, "%.*s\n", (int)k, p);
 			p += k + (p[k] == ',');
 		}
 	} else {
-		fprintf(m, "%s\n", mode);
+		r = pd_buf_printf(&out, "%s\n", mode);
 	}
-	fclose(TAKE_PTR(m));
-	*ret = TAKE_PTR(out);
+	if (r < 0 || !(*ret = pd_buf_take(&out, NULL)))
+		return -ENOMEM;
 	return 0;
 }
 
@@ -767,8 +765,8 @@ static int cmd_volume(struct ctx *x)
 	}
 
 	/* attach/detach: the box's volumes file is the whole list. */
-	_cleanup_free_ char *box = NULL, *list = NULL, *out = NULL;
-	size_t len = 0;
+	_cleanup_free_ char *box = NULL, *list = NULL;
+	_cleanup_(pd_buf_freep) struct pd_buf out = {0};
 	bool found = false;
 	if (use_box(x, a->box, &box) < 0)
 		return fail(x);
@@ -777,33 +775,29 @@ static int cmd_volume(struct ctx *x)
 		return oom(x);
 	if (cli_get(&x->client, path, &list, NULL, &x->err) < 0)
 		return fail(x);
-	{
-		_cleanup_fclose_ FILE *m = open_memstream(&out, &len);
-		if (!m)
-			return oom(x);
-		for (char *line = list, *next; line && *line; line = next) {
-			next = strchr(line, '\n');
-			if (next)
-				*next++ = '\0';
-			if (*line == '\0')
+	for (char *line = list, *next; line && *line; line = next) {
+		next = strchr(line, '\n');
+		if (next)
+			*next++ = '\0';
+		if (*line == '\0')
+			continue;
+		if (strcmp(line, a->value) == 0) {
+			found = true;
+			if (a->verb == CLI_VOLUME_DETACH)
 				continue;
-			if (strcmp(line, a->value) == 0) {
-				found = true;
-				if (a->verb == CLI_VOLUME_DETACH)
-					continue;
-			}
-			fprintf(m, "%s\n", line);
 		}
-		if (a->verb == CLI_VOLUME_ATTACH && !found)
-			fprintf(m, "%s\n", a->value);
+		if (pd_buf_printf(&out, "%s\n", line) < 0)
+			return oom(x);
 	}
+	if (a->verb == CLI_VOLUME_ATTACH && !found && pd_buf_printf(&out, "%s\n", a->value) < 0)
+		return oom(x);
 	if (a->verb == CLI_VOLUME_DETACH && !found)
 		return pd_error_set(&x->err, -ENOENT, "volume %s is not attached to %s", a->value,
 				    box),
 		       fail(x);
 	if (a->verb == CLI_VOLUME_ATTACH && found)
 		return 0;
-	if (cli_put(&x->client, path, out, len, &x->err) < 0)
+	if (cli_put(&x->client, path, out.data ? out.data : "", out.len, &x->err) < 0)
 		return fail(x);
 	return 0;
 }

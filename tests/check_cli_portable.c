@@ -12,6 +12,7 @@
 #include <sys/stat.h>
 
 #include "check-cli-parse.h"
+#include "cli/cli-config.h"
 #include "cli/cli.h"
 #include "cli/json.h"
 #include "cli/platform.h"
@@ -260,6 +261,38 @@ static void platform_files(void)
 	free(dir);
 }
 
+/* The config file written (a private file, a directory made for it) and
+ * read back by inih; a value with a line break is refused. */
+static void config_round_trip(void)
+{
+	char *dir = scratch(), *path = NULL;
+	cli_config c = {0}, back = {0};
+	pd_error err = {0};
+
+	CHECK(dir && asprintf(&path, "%s/paddock/config.ini", dir) > 0);
+	if (!path)
+		return;
+	CHECK(cli_platform_mkdir_private(dir) == 0);
+	CHECK(cli_config_set(&c.url, "https://paddock.example.com") == 0);
+	CHECK(cli_config_set(&c.token, "pd_abc") == 0);
+	CHECK(cli_config_set(&c.current, "box-1") == 0);
+	CHECK(cli_config_write(path, &c, &err) == 0);
+	CHECK(cli_config_read(path, &back, &err) == 0);
+	CHECK_STR(back.url, "https://paddock.example.com");
+	CHECK_STR(back.token, "pd_abc");
+	CHECK_STR(back.current, "box-1");
+	CHECK(cli_config_set(&c.current, "a\nb") == 0);
+	CHECK(cli_config_write(path, &c, &err) == -EINVAL);
+	cli_config_release(&c);
+	cli_config_release(&back);
+	CHECK(remove(path) == 0);
+	path[strlen(path) - strlen("/config.ini")] = '\0';
+	CHECK(rmdir(path) == 0);
+	CHECK(rmdir(dir) == 0);
+	free(path);
+	free(dir);
+}
+
 static void platform_config_path(void)
 {
 	char *p = NULL;
@@ -304,7 +337,7 @@ static void platform_misc(void)
 int main(void)
 {
 	setvbuf(stdout, NULL, _IONBF, 0);
-	printf("1..9\n");
+	printf("1..10\n");
 	run("command_line", command_line);
 	run("shell_quoting", shell_quoting);
 	run("json", json);
@@ -312,6 +345,7 @@ int main(void)
 	run("desktop_text", desktop_text);
 	run("prompt_text", prompt_text);
 	run("platform_files", platform_files);
+	run("config_round_trip", config_round_trip);
 	run("platform_config_path", platform_config_path);
 	run("platform_misc", platform_misc);
 	return n_failed ? EXIT_FAILURE : EXIT_SUCCESS;
