@@ -291,7 +291,7 @@ static int read_password(const char *url, bool from_stdin, char **ret, pd_error 
 	if (n == 0)
 		return pd_error_set(err, -EINVAL, "no password given");
 	*ret = strdup(buf);
-	explicit_bzero(buf, sizeof(buf));
+	cli_platform_wipe(buf, sizeof(buf));
 	return *ret ? 0 : pd_error_set(err, -ENOMEM, "out of memory");
 }
 
@@ -318,7 +318,7 @@ static int login_body(const char *password, const char *label, char **ret, pd_er
 		text = NULL;
 	}
 	if (pw)
-		explicit_bzero((char *)json_string_value(pw), strlen(password));
+		cli_platform_wipe((char *)json_string_value(pw), strlen(password));
 	json_decref(pw);
 	json_decref(o);
 	if (!text)
@@ -349,12 +349,12 @@ static int cmd_login(struct ctx *x)
 	if (asprintf(&label, "paddock-cli@%.40s", host[0] ? host : "unknown") < 0)
 		return oom(x);
 	r = login_body(password, label, &json, &x->err);
-	explicit_bzero(password, strlen(password));
+	cli_platform_wipe(password, strlen(password));
 	if (r < 0)
 		return fail(x);
 
 	r = cli_post_json(&x->client, "/v1/login", json, &body, &x->err);
-	explicit_bzero(json, strlen(json));
+	cli_platform_wipe(json, strlen(json));
 	if (r < 0)
 		return fail(x);
 	body[strcspn(body, "\r\n")] = '\0';

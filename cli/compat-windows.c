@@ -21,11 +21,6 @@ char *strndup(const char *s, size_t n)
 	return p;
 }
 
-void explicit_bzero(void *p, size_t n)
-{
-	SecureZeroMemory(p, n);
-}
-
 /* The names the server sends in an error body's "errno" that Windows'
  * errno.h has too (see common/util.c for the full table). */
 static const struct {

@@ -15,6 +15,3 @@
 #include <pthread_time.h>
 
 char *strndup(const char *s, size_t n);
-
-/* Zeroes memory the compiler may not optimize away (SecureZeroMemory). */
-void explicit_bzero(void *p, size_t n);

@@ -87,6 +87,15 @@ int cli_json_print(FILE *f, json_t *v)
 	return r;
 }
 
+int cli_json_print_value(bool json, const char *key, const char *value)
+{
+	if (!json) {
+		printf("%s\n", value);
+		return 0;
+	}
+	return cli_json_print(stdout, json_pack("{s:o}", key, cli_json_str(value)));
+}
+
 char *cli_json_get_string(const char *body, size_t len, const char *key)
 {
 	/* No JSON_ALLOW_NUL: a string with a NUL inside could not be shown

@@ -24,3 +24,7 @@ int cli_json_set(json_t *o, const char *key, const char *value);
  * NULL: a json_pack() or json_object() that failed). Returns 0, or -ENOMEM
  * when v is NULL or could not be written. */
 int cli_json_print(FILE *f, json_t *v);
+
+/* Prints {"KEY":"VALUE"} to stdout with json, else VALUE and a newline.
+ * Returns 0 or -ENOMEM. */
+int cli_json_print_value(bool json, const char *key, const char *value);

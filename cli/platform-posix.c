@@ -97,6 +97,45 @@ int cli_platform_datasync(int fd)
 #endif
 }
 
+void cli_platform_wipe(void *p, size_t n)
+{
+#ifdef PADDOCK_PLATFORM_MACOS
+	/* No explicit_bzero: a memset the compiler cannot see through. */
+	static void *(*const volatile wipe)(void *, int, size_t) = memset;
+	wipe(p, 0, n);
+#else
+	explicit_bzero(p, n);
+#endif
+}
+
+int cli_platform_pipe(int fds[2])
+{
+#ifdef PADDOCK_PLATFORM_MACOS
+	/* No pipe2; the CLI starts no process meanwhile. */
+	if (pipe(fds) < 0)
+		return -errno;
+	if (fcntl(fds[0], F_SETFD, FD_CLOEXEC) < 0 || fcntl(fds[1], F_SETFD, FD_CLOEXEC) < 0) {
+		int r = -errno;
+		close(fds[0]);
+		close(fds[1]);
+		return r;
+	}
+	return 0;
+#else
+	return pipe2(fds, O_CLOEXEC) < 0 ? -errno : 0;
+#endif
+}
+
+int cli_platform_open_dir(const char *dir)
+{
+#ifdef PADDOCK_PLATFORM_MACOS
+	int fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+#else
+	int fd = open(dir, O_PATH | O_DIRECTORY | O_CLOEXEC);
+#endif
+	return fd < 0 ? -errno : fd;
+}
+
 void cli_platform_random(unsigned char *buf, size_t n)
 {
 #ifdef PADDOCK_PLATFORM_MACOS

@@ -117,6 +117,22 @@ int cli_platform_datasync(int fd)
 	return FlushFileBuffers(h) ? 0 : -errno_of(GetLastError());
 }
 
+void cli_platform_wipe(void *p, size_t n)
+{
+	SecureZeroMemory(p, n);
+}
+
+int cli_platform_pipe(int fds[2])
+{
+	return _pipe(fds, 65536, _O_BINARY | _O_NOINHERIT) < 0 ? -errno : 0;
+}
+
+int cli_platform_open_dir(const char *dir)
+{
+	(void)dir;
+	return -ENOTSUP; /* no *at() calls on Windows */
+}
+
 void cli_platform_random(unsigned char *buf, size_t n)
 {
 	if (n <= ULONG_MAX &&

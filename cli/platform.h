@@ -36,6 +36,17 @@ int cli_platform_write_private(const char *path, const void *data, size_t len);
  * in its headers); Windows: FlushFileBuffers. */
 int cli_platform_datasync(int fd);
 
+/* Zeroes n bytes at p (a password, a secret's value) in a way the
+ * compiler may not leave out. */
+void cli_platform_wipe(void *p, size_t n);
+
+/* A pipe whose ends are not inherited by child processes. POSIX only: the
+ * Windows build has no `push`/`pull` (docs/cli-platforms.md). */
+int cli_platform_pipe(int fds[2]);
+
+/* A directory opened to be the base of *at() calls (Linux: O_PATH). */
+int cli_platform_open_dir(const char *dir);
+
 /* n random bytes, for names only (never secrets): the system's generator,
  * or the clock and pid when it fails. */
 void cli_platform_random(unsigned char *buf, size_t n);

@@ -86,7 +86,7 @@ int cli_secret_read_value(const char *name, FILE *in, char **ret, size_t *ret_le
 out:
 	cli_tty_close(tty);
 	if (r < 0) {
-		explicit_bzero(buf, cap + 1);
+		cli_platform_wipe(buf, cap + 1);
 		free(buf);
 		return r;
 	}
@@ -123,7 +123,7 @@ int cli_secret_set(cli_client *c, const char *name, FILE *in, pd_error *err)
 	if (len && value[len - 1] == '\n')
 		value[send++] = '\n';
 	r = cli_put(c, path, value, send, err);
-	explicit_bzero(value, send);
+	cli_platform_wipe(value, send);
 	free(value);
 	return r;
 }

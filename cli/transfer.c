@@ -12,6 +12,7 @@
 #include <archive_entry.h>
 
 #include "common/tarsafe.h"
+#include "cli/platform.h"
 #include "cli/transfer.h"
 
 #define COPY_BUF (64 * 1024)
@@ -344,8 +345,9 @@ int cli_push(cli_client *c, const char *box, const char *const *srcs, size_t n, 
 	if (asprintf(&url, "%s/v1/tree/%s?format=tar", c->base, path) < 0)
 		return pd_error_set(err, -ENOMEM, "out of memory");
 
-	if (pipe2(fds, O_CLOEXEC) < 0)
-		return pd_error_set(err, -errno, "pipe: %s", strerror(errno));
+	r = cli_platform_pipe(fds);
+	if (r < 0)
+		return pd_error_set(err, r, "pipe: %s", strerror(-r));
 	pusher.fd = fds[1];
 	r = pthread_create(&thread, NULL, push_thread, &pusher);
 	if (r != 0) {
@@ -534,11 +536,12 @@ int cli_pull(cli_client *c, const char *box, const char *src, const char *dir,
 	r = make_dirs(dir);
 	if (r < 0)
 		return pd_error_set(err, r, "%s: %s", dir, strerror(-r));
-	dirfd = open(dir, O_PATH | O_DIRECTORY | O_CLOEXEC);
+	dirfd = cli_platform_open_dir(dir);
 	if (dirfd < 0)
-		return pd_error_set(err, -errno, "%s: %s", dir, strerror(errno));
-	if (pipe2(fds, O_CLOEXEC) < 0)
-		return pd_error_set(err, -errno, "pipe: %s", strerror(errno));
+		return pd_error_set(err, dirfd, "%s: %s", dir, strerror(-dirfd));
+	r = cli_platform_pipe(fds);
+	if (r < 0)
+		return pd_error_set(err, r, "pipe: %s", strerror(-r));
 	x.fd = fds[0];
 	x.dirfd = dirfd;
 	r = pthread_create(&thread, NULL, extract_thread, &x);
