@@ -22,6 +22,9 @@ void cli_platform_init(void)
 	 * EPIPE. Binary stdio, so a tar or PNG on stdout keeps its bytes. */
 	_setmode(_fileno(stdin), _O_BINARY);
 	_setmode(_fileno(stdout), _O_BINARY);
+	/* And every file opened from now on: a volume's tar or a config file
+	 * is bytes, never text with \n made \r\n (or cut at a ^Z). */
+	_fmode = _O_BINARY;
 	/* The CLI's text is UTF-8 (the server's names, a prompt's events). */
 	SetConsoleOutputCP(CP_UTF8);
 }

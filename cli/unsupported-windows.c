@@ -1,9 +1,9 @@
 /* unsupported-windows.c - what the Windows build of the CLI does not have
  * yet, each failing with the same clear reason (ENOTSUP) instead of the
  * POSIX code it would need (docs/cli-platforms.md says why):
- *  - push, pull, volume export/import (transfer.c: a directory walk with
- *    fts, tar streams through a pipe and a thread, the daemon's safe
- *    extractor common/tarsafe.c, which resolves names with openat2);
+ *  - push and pull (transfer.c: a directory walk with fts, tar streams
+ *    through a pipe and a thread, the daemon's safe extractor
+ *    common/tarsafe.c, which resolves names with openat2);
  *  - screenshot (screenshot.c: a temp file linked or renamed into place);
  *  - skill install (skill.c: openat/O_NOFOLLOW so no link is followed). */
 #include <errno.h>
@@ -32,16 +32,6 @@ int cli_pull(cli_client *c, const char *box, const char *src, const char *dir,
 int cli_pull_extract(int fd, int dirfd, const cli_pull_opts *opts, pd_error *err)
 {
 	return unsupported(err, "pull");
-}
-
-int cli_upload(cli_client *c, const char *path, int fd, pd_error *err)
-{
-	return unsupported(err, "an upload (volume import)");
-}
-
-int cli_download(cli_client *c, const char *path, int fd, bool progress, pd_error *err)
-{
-	return unsupported(err, "a download (volume export)");
 }
 
 int cli_screenshot(cli_client *c, const cli_args *a, const char *box, pd_error *err)
