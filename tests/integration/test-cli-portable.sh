@@ -7,7 +7,7 @@
 #    part and its tests with mingw-w64 and runs them under Wine; each of
 #    their TAP lines is one here.
 # The Windows libraries are built once into the build tree
-# (build-windows/deps, kept between runs: ~25 s then; the first run builds
+# (build-windows/deps, kept between runs: ~30-50 s in all then; the first run builds
 # jansson, libcurl and inih from Debian's source packages: a few minutes).
 # Skips what its tools are missing for (mingw-w64, wine, cmake); set
 # PD_WINDOWS_BUILD=0 to skip the Windows part.
@@ -37,6 +37,16 @@ macos_check() {
 ok "macOS: cli/*.c compile with the macOS branches, no GNU-only call" macos_check
 
 # --- Windows -------------------------------------------------------------------
+
+# One Wine prefix for both parts below (some 700 MB), removed at the end
+# with its wineserver.
+WINEPREFIX=$(mktemp -d "${TMPDIR:-/tmp}/paddock-wine.XXXXXX")
+export WINEPREFIX WINEDEBUG=-all
+wine_gone() {
+	wineserver -k 2>/dev/null
+	rm -rf --one-file-system "$WINEPREFIX"
+}
+trap wine_gone EXIT
 
 windows() {
 	local why=""
@@ -98,7 +108,6 @@ if [ -n "$why" ]; then
 fi
 
 wine=$(command -v wine64 || command -v wine)
-export WINEPREFIX=$TOP_BUILDDIR/build-windows/wine WINEDEBUG=-all
 # Windows writes \r\n to a pipe in text mode; stdout is binary here.
 win() { "$wine" "$exe" "$@"; }
 export -f win
@@ -106,6 +115,7 @@ export wine exe
 
 pd_use_debian
 pd_setup || exit 1
+pd_on_exit wine_gone # pd_setup's cleanup replaced the trap
 pd_start
 URL=$(pd_url)
 wait_for 10 curl -s -o /dev/null "$URL/" || { diag "no server on $URL"; exit 1; }
