@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include "check-cli-parse.h"
 #include "cli/cli-config.h"
@@ -325,9 +326,13 @@ static void platform_misc(void)
 	cli_platform_random(a, sizeof(a));
 	cli_platform_random(b, sizeof(b));
 	CHECK(memcmp(a, b, sizeof(a)) != 0);
-	/* stdout is a pipe or a file here (the TAP driver's): no terminal */
-	CHECK(!cli_platform_isatty(1));
-	CHECK(cli_platform_columns(1) == 0);
+	/* a pipe is no terminal, and has no width */
+	int fds[2];
+	CHECK(cli_platform_pipe(fds) == 0);
+	CHECK(!cli_platform_isatty(fds[0]) && !cli_platform_isatty(fds[1]));
+	CHECK(cli_platform_columns(fds[1]) == 0);
+	close(fds[0]);
+	close(fds[1]);
 	cli_platform_hostname(host, sizeof(host));
 	CHECK(strlen(host) < sizeof(host));
 	cli_platform_interrupt_on(NULL);
