@@ -1,35 +1,23 @@
 /* cli-config.c - the CLI's config file and what it resolves (see
  * cli-config.h). */
-#include <fcntl.h>
 #include <limits.h>
 #include <string.h>
-#include <sys/stat.h>
 
 #include <ini.h>
 
 #include "cli/cli-config.h"
 #include "cli/cli.h"
+#include "cli/platform.h"
+#include "common/buf.h"
 
 int cli_config_path(char **ret)
 {
 	const char *env = getenv("PADDOCK_CONFIG");
-	char *p = NULL;
 
-	if (env && *env) {
-		p = strdup(env);
-	} else if ((env = getenv("XDG_CONFIG_HOME")) && *env == '/') {
-		if (asprintf(&p, "%s/paddock/config.ini", env) < 0)
-			p = NULL;
-	} else if ((env = getenv("HOME")) && *env) {
-		if (asprintf(&p, "%s/.config/paddock/config.ini", env) < 0)
-			p = NULL;
-	} else {
-		return -ENOENT;
-	}
-	if (!p)
-		return -ENOMEM;
-	*ret = p;
-	return 0;
+	if (!env || !*env)
+		return cli_platform_config_path(ret);
+	*ret = strdup(env);
+	return *ret ? 0 : -ENOMEM;
 }
 
 int cli_config_set(char **field, const char *value)
@@ -90,88 +78,78 @@ int cli_config_read(const char *path, cli_config *c, pd_error *err)
 	return 0;
 }
 
-static int add_pair(FILE *f, const char *key, const char *value, pd_error *err)
+static int add_pair(struct pd_buf *b, const char *key, const char *value, pd_error *err)
 {
 	if (!value)
 		return 0;
 	if (strpbrk(value, "\r\n"))
 		return pd_error_set(err, -EINVAL, "%s must be one line", key);
-	fprintf(f, "%s = %s\n", key, value);
+	if (pd_buf_printf(b, "%s = %s\n", key, value) < 0)
+		return pd_error_set(err, -ENOMEM, "out of memory");
 	return 0;
 }
 
-/* Creates the parent directory of path (0700), one level: the config
- * directory; its own parent (~/.config) is created too when missing. */
+/* The last path separator in path, or NULL. */
+static char *last_sep(char *path)
+{
+	char *last = NULL;
+
+	for (char *p = path; *p; p++)
+		if (strchr(CLI_PATH_SEPARATORS, *p))
+			last = p;
+	return last;
+}
+
+/* Creates the parent directory of path (readable by the user only), one
+ * level: the config directory; its own parent (~/.config) is created too
+ * when missing. */
 static int make_parent(const char *path)
 {
 	_cleanup_free_ char *dir = strdup(path);
+	int r;
+
 	if (!dir)
 		return -ENOMEM;
-	char *slash = strrchr(dir, '/');
+	char *slash = last_sep(dir);
 	if (!slash || slash == dir)
 		return 0;
 	*slash = '\0';
-	if (mkdir(dir, 0700) == 0 || errno == EEXIST)
-		return 0;
-	if (errno != ENOENT)
-		return -errno;
-	char *up = strrchr(dir, '/');
+	r = cli_platform_mkdir_private(dir);
+	if (r != -ENOENT)
+		return r;
+	char *up = last_sep(dir);
 	if (up && up != dir) {
+		char sep = *up;
 		*up = '\0';
-		if (mkdir(dir, 0700) < 0 && errno != EEXIST)
-			return -errno;
-		*up = '/';
+		r = cli_platform_mkdir_private(dir);
+		if (r < 0)
+			return r;
+		*up = sep;
 	}
-	return mkdir(dir, 0700) == 0 || errno == EEXIST ? 0 : -errno;
+	return cli_platform_mkdir_private(dir);
 }
 
 int cli_config_write(const char *path, const cli_config *c, pd_error *err)
 {
-	_cleanup_free_ char *text = NULL, *tmp = NULL;
-	size_t len = 0;
+	_cleanup_(pd_buf_freep) struct pd_buf text = {0};
 	int r;
 
-	{
-		_cleanup_fclose_ FILE *m = open_memstream(&text, &len);
-		if (!m)
-			return pd_error_set(err, -ENOMEM, "out of memory");
-		fputs("[server]\n", m);
-		if ((r = add_pair(m, "url", c->url, err)) < 0 ||
-		    (r = add_pair(m, "token", c->token, err)) < 0)
-			return r;
-		fputs("[state]\n", m);
-		if ((r = add_pair(m, "current", c->current, err)) < 0)
-			return r;
-	}
+	if (pd_buf_printf(&text, "[server]\n") < 0)
+		return pd_error_set(err, -ENOMEM, "out of memory");
+	if ((r = add_pair(&text, "url", c->url, err)) < 0 ||
+	    (r = add_pair(&text, "token", c->token, err)) < 0)
+		return r;
+	if (pd_buf_printf(&text, "[state]\n") < 0)
+		return pd_error_set(err, -ENOMEM, "out of memory");
+	if ((r = add_pair(&text, "current", c->current, err)) < 0)
+		return r;
 	r = make_parent(path);
 	if (r < 0)
 		return pd_error_set(err, r, "cannot create the directory of %s: %s", path,
 				    strerror(-r));
-	if (asprintf(&tmp, "%s.tmpXXXXXX", path) < 0)
-		return pd_error_set(err, -ENOMEM, "out of memory");
-	int fd = mkostemp(tmp, O_CLOEXEC);
-	if (fd < 0)
-		return pd_error_set(err, -errno, "cannot write %s: %s", path, strerror(errno));
-	r = 0;
-	if (fchmod(fd, 0600) < 0)
-		r = -errno;
-	for (size_t off = 0; r == 0 && off < len;) {
-		ssize_t n = write(fd, text + off, len - off);
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n <= 0)
-			r = n < 0 ? -errno : -EIO;
-		else
-			off += (size_t)n;
-	}
-	if (close(fd) < 0 && r == 0)
-		r = -errno;
-	if (r == 0 && rename(tmp, path) < 0)
-		r = -errno;
-	if (r < 0) {
-		unlink(tmp);
+	r = cli_platform_write_private(path, text.data, text.len);
+	if (r < 0)
 		return pd_error_set(err, r, "cannot write %s: %s", path, strerror(-r));
-	}
 	return 0;
 }
 

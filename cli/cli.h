@@ -168,22 +168,17 @@ char *cli_shell_quote(const char *word);
  * are each quoted and joined by spaces. NULL on ENOMEM or n == 0. */
 char *cli_shell_join(const char *const *words, size_t n);
 
-/* Appends s as a JSON string (quotes included) to a malloc'd buffer
- * *buf of length *len. Control characters become \u00XX; other bytes
- * (UTF-8) are copied. Returns 0 or -ENOMEM (the buffer is kept). */
-int cli_json_string(char **buf, size_t *len, const char *s);
+/* --- JSON (json.c, on jansson; json.h has the rest) -------------------- */
 
-/* Extracts the "error" string from an error body of the one shape the
- * server sends: {"error":"…","errno":"…"} (a flat object of strings,
- * numbers, true/false/null, in any order, with any whitespace). Returns a
- * malloc'd, unescaped copy, or NULL when the body is not of that shape
- * (the caller then shows the raw body). \uXXXX escapes (with surrogate
- * pairs) become UTF-8; a NUL escape or invalid escape rejects the body. */
+/* The string member `key` of a JSON object body (the answer of a control
+ * write: {"snapshot":"web-3"}), malloc'd; NULL when the body is not JSON
+ * (or holds a duplicate key or a NUL), is no object, or has no such string
+ * member. */
+char *cli_json_get_string(const char *body, size_t len, const char *key);
+
+/* The "error" string of an error body, {"error":"…","errno":"…"}; NULL
+ * when it has none (the caller then shows the raw body). */
 char *cli_error_from_body(const char *body, size_t len);
-/* The same for any string member `key` of such an object (the answer of a
- * control write: {"snapshot":"web-3"}); NULL when absent, not a string,
- * or the body is not of that shape. */
-char *cli_json_flat_get(const char *body, size_t len, const char *key);
 
 /* A random name "PREFIX" + 6 chars of [a-z0-9]. malloc'd; NULL on ENOMEM. */
 char *cli_random_name(const char *prefix);

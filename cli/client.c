@@ -188,7 +188,7 @@ int cli_transfer_result(CURLcode res, const char *errbuf, long status, const cha
 		/* The statuses keep their errno above; the ones that only say
 		 * "server error" (500: ENODEV for a desktop that is off, ENOTSUP
 		 * for an image without one…) take the errno the body names. */
-		_cleanup_free_ char *name = cli_json_flat_get(body, len, "errno");
+		_cleanup_free_ char *name = cli_json_get_string(body, len, "errno");
 		for (int e = 1; name && e < 256; e++)
 			if (strcmp(errno_name(e), name) == 0) {
 				code = -e;

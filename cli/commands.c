@@ -1,10 +1,8 @@
 /* commands.c - what each command does, as requests on the tree (see cli.h
  * and paddock.1). */
 #include <fcntl.h>
-#include <signal.h>
 #include <string.h>
 #include <sys/stat.h>
-#include <termios.h>
 
 #include "autoconfig.h" /* PACKAGE_VERSION */
 #include "cli/cli-config.h"
@@ -14,9 +12,12 @@
 #include "cli/client.h"
 #include "cli/desktop.h"
 #include "cli/exec.h"
+#include "cli/json.h"
+#include "cli/platform.h"
 #include "cli/prompt.h"
 #include "cli/skill.h"
 #include "cli/transfer.h"
+#include "common/buf.h"
 #include "common/parse.h"
 
 #define PASSWORD_MAX 1024
@@ -132,22 +133,16 @@ static int print_rows(struct ctx *x, const char *const *keys, const char *const 
 		      char **cells, size_t nrows)
 {
 	if (x->a->json) {
-		fputs("[", stdout);
-		for (size_t i = 0; i < nrows; i++) {
-			fputs(i ? ",{" : "{", stdout);
-			for (size_t j = 0; j < ncol; j++) {
-				const char *v = cells[i * ncol + j];
-				_cleanup_free_ char *k = NULL, *s = NULL;
-				size_t kl = 0, sl = 0;
-				if (cli_json_string(&k, &kl, keys[j]) < 0 ||
-				    (v && cli_json_string(&s, &sl, v) < 0))
-					return -ENOMEM;
-				printf("%s%s:%s", j ? "," : "", k, v ? s : "null");
-			}
-			fputs("}", stdout);
+		json_t *rows = json_array();
+		for (size_t i = 0; rows && i < nrows; i++) {
+			json_t *row = json_object();
+			for (size_t j = 0; row && j < ncol; j++)
+				if (cli_json_set(row, keys[j], cells[i * ncol + j]) < 0)
+					json_decref(TAKE_PTR(row));
+			if (json_array_append_new(rows, row) < 0)
+				json_decref(TAKE_PTR(rows));
 		}
-		fputs("]\n", stdout);
-		return 0;
+		return cli_json_print(stdout, rows);
 	}
 	size_t width[8] = {0};
 	for (size_t j = 0; j < ncol && j < ELEMENTSOF(width); j++) {
@@ -273,23 +268,19 @@ static int read_password(const char *url, bool from_stdin, char **ret, pd_error 
 {
 	char buf[PASSWORD_MAX + 2];
 	FILE *in = stdin;
-	_cleanup_fclose_ FILE *tty = NULL;
-	struct termios old;
-	bool echo_off = false;
+	cli_tty *tty = NULL;
 
-	if (!from_stdin && isatty(STDIN_FILENO)) {
-		tty = fopen("/dev/tty", "r+e");
-		if (!tty)
-			return pd_error_set(err, -errno, "cannot open /dev/tty: %s",
-					    strerror(errno));
-		in = tty;
-		fprintf(tty, "Password for %s: ", url);
-		fflush(tty);
-		echo_off = cli_tty_echo_off(tty, &old);
+	if (!from_stdin && cli_platform_isatty(STDIN_FILENO)) {
+		int r = cli_tty_open(&tty);
+		if (r < 0)
+			return pd_error_set(err, r, "cannot open the terminal: %s", strerror(-r));
+		in = cli_tty_in(tty);
+		fprintf(cli_tty_out(tty), "Password for %s: ", url);
+		fflush(cli_tty_out(tty));
+		cli_tty_echo_off(tty);
 	}
 	char *got = fgets(buf, sizeof(buf), in);
-	if (echo_off)
-		tcsetattr(fileno(tty), TCSAFLUSH, &old);
+	cli_tty_close(tty);
 	if (!got)
 		return pd_error_set(err, -EINVAL, "no password given");
 	size_t n = strlen(buf);
@@ -303,8 +294,40 @@ static int read_password(const char *url, bool from_stdin, char **ret, pd_error 
 	if (n == 0)
 		return pd_error_set(err, -EINVAL, "no password given");
 	*ret = strdup(buf);
-	explicit_bzero(buf, sizeof(buf));
+	cli_platform_wipe(buf, sizeof(buf));
 	return *ret ? 0 : pd_error_set(err, -ENOMEM, "out of memory");
+}
+
+/* The body of POST /v1/login: {"password":…,"label":…}. The password
+ * leaves no copy behind: jansson's own copy is wiped before it is freed,
+ * and the text is dumped straight into a buffer of its exact size (which
+ * the caller wipes) instead of a growing one. */
+static int login_body(const char *password, const char *label, char **ret, pd_error *err)
+{
+	json_t *o, *pw;
+	char *text;
+	size_t n;
+
+	if (!cli_utf8_valid(password))
+		return pd_error_set(err, -EINVAL, "the password is not UTF-8 text");
+	pw = json_string(password);
+	o = pw ? json_pack("{s:O,s:o}", "password", pw, "label", cli_json_str(label)) : NULL;
+	n = o ? json_dumpb(o, NULL, 0, JSON_COMPACT) : 0;
+	text = n > 0 ? malloc(n + 1) : NULL;
+	if (text && json_dumpb(o, text, n, JSON_COMPACT) == n) {
+		text[n] = '\0';
+	} else {
+		free(text);
+		text = NULL;
+	}
+	if (pw)
+		cli_platform_wipe((char *)json_string_value(pw), strlen(password));
+	json_decref(pw);
+	json_decref(o);
+	if (!text)
+		return pd_error_set(err, -ENOMEM, "out of memory");
+	*ret = text;
+	return 0;
 }
 
 static int cmd_login(struct ctx *x)
@@ -312,7 +335,6 @@ static int cmd_login(struct ctx *x)
 	const cli_args *a = x->a;
 	_cleanup_free_ char *url = strdup(a->value), *password = NULL, *json = NULL, *body = NULL;
 	char host[256] = "";
-	size_t len = 0;
 	int r;
 
 	if (!url)
@@ -325,31 +347,17 @@ static int cmd_login(struct ctx *x)
 	r = read_password(url, a->password_stdin, &password, &x->err);
 	if (r < 0)
 		return fail(x);
-	gethostname(host, sizeof(host) - 1);
+	cli_platform_hostname(host, sizeof(host));
 	_cleanup_free_ char *label = NULL;
 	if (asprintf(&label, "paddock-cli@%.40s", host[0] ? host : "unknown") < 0)
 		return oom(x);
-	json = strdup("{\"password\":");
-	len = json ? strlen(json) : 0;
-	if (!json || cli_json_string(&json, &len, password) < 0)
-		return oom(x);
-	char *more = realloc(json, len + 16);
-	if (!more)
-		return oom(x);
-	json = more;
-	memcpy(json + len, ",\"label\":", 10);
-	len += 9;
-	if (cli_json_string(&json, &len, label) < 0)
-		return oom(x);
-	more = realloc(json, len + 2);
-	if (!more)
-		return oom(x);
-	json = more;
-	memcpy(json + len, "}", 2);
-	explicit_bzero(password, strlen(password));
+	r = login_body(password, label, &json, &x->err);
+	cli_platform_wipe(password, strlen(password));
+	if (r < 0)
+		return fail(x);
 
 	r = cli_post_json(&x->client, "/v1/login", json, &body, &x->err);
-	explicit_bzero(json, strlen(json));
+	cli_platform_wipe(json, strlen(json));
 	if (r < 0)
 		return fail(x);
 	body[strcspn(body, "\r\n")] = '\0';
@@ -371,30 +379,27 @@ static int cmd_login(struct ctx *x)
 
 static int policy_body(const char *mode, const char *const *entries, size_t n, char **ret)
 {
-	_cleanup_free_ char *out = NULL;
-	size_t len = 0;
-	_cleanup_fclose_ FILE *m = open_memstream(&out, &len);
+	_cleanup_(pd_buf_freep) struct pd_buf out = {0};
+	int r = 0;
 
-	if (!m)
-		return -ENOMEM;
 	if (strcmp(mode, "allow") == 0) {
-		fputs("allowlist\n", m);
-		for (size_t i = 0; i < n; i++)
-			fprintf(m, "%s\n", entries[i]);
+		r = pd_buf_printf(&out, "allowlist\n");
+		for (size_t i = 0; r == 0 && i < n; i++)
+			r = pd_buf_printf(&out, "%s\n", entries[i]);
 	} else if (strncmp(mode, "allow:", 6) == 0) {
 		/* --policy allow:a,b */
-		fputs("allowlist\n", m);
-		for (const char *p = mode + 6; *p;) {
+		r = pd_buf_printf(&out, "allowlist\n");
+		for (const char *p = mode + 6; r == 0 && *p;) {
 			size_t k = strcspn(p, ",");
 			if (k > 0)
-				fprintf(m, "%.*s\n", (int)k, p);
+				r = pd_buf_printf(&out, "%.*s\n", (int)k, p);
 			p += k + (p[k] == ',');
 		}
 	} else {
-		fprintf(m, "%s\n", mode);
+		r = pd_buf_printf(&out, "%s\n", mode);
 	}
-	fclose(TAKE_PTR(m));
-	*ret = TAKE_PTR(out);
+	if (r < 0 || !(*ret = pd_buf_take(&out, NULL)))
+		return -ENOMEM;
 	return 0;
 }
 
@@ -425,7 +430,7 @@ static int cmd_new(struct ctx *x)
 	const struct {
 		const char *file, *value;
 	} steps[] = {
-	    {"image", a->image}, {"type", a->type},   {"docker", a->docker},
+	    {"image", a->image}, {"type", a->type},  {"docker", a->docker},
 	    {"ttl", a->ttl},	 {"policy", policy}, {"state", "running"},
 	};
 	for (size_t i = 0; r == 0 && i < ELEMENTSOF(steps); i++) {
@@ -581,8 +586,7 @@ static int cmd_ports(struct ctx *x)
 static int cmd_docker(struct ctx *x)
 {
 	const cli_args *a = x->a;
-	_cleanup_free_ char *box = NULL, *path = NULL, *value = NULL, *json = NULL;
-	size_t len = 0;
+	_cleanup_free_ char *box = NULL, *path = NULL, *value = NULL;
 
 	if (use_box(x, a->box, &box) < 0)
 		return fail(x);
@@ -596,10 +600,9 @@ static int cmd_docker(struct ctx *x)
 			printf("%s\n", value);
 			return 0;
 		}
-		if (cli_json_string(&json, &len, value) < 0)
-			return oom(x);
-		printf("{\"docker\":%s}\n", json);
-		return 0;
+		return cli_json_print(stdout, json_pack("{s:o}", "docker", cli_json_str(value))) < 0
+			   ? oom(x)
+			   : 0;
 	}
 	if (cli_put_value(&x->client, path, a->value, &x->err) < 0) {
 		fail(x);
@@ -660,7 +663,7 @@ static int cmd_snapshot(struct ctx *x)
 	if (box_write_answer(x, "snapshot", x->a->value ? x->a->value : "manual", &box, &body,
 			     &len) < 0)
 		return fail(x);
-	id = cli_json_flat_get(body, len, "snapshot");
+	id = cli_json_get_string(body, len, "snapshot");
 	if (!id)
 		return pd_error_set(&x->err, -EIO,
 				    "the snapshot of %s was taken, but the server did not say its "
@@ -688,9 +691,9 @@ static int cmd_restore(struct ctx *x)
 		printf("%.*s\n", (int)len, body);
 		return 0;
 	}
-	id = cli_json_flat_get(body, len, "snapshot");
-	jobs = cli_json_flat_get(body, len, "jobs_ended");
-	before = cli_json_flat_get(body, len, "before");
+	id = cli_json_get_string(body, len, "snapshot");
+	jobs = cli_json_get_string(body, len, "jobs_ended");
+	before = cli_json_get_string(body, len, "before");
 	printf("%s\n", id ? id : x->a->value);
 	if (jobs) /* it was running */
 		fprintf(stderr,
@@ -755,12 +758,13 @@ static int cmd_volume(struct ctx *x)
 						    strerror(errno)),
 				       fail(x);
 			out = fd;
-		} else if (isatty(STDOUT_FILENO)) {
+		} else if (cli_platform_isatty(STDOUT_FILENO)) {
 			return pd_error_set(&x->err, -EINVAL,
 					    "not writing an archive to a terminal: use -o FILE"),
 			       fail(x);
 		}
-		bool progress = out != STDOUT_FILENO && !a->quiet && isatty(STDERR_FILENO);
+		bool progress =
+		    out != STDOUT_FILENO && !a->quiet && cli_platform_isatty(STDERR_FILENO);
 		if (cli_download(&x->client, path, out, progress, &x->err) < 0) {
 			if (fd >= 0)
 				unlink(a->output);
@@ -789,8 +793,8 @@ static int cmd_volume(struct ctx *x)
 	}
 
 	/* attach/detach: the box's volumes file is the whole list. */
-	_cleanup_free_ char *box = NULL, *list = NULL, *out = NULL;
-	size_t len = 0;
+	_cleanup_free_ char *box = NULL, *list = NULL;
+	_cleanup_(pd_buf_freep) struct pd_buf out = {0};
 	bool found = false;
 	if (use_box(x, a->box, &box) < 0)
 		return fail(x);
@@ -799,33 +803,29 @@ static int cmd_volume(struct ctx *x)
 		return oom(x);
 	if (cli_get(&x->client, path, &list, NULL, &x->err) < 0)
 		return fail(x);
-	{
-		_cleanup_fclose_ FILE *m = open_memstream(&out, &len);
-		if (!m)
-			return oom(x);
-		for (char *line = list, *next; line && *line; line = next) {
-			next = strchr(line, '\n');
-			if (next)
-				*next++ = '\0';
-			if (*line == '\0')
+	for (char *line = list, *next; line && *line; line = next) {
+		next = strchr(line, '\n');
+		if (next)
+			*next++ = '\0';
+		if (*line == '\0')
+			continue;
+		if (strcmp(line, a->value) == 0) {
+			found = true;
+			if (a->verb == CLI_VOLUME_DETACH)
 				continue;
-			if (strcmp(line, a->value) == 0) {
-				found = true;
-				if (a->verb == CLI_VOLUME_DETACH)
-					continue;
-			}
-			fprintf(m, "%s\n", line);
 		}
-		if (a->verb == CLI_VOLUME_ATTACH && !found)
-			fprintf(m, "%s\n", a->value);
+		if (pd_buf_printf(&out, "%s\n", line) < 0)
+			return oom(x);
 	}
+	if (a->verb == CLI_VOLUME_ATTACH && !found && pd_buf_printf(&out, "%s\n", a->value) < 0)
+		return oom(x);
 	if (a->verb == CLI_VOLUME_DETACH && !found)
 		return pd_error_set(&x->err, -ENOENT, "volume %s is not attached to %s", a->value,
 				    box),
 		       fail(x);
 	if (a->verb == CLI_VOLUME_ATTACH && found)
 		return 0;
-	if (cli_put(&x->client, path, out, len, &x->err) < 0)
+	if (cli_put(&x->client, path, out.data ? out.data : "", out.len, &x->err) < 0)
 		return fail(x);
 	return 0;
 }
@@ -851,7 +851,7 @@ static int cmd_push_pull(struct ctx *x)
 {
 	const cli_args *a = x->a;
 	_cleanup_free_ char *box = NULL;
-	bool progress = !a->quiet && isatty(STDERR_FILENO);
+	bool progress = !a->quiet && cli_platform_isatty(STDERR_FILENO);
 	int r;
 
 	if (use_box(x, a->box, &box) < 0)

@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "cli/cli.h"
+#include "common/buf.h"
 
 static const struct {
 	const char *word;
@@ -25,12 +26,9 @@ cli_desktop_sub cli_desktop_sub_of(const char *word)
 int cli_desktop_input_body(const char *const *words, size_t n, char **ret, size_t *ret_len,
 			   pd_error *err)
 {
-	_cleanup_free_ char *body = NULL;
-	size_t len = 0, in_action = 0, action = 1;
-	_cleanup_fclose_ FILE *m = open_memstream(&body, &len);
+	_cleanup_(pd_buf_freep) struct pd_buf body = {0};
+	size_t in_action = 0, action = 1;
 
-	if (!m)
-		return pd_error_set(err, -ENOMEM, "out of memory");
 	for (size_t i = 0; i <= n; i++) {
 		if (i == n || strcmp(words[i], ",") == 0) {
 			if (in_action == 0)
@@ -38,7 +36,8 @@ int cli_desktop_input_body(const char *const *words, size_t n, char **ret, size_
 						    "action %zu is empty (actions are separated by "
 						    "a lone ',')",
 						    action);
-			fputc('\n', m);
+			if (pd_buf_append(&body, "\n", 1) < 0)
+				return pd_error_set(err, -ENOMEM, "out of memory");
 			in_action = 0;
 			action++;
 			continue;
@@ -48,15 +47,12 @@ int cli_desktop_input_body(const char *const *words, size_t n, char **ret, size_
 					    "action %zu holds a line break (an action is one line; "
 					    "for Enter use 'key Return')",
 					    action);
-		if (in_action++ > 0)
-			fputc(' ', m);
-		fputs(words[i], m);
+		if ((in_action++ > 0 && pd_buf_append(&body, " ", 1) < 0) ||
+		    pd_buf_append(&body, words[i], strlen(words[i])) < 0)
+			return pd_error_set(err, -ENOMEM, "out of memory");
 	}
-	if (fclose(TAKE_PTR(m)) != 0)
-		return pd_error_set(err, -ENOMEM, "out of memory");
-	*ret = TAKE_PTR(body);
-	*ret_len = len;
-	return 0;
+	*ret = pd_buf_take(&body, ret_len);
+	return *ret ? 0 : pd_error_set(err, -ENOMEM, "out of memory");
 }
 
 /* Digits to an unsigned number (at most 5 digits: screens and offsets

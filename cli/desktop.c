@@ -1,8 +1,8 @@
 /* desktop.c - a box's desktop over HTTP (see desktop.h): every command is
- * a read or write of boxes/BOX/desktop/… or boxes/BOX/screenshot.png. */
+ * a read or write of boxes/BOX/desktop/…; `screenshot` (a file written
+ * into place) is screenshot.c. */
 #include <fcntl.h>
 #include <limits.h>
-#include <signal.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -10,28 +10,14 @@
 #include <unistd.h>
 
 #include "cli/desktop.h"
+#include "cli/json.h"
+#include "cli/platform.h"
 #include "common/parse.h"
 #include "cli/transfer.h"
 
 static int oom(pd_error *err)
 {
 	return pd_error_set(err, -ENOMEM, "out of memory");
-}
-
-/* Prints {"KEY":"VALUE"} (or VALUE alone without json). */
-static int print_value(bool json, const char *key, const char *value)
-{
-	_cleanup_free_ char *k = NULL, *v = NULL;
-	size_t kl = 0, vl = 0;
-
-	if (!json) {
-		printf("%s\n", value);
-		return 0;
-	}
-	if (cli_json_string(&k, &kl, key) < 0 || cli_json_string(&v, &vl, value) < 0)
-		return -ENOMEM;
-	printf("{%s:%s}\n", k, v);
-	return 0;
 }
 
 /* GET of a value file of the box; *ret without its trailing newline. */
@@ -102,7 +88,7 @@ static int desktop_on(cli_client *c, const cli_args *a, const char *box, pd_erro
 	if (!running && !a->quiet)
 		fprintf(stderr, "paddock: %s is %s: its desktop starts when it runs\n", box, state);
 	if (!a->no_wait && running) {
-		if (!a->quiet && isatty(STDERR_FILENO))
+		if (!a->quiet && cli_platform_isatty(STDERR_FILENO))
 			fprintf(stderr, "paddock: waiting for the desktop of %s to answer…\n", box);
 		r = wait_answer(c, box, CLI_DESKTOP_WAIT_S, err);
 		if (r < 0)
@@ -111,52 +97,41 @@ static int desktop_on(cli_client *c, const cli_args *a, const char *box, pd_erro
 	r = get_file(c, box, "desktop/url", &url, err);
 	if (r < 0)
 		return pd_error_prefix(err, "url");
-	return print_value(a->json, "url", url) < 0 ? oom(err) : 0;
+	return cli_json_print_value(a->json, "url", url) < 0 ? oom(err) : 0;
 }
 
 /* windows --json: [{"id","title","geometry","x","y","width","height"}…];
  * the numbers only when the geometry has them. */
 static int print_windows_json(char *body)
 {
-	_cleanup_free_ char *out = NULL;
-	size_t len = 0;
-	bool first = true;
-	_cleanup_fclose_ FILE *m = open_memstream(&out, &len);
+	json_t *all = json_array();
 
-	if (!m)
-		return -ENOMEM;
-	fputc('[', m);
-	for (char *line = body, *next; line && *line; line = next) {
+	for (char *line = body, *next; all && line && *line; line = next) {
 		const char *id, *title, *geometry;
 		next = strchr(line, '\n');
 		if (next)
 			*next++ = '\0';
 		if (cli_parse_window_line(line, &id, &title, &geometry) < 0)
 			continue;
-		_cleanup_free_ char *jid = NULL, *jtitle = NULL, *jgeo = NULL;
-		size_t l1 = 0, l2 = 0, l3 = 0;
-		if (cli_json_string(&jid, &l1, id) < 0 ||
-		    cli_json_string(&jtitle, &l2, title) < 0 ||
-		    (geometry && cli_json_string(&jgeo, &l3, geometry) < 0))
-			return -ENOMEM;
-		fprintf(m, "%s{\"id\":%s,\"title\":%s,\"geometry\":%s", first ? "" : ",", jid,
-			jtitle, jgeo ? jgeo : "null");
+		json_t *o = json_object();
+		if (!o || cli_json_set(o, "id", id) < 0 || cli_json_set(o, "title", title) < 0 ||
+		    cli_json_set(o, "geometry", geometry) < 0)
+			json_decref(TAKE_PTR(o));
 		unsigned w, h;
 		int x, y;
 		bool pos;
-		if (geometry && cli_parse_geometry(geometry, &w, &h, &x, &y, &pos) == 0) {
-			if (pos)
-				fprintf(m, ",\"x\":%d,\"y\":%d", x, y);
-			fprintf(m, ",\"width\":%u,\"height\":%u", w, h);
+		if (o && geometry && cli_parse_geometry(geometry, &w, &h, &x, &y, &pos) == 0) {
+			if (pos && (json_object_set_new(o, "x", json_integer(x)) < 0 ||
+				    json_object_set_new(o, "y", json_integer(y)) < 0))
+				json_decref(TAKE_PTR(o));
+			if (o && (json_object_set_new(o, "width", json_integer(w)) < 0 ||
+				  json_object_set_new(o, "height", json_integer(h)) < 0))
+				json_decref(TAKE_PTR(o));
 		}
-		fputc('}', m);
-		first = false;
+		if (json_array_append_new(all, o) < 0)
+			json_decref(TAKE_PTR(all));
 	}
-	fputs("]\n", m);
-	if (fclose(TAKE_PTR(m)) != 0)
-		return -ENOMEM;
-	fwrite(out, 1, len, stdout);
-	return 0;
+	return cli_json_print(stdout, all);
 }
 
 static int desktop_windows(cli_client *c, const cli_args *a, const char *box, pd_error *err)
@@ -209,8 +184,7 @@ static int desktop_cursor(cli_client *c, const cli_args *a, const char *box, pd_
 	}
 	if (sscanf(cursor, "%d %d%n", &x, &y, &end) != 2 || cursor[end] != '\0')
 		return pd_error_set(err, -EPROTO, "unexpected cursor '%s' from the server", cursor);
-	printf("{\"x\":%d,\"y\":%d}\n", x, y);
-	return 0;
+	return cli_json_print(stdout, json_pack("{s:i,s:i}", "x", x, "y", y)) < 0 ? oom(err) : 0;
 }
 
 static int desktop_geometry(cli_client *c, const cli_args *a, const char *box, pd_error *err)
@@ -237,8 +211,12 @@ static int desktop_geometry(cli_client *c, const cli_args *a, const char *box, p
 	if (cli_parse_geometry(geometry, &w, &h, NULL, NULL, NULL) < 0)
 		return pd_error_set(err, -EPROTO, "unexpected geometry '%s' from the server",
 				    geometry);
-	printf("{\"geometry\":\"%ux%u\",\"width\":%u,\"height\":%u}\n", w, h, w, h);
-	return 0;
+	char text[32];
+	snprintf(text, sizeof(text), "%ux%u", w, h);
+	return cli_json_print(stdout, json_pack("{s:s,s:I,s:I}", "geometry", text, "width",
+						(json_int_t)w, "height", (json_int_t)h)) < 0
+		   ? oom(err)
+		   : 0;
 }
 
 /* Reads the actions of `desktop BOX -` from stdin (at most 1 MiB: the
@@ -326,7 +304,7 @@ int cli_desktop(cli_client *c, const cli_args *a, const char *box, pd_error *err
 		int r = get_file(c, box, "desktop/url", &url, err);
 		if (r < 0)
 			return r;
-		return print_value(a->json, "url", url) < 0 ? oom(err) : 0;
+		return cli_json_print_value(a->json, "url", url) < 0 ? oom(err) : 0;
 	}
 	case CLI_DESKTOP_WINDOWS:
 		return when_up(desktop_windows, c, a, box, err);
@@ -340,265 +318,4 @@ int cli_desktop(cli_client *c, const cli_args *a, const char *box, pd_error *err
 				: when_up(desktop_input, c, a, box, err);
 	}
 	return pd_error_set(err, -EINVAL, "unknown desktop subcommand");
-}
-
-/* --- screenshot --------------------------------------------------------- */
-
-/* The temporary file being written, removed if a signal ends the command
- * (unlink is async-signal-safe); empty when there is none. */
-static char pending_tmp[PATH_MAX];
-
-static void on_fatal_signal(int sig)
-{
-	if (pending_tmp[0])
-		unlink(pending_tmp);
-	signal(sig, SIG_DFL);
-	raise(sig);
-}
-
-static const int fatal_signals[] = {SIGINT, SIGTERM, SIGHUP};
-
-/* Removes the temporary file on the signals that end the command; a
- * signal the command was started with ignored stays ignored (nohup, a
- * background job of a script). */
-static void guard_tmp(const char *path, struct sigaction *old)
-{
-	struct sigaction sa = {.sa_handler = on_fatal_signal};
-
-	sigemptyset(&sa.sa_mask);
-	snprintf(pending_tmp, sizeof(pending_tmp), "%s", path);
-	for (size_t i = 0; i < ELEMENTSOF(fatal_signals); i++) {
-		sigaction(fatal_signals[i], NULL, &old[i]);
-		if (old[i].sa_handler != SIG_IGN)
-			sigaction(fatal_signals[i], &sa, NULL);
-	}
-}
-
-static void unguard_tmp(const struct sigaction *old)
-{
-	for (size_t i = 0; i < ELEMENTSOF(fatal_signals); i++)
-		sigaction(fatal_signals[i], &old[i], NULL);
-	pending_tmp[0] = '\0';
-}
-
-/* How a screenshot reaches its file. */
-enum target_kind {
-	TARGET_NEW,	/* a new name: never replaces a file (-2, -3… added) */
-	TARGET_REPLACE, /* a regular file, or none yet: renamed over */
-	TARGET_STREAM,	/* not a regular file (/dev/null, a FIFO): written into */
-};
-
-/* The file to write: FILE, FILE/DEFAULT when FILE is a directory (or ends
- * in '/'), or DEFAULT in the current directory. A symbolic link to a
- * regular file is followed (the file is replaced, never the link); what
- * is neither a regular file nor a directory is written into as it is, so
- * `-o /dev/null` never replaces /dev/null, even for root. *ret_mode: the
- * mode of the file replaced, or 0666 & ~umask. */
-static int target_path(const char *box, const char *output, char **ret, enum target_kind *ret_kind,
-		       mode_t *ret_mode, pd_error *err)
-{
-	_cleanup_free_ char *name = cli_screenshot_name(box, time(NULL));
-	struct stat st, lst;
-	mode_t mask = umask(0);
-
-	umask(mask);
-	*ret_mode = 0666 & ~mask;
-	if (!name)
-		return oom(err);
-	if (!output) {
-		*ret = TAKE_PTR(name);
-		*ret_kind = TARGET_NEW;
-		return 0;
-	}
-	size_t n = strlen(output);
-	if (n == 0)
-		return pd_error_set(err, -EINVAL, "-o needs a file name");
-	bool exists = stat(output, &st) == 0;
-	if (output[n - 1] == '/' || (exists && S_ISDIR(st.st_mode))) {
-		if (asprintf(ret, "%s%s%s", output, output[n - 1] == '/' ? "" : "/", name) < 0)
-			return oom(err);
-		*ret_kind = TARGET_NEW;
-		return 0;
-	}
-	if (lstat(output, &lst) == 0 && S_ISLNK(lst.st_mode) && !exists)
-		return pd_error_set(err, -ENOENT, "%s: a symbolic link to nothing", output);
-	if (exists && !S_ISREG(st.st_mode)) {
-		*ret_kind = TARGET_STREAM;
-		*ret = strdup(output);
-		return *ret ? 0 : oom(err);
-	}
-	*ret_kind = TARGET_REPLACE;
-	if (exists) {
-		*ret_mode = st.st_mode & 0777;
-		if (S_ISLNK(lst.st_mode)) {
-			*ret = realpath(output, NULL);
-			return *ret ? 0
-				    : pd_error_set(err, -errno, "%s: %s", output, strerror(errno));
-		}
-	}
-	*ret = strdup(output);
-	return *ret ? 0 : oom(err);
-}
-
-/* Writes the PNG into what is not a regular file (a device, a FIFO). */
-static int screenshot_stream(cli_client *c, const char *path, const char *target, pd_error *err)
-{
-	_cleanup_close_ int fd = open(target, O_WRONLY | O_CLOEXEC | O_NOCTTY);
-
-	if (fd < 0)
-		return pd_error_set(err, -errno, "%s: %s", target, strerror(errno));
-	if (isatty(fd))
-		return pd_error_set(err, -EINVAL, "not writing a PNG to a terminal (%s)", target);
-	return cli_download(c, path, fd, false, err);
-}
-
-/* dir of path ("." when it has no slash) and its last component. */
-static int split_path(const char *path, char **ret_dir, const char **ret_base)
-{
-	const char *slash = strrchr(path, '/');
-
-	if (!slash) {
-		*ret_dir = strdup(".");
-		*ret_base = path;
-	} else {
-		*ret_dir = slash == path ? strdup("/") : strndup(path, (size_t)(slash - path));
-		*ret_base = slash + 1;
-	}
-	return *ret_dir ? 0 : -ENOMEM;
-}
-
-/* Moves tmp to path. Without replace, an existing path is kept and the
- * name gets "-2", "-3"… before ".png" (link() fails on an existing name,
- * atomically); *ret_path is the name used. */
-static int place(const char *tmp, const char *path, bool replace, char **ret_path, pd_error *err)
-{
-	if (replace) {
-		/* rename() replaces a link, never what it leads to: a link
-		 * here (made meanwhile) is refused. */
-		struct stat st;
-		if (lstat(path, &st) == 0 && S_ISLNK(st.st_mode))
-			return pd_error_set(err, -EEXIST, "%s: became a symbolic link", path);
-		if (rename(tmp, path) < 0)
-			return pd_error_set(err, -errno, "%s: %s", path, strerror(errno));
-		*ret_path = strdup(path);
-		return *ret_path ? 0 : oom(err);
-	}
-	size_t n = strlen(path), stem = n >= 4 && strcmp(path + n - 4, ".png") == 0 ? n - 4 : n;
-	for (int i = 1; i <= 100; i++) {
-		_cleanup_free_ char *name = NULL;
-		if (i == 1)
-			name = strdup(path);
-		else if (asprintf(&name, "%.*s-%d%s", (int)stem, path, i, path + stem) < 0)
-			name = NULL;
-		if (!name)
-			return oom(err);
-		if (link(tmp, name) == 0) {
-			unlink(tmp);
-			*ret_path = TAKE_PTR(name);
-			return 0;
-		}
-		if (errno == EEXIST)
-			continue;
-		if (errno != EPERM && errno != ENOTSUP && errno != EMLINK)
-			return pd_error_set(err, -errno, "%s: %s", name, strerror(errno));
-		/* A filesystem without hard links: check, then rename. */
-		if (access(name, F_OK) == 0)
-			continue;
-		if (rename(tmp, name) < 0)
-			return pd_error_set(err, -errno, "%s: %s", name, strerror(errno));
-		*ret_path = TAKE_PTR(name);
-		return 0;
-	}
-	return pd_error_set(err, -EEXIST, "%s and 99 more names like it exist", path);
-}
-
-static int screenshot_stdout(cli_client *c, const char *path, pd_error *err)
-{
-	if (isatty(STDOUT_FILENO))
-		return pd_error_set(err, -EINVAL,
-				    "not writing a PNG to a terminal: use -o FILE (or redirect)");
-	if (cli_download(c, path, STDOUT_FILENO, false, err) < 0)
-		return err->code;
-	return 0;
-}
-
-int cli_screenshot(cli_client *c, const cli_args *a, const char *box, pd_error *err)
-{
-	_cleanup_free_ char *path = cli_box_path(box, "screenshot.png"), *target = NULL,
-			    *dir = NULL, *tmp = NULL, *written = NULL;
-	_cleanup_close_ int fd = -1;
-	struct sigaction old[ELEMENTSOF(fatal_signals)];
-	unsigned char head[24];
-	const char *base;
-	enum target_kind kind;
-	mode_t mode;
-	struct stat st;
-	int r;
-
-	if (!path)
-		return oom(err);
-	if (a->output && strcmp(a->output, "-") == 0)
-		return screenshot_stdout(c, path, err);
-	r = target_path(box, a->output, &target, &kind, &mode, err);
-	if (r < 0)
-		return r;
-	if (kind == TARGET_STREAM) {
-		r = screenshot_stream(c, path, target, err);
-		if (r == 0)
-			r = print_value(a->json, "path", target) < 0 ? oom(err) : 0;
-		return r;
-	}
-	if (split_path(target, &dir, &base) < 0)
-		return oom(err);
-	if (*base == '\0')
-		return pd_error_set(err, -EINVAL, "-o: '%s' names no file", a->output);
-	if (asprintf(&tmp, "%s/.%s.XXXXXX", dir, base) < 0)
-		return oom(err);
-	fd = mkostemp(tmp, O_CLOEXEC);
-	if (fd < 0)
-		return pd_error_set(err, -errno, "%s: cannot create a file there: %s", dir,
-				    strerror(errno));
-	guard_tmp(tmp, old);
-
-	r = cli_download(c, path, fd, false, err);
-	if (r == 0 && (fstat(fd, &st) < 0 || pread(fd, head, sizeof(head), 0) < 0))
-		r = pd_error_set(err, -errno, "%s: %s", tmp, strerror(errno));
-	/* A PNG starts with its signature and IHDR and ends with IEND: a cut
-	 * answer is never renamed into place. */
-	static const unsigned char iend[12] = {0,   0,	 0,    0,    'I',  'E',
-					       'N', 'D', 0xae, 0x42, 0x60, 0x82};
-	unsigned char tail[12];
-	unsigned w = 0, h = 0;
-	if (r == 0 &&
-	    (cli_png_header(head, st.st_size >= 24 ? 24 : (size_t)st.st_size, &w, &h) < 0 ||
-	     st.st_size < 36 || pread(fd, tail, sizeof(tail), st.st_size - 12) != 12 ||
-	     memcmp(tail, iend, sizeof(iend)) != 0))
-		r = pd_error_set(err, -EPROTO,
-				 "the server's answer is not a whole PNG (%lld bytes)",
-				 (long long)st.st_size);
-	if (r == 0) {
-		/* mkostemp makes 0600: give it the mode of the file it
-		 * replaces, or the one a new file gets. */
-		if (fchmod(fd, mode) < 0 || fdatasync(fd) < 0)
-			r = pd_error_set(err, -errno, "%s: %s", tmp, strerror(errno));
-	}
-	if (r == 0)
-		r = place(tmp, target, kind == TARGET_REPLACE, &written, err);
-	if (r < 0)
-		unlink(tmp);
-	unguard_tmp(old);
-	if (r < 0)
-		return r;
-
-	if (!a->json) {
-		printf("%s\n", written);
-		return 0;
-	}
-	_cleanup_free_ char *jpath = NULL;
-	size_t jl = 0;
-	if (cli_json_string(&jpath, &jl, written) < 0)
-		return oom(err);
-	printf("{\"path\":%s,\"width\":%u,\"height\":%u,\"bytes\":%lld}\n", jpath, w, h,
-	       (long long)st.st_size);
-	return 0;
 }

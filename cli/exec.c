@@ -1,15 +1,15 @@
 /* exec.c - a job in a box, followed live (see exec.h). */
-#include <signal.h>
+#include <signal.h> /* sig_atomic_t */
 #include <string.h>
 
 #include "cli/cli.h"
 #include "cli/exec.h"
+#include "cli/platform.h"
 
 static volatile sig_atomic_t interrupts;
 
-static void on_sigint(int sig)
+static void count_interrupt(void)
 {
-	(void)sig;
 	interrupts++;
 }
 
@@ -64,17 +64,14 @@ int cli_job_settings(cli_client *c, const char *dir, const char *const *env, siz
 	int r;
 
 	if (n_env > 0) {
-		_cleanup_free_ char *path = NULL, *body = NULL;
-		size_t len = 0;
-		_cleanup_fclose_ FILE *m = open_memstream(&body, &len);
-		if (!m)
-			return pd_error_set(err, -ENOMEM, "out of memory");
+		_cleanup_free_ char *path = NULL;
+		_cleanup_(pd_buf_freep) struct pd_buf body = {0};
 		for (size_t i = 0; i < n_env; i++)
-			fprintf(m, "%s\n", env[i]);
-		fclose(TAKE_PTR(m));
+			if (pd_buf_printf(&body, "%s\n", env[i]) < 0)
+				return pd_error_set(err, -ENOMEM, "out of memory");
 		if (job_file(dir, "env", &path) < 0)
 			return pd_error_set(err, -ENOMEM, "out of memory");
-		r = cli_put(c, path, body, len, err);
+		r = cli_put(c, path, body.data, body.len, err);
 		if (r < 0)
 			return pd_error_prefix(err, "env");
 	}
@@ -205,13 +202,10 @@ out:
 int cli_job_follow(cli_client *c, const char *dir, const cli_job_stream *streams, size_t n,
 		   cli_interrupt_fn on_interrupt, void *user, pd_error *err)
 {
-	struct sigaction sa = {.sa_handler = on_sigint}, old;
-
-	sigemptyset(&sa.sa_mask);
-	sigaction(SIGINT, &sa, &old);
 	interrupts = 0;
+	cli_platform_interrupt_on(count_interrupt);
 	int r = follow(c, dir, streams, n, on_interrupt, user, err);
-	sigaction(SIGINT, &old, NULL);
+	cli_platform_interrupt_off();
 	return r;
 }
 

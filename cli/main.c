@@ -1,7 +1,6 @@
 /* main.c - the `paddock` command: parses the command line and runs it
- * (cli.h). SIGPIPE is ignored so that a closed pipe is an error return
- * (see transfer.h), never a silent death. */
-#include <signal.h>
+ * (cli.h). cli_platform_init() first, so that a closed pipe is an error
+ * return (see transfer.h), never a silent death. */
 #include <stdio.h>
 #include <string.h>
 
@@ -9,6 +8,7 @@
 
 #include "cli/cli.h"
 #include "cli/doctor.h"
+#include "cli/platform.h"
 
 int main(int argc, char **argv)
 {
@@ -16,7 +16,7 @@ int main(int argc, char **argv)
 	pd_error err = {0};
 	int rc;
 
-	signal(SIGPIPE, SIG_IGN);
+	cli_platform_init();
 	if (argc > 1 && strcmp(argv[1], "doctor") == 0) /* the server's own checks */
 		return cli_doctor(argc - 1, argv + 1);
 	if (cli_parse(argc, argv, &a, &err) < 0) {

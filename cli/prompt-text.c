@@ -6,6 +6,7 @@
 
 #include "cli/cli.h"
 #include "cli/prompt.h"
+#include "common/buf.h"
 #include "common/parse.h"
 
 /* A result's first line at most, then how many more it had. */
@@ -84,29 +85,16 @@ static char *string_of(json_t *v)
 		return strndup(json_string_value(v), json_string_length(v));
 	if (!json_is_array(v) || json_array_size(v) == 0)
 		return NULL;
-	char *out = NULL;
-	size_t len = 0;
-	FILE *m = open_memstream(&out, &len);
-	if (!m)
-		return NULL;
+	_cleanup_(pd_buf_freep) struct pd_buf out = {0};
 	size_t i;
 	json_t *item;
 	json_array_foreach(v, i, item)
 	{
-		if (!json_is_string(item)) {
-			fclose(m);
-			free(out);
+		if (!json_is_string(item) || (i > 0 && pd_buf_append(&out, " ", 1) < 0) ||
+		    pd_buf_append(&out, json_string_value(item), json_string_length(item)) < 0)
 			return NULL;
-		}
-		if (i > 0)
-			fputc(' ', m);
-		fwrite(json_string_value(item), 1, json_string_length(item), m);
 	}
-	if (fclose(m) != 0) {
-		free(out);
-		return NULL;
-	}
-	return out;
+	return pd_buf_take(&out, NULL);
 }
 
 static char *tool_argument(json_t *input)
@@ -422,12 +410,15 @@ int cli_prompt_text(const char *const *words, size_t n, FILE *in, char **ret, pd
 		if (memchr(text, '\0', len))
 			return pd_error_set(err, -EINVAL, "the prompt holds a NUL byte");
 	} else {
-		FILE *m = open_memstream(&text, &len);
-		if (!m)
-			return pd_error_set(err, -ENOMEM, "out of memory");
+		struct pd_buf b = {0};
 		for (size_t i = 0; i < n; i++)
-			fprintf(m, "%s%s", i ? " " : "", words[i]);
-		if (fclose(m) != 0)
+			if (pd_buf_printf(&b, "%s%s", i ? " " : "", words[i]) < 0) {
+				pd_buf_free(&b);
+				return pd_error_set(err, -ENOMEM, "out of memory");
+			}
+		text = pd_buf_take(&b, &len);
+		pd_buf_free(&b);
+		if (!text)
 			return pd_error_set(err, -ENOMEM, "out of memory");
 		if (len > max)
 			return pd_error_set(err, -EINVAL,

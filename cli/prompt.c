@@ -1,11 +1,11 @@
 /* prompt.c - a coding agent's run in a box, its events followed live (see
  * prompt.h). The job helpers are exec's (exec.h). */
 #include <string.h>
-#include <sys/ioctl.h>
 #include <unistd.h>
 
 #include "cli/cli.h"
 #include "cli/exec.h"
+#include "cli/platform.h"
 #include "cli/prompt.h"
 
 /* An event line longer than this is dropped whole (the daemon writes
@@ -106,11 +106,9 @@ static int setup_prompt(cli_client *c, const char *dir, const cli_prompt_opts *o
 /* A tool call's line fits the terminal; piped, it is cut at 160. */
 static unsigned out_width(void)
 {
-	struct winsize ws;
+	unsigned cols = cli_platform_columns(STDOUT_FILENO);
 
-	if (isatty(STDOUT_FILENO) && ioctl(STDOUT_FILENO, TIOCGWINSZ, &ws) == 0 && ws.ws_col > 0)
-		return ws.ws_col;
-	return 160;
+	return cols > 0 ? cols : 160;
 }
 
 int cli_prompt(cli_client *c, const char *box, const cli_prompt_opts *o, int *ret_exit,

@@ -8,11 +8,12 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <termios.h>
 #include <unistd.h>
 
 #include "cli/cli.h"
 #include "cli/client.h"
+#include "cli/json.h"
+#include "cli/platform.h"
 #include "cli/secret.h"
 #include "common/util.h"
 
@@ -23,18 +24,6 @@ bool cli_secret_name_valid(const char *s)
 	if (n == 0 || n > CLI_SECRET_NAME_MAX || (s[0] >= '0' && s[0] <= '9'))
 		return false;
 	return strspn(s, "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_") == n;
-}
-
-bool cli_tty_echo_off(FILE *tty, struct termios *ret_old)
-{
-	struct termios noecho;
-
-	if (tcgetattr(fileno(tty), ret_old) != 0)
-		return false;
-	noecho = *ret_old;
-	noecho.c_lflag &= ~(tcflag_t)ECHO;
-	noecho.c_lflag |= ECHONL;
-	return tcsetattr(fileno(tty), TCSAFLUSH, &noecho) == 0;
 }
 
 /* Reads all of in into buf (at most max bytes; -EFBIG past that). */
@@ -57,27 +46,23 @@ int cli_secret_read_value(const char *name, FILE *in, char **ret, size_t *ret_le
 {
 	/* Room for the value, its newline and one byte more (too long). */
 	size_t cap = CLI_SECRET_VALUE_MAX + 2, len = 0;
-	_cleanup_fclose_ FILE *tty = NULL;
-	struct termios old;
-	bool echo_off = false;
+	cli_tty *tty = NULL;
 	char *buf = calloc(1, cap + 1);
 	int r = 0;
 
 	if (!buf)
 		return pd_error_set(err, -ENOMEM, "out of memory");
-	if (isatty(fileno(in))) {
-		tty = fopen("/dev/tty", "r+e");
-		if (tty) {
-			fprintf(tty, "Value of %s (not shown): ", name);
-			fflush(tty);
-			echo_off = cli_tty_echo_off(tty, &old);
-			if (!echo_off) {
+	if (cli_platform_isatty(fileno(in))) {
+		if (cli_tty_open(&tty) == 0) {
+			fprintf(cli_tty_out(tty), "Value of %s (not shown): ", name);
+			fflush(cli_tty_out(tty));
+			if (!cli_tty_echo_off(tty)) {
 				r = pd_error_set(err, -EIO,
 						 "cannot turn the terminal's echo off: pipe the "
 						 "value in instead");
 				goto out;
 			}
-			in = tty;
+			in = cli_tty_in(tty);
 		}
 		if (!fgets(buf, (int)cap, in))
 			r = pd_error_set(err, -EINVAL, "no value given");
@@ -99,10 +84,9 @@ int cli_secret_read_value(const char *name, FILE *in, char **ret, size_t *ret_le
 	else if (r < 0 && !err->code)
 		pd_error_set(err, r, "cannot read the value: %s", strerror(-r));
 out:
-	if (echo_off)
-		tcsetattr(fileno(tty), TCSAFLUSH, &old);
+	cli_tty_close(tty);
 	if (r < 0) {
-		explicit_bzero(buf, cap + 1);
+		cli_platform_wipe(buf, cap + 1);
 		free(buf);
 		return r;
 	}
@@ -139,7 +123,7 @@ int cli_secret_set(cli_client *c, const char *name, FILE *in, pd_error *err)
 	if (len && value[len - 1] == '\n')
 		value[send++] = '\n';
 	r = cli_put(c, path, value, send, err);
-	explicit_bzero(value, send);
+	cli_platform_wipe(value, send);
 	free(value);
 	return r;
 }
@@ -156,13 +140,13 @@ int cli_secret_rm(cli_client *c, const char *name, pd_error *err)
 int cli_secret_ls(cli_client *c, bool json, FILE *out, pd_error *err)
 {
 	_cleanup_free_ char *body = NULL;
-	bool first = true;
+	json_auto_t *all = NULL;
 	int r = cli_get(c, "secrets/?format=text", &body, NULL, err);
 
 	if (r < 0)
 		return r;
 	if (json)
-		fputc('[', out);
+		all = json_array();
 	else
 		fprintf(out, "%-32s %s\n", "NAME", "SET");
 	for (char *line = body, *next; line && *line; line = next) {
@@ -184,22 +168,14 @@ int cli_secret_ls(cli_client *c, bool json, FILE *out, pd_error *err)
 			continue;
 		const char *when = strncmp(set, "set ", 4) == 0 ? set + 4 : set;
 		if (json) {
-			char *jn = NULL, *jw = NULL;
-			size_t ln = 0, lw = 0;
-			if (cli_json_string(&jn, &ln, name) < 0 ||
-			    cli_json_string(&jw, &lw, when) < 0) {
-				free(jn);
-				free(jw);
+			if (json_array_append_new(all,
+						  json_pack("{s:o,s:o}", "name", cli_json_str(name),
+							    "set", cli_json_str(when))) < 0)
 				return pd_error_set(err, -ENOMEM, "out of memory");
-			}
-			fprintf(out, "%s{\"name\":%s,\"set\":%s}", first ? "" : ",", jn, jw);
-			free(jn);
-			free(jw);
 		} else
 			fprintf(out, "%-32s %s\n", name, when);
-		first = false;
 	}
-	if (json)
-		fputs("]\n", out);
+	if (json && cli_json_print(out, TAKE_PTR(all)) < 0)
+		return pd_error_set(err, -ENOMEM, "out of memory");
 	return 0;
 }

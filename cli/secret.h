@@ -3,7 +3,6 @@
 
 #include <stdbool.h>
 #include <stdio.h>
-#include <termios.h>
 
 #include "cli/client.h"
 #include "common/error.h"
@@ -16,12 +15,8 @@
 /* An environment variable's name, [A-Za-z_][A-Za-z0-9_]*, <= 128 bytes. */
 bool cli_secret_name_valid(const char *s);
 
-/* Turns the terminal's echo off (a newline still echoes), the old
- * settings in *ret_old for tcsetattr(TCSAFLUSH) after the read. */
-bool cli_tty_echo_off(FILE *tty, struct termios *ret_old);
-
 /* The value from in: a terminal gives one line, read without echo (the
- * prompt on /dev/tty); anything else is read to EOF. One trailing newline
+ * prompt on the terminal, platform.h); anything else is read to EOF. One trailing newline
  * is dropped. -EFBIG over CLI_SECRET_VALUE_MAX, -EINVAL for a NUL byte.
  * *ret is malloc'd (zero it before freeing). */
 int cli_secret_read_value(const char *name, FILE *in, char **ret, size_t *ret_len, pd_error *err);

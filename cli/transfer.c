@@ -1,4 +1,5 @@
-/* transfer.c - push, pull and download (see transfer.h). */
+/* transfer.c - push and pull: tar streams of directories (see transfer.h);
+ * the HTTP side is transfer-stream.c. */
 #include <fcntl.h>
 #include <fts.h>
 #include <libgen.h>
@@ -12,79 +13,11 @@
 #include <archive_entry.h>
 
 #include "common/tarsafe.h"
+#include "cli/platform.h"
+#include "cli/transfer-internal.h"
 #include "cli/transfer.h"
 
 #define COPY_BUF (64 * 1024)
-
-const char *cli_format_size(unsigned long long n, char *buf, size_t size)
-{
-	static const char *units[] = {"KiB", "MiB", "GiB", "TiB"};
-	double v = (double)n;
-	size_t u = 0;
-
-	if (n < 1024) {
-		snprintf(buf, size, "%llu B", n);
-		return buf;
-	}
-	v /= 1024;
-	while (v >= 1024 && u + 1 < ELEMENTSOF(units)) {
-		v /= 1024;
-		u++;
-	}
-	snprintf(buf, size, "%.1f %s", v, units[u]);
-	return buf;
-}
-
-/* --- progress on stderr ----------------------------------------------- */
-
-struct progress {
-	bool on, drawn;
-	unsigned long long done, total; /* total 0: unknown */
-	unsigned long long last_us;
-};
-
-static unsigned long long mono_us(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (unsigned long long)ts.tv_sec * 1000000ULL + (unsigned long long)ts.tv_nsec / 1000;
-}
-
-static void progress_draw(struct progress *p, bool final)
-{
-	char a[32], b[32];
-	unsigned long long now;
-
-	if (!p->on)
-		return;
-	now = mono_us();
-	if (!final && now - p->last_us < 100000)
-		return;
-	p->last_us = now;
-	cli_format_size(p->done, a, sizeof(a));
-	if (p->total > 0) {
-		unsigned long long done = p->done > p->total ? p->total : p->done;
-		int pct = (int)(done * 100 / p->total);
-		int bar = pct / 4;
-		fprintf(stderr, "\r[%-25.*s] %3d%% %s / %s  ", bar, "#########################",
-			pct, a, cli_format_size(p->total, b, sizeof(b)));
-	} else {
-		fprintf(stderr, "\r%s  ", a);
-	}
-	p->drawn = true;
-	if (final)
-		fputc('\n', stderr);
-}
-
-static void progress_end(struct progress *p, bool ok)
-{
-	if (!p->on || !p->drawn)
-		return;
-	if (ok)
-		progress_draw(p, true);
-	else
-		fputc('\n', stderr);
-}
 
 /* --- push --------------------------------------------------------------- */
 
@@ -259,7 +192,7 @@ out:
 struct push_reader {
 	int fd; /* read end */
 	struct pusher *pusher;
-	struct progress *progress;
+	struct cli_progress *progress;
 };
 
 static size_t push_read(char *ptr, size_t size, size_t nmemb, void *user)
@@ -275,44 +208,15 @@ static size_t push_read(char *ptr, size_t size, size_t nmemb, void *user)
 		if (n == 0 && atomic_load(&r->pusher->failed))
 			return CURL_READFUNC_ABORT;
 		r->progress->done += (unsigned long long)n;
-		progress_draw(r->progress, false);
+		cli_progress_draw(r->progress, false);
 		return (size_t)n;
 	}
-}
-
-/* PUTs what fn reads (from data) as ctype to url on h: the body of an
- * error reply goes to resp, curl's reason to errbuf, the status to
- * *status. h may be NULL (out of memory). */
-static CURLcode upload_perform(cli_client *c, CURL *h, const char *url, struct curl_slist **headers,
-			       const char *ctype, curl_read_callback fn, void *data, char *errbuf,
-			       struct pd_buf *resp, long *status)
-{
-	char header[96];
-	struct curl_slist *more;
-	CURLcode res;
-
-	if (!h || !url || cli_client_setup(c, h, url, headers) != 0)
-		return CURLE_OUT_OF_MEMORY;
-	snprintf(header, sizeof header, "Content-Type: %s", ctype);
-	more = curl_slist_append(*headers, header);
-	if (more)
-		*headers = more;
-	curl_easy_setopt(h, CURLOPT_HTTPHEADER, *headers);
-	curl_easy_setopt(h, CURLOPT_ERRORBUFFER, errbuf);
-	curl_easy_setopt(h, CURLOPT_UPLOAD, 1L);
-	curl_easy_setopt(h, CURLOPT_READFUNCTION, fn);
-	curl_easy_setopt(h, CURLOPT_READDATA, data);
-	curl_easy_setopt(h, CURLOPT_WRITEFUNCTION, cli_errbody_write);
-	curl_easy_setopt(h, CURLOPT_WRITEDATA, resp);
-	res = curl_easy_perform(h);
-	curl_easy_getinfo(h, CURLINFO_RESPONSE_CODE, status);
-	return res;
 }
 
 int cli_push(cli_client *c, const char *box, const char *const *srcs, size_t n, const char *to,
 	     bool progress, bool quiet, pd_error *err)
 {
-	struct progress prog = {.on = progress};
+	struct cli_progress prog = {.on = progress};
 	struct pusher pusher = {.srcs = srcs, .n = n, .quiet = quiet};
 	_cleanup_pd_buf_ struct pd_buf resp = {0};
 	_cleanup_free_ char *ebox = NULL, *prefix = NULL, *path = NULL, *url = NULL;
@@ -344,8 +248,9 @@ int cli_push(cli_client *c, const char *box, const char *const *srcs, size_t n, 
 	if (asprintf(&url, "%s/v1/tree/%s?format=tar", c->base, path) < 0)
 		return pd_error_set(err, -ENOMEM, "out of memory");
 
-	if (pipe2(fds, O_CLOEXEC) < 0)
-		return pd_error_set(err, -errno, "pipe: %s", strerror(errno));
+	r = cli_platform_pipe(fds);
+	if (r < 0)
+		return pd_error_set(err, r, "pipe: %s", strerror(-r));
 	pusher.fd = fds[1];
 	r = pthread_create(&thread, NULL, push_thread, &pusher);
 	if (r != 0) {
@@ -356,8 +261,8 @@ int cli_push(cli_client *c, const char *box, const char *const *srcs, size_t n, 
 
 	CURL *h = curl_easy_init();
 	struct push_reader reader = {.fd = fds[0], .pusher = &pusher, .progress = &prog};
-	CURLcode res = upload_perform(c, h, url, &headers, "application/x-tar", push_read, &reader,
-				      errbuf, &resp, &status);
+	CURLcode res = cli_upload_perform(c, h, url, &headers, "application/x-tar", push_read,
+					  &reader, errbuf, &resp, &status);
 	/* Unblocks the producer if the transfer ended early. */
 	close(fds[0]);
 	pthread_join(thread, NULL);
@@ -367,81 +272,14 @@ int cli_push(cli_client *c, const char *box, const char *const *srcs, size_t n, 
 	} else {
 		r = cli_transfer_result(res, errbuf, status, resp.data, resp.len, err);
 	}
-	progress_end(&prog, r == 0);
+	cli_progress_end(&prog, r == 0);
 	curl_slist_free_all(headers);
 	if (h)
 		curl_easy_cleanup(h);
 	return r;
 }
 
-/* --- pull and download ------------------------------------------------- */
-
-/* Where a GET's body goes: fd while the status is 2xx, else errbody. */
-struct sink {
-	CURL *h;
-	int fd;
-	bool checked, ok;
-	struct pd_buf errbody;
-	struct progress *progress;
-};
-
-static size_t sink_write(char *ptr, size_t size, size_t nmemb, void *user)
-{
-	struct sink *s = user;
-	size_t n = size * nmemb;
-
-	if (!s->checked) {
-		curl_off_t len = -1;
-		s->ok = cli_response_ok(s->h);
-		s->checked = true;
-		if (curl_easy_getinfo(s->h, CURLINFO_CONTENT_LENGTH_DOWNLOAD_T, &len) == CURLE_OK &&
-		    len > 0 && s->ok)
-			s->progress->total = (unsigned long long)len;
-	}
-	if (!s->ok)
-		return cli_errbody_write(ptr, size, nmemb, &s->errbody);
-	for (size_t off = 0; off < n;) {
-		ssize_t w = write(s->fd, ptr + off, n - off);
-		if (w < 0 && errno == EINTR)
-			continue;
-		if (w <= 0)
-			return 0;
-		off += (size_t)w;
-	}
-	s->progress->done += n;
-	progress_draw(s->progress, false);
-	return n;
-}
-
-/* Runs a GET of url into fd. */
-static int get_into(cli_client *c, const char *url, int fd, struct progress *prog, pd_error *err)
-{
-	struct curl_slist *headers = NULL;
-	char errbuf[CURL_ERROR_SIZE] = "";
-	struct sink s = {.fd = fd, .progress = prog};
-	long status = 0;
-	int r;
-
-	s.h = curl_easy_init();
-	if (!s.h || cli_client_setup(c, s.h, url, &headers) < 0) {
-		if (s.h)
-			curl_easy_cleanup(s.h);
-		return pd_error_set(err, -ENOMEM, "out of memory");
-	}
-	curl_easy_setopt(s.h, CURLOPT_ERRORBUFFER, errbuf);
-	curl_easy_setopt(s.h, CURLOPT_WRITEFUNCTION, sink_write);
-	curl_easy_setopt(s.h, CURLOPT_WRITEDATA, &s);
-	CURLcode res = curl_easy_perform(s.h);
-	curl_easy_getinfo(s.h, CURLINFO_RESPONSE_CODE, &status);
-	if (res == CURLE_WRITE_ERROR && s.ok)
-		r = pd_error_set(err, -EPIPE, "writing the data failed: %s", strerror(errno));
-	else
-		r = cli_transfer_result(res, errbuf, status, s.errbody.data, s.errbody.len, err);
-	curl_slist_free_all(headers);
-	curl_easy_cleanup(s.h);
-	pd_buf_free(&s.errbody);
-	return r;
-}
+/* --- pull ------------------------------------------------------------- */
 
 static void report_skip(void *userdata, const char *name, const char *why)
 {
@@ -512,7 +350,7 @@ static int make_dirs(const char *path)
 int cli_pull(cli_client *c, const char *box, const char *src, const char *dir,
 	     const cli_pull_opts *opts, pd_error *err)
 {
-	struct progress prog = {.on = opts->progress};
+	struct cli_progress prog = {.on = opts->progress};
 	_cleanup_free_ char *ebox = NULL, *prefix = NULL, *path = NULL, *url = NULL;
 	_cleanup_close_ int dirfd = -1;
 	struct extractor x = {.opts = opts};
@@ -534,11 +372,12 @@ int cli_pull(cli_client *c, const char *box, const char *src, const char *dir,
 	r = make_dirs(dir);
 	if (r < 0)
 		return pd_error_set(err, r, "%s: %s", dir, strerror(-r));
-	dirfd = open(dir, O_PATH | O_DIRECTORY | O_CLOEXEC);
+	dirfd = cli_platform_open_dir(dir);
 	if (dirfd < 0)
-		return pd_error_set(err, -errno, "%s: %s", dir, strerror(errno));
-	if (pipe2(fds, O_CLOEXEC) < 0)
-		return pd_error_set(err, -errno, "pipe: %s", strerror(errno));
+		return pd_error_set(err, dirfd, "%s: %s", dir, strerror(-dirfd));
+	r = cli_platform_pipe(fds);
+	if (r < 0)
+		return pd_error_set(err, r, "pipe: %s", strerror(-r));
 	x.fd = fds[0];
 	x.dirfd = dirfd;
 	r = pthread_create(&thread, NULL, extract_thread, &x);
@@ -547,7 +386,7 @@ int cli_pull(cli_client *c, const char *box, const char *src, const char *dir,
 		close(fds[1]);
 		return pd_error_set(err, -r, "cannot start a thread: %s", strerror(r));
 	}
-	hr = get_into(c, url, fds[1], &prog, &http_err);
+	hr = cli_get_into(c, url, fds[1], &prog, &http_err);
 	close(fds[1]);
 	pthread_join(thread, NULL);
 	/* The server's reason first; the extractor's when the transfer was fine
@@ -563,49 +402,6 @@ int cli_pull(cli_client *c, const char *box, const char *src, const char *dir,
 		r = pd_error_set(err, x.r, "%s", x.err.msg);
 	else
 		r = 0;
-	progress_end(&prog, r == 0);
-	return r;
-}
-
-int cli_download(cli_client *c, const char *path, int fd, bool progress, pd_error *err)
-{
-	struct progress prog = {.on = progress};
-	_cleanup_free_ char *url = cli_tree_url(c, path);
-	int r;
-
-	if (!url)
-		return pd_error_set(err, -ENOMEM, "out of memory");
-	r = get_into(c, url, fd, &prog, err);
-	progress_end(&prog, r == 0);
-	return r;
-}
-
-static size_t upload_read(char *buf, size_t size, size_t nmemb, void *user)
-{
-	int fd = *(int *)user;
-	ssize_t n;
-
-	do
-		n = read(fd, buf, size * nmemb);
-	while (n < 0 && errno == EINTR);
-	return n < 0 ? CURL_READFUNC_ABORT : (size_t)n;
-}
-
-int cli_upload(cli_client *c, const char *path, int fd, pd_error *err)
-{
-	_cleanup_free_ char *url = cli_tree_url(c, path);
-	char errbuf[CURL_ERROR_SIZE] = "";
-	struct curl_slist *headers = NULL;
-	_cleanup_pd_buf_ struct pd_buf resp = {0};
-	long status = 0;
-	CURL *h = curl_easy_init();
-	CURLcode res = upload_perform(c, h, url, &headers, "application/octet-stream", upload_read,
-				      &fd, errbuf, &resp, &status);
-	int r;
-
-	r = cli_transfer_result(res, errbuf, status, resp.data, resp.len, err);
-	curl_slist_free_all(headers);
-	if (h)
-		curl_easy_cleanup(h);
+	cli_progress_end(&prog, r == 0);
 	return r;
 }

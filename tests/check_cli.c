@@ -20,6 +20,7 @@
 #include "cli/cli-config.h"
 #include "cli/cli.h"
 #include "cli/client.h"
+#include "cli/json.h"
 #include "cli/ports.h"
 #include "cli/secret.h"
 #include "cli/transfer.h"
@@ -473,17 +474,39 @@ START_TEST(shell_quote_forms)
 }
 END_TEST
 
-START_TEST(json_string_escaping)
+START_TEST(json_output)
 {
-	_cleanup_free_ char *buf = NULL;
+	_cleanup_free_ char *out = NULL;
 	size_t len = 0;
+	FILE *m = open_memstream(&out, &len);
 
-	ck_assert_int_eq(cli_json_string(&buf, &len, "a\"b\\c\n\t\x01 é"), 0);
-	ck_assert_str_eq(buf, "\"a\\\"b\\\\c\\n\\t\\u0001 é\"");
-	ck_assert_uint_eq(len, strlen(buf));
-	/* round trip through the error scanner */
+	ck_assert_ptr_nonnull(m);
+	ck_assert_int_eq(
+	    cli_json_print(m, json_pack("{s:o}", "k", cli_json_str("a\"b\\c\n\t\x01 é"))), 0);
+	/* a byte that is no UTF-8 becomes U+FFFD: the output stays JSON */
+	json_t *o = json_object();
+	ck_assert_int_eq(cli_json_set(o, "name", "a\xff_\xe2\x82"), 0);
+	ck_assert_int_eq(cli_json_set(o, "none", NULL), 0);
+	ck_assert_int_eq(cli_json_print(m, o), 0);
+	ck_assert_int_eq(cli_json_print(m, NULL), -ENOMEM);
+	fclose(m);
+	ck_assert_str_eq(out,
+			 "{\"k\":\"a\\\"b\\\\c\\n\\t\\u0001 é\"}\n"
+			 "{\"name\":\"a\xef\xbf\xbd_\xef\xbf\xbd\xef\xbf\xbd\",\"none\":null}\n");
+
+	ck_assert(cli_utf8_valid("plain é € 😀"));
+	ck_assert(!cli_utf8_valid("\xc0\x80"));		/* overlong NUL */
+	ck_assert(!cli_utf8_valid("\xe0\x80\xaf"));	/* overlong '/' */
+	ck_assert(!cli_utf8_valid("\xed\xa0\x80"));	/* a surrogate */
+	ck_assert(!cli_utf8_valid("\xf4\x90\x80\x80")); /* above U+10FFFF */
+	ck_assert(!cli_utf8_valid("\xe2\x82"));		/* cut short */
+	ck_assert(!cli_utf8_valid("\x80"));
+
+	/* round trip through the error reader */
 	_cleanup_free_ char *body = NULL, *back = NULL;
-	ck_assert_int_ge(asprintf(&body, "{\"error\":%s}", buf), 0);
+	const char *value = strchr(out, ':') + 1;
+	ck_assert_int_ge(
+	    asprintf(&body, "{\"error\":%.*s", (int)(strchr(out, '\n') - value), value), 0);
 	back = cli_error_from_body(body, strlen(body));
 	ck_assert_str_eq(back, "a\"b\\c\n\t\x01 é");
 }
@@ -500,7 +523,10 @@ START_TEST(error_body)
 	     "q\"uote / é 😀"},
 	    {"{\"entries\":3,\"ok\":true,\"x\":null,\"error\":\"e\"}", "e"},
 	    {"{\"errno\":\"EIO\"}", NULL},
-	    {"{\"error\":\"a\",\"nested\":{\"x\":1}}", NULL},
+	    {"{\"error\":\"a\",\"nested\":{\"x\":1}}", "a"},
+	    {"{\"error\":\"a\",\"error\":\"b\"}", NULL},
+	    {"[\"error\"]", NULL},
+	    {"{\"error\":[\"not a string\"]}", NULL},
 	    {"{\"error\":\"unterminated}", NULL},
 	    {"{\"error\":\"nul \\u0000\"}", NULL},
 	    {"{\"error\":\"lone \\udc00\"}", NULL},
@@ -522,14 +548,14 @@ START_TEST(error_body)
 	}
 	/* Any string member: the answer of a control write. */
 	const char *answer = "{\"snapshot\":\"web-3\",\"restarted\":true,\"jobs_ended\":\"1 b\"}";
-	_cleanup_free_ char *id = cli_json_flat_get(answer, strlen(answer), "snapshot");
-	_cleanup_free_ char *jobs = cli_json_flat_get(answer, strlen(answer), "jobs_ended");
+	_cleanup_free_ char *id = cli_json_get_string(answer, strlen(answer), "snapshot");
+	_cleanup_free_ char *jobs = cli_json_get_string(answer, strlen(answer), "jobs_ended");
 	ck_assert_str_eq(id, "web-3");
 	ck_assert_str_eq(jobs, "1 b");
 	ck_assert_ptr_null(
-	    cli_json_flat_get(answer, strlen(answer), "restarted")); /* not a string */
-	ck_assert_ptr_null(cli_json_flat_get(answer, strlen(answer), "before"));
-	ck_assert_ptr_null(cli_json_flat_get("", 0, "snapshot"));
+	    cli_json_get_string(answer, strlen(answer), "restarted")); /* not a string */
+	ck_assert_ptr_null(cli_json_get_string(answer, strlen(answer), "before"));
+	ck_assert_ptr_null(cli_json_get_string("", 0, "snapshot"));
 	/* a body cut short inside a string */
 	const char *cut = "{\"error\":\"abc\"}";
 	ck_assert_ptr_null(cli_error_from_body(cut, 8));
@@ -1521,7 +1547,7 @@ static Suite *cli_suite(void)
 	tc = tcase_create("text");
 	tcase_add_test(tc, shell_quote_round_trip);
 	tcase_add_test(tc, shell_quote_forms);
-	tcase_add_test(tc, json_string_escaping);
+	tcase_add_test(tc, json_output);
 	tcase_add_test(tc, error_body);
 	tcase_add_test(tc, url_paths);
 	tcase_add_test(tc, names_and_listings);
