@@ -77,6 +77,8 @@ void cli_usage(FILE *f)
 	      "                                    with its status\n"
 	      "  skill install [DIR]               write the Paddock skill where coding agents\n"
 	      "                                    look (or into DIR/paddock/SKILL.md)\n"
+	      "  doctor [--config FILE] [--json]   on the server: check what Paddock needs and\n"
+	      "                                    say what to fix\n"
 	      "\n"
 	      "BOX may be 'current': the box created or used last.\n"
 	      "\n"

@@ -17,7 +17,7 @@ _paddock()
 	}
 
 	local commands="login new current ls info push pull exec stop start resume rm ttl policy
-		docker fork snapshot snapshots restore volume token secret desktop screenshot prompt skill help version"
+		ports docker doctor fork snapshot snapshots restore volume token secret desktop screenshot prompt skill help version"
 	local globals="--url --token --json --quiet --verbose --help --version"
 
 	case $prev in
@@ -67,6 +67,7 @@ _paddock()
 		prompt) [ "$nargs" = 0 ] && opts="$opts --agent --model --continue --env --cwd" ;;
 		volume | screenshot) opts="$opts -o --output" ;;
 		desktop) [ "$nargs" -le 1 ] && opts="$opts --no-wait" ;;
+		doctor) opts="$opts --config --caddyfile" ;;
 		esac
 		COMPREPLY=($(compgen -W "$opts" -- "$cur"))
 		return
