@@ -30,8 +30,11 @@
  * PREVIEW_HEAD_MAX) while suspended, then its body by a content reader that
  * suspends the connection whenever the box has nothing to read (one
  * waiter thread per server watches the box sockets of suspended requests,
- * and their clients' for a hang-up). Content-Length is kept; a chunked
- * body is decoded here and MHD frames it again for the client.
+ * and their clients' for a hang-up). http-parser reads the answer (its
+ * status line, headers, Content-Length or chunked framing), fed at most as
+ * many bytes as the reader's buffer has room for, so the body it hands
+ * over always fits. Content-Length is kept; a chunked body is decoded and
+ * MHD frames it again for the client.
  *
  * An Upgrade: websocket request is relayed the same way; when the box's
  * server answers 101, the client's connection is upgraded (MHD's upgrade
@@ -42,6 +45,7 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <poll.h>
 #include <pthread.h>
 #include <signal.h>
@@ -53,6 +57,8 @@
 #include <sys/eventfd.h>
 #include <sys/socket.h>
 #include <unistd.h>
+
+#include <http_parser.h>
 
 #include "common/config.h"
 #include "common/log.h"
@@ -68,9 +74,6 @@
 #define PREVIEW_SESSIONS_MAX 256	    /* WebSockets relayed at once */
 #define PREVIEW_TOKEN_PARAM "paddock_token" /* query parameter and cookie */
 #define PREVIEW_PREFIX "/v1/ports/"
-
-enum body_mode { BODY_NONE, BODY_LENGTH, BODY_CHUNKED, BODY_EOF };
-enum chunk_state { CH_SIZE, CH_DATA, CH_DATA_END, CH_TRAILER, CH_DONE };
 
 struct preview_req {
 	struct preview_proxy *p;
@@ -89,16 +92,18 @@ struct preview_req {
 	size_t out_len, out_off;
 	bool chunked_up, body_done, up_failed;
 
-	/* from the box */
+	/* from the box: in[in_off..in_len) not yet given to the parser */
 	char in[PREVIEW_HEAD_MAX];
 	size_t in_len, in_off;
 	bool head_done, box_eof;
-	unsigned status;
-	enum body_mode mode;
-	uint64_t left; /* BODY_LENGTH: bytes to come; CH_DATA: of the chunk */
-	enum chunk_state ch;
-	char line[128]; /* a chunk-size line being read */
-	size_t line_len;
+	http_parser hp;
+	bool head_end;	  /* the final answer's head was read (the parser pauses) */
+	bool msg_done;	  /* the answer is complete (the parser pauses) */
+	bool bodiless;	  /* HEAD, 1xx, 204, 304: no body whatever the head says */
+	struct pd_buf hb; /* the head's headers: "name\0value\0"... */
+	int hstate;	  /* 0, or the last piece was of a name (1) or a value (2) */
+	char *body;	  /* body_reader()'s buffer while the parser runs */
+	size_t body_len, body_max;
 
 	/* the waiter (the proxy's lock) */
 	uint64_t id;
@@ -852,6 +857,9 @@ int http_preview_begin(struct req *r, const char *url)
 	pr->fd = -1;
 	pr->client_fd = -1;
 	pr->host_form = host_form;
+	http_parser_init(&pr->hp, HTTP_RESPONSE);
+	pr->hp.data = pr;
+	pr->hb.max = PREVIEW_HEAD_MAX;
 	r->preview = pr;
 	r->route = ROUTE_PREVIEW;
 	k = engine_box_port_lookup(http_engine(r->h), box, port, &pr->ep, &pr->missing);
@@ -958,117 +966,143 @@ static bool header_value_ok(const char *s, size_t n)
 	return true;
 }
 
-/* Parses the head in pr->in (ending at end, after its blank line): the
- * status, the body's framing, a response with the box's end-to-end
- * headers. */
-static int parse_head(struct preview_req *pr, size_t end, struct MHD_Response **ret_resp);
-
-static ssize_t body_reader(void *cls, uint64_t pos, char *buf, size_t max);
-
-/* Decodes what pr->in holds of the body into buf; returns the bytes
- * produced, -1 for a framing error. */
-static ssize_t decode(struct preview_req *pr, char *buf, size_t max)
+/* Ends the header piece being gathered: a value loses its trailing blanks
+ * (the parser drops the leading ones). */
+static int end_piece(struct preview_req *pr)
 {
-	size_t out = 0;
-
-	while (pr->in_off < pr->in_len && out < max) {
-		char *src = pr->in + pr->in_off;
-		size_t avail = pr->in_len - pr->in_off;
-
-		switch (pr->mode) {
-		case BODY_NONE:
-			pr->in_off = pr->in_len; /* bytes after a bodiless answer */
-			return (ssize_t)out;
-		case BODY_EOF: {
-			size_t n = avail < max - out ? avail : max - out;
-			memcpy(buf + out, src, n);
-			out += n;
-			pr->in_off += n;
-			break;
-		}
-		case BODY_LENGTH: {
-			size_t n = avail < max - out ? avail : max - out;
-			if (n > pr->left)
-				n = (size_t)pr->left;
-			memcpy(buf + out, src, n);
-			out += n;
-			pr->in_off += n;
-			pr->left -= n;
-			if (!pr->left) {
-				pr->in_off = pr->in_len;
-				return (ssize_t)out;
-			}
-			break;
-		}
-		case BODY_CHUNKED:
-			switch (pr->ch) {
-			case CH_SIZE:
-			case CH_TRAILER:
-			case CH_DATA_END: {
-				char c = *src;
-				pr->in_off++;
-				if (c != '\n') {
-					if (pr->line_len + 1 >= sizeof pr->line)
-						return -1;
-					pr->line[pr->line_len++] = c;
-					break;
-				}
-				if (pr->line_len && pr->line[pr->line_len - 1] == '\r')
-					pr->line_len--;
-				pr->line[pr->line_len] = '\0';
-				size_t ll = pr->line_len;
-				pr->line_len = 0;
-				if (pr->ch == CH_DATA_END) {
-					if (ll)
-						return -1;
-					pr->ch = CH_SIZE;
-				} else if (pr->ch == CH_TRAILER) {
-					if (!ll) {
-						pr->ch = CH_DONE;
-						pr->in_off = pr->in_len;
-						return (ssize_t)out;
-					}
-				} else {
-					char *e;
-					size_t hl = strcspn(pr->line, "; \t");
-					if (!hl || hl > 15)
-						return -1;
-					pr->line[hl] = '\0';
-					errno = 0;
-					unsigned long long v = strtoull(pr->line, &e, 16);
-					if (*e || errno)
-						return -1;
-					pr->left = v;
-					pr->ch = v ? CH_DATA : CH_TRAILER;
-				}
-				break;
-			}
-			case CH_DATA: {
-				size_t n = avail < max - out ? avail : max - out;
-				if (n > pr->left)
-					n = (size_t)pr->left;
-				memcpy(buf + out, src, n);
-				out += n;
-				pr->in_off += n;
-				pr->left -= n;
-				if (!pr->left)
-					pr->ch = CH_DATA_END;
-				break;
-			}
-			case CH_DONE:
-				pr->in_off = pr->in_len;
-				return (ssize_t)out;
-			}
-			break;
-		}
-	}
-	return (ssize_t)out;
+	if (pr->hstate == 2)
+		while (pr->hb.len &&
+		       (pr->hb.data[pr->hb.len - 1] == ' ' || pr->hb.data[pr->hb.len - 1] == '\t'))
+			pr->hb.len--;
+	return pr->hstate ? pd_buf_append(&pr->hb, "", 1) : 0;
 }
 
-static bool body_done(const struct preview_req *pr)
+/* A piece of a header's name (kind 1) or value (kind 2); a name or value
+ * split over two reads comes in two pieces. */
+static int on_header_piece(http_parser *hp, const char *at, size_t len, int kind)
 {
-	return pr->mode == BODY_NONE || (pr->mode == BODY_LENGTH && !pr->left) ||
-	       (pr->mode == BODY_CHUNKED && pr->ch == CH_DONE);
+	struct preview_req *pr = hp->data;
+
+	if (pr->head_end)
+		return 0; /* a chunked body's trailer: not passed on */
+	if (kind == 2 && pr->hstate == 2) {
+		/* A value continued on a line of its own (obs-fold) is refused:
+		 * only blanks stand between it and the end of a line. The head
+		 * stays whole in pr->in while it is read. */
+		const char *q = at;
+		while (q > pr->in && (q[-1] == ' ' || q[-1] == '\t'))
+			q--;
+		if (q > pr->in && q[-1] == '\n')
+			return -1;
+	}
+	if (pr->hstate != kind && end_piece(pr) < 0)
+		return -1;
+	pr->hstate = kind;
+	return pd_buf_append(&pr->hb, at, len) < 0 ? -1 : 0;
+}
+
+static int on_header_field(http_parser *hp, const char *at, size_t len)
+{
+	return on_header_piece(hp, at, len, 1);
+}
+
+static int on_header_value(http_parser *hp, const char *at, size_t len)
+{
+	return on_header_piece(hp, at, len, 2);
+}
+
+/* 1 tells the parser the answer has no body. The parser pauses at the
+ * final answer's head: the body is read by body_reader(), as MHD asks. */
+static int on_headers_complete(http_parser *hp)
+{
+	struct preview_req *pr = hp->data;
+	unsigned st = hp->status_code;
+
+	if (hp->http_major != 1 || st < 100 || st > 599)
+		return -1;
+	if (st < 200 && st != 101) {
+		/* An interim answer (100 Continue, 103) before the final one:
+		 * skipped, its headers with it. */
+		pd_buf_free(&pr->hb);
+		pr->hb = (struct pd_buf){.max = PREVIEW_HEAD_MAX};
+		pr->hstate = 0;
+		return 1;
+	}
+	if (end_piece(pr) < 0 || (pr->hstate == 1 && pd_buf_append(&pr->hb, "", 1) < 0))
+		return -1;
+	pr->hstate = 0;
+	pr->head_end = true;
+	pr->bodiless = pr->r->method == M_HEAD || st == 204 || st == 304 || st < 200;
+	/* A 101 ends here; the parser stops after its head (on_message_complete()). */
+	if (st != 101)
+		http_parser_pause(hp, 1);
+	return pr->bodiless ? 1 : 0;
+}
+
+/* Copies the body into body_reader()'s buffer: the parser is never fed
+ * more bytes than it has room for. */
+static int on_body(http_parser *hp, const char *at, size_t len)
+{
+	struct preview_req *pr = hp->data;
+
+	if (!pr->body || len > pr->body_max - pr->body_len)
+		return -1;
+	memcpy(pr->body + pr->body_len, at, len);
+	pr->body_len += len;
+	return 0;
+}
+
+static int on_message_complete(http_parser *hp)
+{
+	struct preview_req *pr = hp->data;
+
+	if (!pr->head_end)
+		return 0; /* an interim answer */
+	/* Whatever follows (the box's bytes after a 101) is not HTTP. */
+	pr->msg_done = true;
+	http_parser_pause(hp, 1);
+	return 0;
+}
+
+static const http_parser_settings answer_parser = {
+    .on_header_field = on_header_field,
+    .on_header_value = on_header_value,
+    .on_headers_complete = on_headers_complete,
+    .on_body = on_body,
+    .on_message_complete = on_message_complete,
+};
+
+/* Feeds the parser in[in_off..in_off+n); false on an error in the answer. */
+static bool parse_in(struct preview_req *pr, size_t n)
+{
+	enum http_errno e;
+
+	if (HTTP_PARSER_ERRNO(&pr->hp) == HPE_PAUSED)
+		http_parser_pause(&pr->hp, 0);
+	pr->in_off += http_parser_execute(&pr->hp, &answer_parser, pr->in + pr->in_off, n);
+	e = HTTP_PARSER_ERRNO(&pr->hp);
+	if (e == HPE_OK || e == HPE_PAUSED)
+		return true;
+	log_info("preview %s:%u: bad answer from the box: %s", pr->ep.box, pr->ep.port,
+		 http_errno_description(e));
+	return false;
+}
+
+/* The headers gathered from the head, one at each call: false at the end. */
+static bool next_header(const struct preview_req *pr, size_t *off, const char **k, const char **v)
+{
+	size_t kl, vl;
+
+	if (*off >= pr->hb.len)
+		return false;
+	*k = pr->hb.data + *off;
+	kl = strnlen(*k, pr->hb.len - *off);
+	if (*off + kl + 1 > pr->hb.len)
+		return false;
+	*v = *k + kl + 1;
+	vl = strnlen(*v, pr->hb.len - *off - kl - 1);
+	*off += kl + 1 + vl + 1;
+	return true;
 }
 
 static ssize_t body_reader(void *cls, uint64_t pos, char *buf, size_t max)
@@ -1078,20 +1112,33 @@ static ssize_t body_reader(void *cls, uint64_t pos, char *buf, size_t max)
 	(void)pos;
 	if (atomic_load(&pr->r->revoked) || pr->hangup)
 		return MHD_CONTENT_READER_END_WITH_ERROR;
+	if (pr->bodiless)
+		return MHD_CONTENT_READER_END_OF_STREAM; /* whatever follows is dropped */
 	for (;;) {
-		ssize_t n = decode(pr, buf, max);
-		if (n < 0) {
-			log_info("preview %s:%u: bad chunked body from the box", pr->ep.box,
-				 pr->ep.port);
-			return MHD_CONTENT_READER_END_WITH_ERROR;
+		pr->body = buf;
+		pr->body_len = 0;
+		pr->body_max = max;
+		while (!pr->msg_done && pr->in_off < pr->in_len && pr->body_len < max) {
+			size_t n = pr->in_len - pr->in_off;
+			if (!parse_in(pr, n < max - pr->body_len ? n : max - pr->body_len)) {
+				pr->body = NULL;
+				return MHD_CONTENT_READER_END_WITH_ERROR;
+			}
 		}
-		if (n > 0)
-			return n;
-		if (body_done(pr))
+		pr->body = NULL;
+		if (pr->body_len)
+			return (ssize_t)pr->body_len;
+		if (pr->msg_done)
 			return MHD_CONTENT_READER_END_OF_STREAM;
-		if (pr->box_eof)
-			return pr->mode == BODY_EOF ? MHD_CONTENT_READER_END_OF_STREAM
-						    : MHD_CONTENT_READER_END_WITH_ERROR;
+		if (pr->box_eof) {
+			/* The end of a body framed by the connection's close; any
+			 * other body is cut short. */
+			if (HTTP_PARSER_ERRNO(&pr->hp) == HPE_PAUSED)
+				http_parser_pause(&pr->hp, 0);
+			http_parser_execute(&pr->hp, &answer_parser, NULL, 0);
+			return pr->msg_done ? MHD_CONTENT_READER_END_OF_STREAM
+					    : MHD_CONTENT_READER_END_WITH_ERROR;
+		}
 		if (pr->timed_out)
 			return MHD_CONTENT_READER_END_WITH_ERROR;
 		pr->in_off = pr->in_len = 0;
@@ -1113,95 +1160,27 @@ static ssize_t body_reader(void *cls, uint64_t pos, char *buf, size_t max)
 	}
 }
 
-static int parse_head(struct preview_req *pr, size_t end, struct MHD_Response **ret_resp)
+/* The response for the final answer's head the parser read: the body's
+ * framing decides its kind; the box's end-to-end headers go on it. */
+static int make_response(struct preview_req *pr, struct MHD_Response **ret_resp)
 {
-	char *p = pr->in, *eol;
-	unsigned status;
-	int64_t length = -1;
-	bool chunked = false;
+	uint64_t length = pr->hp.content_length; /* ULLONG_MAX: none */
 	struct MHD_Response *resp = NULL;
-	struct pd_buf hb = {.max = PREVIEW_HEAD_MAX};
 	struct req *r = pr->r;
+	const char *k, *v;
 
-	eol = memchr(p, '\n', end);
-	if (!eol || eol - p < 12 || strncmp(p, "HTTP/1.", 7) != 0 || p[8] != ' ' || p[9] < '1' ||
-	    p[9] > '5' || p[10] < '0' || p[10] > '9' || p[11] < '0' || p[11] > '9')
-		return -EPROTO;
-	status = (unsigned)((p[9] - '0') * 100 + (p[10] - '0') * 10 + (p[11] - '0'));
-	pr->status = status;
-	/* Headers: gathered first (the body's framing decides the response's
-	 * kind), added after. */
-	for (char *l = eol + 1; l < pr->in + end;) {
-		char *nl = memchr(l, '\n', (size_t)(pr->in + end - l));
-		if (!nl)
-			break;
-		size_t n = (size_t)(nl - l);
-		if (n && l[n - 1] == '\r')
-			n--;
-		if (n == 0)
-			break;
-		if (l[0] == ' ' || l[0] == '\t')
-			return -EPROTO; /* obs-fold */
-		char *colon = memchr(l, ':', n);
-		if (!colon || colon == l)
-			return -EPROTO;
-		size_t kl = (size_t)(colon - l);
-		char *v = colon + 1;
-		while (v < l + n && (*v == ' ' || *v == '\t'))
-			v++;
-		size_t vl = (size_t)(l + n - v);
-		while (vl && (v[vl - 1] == ' ' || v[vl - 1] == '\t'))
-			vl--;
-		if (pd_buf_append(&hb, l, kl) < 0 || pd_buf_append(&hb, "", 1) < 0 ||
-		    pd_buf_append(&hb, v, vl) < 0 || pd_buf_append(&hb, "", 1) < 0) {
-			pd_buf_free(&hb);
-			return -E2BIG;
-		}
-		l = nl + 1;
-	}
-	/* Framing. */
-	for (size_t off = 0; off < hb.len;) {
-		const char *k = hb.data + off, *v = k + strlen(k) + 1;
-		off = (size_t)(v - hb.data) + strlen(v) + 1;
-		if (strcasecmp(k, "Transfer-Encoding") == 0)
-			chunked = chunked || list_has(v, "chunked", 7);
-		else if (strcasecmp(k, "Content-Length") == 0) {
-			uint64_t x;
-			if (parse_uint64(v, INT64_MAX, &x) < 0 ||
-			    (length >= 0 && (uint64_t)length != x)) {
-				pd_buf_free(&hb);
-				return -EPROTO;
-			}
-			length = (int64_t)x;
-		}
-	}
-	if (r->method == M_HEAD || status == 204 || status == 304 || status < 200) {
-		pr->mode = BODY_NONE;
+	if (pr->bodiless)
 		resp = MHD_create_response_from_callback(
-		    r->method == M_HEAD && length >= 0 ? (uint64_t)length : 0, 4096, body_reader,
-		    pr, NULL);
-	} else if (chunked) {
-		pr->mode = BODY_CHUNKED;
-		pr->ch = CH_SIZE;
+		    r->method == M_HEAD && length != ULLONG_MAX ? length : 0, 4096, body_reader, pr,
+		    NULL);
+	else if ((pr->hp.flags & F_CHUNKED) || length == ULLONG_MAX)
 		resp = MHD_create_response_from_callback(MHD_SIZE_UNKNOWN, 64 * 1024, body_reader,
 							 pr, NULL);
-	} else if (length >= 0) {
-		pr->mode = BODY_LENGTH;
-		pr->left = (uint64_t)length;
-		resp = MHD_create_response_from_callback((uint64_t)length, 64 * 1024, body_reader,
-							 pr, NULL);
-	} else {
-		pr->mode = BODY_EOF;
-		resp = MHD_create_response_from_callback(MHD_SIZE_UNKNOWN, 64 * 1024, body_reader,
-							 pr, NULL);
-	}
-	if (!resp) {
-		pd_buf_free(&hb);
+	else
+		resp = MHD_create_response_from_callback(length, 64 * 1024, body_reader, pr, NULL);
+	if (!resp)
 		return -ENOMEM;
-	}
-	for (size_t off = 0; off < hb.len;) {
-		const char *k = hb.data + off, *v = k + strlen(k) + 1;
-		off = (size_t)(v - hb.data) + strlen(v) + 1;
+	for (size_t off = 0; next_header(pr, &off, &k, &v);) {
 		if (!header_value_ok(k, strlen(k)) || strpbrk(k, " \t") ||
 		    !header_value_ok(v, strlen(v)))
 			continue; /* never a byte a head cannot carry */
@@ -1218,7 +1197,6 @@ static int parse_head(struct preview_req *pr, size_t end, struct MHD_Response **
 			continue;
 		MHD_add_response_header(resp, k, v);
 	}
-	pd_buf_free(&hb);
 	if (pr->set_cookie[0]) {
 		char c[AUTH_TOKEN_LEN + 128];
 		snprintf(c, sizeof c, PREVIEW_TOKEN_PARAM "=%s; Path=/; HttpOnly; SameSite=Lax%s",
@@ -1243,58 +1221,40 @@ static int parse_head(struct preview_req *pr, size_t end, struct MHD_Response **
 	return 0;
 }
 
-/* Reads the box's head; 1 when complete (the reply is set), 0 to wait,
- * < 0 when the reply (an error) is set. */
+/* Reads the box's head; 1 when complete (the reply is set), 2 for a 101
+ * (in_off after its head), 0 to wait, < 0 when the reply (an error) is set. */
 static int read_head(struct preview_req *pr)
 {
 	struct req *r = pr->r;
 
 	for (;;) {
-		/* Skip interim answers (100 Continue, 103) before the final one. */
-		char *endp = NULL;
-		for (size_t i = 0; i + 1 < pr->in_len; i++)
-			if (pr->in[i] == '\n' && (pr->in[i + 1] == '\n' ||
-						  (pr->in[i + 1] == '\r' && i + 2 < pr->in_len &&
-						   pr->in[i + 2] == '\n'))) {
-				endp = pr->in + i + (pr->in[i + 1] == '\n' ? 2 : 3);
-				break;
-			}
-		if (endp) {
-			size_t end = (size_t)(endp - pr->in);
-			bool interim = pr->in_len >= 12 && strncmp(pr->in, "HTTP/1.", 7) == 0 &&
-				       pr->in[9] == '1' && strncmp(pr->in + 9, "101", 3) != 0;
-			if (interim) {
-				memmove(pr->in, endp, pr->in_len - end);
-				pr->in_len -= end;
-				continue;
-			}
-			bool upgrade =
-			    pr->websocket && pr->in_len >= 12 && strncmp(pr->in + 9, "101", 3) == 0;
-			if (upgrade) {
-				/* The session takes the rest (start_session()). */
-				pr->in_off = end;
-				pr->head_done = true;
-				return 2;
-			}
-			if (strncmp(pr->in + 9, "101", 3) == 0) {
+		if (pr->in_off < pr->in_len && !parse_in(pr, pr->in_len - pr->in_off)) {
+			reply_status(r, 502, EPROTO,
+				     "the server in the box sent an answer that is not HTTP");
+			return -1;
+		}
+		if (pr->head_end && pr->hp.status_code == 101) {
+			if (!pr->websocket) {
 				reply_status(r, 502, EPROTO,
 					     "the server in the box switched protocols unasked");
 				return -1;
 			}
+			/* The session takes the rest (start_session()). */
+			pr->head_done = true;
+			return 2;
+		}
+		if (pr->head_end) {
 			struct MHD_Response *resp = NULL;
-			int k = parse_head(pr, end, &resp);
-			if (k < 0) {
-				reply_status(
-				    r, 502, EPROTO,
-				    "the server in the box sent an answer that is not HTTP");
+			if (make_response(pr, &resp) < 0) {
+				reply_status(r, 503, EAGAIN, "out of memory; try again");
 				return -1;
 			}
-			pr->in_off = end;
+			pd_buf_free(&pr->hb);
 			pr->head_done = true;
 			if (r->resp)
 				MHD_destroy_response(r->resp);
 			r->resp = resp;
-			r->status = pr->status;
+			r->status = pr->hp.status_code;
 			return 1;
 		}
 		if (pr->in_len == sizeof pr->in) {
@@ -1383,41 +1343,17 @@ static bool start_session(struct preview_req *pr)
 }
 
 /* The head of the box's 101 again, on the response for the session. */
-static void copy_upgrade_headers(struct preview_req *pr, struct MHD_Response *resp, size_t end)
+static void copy_upgrade_headers(struct preview_req *pr, struct MHD_Response *resp)
 {
-	char *eol = memchr(pr->in, '\n', end);
+	const char *k, *v;
 
-	for (char *l = eol ? eol + 1 : pr->in + end; l < pr->in + end;) {
-		char *nl = memchr(l, '\n', (size_t)(pr->in + end - l));
-		if (!nl)
-			break;
-		size_t n = (size_t)(nl - l);
-		if (n && l[n - 1] == '\r')
-			n--;
-		char line[4096];
-		if (n == 0 || n >= sizeof line) {
-			l = nl + 1;
+	for (size_t off = 0; next_header(pr, &off, &k, &v);) {
+		if (strlen(k) + 2 + strlen(v) >= 4096 || !header_value_ok(k, strlen(k)) ||
+		    strpbrk(k, " \t") || !header_value_ok(v, strlen(v)) ||
+		    strcasecmp(k, "Connection") == 0 || strcasecmp(k, "Content-Length") == 0 ||
+		    strcasecmp(k, "Transfer-Encoding") == 0)
 			continue;
-		}
-		memcpy(line, l, n);
-		line[n] = '\0';
-		l = nl + 1;
-		char *colon = strchr(line, ':');
-		if (!colon || colon == line)
-			continue;
-		*colon = '\0';
-		char *v = colon + 1;
-		while (*v == ' ' || *v == '\t')
-			v++;
-		size_t vl = strlen(v);
-		while (vl && (v[vl - 1] == ' ' || v[vl - 1] == '\t'))
-			v[--vl] = '\0';
-		if (!header_value_ok(line, strlen(line)) || strpbrk(line, " \t") ||
-		    !header_value_ok(v, vl) || strcasecmp(line, "Connection") == 0 ||
-		    strcasecmp(line, "Content-Length") == 0 ||
-		    strcasecmp(line, "Transfer-Encoding") == 0)
-			continue;
-		MHD_add_response_header(resp, line, v);
+		MHD_add_response_header(resp, k, v);
 	}
 	MHD_add_response_header(resp, MHD_HTTP_HEADER_CONNECTION, "Upgrade");
 }
@@ -1482,13 +1418,12 @@ enum MHD_Result http_preview_request(struct req *r, const char *upload_data,
 			return MHD_YES;
 		}
 		if (k == 2) {
-			size_t end = pr->in_off;
 			if (!start_session(pr)) {
 				reply_status(r, 503, EAGAIN,
 					     "too many WebSockets to boxes; try again later");
 				return http_queue_reply(r);
 			}
-			copy_upgrade_headers(pr, r->resp, end);
+			copy_upgrade_headers(pr, r->resp);
 			log_info("preview %s:%u: WebSocket opened", pr->ep.box, pr->ep.port);
 		}
 	}
@@ -1513,6 +1448,7 @@ void http_preview_release(struct req *r)
 	if (pr->fd >= 0)
 		close(pr->fd);
 	explicit_bzero(pr->set_cookie, sizeof pr->set_cookie);
+	pd_buf_free(&pr->hb);
 	free(pr->out);
 	free(pr->target);
 	free(pr);
