@@ -7,6 +7,8 @@
 # answer), a WebSocket round trip, the token (header, query, cookie; never
 # seen by the box), a public port, a port not listed (listening or not),
 # nothing listening, path tricks with --path-as-is, hostile Host headers,
+# hostile answers (not HTTP, ambiguous framing, a head too large, bodies
+# cut short or badly chunked, interim answers, a head sent in pieces),
 # a server that reads slowly or never answers, a list changed while the box
 # runs, a box not running, the daemon's stop with a request waiting.
 . "$(dirname "$0")/lib.sh"
@@ -254,6 +256,90 @@ ok "the server's own name (public_url's), under the domain, is the API's" \
 	same "$(pv /v1/tree/boxes/web/ports "${T[@]}" -H 'Host: API.preview.test:80')" 200
 ok "Host outside the domain is the API's (no route)" same "$(pv /hello "${T[@]}" -H 'Host: 8080-web.preview.test.evil.org')" 404
 ok "... not the box's" bash -c "! grep -q '\"port\"' '$PD_TMP/body'"
+
+# --- hostile answers ---------------------------------------------------------------------
+# A raw server on 8082 answers each path with fixed bytes: never a crash,
+# a 502 for a head that is not HTTP, a body cut short is cut for the client.
+
+cat >"$B/root/tmp/raw.js" <<'JS'
+const net = require('net');
+const pad = n => ('X-Pad: ' + 'a'.repeat(1000) + '\r\n').repeat(n);
+const ok = 'HTTP/1.1 200 OK\r\n';
+const answers = {
+	'/notHTTP': 'hello there\r\n\r\n',
+	'/badstatus': 'HTTP/1.1 2x0 OK\r\nContent-Length: 0\r\n\r\n',
+	'/status600': 'HTTP/1.1 600 What\r\nContent-Length: 0\r\n\r\n',
+	'/http2': 'HTTP/2.0 200 OK\r\nContent-Length: 0\r\n\r\n',
+	'/bighead': ok + pad(70) + '\r\n',
+	'/nearhead': ok + pad(16) + 'Content-Length: 2\r\n\r\nok',
+	'/both': ok + 'Content-Length: 5\r\nTransfer-Encoding: chunked\r\n\r\n5\r\nhello\r\n0\r\n\r\n',
+	'/twolengths': ok + 'Content-Length: 5\r\nContent-Length: 6\r\n\r\nhello!',
+	'/fold': ok + 'X-Fold: one\r\n two\r\nContent-Length: 2\r\n\r\nok',
+	'/badchunk': ok + 'Transfer-Encoding: chunked\r\n\r\nzz\r\nhello\r\n0\r\n\r\n',
+	'/short': ok + 'Content-Length: 10\r\n\r\nabc',
+	'/shortchunk': ok + 'Transfer-Encoding: chunked\r\n\r\n5\r\nhello\r\n',
+	'/unasked101': 'HTTP/1.1 101 Switching Protocols\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n\r\n',
+	'/eof': ok + 'X-A: b  \r\n\r\nuntil the end',
+	'/interim': 'HTTP/1.1 100 Continue\r\n\r\nHTTP/1.1 103 Early Hints\r\nLink: </x>\r\n\r\n' +
+		ok + 'Content-Length: 2\r\nX-Final: yes\r\n\r\nok',
+	'/trailer': ok + 'Transfer-Encoding: chunked\r\n\r\n5;x=y\r\nhello\r\n6\r\n world\r\n0\r\nX-T: 1\r\n\r\n',
+	'/nocontent': 'HTTP/1.1 204 No Content\r\nContent-Length: 5\r\n\r\nhello',
+};
+/* Sent 3 bytes at a time: names, values and chunk sizes split over reads. */
+const dribbled = {
+	'/dribble': ok + 'X-Split: one two three\r\nContent-Length: 5\r\n\r\nhello',
+	'/dribblechunked': ok + 'Transfer-Encoding: chunked\r\n\r\n5\r\nhello\r\n6\r\n world\r\n0\r\n\r\n',
+};
+net.createServer(sock => {
+	let buf = '', done = false;
+	sock.on('error', () => {});
+	sock.on('data', d => {
+		buf += d.toString('latin1');
+		if (done || buf.indexOf('\r\n\r\n') < 0) return;
+		done = true;
+		const path = buf.split(' ')[1];
+		if (dribbled[path]) {
+			const b = Buffer.from(dribbled[path], 'latin1');
+			let i = 0;
+			const t = setInterval(() => {
+				sock.write(b.subarray(i, i + 3));
+				i += 3;
+				if (i >= b.length) { clearInterval(t); sock.end(); }
+			}, 2);
+			return;
+		}
+		sock.end(answers[path] ?? 'HTTP/1.1 404 Not Found\r\nContent-Length: 0\r\n\r\n', 'latin1');
+	});
+}).listen(8082, '0.0.0.0');
+JS
+echo $'8080\n3000 public\n8081\n8082' >"$B/ports"
+mkdir "$B/exec/raw"
+echo 'node /tmp/raw.js' >"$B/exec/raw/cmd"
+rawup() { [ "$(pv /v1/ports/web/8082/x "${T[@]}")" = 404 ]; }
+ok "a raw server in the box" wait_for 30 rawup
+for a in notHTTP badstatus status600 http2 bighead both twolengths fold unasked101; do
+	ok "an answer that is not HTTP or is ambiguous ($a): 502" same "$(pv /v1/ports/web/8082/$a "${T[@]}")" 502
+done
+ok "a head of 16 KiB passes, each header (MHD sends at most 32 KiB of head)" bash -c \
+	"test \"\$(pv /v1/ports/web/8082/nearhead -H 'Authorization: Bearer $PD_TOKEN')\" = 200 && test \"\$(cat '$PD_TMP/body')\" = ok && test \"\$(grep -ci '^x-pad:' '$PD_TMP/head')\" = 16"
+for a in badchunk short shortchunk; do
+	ok "a body cut or badly framed ($a): the client's answer is cut" bash -c \
+		"! curl -sS -o /dev/null --max-time 10 -H 'Authorization: Bearer $PD_TOKEN' '$PD_URL/v1/ports/web/8082/$a' 2>/dev/null"
+done
+ok "an answer framed by the close: whole, blanks after a value trimmed" bash -c \
+	"test \"\$(pv /v1/ports/web/8082/eof -H 'Authorization: Bearer $PD_TOKEN')\" = 200 && test \"\$(cat '$PD_TMP/body')\" = 'until the end' && grep -q \$'^X-A: b\r\$' '$PD_TMP/head'"
+ok "interim answers are skipped, their headers too" bash -c \
+	"test \"\$(pv /v1/ports/web/8082/interim -H 'Authorization: Bearer $PD_TOKEN')\" = 200 && test \"\$(cat '$PD_TMP/body')\" = ok && grep -qi '^x-final: yes' '$PD_TMP/head' && ! grep -qi '^link:' '$PD_TMP/head'"
+ok "a chunked answer with extensions and a trailer: the body alone" bash -c \
+	"test \"\$(pv /v1/ports/web/8082/trailer -H 'Authorization: Bearer $PD_TOKEN')\" = 200 && test \"\$(cat '$PD_TMP/body')\" = 'hello world' && ! grep -qi '^x-t:' '$PD_TMP/head'"
+ok "a 204 with body bytes: no body" bash -c \
+	"test \"\$(pv /v1/ports/web/8082/nocontent -H 'Authorization: Bearer $PD_TOKEN')\" = 204 && test ! -s '$PD_TMP/body'"
+ok "a head sent 3 bytes at a time" bash -c \
+	"test \"\$(pv /v1/ports/web/8082/dribble -H 'Authorization: Bearer $PD_TOKEN')\" = 200 && test \"\$(cat '$PD_TMP/body')\" = hello && grep -q \$'^X-Split: one two three\r\$' '$PD_TMP/head'"
+ok "a chunked body sent 3 bytes at a time" bash -c \
+	"test \"\$(pv /v1/ports/web/8082/dribblechunked -H 'Authorization: Bearer $PD_TOKEN')\" = 200 && test \"\$(cat '$PD_TMP/body')\" = 'hello world'"
+ok "after all that the daemon goes on" same "$(pv /v1/ports/web/3000/)" 200
+echo $'8080\n3000 public\n8081' >"$B/ports"
 
 ok "a client that gives up on a silent server: the daemon goes on" bash -c \
 	"test \"\$(pv /v1/ports/web/8080/hang -H 'Authorization: Bearer $PD_TOKEN' --max-time 1)\" = 000 && test \"\$(pv /v1/ports/web/3000/)\" = 200"
