@@ -232,5 +232,10 @@ enum MHD_Result http_preview_request(struct req *r, const char *upload_data,
 void http_preview_release(struct req *r);
 /* A browser's token: the paddock_token cookie or query parameter. */
 bool http_preview_token(struct req *r, char *buf, size_t size);
+/* GET /v1/preview-ask?domain=NAME, the ask of Caddy's on-demand TLS:
+ * sets the reply (200 only for a published PORT-BOX.DOMAIN). From
+ * begin(), before the token is checked (Caddy has none). */
+#define HTTP_PREVIEW_ASK_PATH "/v1/preview-ask"
+void http_preview_ask(struct req *r);
 /* Queues r's reply (http.c's own path: revocation checked, r->replied). */
 enum MHD_Result http_queue_reply(struct req *r);

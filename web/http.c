@@ -1575,6 +1575,12 @@ static bool begin(struct req *r, const char *url, const char *method, const char
 		}
 		return http_preview_start(r, method);
 	}
+	/* Caddy's on-demand TLS asks before it gets a preview host's
+	 * certificate: no token, answered at once (loopback only). */
+	if (strcmp(url, HTTP_PREVIEW_ASK_PATH) == 0) {
+		http_preview_ask(r);
+		return false;
+	}
 	if (r->method == M_OTHER) {
 		req_reply_error(r, EINVAL, "method not supported");
 		r->status = 405;

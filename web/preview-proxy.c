@@ -42,10 +42,21 @@
  * ways untouched by a thread of the session, at most PREVIEW_RELAY_BUF
  * bytes waiting in each direction, until either side closes, the token is
  * revoked or the server stops.
+ *
+ * GET /v1/preview-ask?domain=NAME is the "ask" of Caddy's on-demand TLS
+ * (scripts/install writes it): Caddy asks before it gets a certificate for
+ * a name under *.DOMAIN, so that nobody can make it request certificates
+ * for made-up names (the CA's rate limits are the server's). 200 only for
+ * a PORT-BOX.DOMAIN whose box lists PORT, else 404 (400 malformed). Caddy
+ * sends no token: the answer goes to a loopback peer only, never to a
+ * request a proxy forwarded, and says yes or no for the exact name asked,
+ * as the TLS handshake for that name would anyway. It is a lookup in the
+ * engine's memory, no more.
  */
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <netinet/in.h>
 #include <poll.h>
 #include <pthread.h>
 #include <signal.h>
@@ -1452,4 +1463,107 @@ void http_preview_release(struct req *r)
 	free(pr->out);
 	free(pr->target);
 	free(pr);
+}
+
+/* --- the ask of Caddy's on-demand TLS ---------------------------------------- */
+
+/* The connection comes from this host's loopback (127.0.0.0/8, ::1, or a
+ * v4-mapped 127.x): not a unix socket, not another address of this host. */
+static bool peer_loopback(struct req *r)
+{
+	const union MHD_ConnectionInfo *ci =
+	    MHD_get_connection_info(r->conn, MHD_CONNECTION_INFO_CLIENT_ADDRESS);
+	const struct sockaddr *sa = ci ? ci->client_addr : NULL;
+
+	if (!sa)
+		return false;
+	if (sa->sa_family == AF_INET) {
+		const struct sockaddr_in *a = (const struct sockaddr_in *)(const void *)sa;
+		return ((const uint8_t *)&a->sin_addr)[0] == 127;
+	}
+	if (sa->sa_family == AF_INET6) {
+		const struct in6_addr *a =
+		    &((const struct sockaddr_in6 *)(const void *)sa)->sin6_addr;
+		return IN6_IS_ADDR_LOOPBACK(a) ||
+		       (IN6_IS_ADDR_V4MAPPED(a) && a->s6_addr[12] == 127);
+	}
+	return false;
+}
+
+/* The Host of a request made to the loopback address itself (Caddy's ask
+ * URL): 127.x, [::1] or localhost, with a port or not. A public request a
+ * reverse proxy passes on carries its site's name instead. */
+static bool host_loopback(const char *host)
+{
+	size_t n;
+
+	if (!host)
+		return false;
+	if (strncmp(host, "[::1]", 5) == 0)
+		n = 5;
+	else if (strncasecmp(host, "localhost", 9) == 0)
+		n = 9;
+	else if (strncmp(host, "127.", 4) == 0)
+		n = 4 + strspn(host + 4, "0123456789.");
+	else
+		return false;
+	return host[n] == '\0' || (host[n] == ':' && host[n + 1] &&
+				   strspn(host + n + 1, "0123456789") == strlen(host + n + 1));
+}
+
+void http_preview_ask(struct req *r)
+{
+	const struct pd_config *cfg = engine_config(http_engine(r->h));
+	const char *name;
+	char box[NAME_MAX_LEN + 1];
+	struct engine_port ep;
+	pd_error err = {0};
+	unsigned port;
+	int k;
+
+	if (r->method != M_GET && r->method != M_HEAD) {
+		reply_status(r, 405, EINVAL, "method not supported: GET " HTTP_PREVIEW_ASK_PATH);
+		return;
+	}
+	/* Caddy on this host asks from loopback, to a loopback URL, with no
+	 * forwarding header: a client's request that a reverse proxy on this
+	 * host passes on has one or the other. */
+	if (!peer_loopback(r) || !host_loopback(header(r, "Host")) ||
+	    header(r, "X-Forwarded-For") || header(r, "Forwarded") ||
+	    header(r, "X-Forwarded-Host") || header(r, "X-Real-IP")) {
+		reply_status(r, 403, EACCES,
+			     "only for the reverse proxy on this server (its on-demand TLS "
+			     "ask), from loopback");
+		return;
+	}
+	name = MHD_lookup_connection_value(r->conn, MHD_GET_ARGUMENT_KIND, "domain");
+	if (!name || !*name) {
+		reply_status(r, 400, EINVAL, "missing ?domain=NAME");
+		return;
+	}
+	if (!cfg->preview_domain || !*cfg->preview_domain) {
+		reply_status(r, 404, ENOENT,
+			     "no preview_domain: no preview host has a certificate");
+		return;
+	}
+	/* A name, not a Host: no port after it. The server's own name has
+	 * its certificate from its own site, never on demand. */
+	if (own_host(cfg, name))
+		k = -ENOENT;
+	else if (strchr(name, ':'))
+		k = -EINVAL;
+	else
+		k = ports_parse_host(name, cfg->preview_domain, box, sizeof box, &port);
+	if (k == -EINVAL) {
+		reply_status(r, 400, EINVAL, "bad name: PORT-BOX.DOMAIN expected");
+		return;
+	}
+	/* One answer for every name that is not a published port (no box,
+	 * a port not listed, another domain, the server's own name): which
+	 * of them it was is nobody's business here. */
+	if (k < 0 || engine_box_port_lookup(http_engine(r->h), box, port, &ep, &err) < 0) {
+		reply_status(r, 404, ENOENT, "not a published preview host");
+		return;
+	}
+	req_reply_json(r, 200, "{\"ok\": true}");
 }

@@ -10,7 +10,9 @@
 # hostile answers (not HTTP, ambiguous framing, a head too large, bodies
 # cut short or badly chunked, interim answers, a head sent in pieces),
 # a server that reads slowly or never answers, a list changed while the box
-# runs, a box not running, the daemon's stop with a request waiting.
+# runs, a box not running, the daemon's stop with a request waiting; the
+# ask of Caddy's on-demand TLS (GET /v1/preview-ask?domain=NAME: yes for a
+# listed port only, loopback only).
 . "$(dirname "$0")/lib.sh"
 require_root
 command -v node >/dev/null || skip_all "node is not installed on the host (the WebSocket client)"
@@ -340,6 +342,49 @@ ok "a chunked body sent 3 bytes at a time" bash -c \
 	"test \"\$(pv /v1/ports/web/8082/dribblechunked -H 'Authorization: Bearer $PD_TOKEN')\" = 200 && test \"\$(cat '$PD_TMP/body')\" = 'hello world'"
 ok "after all that the daemon goes on" same "$(pv /v1/ports/web/3000/)" 200
 echo $'8080\n3000 public\n8081' >"$B/ports"
+
+# --- the ask of Caddy's on-demand TLS --------------------------------------------------------
+
+# ask NAME [CURL-ARGS...]: the status of GET /v1/preview-ask?domain=NAME
+# (no token: Caddy has none), the body in $PD_TMP/body.
+ask() {
+	local name=$1
+	shift
+	curl -sS -o "$PD_TMP/body" -w '%{http_code}' --max-time 10 "$@" \
+		"$PD_URL/v1/preview-ask?domain=$name"
+}
+ok "ask: a listed port, no token: 200" same "$(ask 8080-web.preview.test)" 200
+ok "ask: a public port: 200" same "$(ask 3000-web.preview.test)" 200
+ok "ask: a listed port where nothing listens: 200 (the list decides)" same "$(ask 8081-web.preview.test)" 200
+ok "ask: a port listening but not listed: 404" same "$(ask 9090-web.preview.test)" 404
+cp "$PD_TMP/body" "$PD_TMP/ask-port.body"
+ok "ask: no such box: 404" same "$(ask 8080-nobox.preview.test)" 404
+ok "... the same answer as for a port not listed (no names told)" cmp -s "$PD_TMP/body" "$PD_TMP/ask-port.body"
+ok "ask: a name under another domain: 404" same "$(ask 8080-web.other.test)" 404
+ok "ask: the domain itself: 404" same "$(ask preview.test)" 404
+ok "ask: the server's own name: 404" same "$(ask api.preview.test)" 404
+ok "ask: a name with no port: 400" same "$(ask web.preview.test)" 400
+ok "ask: a name with a :port: 400" same "$(ask 8080-web.preview.test:443)" 400
+ok "ask: no name: 400" same "$(ask '')" 400
+ok "ask: POST: 405" same "$(ask 8080-web.preview.test -X POST)" 405
+ok "ask: a request a proxy forwarded (X-Forwarded-For): 403" \
+	same "$(ask 8080-web.preview.test -H 'X-Forwarded-For: 192.0.2.9')" 403
+ok "ask: a request for a site's name (Host), as a proxy passes it on: 403" \
+	same "$(ask 8080-web.preview.test -H 'Host: api.preview.test')" 403
+# A peer that is not loopback: another address of this host (on a veth of
+# its own), the daemon's listener still 127.0.0.1.
+ASK_IF=pda$$
+ask_if_gone() { ip link del "$ASK_IF" 2>/dev/null; }
+pd_on_exit ask_if_gone
+ask_from_other_address() {
+	ip link add "$ASK_IF" type veth peer name "${ASK_IF}p" &&
+		ip addr add 198.18.252.1/32 dev "$ASK_IF" && ip link set "$ASK_IF" up &&
+		same "$(ask 8080-web.preview.test --interface 198.18.252.1)" 403
+	local r=$?
+	ask_if_gone
+	return $r
+}
+ok "ask: from an address that is not loopback: 403" ask_from_other_address
 
 ok "a client that gives up on a silent server: the daemon goes on" bash -c \
 	"test \"\$(pv /v1/ports/web/8080/hang -H 'Authorization: Bearer $PD_TOKEN' --max-time 1)\" = 000 && test \"\$(pv /v1/ports/web/3000/)\" = 200"
