@@ -30,6 +30,7 @@ enum {
 enum opt_id {
 	O_URL,
 	O_TOKEN,
+	O_CACERT,
 	O_JSON,
 	O_QUIET,
 	O_VERBOSE,
@@ -63,6 +64,7 @@ static const struct option_spec {
 } options[] = {
     [O_URL] = {"url", 0, OPT_GLOBAL, true},
     [O_TOKEN] = {"token", 0, OPT_GLOBAL, true},
+    [O_CACERT] = {"cacert", 0, OPT_GLOBAL, true},
     [O_JSON] = {"json", 0, OPT_GLOBAL, false},
     [O_QUIET] = {"quiet", 'q', OPT_GLOBAL, false},
     [O_VERBOSE] = {"verbose", 'v', OPT_GLOBAL, false},
@@ -224,6 +226,9 @@ static int set_option(cli_args *a, enum opt_id id, const char *v, pd_error *err)
 		break;
 	case O_TOKEN:
 		a->token = v;
+		break;
+	case O_CACERT:
+		a->cacert = v;
 		break;
 	case O_JSON:
 		a->json = true;

@@ -35,6 +35,7 @@ void cli_config_release(cli_config *c)
 {
 	free(c->url);
 	free(c->token);
+	free(c->cacert);
 	free(c->current);
 	*c = (cli_config){0};
 }
@@ -48,6 +49,8 @@ static int on_pair(void *user, const char *section, const char *name, const char
 		field = &c->url;
 	else if (strcmp(section, "server") == 0 && strcmp(name, "token") == 0)
 		field = &c->token;
+	else if (strcmp(section, "server") == 0 && strcmp(name, "cacert") == 0)
+		field = &c->cacert;
 	else if (strcmp(section, "state") == 0 && strcmp(name, "current") == 0)
 		field = &c->current;
 	if (!field)
@@ -137,7 +140,8 @@ int cli_config_write(const char *path, const cli_config *c, pd_error *err)
 	if (pd_buf_printf(&text, "[server]\n") < 0)
 		return pd_error_set(err, -ENOMEM, "out of memory");
 	if ((r = add_pair(&text, "url", c->url, err)) < 0 ||
-	    (r = add_pair(&text, "token", c->token, err)) < 0)
+	    (r = add_pair(&text, "token", c->token, err)) < 0 ||
+	    (r = add_pair(&text, "cacert", c->cacert, err)) < 0)
 		return r;
 	if (pd_buf_printf(&text, "[state]\n") < 0)
 		return pd_error_set(err, -ENOMEM, "out of memory");
@@ -188,6 +192,41 @@ int cli_resolve_server(const char *opt_url, const char *opt_token, const cli_con
 	*ret_url = TAKE_PTR(u);
 	*ret_token = TAKE_PTR(t);
 	return 0;
+}
+
+int cli_resolve_cacert(const char *opt, const cli_config *c, const char *url, char **ret,
+		       pd_error *err)
+{
+	const char *file = opt && *opt ? opt : NULL;
+
+	if (!file) {
+		const char *env = getenv("PADDOCK_CACERT");
+		file = env && *env ? env : NULL;
+	}
+	if (!file && c->url && c->cacert && url && strcmp(c->url, url) == 0)
+		file = c->cacert;
+	*ret = NULL;
+	if (file && !(*ret = strdup(file)))
+		return pd_error_set(err, -ENOMEM, "out of memory");
+	return 0;
+}
+
+char *cli_absolute_path(const char *path)
+{
+	char cwd[4096], *out;
+
+	/* Absolute: a separator first, or (where '\\' is one: Windows) a
+	 * drive letter and a colon. */
+	if ((path[0] && strchr(CLI_PATH_SEPARATORS, path[0])) ||
+	    (strchr(CLI_PATH_SEPARATORS, '\\') && path[0] && path[1] == ':'))
+		return strdup(path);
+	if (!getcwd(cwd, sizeof(cwd)))
+		return NULL;
+	size_t n = strlen(cwd);
+	bool sep = n > 0 && strchr(CLI_PATH_SEPARATORS, cwd[n - 1]);
+	if (asprintf(&out, "%s%s%s", cwd, sep ? "" : "/", path) < 0)
+		return NULL;
+	return out;
 }
 
 int cli_resolve_box(const char *arg, const cli_config *c, char **ret, pd_error *err)

@@ -3,11 +3,15 @@
  *	[server]
  *	url = https://paddock.example.com
  *	token = pd_…
+ *	cacert = /home/me/paddock-ca.crt
  *	[state]
  *	current = box-a1b2c3
  *
  * Path: $PADDOCK_CONFIG, else $XDG_CONFIG_HOME/paddock/config.ini, else
- * ~/.config/paddock/config.ini. Written atomically (temp file in the same
+ * ~/.config/paddock/config.ini. cacert (optional) is a file of CA
+ * certificates (PEM) to trust for url, instead of the system's: a server
+ * with a private CA (Caddy's tls internal, a self-signed certificate).
+ * Written atomically (temp file in the same
  * directory, then rename), mode 0600, its directory created 0700.
  */
 #pragma once
@@ -17,6 +21,7 @@
 typedef struct cli_config {
 	char *url;
 	char *token;
+	char *cacert;
 	char *current;
 } cli_config;
 
@@ -46,6 +51,18 @@ int cli_config_set(char **field, const char *value);
  * -ENOENT when no server is named (reason in err). */
 int cli_resolve_server(const char *opt_url, const char *opt_token, const cli_config *c,
 		       const char *socket_path, char **ret_url, char **ret_token, pd_error *err);
+
+/* The CA certificates to trust for url: --cacert (opt), else
+ * PADDOCK_CACERT, else the config's cacert when url is the config's own
+ * (like the token: a CA trusted for one server says nothing of another).
+ * *ret is a malloc'd path, or NULL for the system's CAs. -ENOMEM. */
+int cli_resolve_cacert(const char *opt, const cli_config *c, const char *url, char **ret,
+		       pd_error *err);
+
+/* path made absolute against the working directory (a path saved in the
+ * config must mean the same file from any directory). malloc'd, or NULL
+ * for ENOMEM or a working directory that cannot be known. */
+char *cli_absolute_path(const char *path);
 
 /* The box a BOX argument names: "current" is the config's current box
  * (-ENOENT with a reason when none is recorded); anything else must be a

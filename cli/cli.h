@@ -90,11 +90,12 @@ typedef struct cli_args {
 	cli_verb verb;
 
 	/* Global options. */
-	const char *url;   /* --url */
-	const char *token; /* --token */
-	bool json;	   /* --json */
-	bool quiet;	   /* -q */
-	bool verbose;	   /* -v */
+	const char *url;    /* --url */
+	const char *token;  /* --token */
+	const char *cacert; /* --cacert: the CA certificates to trust (PEM) */
+	bool json;	    /* --json */
+	bool quiet;	    /* -q */
+	bool verbose;	    /* -v */
 
 	/* The BOX argument (possibly the literal "current"). */
 	const char *box;

@@ -64,7 +64,26 @@ void cli_client_release(cli_client *c)
 	free(c->base);
 	free(c->unix_path);
 	free(c->auth);
+	free(c->cacert);
 	*c = (cli_client){0};
+}
+
+int cli_client_set_cacert(cli_client *c, const char *file, pd_error *err)
+{
+	char *copy = NULL;
+
+	if (file) {
+		FILE *f = fopen(file, "rb");
+		if (!f)
+			return pd_error_set(err, -errno, "cannot read the CA certificates %s: %s",
+					    file, strerror(errno));
+		fclose(f);
+		if (!(copy = strdup(file)))
+			return pd_error_set(err, -ENOMEM, "out of memory");
+	}
+	free(c->cacert);
+	c->cacert = copy;
+	return 0;
 }
 
 char *cli_escape_segment(const char *s)
@@ -176,8 +195,15 @@ int cli_transfer_result(CURLcode res, const char *errbuf, long status, const cha
 {
 	if (res != CURLE_OK) {
 		int code = res == CURLE_COULDNT_CONNECT ? -ECONNREFUSED : -EIO;
-		return pd_error_set(err, code, "%s",
-				    errbuf && *errbuf ? errbuf : curl_easy_strerror(res));
+		/* A certificate not trusted: most often a private CA's. */
+		bool cert =
+		    res == CURLE_PEER_FAILED_VERIFICATION || res == CURLE_SSL_CACERT_BADFILE;
+		return pd_error_set(err, code, "%s%s",
+				    errbuf && *errbuf ? errbuf : curl_easy_strerror(res),
+				    cert ? " (a server with a private CA: trust it with --cacert "
+					   "FILE or PADDOCK_CACERT; paddock login --cacert FILE "
+					   "URL saves it)"
+					 : "");
 	}
 	if (status >= 200 && status < 300)
 		return 0;
@@ -226,6 +252,8 @@ int cli_client_setup(const cli_client *c, CURL *h, const char *url, struct curl_
 	curl_easy_setopt(h, CURLOPT_CONNECTTIMEOUT, 30L);
 	if (c->unix_path)
 		curl_easy_setopt(h, CURLOPT_UNIX_SOCKET_PATH, c->unix_path);
+	if (c->cacert)
+		curl_easy_setopt(h, CURLOPT_CAINFO, c->cacert);
 	*ret_headers = headers;
 	return 0;
 }

@@ -35,6 +35,7 @@ typedef struct cli_client {
 	char *base;	 /* "http://host:port[/prefix]", no trailing slash */
 	char *unix_path; /* NULL over TCP */
 	char *auth;	 /* "Authorization: Bearer TOKEN", or NULL */
+	char *cacert;	 /* CA certificates (PEM) trusted for https, or NULL */
 	char errbuf[CURL_ERROR_SIZE];
 } cli_client;
 
@@ -42,6 +43,13 @@ typedef struct cli_client {
  * Returns 0 or -EINVAL (unsupported URL, reason in err) / -ENOMEM. */
 int cli_client_init(cli_client *c, const char *url, const char *token, pd_error *err);
 void cli_client_release(cli_client *c);
+
+/* Trusts the CA certificates (PEM) in file for https instead of the
+ * system's (CURLOPT_CAINFO): a private CA, a self-signed server. The file
+ * must be readable now (-errno with the reason in err), so that a typo is
+ * not taken for a server with a bad certificate. NULL: the system's. There
+ * is no switch that trusts any certificate. */
+int cli_client_set_cacert(cli_client *c, const char *file, pd_error *err);
 
 /* Escapes one path segment (curl_easy_escape: everything but
  * [A-Za-z0-9._~-] is %XX). Returns malloc'd or NULL. */

@@ -85,6 +85,8 @@ void cli_usage(FILE *f)
 	      "Options:\n"
 	      "  --url URL      server (http://, https:// or unix:PATH); env PADDOCK_URL\n"
 	      "  --token TOKEN  API token; env PADDOCK_TOKEN\n"
+	      "  --cacert FILE  trust the CA certificates in FILE (PEM) for https: a\n"
+	      "                 private CA; env PADDOCK_CACERT; login saves it\n"
 	      "  --json         machine-readable output\n"
 	      "  -q, --quiet    no progress or notices\n"
 	      "  -v, --verbose  say what was done\n"
@@ -346,6 +348,21 @@ static int cmd_login(struct ctx *x)
 	r = cli_client_init(&x->client, url, /* token= */ NULL, &x->err);
 	if (r < 0)
 		return fail(x);
+	/* The CA to trust: --cacert (saved below), else PADDOCK_CACERT, else
+	 * the one saved for this URL. */
+	_cleanup_free_ char *cacert = NULL;
+	if (cli_resolve_cacert(a->cacert, &x->config, url, &cacert, &x->err) < 0 ||
+	    cli_client_set_cacert(&x->client, cacert, &x->err) < 0)
+		return fail(x);
+	/* What the config keeps: --cacert's file as an absolute path (later
+	 * commands run from anywhere), else the one it had for this URL. */
+	_cleanup_free_ char *saved = NULL;
+	if (a->cacert && *a->cacert) {
+		if (!(saved = cli_absolute_path(a->cacert)))
+			return oom(x);
+	} else if (x->config.url && x->config.cacert && strcmp(x->config.url, url) == 0 &&
+		   !(saved = strdup(x->config.cacert)))
+		return oom(x);
 	r = read_password(url, a->password_stdin, &password, &x->err);
 	if (r < 0)
 		return fail(x);
@@ -368,7 +385,8 @@ static int cmd_login(struct ctx *x)
 
 	if (!x->config.url || strcmp(x->config.url, url) != 0)
 		cli_config_set(&x->config.current, NULL);
-	if (cli_config_set(&x->config.url, url) < 0 || cli_config_set(&x->config.token, body) < 0)
+	if (cli_config_set(&x->config.url, url) < 0 || cli_config_set(&x->config.token, body) < 0 ||
+	    cli_config_set(&x->config.cacert, saved) < 0)
 		return oom(x);
 	r = cli_config_write(x->config_path, &x->config, &x->err);
 	if (r < 0)
@@ -1049,7 +1067,7 @@ static void save_current(struct ctx *x, int rc)
 int cli_run(const cli_args *a)
 {
 	struct ctx x = {.a = a};
-	_cleanup_free_ char *url = NULL, *token = NULL;
+	_cleanup_free_ char *url = NULL, *token = NULL, *cacert = NULL;
 	int rc;
 
 	if (a->verb == CLI_HELP) {
@@ -1090,7 +1108,9 @@ int cli_run(const cli_args *a)
 	}
 	if (cli_resolve_server(a->url, a->token, &x.config, CLI_DEFAULT_SOCKET, &url, &token,
 			       &x.err) < 0 ||
-	    cli_client_init(&x.client, url, token, &x.err) < 0) {
+	    cli_client_init(&x.client, url, token, &x.err) < 0 ||
+	    cli_resolve_cacert(a->cacert, &x.config, url, &cacert, &x.err) < 0 ||
+	    cli_client_set_cacert(&x.client, cacert, &x.err) < 0) {
 		rc = a->verb == CLI_COMPLETE_BOXES ? CLI_EXIT_FAIL : fail(&x);
 		goto out;
 	}

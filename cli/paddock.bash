@@ -18,7 +18,7 @@ _paddock()
 
 	local commands="login new current ls info push pull exec stop start resume rm ttl policy
 		ports docker doctor fork snapshot snapshots restore volume token secret desktop screenshot prompt skill help version"
-	local globals="--url --token --json --quiet --verbose --help --version"
+	local globals="--url --token --cacert --json --quiet --verbose --help --version"
 
 	case $prev in
 	--url | --token | --name | --image | --env | --ttl | --model | --continue)
@@ -32,7 +32,7 @@ _paddock()
 	--policy)
 		COMPREPLY=($(compgen -W "allow-all deny-all allow:" -- "$cur"))
 		return ;;
-	--to | -o | --output | --cwd)
+	--to | -o | --output | --cwd | --cacert)
 		COMPREPLY=($(compgen -f -- "$cur"))
 		return ;;
 	esac
@@ -41,7 +41,7 @@ _paddock()
 	local i cmd= sub= nargs=0
 	for ((i = 1; i < cword; i++)); do
 		case ${words[i]} in
-		--url | --token | --name | --type | --ttl | --image | --policy | --to | --env | --cwd | -o | --output | \
+		--url | --token | --cacert | --name | --type | --ttl | --image | --policy | --to | --env | --cwd | -o | --output | \
 			--agent | --model | --continue)
 			((i++)) ;;
 		-*) ;;

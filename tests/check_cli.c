@@ -49,6 +49,16 @@ START_TEST(parse_global_and_simple)
 	ck_assert_str_eq(a.url, "http://h:1");
 	ck_assert_str_eq(a.token, "pd_x");
 	ck_assert(a.quiet && a.json && !a.verbose);
+	ck_assert_ptr_null(a.cacert);
+	cli_args_release(&a);
+
+	PARSE_OK(&a, "--cacert", "ca.crt", "login", "https://p.test");
+	ck_assert_int_eq(a.verb, CLI_LOGIN);
+	ck_assert_str_eq(a.cacert, "ca.crt");
+	ck_assert_str_eq(a.value, "https://p.test");
+	cli_args_release(&a);
+	PARSE_OK(&a, "ls", "--cacert=/etc/ca.pem");
+	ck_assert_str_eq(a.cacert, "/etc/ca.pem");
 	cli_args_release(&a);
 
 	PARSE_OK(&a, "current");
@@ -670,7 +680,24 @@ START_TEST(config_round_trip)
 	ck_assert_str_eq(back.url, c.url);
 	ck_assert_str_eq(back.token, c.token);
 	ck_assert_str_eq(back.current, c.current);
+	ck_assert_ptr_null(back.cacert);
 	cli_config_release(&back);
+
+	/* cacert: saved in [server], read back */
+	cli_config_set(&c.cacert, "/home/me/ca dir/paddock-ca.crt");
+	ck_assert_int_eq(cli_config_write(path, &c, &err), 0);
+	ck_assert_int_eq(cli_config_read(path, &back, &err), 0);
+	ck_assert_str_eq(back.cacert, "/home/me/ca dir/paddock-ca.crt");
+	ck_assert_str_eq(back.url, c.url);
+	ck_assert_str_eq(back.token, c.token);
+	cli_config_release(&back);
+	/* one line only, like every value: nothing written */
+	cli_config_set(&c.cacert, "/a\ntoken = evil");
+	ck_assert_int_eq(cli_config_write(path, &c, &err), -EINVAL);
+	ck_assert_int_eq(cli_config_read(path, &back, &err), 0);
+	ck_assert_str_eq(back.cacert, "/home/me/ca dir/paddock-ca.crt");
+	cli_config_release(&back);
+	cli_config_set(&c.cacert, NULL);
 
 	/* rewrite: still 0600, no temp files left */
 	cli_config_set(&c.current, NULL);
@@ -679,6 +706,7 @@ START_TEST(config_round_trip)
 	ck_assert_int_eq(st.st_mode & 07777, 0600);
 	ck_assert_int_eq(cli_config_read(path, &back, &err), 0);
 	ck_assert_ptr_null(back.current);
+	ck_assert_ptr_null(back.cacert);
 	ck_assert_str_eq(back.url, c.url);
 	cli_config_release(&back);
 	char cmd[256];
@@ -754,6 +782,66 @@ START_TEST(current_resolution)
 	ck_assert_str_eq(name, "box-q1w2e3");
 	free(name);
 	cli_config_release(&c);
+}
+END_TEST
+
+/* --cacert, else PADDOCK_CACERT, else the config's for its own URL only;
+ * a client takes a readable file only; paths saved are absolute. */
+START_TEST(cacert_resolution)
+{
+	cli_config c = {0};
+	cli_client cl;
+	pd_error err = {0};
+	char *f = NULL, *p;
+
+	unsetenv("PADDOCK_CACERT");
+	ck_assert_int_eq(cli_resolve_cacert(NULL, &c, "https://a.test", &f, &err), 0);
+	ck_assert_ptr_null(f);
+	cli_config_set(&c.url, "https://a.test");
+	cli_config_set(&c.cacert, "/etc/a-ca.crt");
+	ck_assert_int_eq(cli_resolve_cacert(NULL, &c, "https://a.test", &f, &err), 0);
+	ck_assert_str_eq(f, "/etc/a-ca.crt");
+	free(f);
+	/* another server: not the config's CA */
+	ck_assert_int_eq(cli_resolve_cacert(NULL, &c, "https://b.test", &f, &err), 0);
+	ck_assert_ptr_null(f);
+	setenv("PADDOCK_CACERT", "/env/ca.crt", 1);
+	ck_assert_int_eq(cli_resolve_cacert(NULL, &c, "https://a.test", &f, &err), 0);
+	ck_assert_str_eq(f, "/env/ca.crt");
+	free(f);
+	ck_assert_int_eq(cli_resolve_cacert("/opt/ca.crt", &c, "https://b.test", &f, &err), 0);
+	ck_assert_str_eq(f, "/opt/ca.crt");
+	free(f);
+	unsetenv("PADDOCK_CACERT");
+	cli_config_release(&c);
+
+	make_tmp();
+	ck_assert_int_eq(cli_client_init(&cl, "https://a.test", NULL, &err), 0);
+	ck_assert_int_eq(cli_client_set_cacert(&cl, "/nonexistent/ca.crt", &err), -ENOENT);
+	ck_assert_ptr_nonnull(strstr(err.msg, "/nonexistent/ca.crt"));
+	ck_assert_ptr_null(cl.cacert);
+	ck_assert_int_ge(asprintf(&p, "%s/ca.crt", tmpdir), 0);
+	_cleanup_fclose_ FILE *w = fopen(p, "we");
+	fputs("-----BEGIN CERTIFICATE-----\n", w);
+	fclose(TAKE_PTR(w));
+	ck_assert_int_eq(cli_client_set_cacert(&cl, p, &err), 0);
+	ck_assert_str_eq(cl.cacert, p);
+	ck_assert_int_eq(cli_client_set_cacert(&cl, NULL, &err), 0);
+	ck_assert_ptr_null(cl.cacert);
+	cli_client_release(&cl);
+	free(p);
+	rm_tmp();
+
+	char cwd[4096];
+	ck_assert_ptr_nonnull(getcwd(cwd, sizeof(cwd)));
+	p = cli_absolute_path("/abs/ca.crt");
+	ck_assert_str_eq(p, "/abs/ca.crt");
+	free(p);
+	p = cli_absolute_path("rel/ca.crt");
+	ck_assert_ptr_nonnull(p);
+	ck_assert(strncmp(p, cwd, strlen(cwd)) == 0);
+	ck_assert_str_eq(p + strlen(cwd), strcmp(cwd, "/") == 0 ? "rel/ca.crt" : "/rel/ca.crt");
+	free(p);
 }
 END_TEST
 
@@ -1558,6 +1646,7 @@ static Suite *cli_suite(void)
 	tcase_add_test(tc, config_path_env);
 	tcase_add_test(tc, current_resolution);
 	tcase_add_test(tc, server_resolution);
+	tcase_add_test(tc, cacert_resolution);
 	suite_add_tcase(s, tc);
 
 	tc = tcase_create("pull");
