@@ -6,10 +6,12 @@
 #   scripts/install --domain paddock.test --tls internal (Caddy with its
 #   own CA; the name resolves to loopback inside) builds Paddock from this
 #   source tree (bound read-only) and prints the https setup link; from
-#   outside the container: the link works, `paddock login` with the CA,
-#   the documented first test; `systemctl restart paddockd` with a job
-#   running (its output continues); a rerun of the installer (an upgrade:
-#   boxes, token, configuration kept); a shutdown (running boxes stopped
+#   outside the container: the link works, `paddock login --cacert` with
+#   Caddy's CA (saved: later commands trust it), the documented first test;
+#   `systemctl restart paddockd` with a job running (its output continues);
+#   a rerun of the installer (an upgrade: boxes, token, configuration kept)
+#   that adds --preview-domain (Caddy's on-demand certificates: only for a
+#   published port, paddockd's ask); a shutdown (running boxes stopped
 #   with a snapshot) and a boot (the service comes back); uninstall (data
 #   kept), uninstall --purge.
 #
@@ -179,15 +181,16 @@ cleanup() {
 trap cleanup EXIT
 trap 'exit 1' INT TERM
 
-# From outside: curl and the CLI see paddock.test at the container's
-# address and trust Caddy's CA (a private mount namespace each: hosts
-# file and CA bundle bound over this host's).
+# From outside: curl and the CLI see paddock.test (and two preview hosts)
+# at the container's address (a private mount namespace each: a hosts file
+# bound over this host's); they are given Caddy's CA (curl --cacert, the
+# CLI's login --cacert).
 outside() {
 	unshare -m -- bash -c 'mount --bind "$0/hosts" /etc/hosts &&
-		mount --bind "$0/ca-bundle.crt" /etc/ssl/certs/ca-certificates.crt &&
-		exec env HOME="$0/home" "$@"' "$T" "$@"
+		exec env -u PADDOCK_CACERT -u PADDOCK_URL -u PADDOCK_TOKEN -u PADDOCK_CONFIG \
+			HOME="$0/home" "$@"' "$T" "$@"
 }
-echo "$CT_IP paddock.test" >"$T/hosts"
+echo "$CT_IP paddock.test 8080-job.preview.test 9090-job.preview.test" >"$T/hosts"
 mkdir -p "$T/home"
 
 ok "the container boots (systemd, its own network)" boot || {
@@ -228,23 +231,30 @@ ok "HTTP listens on loopback only" grep -qx 'listen = 127.0.0.1:7860' "$ROOT/etc
 
 CA=$ROOT/var/lib/caddy/.local/share/caddy/pki/authorities/local/root.crt
 ok "Caddy made its CA" test -s "$CA"
-cat /etc/ssl/certs/ca-certificates.crt "$CA" >"$T/ca-bundle.crt" 2>/dev/null
 
 # ---- from outside ----
 setup_opens() {
-	outside curl -fsS --max-time 20 "$setup" | grep -q 'set the owner'
+	outside curl -fsS --max-time 20 --cacert "$CA" "$setup" | grep -q 'set the owner'
 }
 ok "the setup link opens over https with the CA" setup_opens
 set_password() {
-	outside curl -fsS --max-time 20 -H 'Content-Type: application/json' \
+	outside curl -fsS --max-time 20 --cacert "$CA" -H 'Content-Type: application/json' \
 		-d "{\"token\":\"${setup#*token=}\",\"password\":\"install-test-9\"}" \
 		https://paddock.test/v1/setup | grep -q true
 }
 ok "the owner's password is set through it" set_password
 login() {
-	echo install-test-9 | outside "$CLI" login https://paddock.test --password-stdin >/dev/null 2>&1
+	echo install-test-9 | outside "$CLI" login https://paddock.test --password-stdin \
+		--cacert "$CA" >/dev/null 2>&1
 }
-ok "paddock login https://paddock.test" login
+untrusted() {
+	local out
+	out=$(echo x | outside "$CLI" login https://paddock.test --password-stdin 2>&1) && return 1
+	grep -q -- '--cacert FILE' <<<"$out" || { diag "$out" && return 1; }
+}
+ok "without the CA, the CLI refuses the certificate and says how to trust it" untrusted
+ok "paddock login https://paddock.test --cacert CA" login
+ok "the config keeps the CA for that URL" grep -qxF "cacert = $CA" "$T/home/.config/paddock/config.ini"
 
 # The documented first test (http-cli.md), from a project directory.
 proj=$T/project
@@ -287,10 +297,10 @@ ok "the job's output continues to its end" job_continued
 echo '; kept across upgrades' >>"$ROOT/etc/paddock/paddock.ini"
 ct sh -c 'echo "sleep 600" >/paddock/boxes/job/exec/new'
 upgrade() {
-	ct /src/scripts/install --source /src >"$T/upgrade.out" 2>&1 ||
+	ct /src/scripts/install --source /src --preview-domain preview.test >"$T/upgrade.out" 2>&1 ||
 		{ sed 's/^/# /' "$T/upgrade.out" | tail -n 30 && return 1; }
 }
-ok "a rerun of the installer upgrades in place" upgrade
+ok "a rerun of the installer upgrades in place (and adds --preview-domain)" upgrade
 ok "it says it upgrades and keeps the images" bash -c "
 	grep -q 'upgrading' '$T/upgrade.out' && grep -q 'debian: kept' '$T/upgrade.out' &&
 	grep -q 'tiny: kept' '$T/upgrade.out'"
@@ -304,7 +314,20 @@ ok "the first box is kept" ct test -d "/paddock/boxes/$first_box"
 still_logged_in() {
 	outside "$CLI" ls | grep -q '^job '
 }
-ok "the login still works (paddock ls)" still_logged_in
+ok "the login still works (paddock ls; the CA saved at login)" still_logged_in
+
+# ---- preview hosts: Caddy's on-demand certificates, asked for ----
+ok "Caddy asks paddockd before an on-demand certificate" \
+	grep -qF 'ask http://127.0.0.1:7860/v1/preview-ask' "$ROOT/etc/caddy/paddock.caddy"
+ok "caddy validate accepts the Caddyfile" ct caddy validate --adapter caddyfile --config /etc/caddy/Caddyfile
+ct sh -c 'echo 8080 >/paddock/boxes/job/ports'
+# HTTPS to a preview host: the handshake needs a certificate made on
+# demand, which Caddy gets only when the ask says yes.
+preview() {
+	outside curl -sS -o /dev/null -w '%{http_code}' --max-time 20 --cacert "$CA" "https://$1/" 2>/dev/null
+}
+ok "a published port's host gets a certificate (then 401: no token)" same "$(preview 8080-job.preview.test)" 401
+ok "a port not published gets none (no TLS handshake)" same "$(preview 9090-job.preview.test)" 000
 
 # ---- shutdown and boot ----
 # Three more running boxes (tiny) with files written, all stopped at once
