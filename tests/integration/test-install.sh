@@ -328,6 +328,9 @@ preview() {
 }
 ok "a published port's host gets a certificate (then 401: no token)" same "$(preview 8080-job.preview.test)" 401
 ok "a port not published gets none (no TLS handshake)" same "$(preview 9090-job.preview.test)" 000
+ok "the ask, asked from outside through Caddy: 403 (a forwarded request)" same "$(outside curl -sS -o /dev/null \
+	-w '%{http_code}' --max-time 20 --cacert "$CA" \
+	'https://paddock.test/v1/preview-ask?domain=8080-job.preview.test')" 403
 
 # ---- shutdown and boot ----
 # Three more running boxes (tiny) with files written, all stopped at once
