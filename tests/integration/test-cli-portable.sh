@@ -1,8 +1,15 @@
 #!/bin/bash
 # test-cli-portable.sh - the CLI beyond Linux, checked from Linux:
-#  - macOS: each file of cli/ compiles with the macOS branches of
-#    platform-posix.c (-DPADDOCK_PLATFORM_MACOS), without _GNU_SOURCE, and
-#    with what glibc has and macOS lacks poisoned (tests/macos-poison.h);
+#  - macOS: each file of cli/, and each file of common/ the CLI links
+#    there (libpaddockcommon-cli.la without the Linux-only extractor),
+#    compiles with the macOS branches of platform-posix.c
+#    (-DPADDOCK_PLATFORM_MACOS), without _GNU_SOURCE, and with what glibc
+#    has and macOS lacks poisoned (tests/macos-poison.h);
+#  - ./configure --disable-server (the macOS build's configure): a copy of
+#    the release tree (make distdir) configured so in a fresh build
+#    directory builds common's portable part, the CLI and its unit tests,
+#    and they pass; pull with the stand-in extractor of the non-Linux
+#    build refuses with its reason (~1-2 min in all);
 #  - Windows: scripts/build-windows-cli cross-builds the CLI's portable
 #    part and its tests with mingw-w64 and runs them under Wine; each of
 #    their TAP lines is one here.
@@ -18,13 +25,48 @@ command -v gcc >/dev/null || skip_all "needs gcc"
 
 # --- macOS ---------------------------------------------------------------------
 
+# The files of common/ the CLI links on macOS: libpaddockcommon-cli.la's
+# sources, but in common/Makefile.am's "if HOST_LINUX" block those of its
+# else branch only.
+macos_common_files() {
+	awk '
+		/^if HOST_LINUX/ { cond = "linux"; next }
+		/^else/ && cond == "linux" { cond = "other"; next }
+		/^endif/ { cond = ""; next }
+		/^libpaddockcommon_cli_la_SOURCES/ { take = 1 }
+		take && cond != "linux" {
+			for (i = 1; i <= NF; i++)
+				if ($i ~ /\.c$/) print $i
+		}
+		take && !/\\$/ { take = 0 }
+	' "$src/common/Makefile.am" | sed "s|^|$src/common/|"
+}
+
 macos_check() {
-	local f out bad=0
-	for f in "$src"/cli/*.c; do
+	local f out bad=0 files
+	files=$(macos_common_files)
+	# The list itself: the portable helpers and the stand-in extractor are
+	# in it, util.c and the Linux extractor are not.
+	case $files in
+	*/util-portable.c*) ;;
+	*) diag "no util-portable.c in: $files"; return 1 ;;
+	esac
+	case $files in
+	*/tarsafe-unsupported.c*) ;;
+	*) diag "no tarsafe-unsupported.c in: $files"; return 1 ;;
+	esac
+	if echo "$files" | grep -Eq '/(util|tarsafe|tarsafe-extract|tarsafe-links)\.c$'; then
+		diag "a Linux-only file in: $files"
+		return 1
+	fi
+	for f in "$src"/cli/*.c $files; do
 		case $f in
 		*-windows.c | */skill-md.c) continue ;;
 		esac
-		if ! out=$(gcc -std=gnu11 -D_DEFAULT_SOURCE -DPADDOCK_PLATFORM_MACOS -I"$src" \
+		# Not Linux: what a file keeps for Linux (#ifdef __linux__, as
+		# cli/doctor.c's host checks) is left out, as on a Mac.
+		if ! out=$(gcc -std=gnu11 -D_DEFAULT_SOURCE -DPADDOCK_PLATFORM_MACOS \
+			-U__linux__ -U__linux -Ulinux -U__gnu_linux__ -I"$src" \
 			-I"$TOP_BUILDDIR" -include "$src/tests/macos-poison.h" \
 			-Werror=implicit-function-declaration -fsyntax-only "$f" 2>&1); then
 			diag "${f#"$src"/}:"
@@ -34,7 +76,107 @@ macos_check() {
 	done
 	return $bad
 }
-ok "macOS: cli/*.c compile with the macOS branches, no GNU-only call" macos_check
+ok "macOS: cli/*.c and the common/ files it links compile with the macOS branches, no GNU-only call" macos_check
+
+# --- ./configure --disable-server ----------------------------------------------
+
+# In a copy of the release tree: the source tree may itself be configured,
+# which rules out a second build directory of it. The copy's makes run
+# without the outer make's variables (TESTS=... would run this very test
+# in the copy, and so on).
+unset MAKEFLAGS MFLAGS MAKELEVEL
+cli_only() {
+	local t=$1 log=$1/log start
+	start=$(date +%s)
+	# distdir must be relative (automake's recursion): made in the build
+	# tree under a name of its own, then moved.
+	local dd=paddock-cli-only-$$
+	if ! make -s -C "$TOP_BUILDDIR" distdir distdir="$dd" >"$log" 2>&1 ||
+		! mv "$TOP_BUILDDIR/$dd" "$t/src"; then
+		rm -rf "${TOP_BUILDDIR:?}/$dd"
+		diag "make distdir failed"
+		tail -5 "$log" | sed 's/^/#   /'
+		return 1
+	fi
+	mkdir -p "$t/build"
+	(cd "$t/build" && "$t/src/configure" --disable-server) >>"$log" 2>&1 || {
+		diag "configure --disable-server failed"
+		tail -5 "$log" | sed 's/^/#   /'
+		return 1
+	}
+	# None of the daemon's libraries was asked for.
+	if grep -E '^checking for (FUSE|SQLITE|XXHASH|MHD|SODIUM|NFTABLES|SECCOMP)\.\.\.' "$log"; then
+		diag "configure --disable-server checked for a library of the daemon"
+		return 1
+	fi
+	if ! make -C "$t/build" -j2 >>"$log" 2>&1; then
+		diag "make failed"
+		grep -E 'error|undefined' "$log" | head -10 | sed 's/^/#   /'
+		return 1
+	fi
+	diag "--disable-server: configure and build took $(($(date +%s) - start)) s"
+	return 0
+}
+T=$(mktemp -d "${TMPDIR:-/tmp}/paddock-cli-only.XXXXXX")
+if ok "--disable-server: a fresh build directory configures and builds" cli_only "$T"; then
+	b=$T/build
+	ok "--disable-server: cli/paddock built, no daemon" \
+		bash -c "test -x '$b/cli/paddock' && test ! -e '$b/daemon/paddockd' &&
+			test ! -e '$b/common/libpaddockcommon.la'"
+	ok "--disable-server: paddock --help runs" bash -c "'$b/cli/paddock' --help >/dev/null"
+	# Only the CLI's own tests: check_cli, check_cli_prompt,
+	# check_cli_portable, check_doctor.
+	make -C "$b/tests" check >"$T/check.log" 2>&1
+	rc=$?
+	diag "--disable-server: unit tests: $(grep -c '^PASS: ' "$T/check.log") passed," \
+		"$(grep -Ec '^(FAIL|ERROR): ' "$T/check.log") failed"
+	ok "--disable-server: make -C tests check passes" same "$rc" 0
+	ok "--disable-server: the tests run are the CLI's" same \
+		"$(sed -n 's/^\(PASS\|FAIL\|ERROR\): \([a-z_]*\) .*/\2/p' "$T/check.log" | sort -u | tr '\n' ' ')" \
+		"check_cli check_cli_portable check_cli_prompt check_doctor "
+	[ "$rc" = 0 ] || grep -E '^(FAIL|ERROR)' "$T/check.log" | head -10 | sed 's/^/# /'
+
+	# The non-Linux build's pull: the stand-in extractor linked in place
+	# of the real one (a program's own object comes before the archive's),
+	# as the macOS build has it.
+	pull_refuses() {
+		cat >"$T/pull.c" <<-'EOF'
+		#include <errno.h>
+		#include <fcntl.h>
+		#include <stdio.h>
+		#include <string.h>
+		#include <unistd.h>
+		#include "cli/transfer.h"
+		int main(int argc, char **argv)
+		{
+			cli_pull_opts opts = {0};
+			pd_error err = {0};
+			int fds[2], dfd = open(argv[1], O_RDONLY | O_DIRECTORY);
+			if (argc != 2 || dfd < 0 || pipe(fds) < 0)
+				return 2;
+			write(fds[1], "x", 1);
+			close(fds[1]);
+			int r = cli_pull_extract(fds[0], dfd, &opts, &err);
+			printf("%d %s\n", r, err.msg);
+			return r == -EOPNOTSUPP ? 0 : 1;
+		}
+		EOF
+		mkdir -p "$T/into"
+		# shellcheck disable=SC2046
+		gcc -std=gnu11 -D_GNU_SOURCE -I"$T/src" -I"$b" -o "$T/pull" "$T/pull.c" \
+			"$T/src/common/tarsafe-unsupported.c" "$b/cli/.libs/libpaddockcli.a" \
+			$(pkg-config --libs libcurl libarchive inih jansson) -lpthread ||
+			return 1
+		out=$("$T/pull" "$T/into") || { diag "$out"; return 1; }
+		diag "$out"
+		case $out in *"not in the macOS build"*) ;; *) return 1 ;; esac
+		[ -z "$(ls -A "$T/into")" ]
+	}
+	ok "non-Linux pull: refuses with its reason, writes nothing" pull_refuses
+else
+	sed 's/^/# /' "$T/log" | tail -15
+fi
+rm -rf --one-file-system "$T"
 
 # --- Windows -------------------------------------------------------------------
 
