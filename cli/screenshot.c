@@ -169,7 +169,7 @@ int cli_screenshot(cli_client *c, const cli_args *a, const char *box, pd_error *
 	_cleanup_close_ int fd = -1;
 	unsigned char head[24];
 	const char *base;
-	enum target_kind kind;
+	enum target_kind kind = TARGET_NEW; /* set by target_path(); gcc -O2 cannot tell */
 	mode_t mode;
 	struct stat st;
 	int r;
