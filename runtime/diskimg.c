@@ -147,7 +147,7 @@ static int make_dirs(const char *root)
 int diskimg_template(const char *dir, uint64_t disk, char *ret, size_t retsz, pd_error *err)
 {
 	char tmp[4096], probe[4096];
-	uint64_t size = disk, used, total;
+	uint64_t size = disk, used = 0, total = 0;
 	int r;
 
 	if (disk < DISKIMG_MIN_BYTES)
