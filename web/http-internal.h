@@ -194,6 +194,11 @@ void http_root_finish_push(struct req *r);
 void http_panel_handle(struct req *r, const char *url);
 void http_novnc_handle(struct req *r, const char *url);
 void http_static_headers(struct MHD_Response *resp, const char *content_type);
+/* A request header's value, or NULL. */
+const char *req_header(struct req *r, const char *name);
+/* Whether a comma-separated header list (Connection, Upgrade,
+ * Sec-WebSocket-Protocol) holds token, tl bytes long (case-insensitive). */
+bool http_list_has(const char *list, const char *token, size_t tl);
 /* vnc-proxy.c: the desktop's WebSocket, GET /v1/vnc/NAME (r->box). */
 int vnc_proxy_new(struct http *h, struct auth *a, struct vnc_proxy **ret);
 /* Ends every open session; before the HTTP daemons stop. */

@@ -912,6 +912,27 @@ static const char *query(struct req *r, const char *key)
 	return MHD_lookup_connection_value(r->conn, MHD_GET_ARGUMENT_KIND, key);
 }
 
+const char *req_header(struct req *r, const char *name)
+{
+	return MHD_lookup_connection_value(r->conn, MHD_HEADER_KIND, name);
+}
+
+bool http_list_has(const char *list, const char *token, size_t tl)
+{
+	while (list && *list) {
+		while (*list == ' ' || *list == '	' || *list == ',')
+			list++;
+		size_t n = strcspn(list, ",");
+		size_t m = n;
+		while (m && (list[m - 1] == ' ' || list[m - 1] == '	'))
+			m--;
+		if (m == tl && strncasecmp(list, token, tl) == 0)
+			return true;
+		list += n;
+	}
+	return false;
+}
+
 /* One X-Forwarded-For entry: an address, maybe "[v6]:port" or
  * "v4:port" as some proxies write it. */
 static bool forwarded_addr(const char *s, size_t n, int *family, uint8_t addr[16])

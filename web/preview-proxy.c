@@ -556,33 +556,11 @@ static void on_upgraded(void *cls, struct MHD_Connection *connection, void *con_
 
 /* --- the request towards the box ----------------------------------------------- */
 
-static const char *header(struct req *r, const char *name)
-{
-	return MHD_lookup_connection_value(r->conn, MHD_HEADER_KIND, name);
-}
-
-/* True if the comma-separated list holds token (case-insensitive). */
-static bool list_has(const char *list, const char *token, size_t tl)
-{
-	while (list && *list) {
-		while (*list == ' ' || *list == '\t' || *list == ',')
-			list++;
-		size_t n = strcspn(list, ",");
-		size_t m = n;
-		while (m && (list[m - 1] == ' ' || list[m - 1] == '\t'))
-			m--;
-		if (m == tl && strncasecmp(list, token, tl) == 0)
-			return true;
-		list += n;
-	}
-	return false;
-}
-
 /* The token a browser sends instead of Authorization: the paddock_token
  * cookie, else the paddock_token query parameter. */
 bool http_preview_token(struct req *r, char *buf, size_t size)
 {
-	const char *c = header(r, "Cookie");
+	const char *c = req_header(r, "Cookie");
 	const size_t kl = strlen(PREVIEW_TOKEN_PARAM);
 
 	while (c && *c) {
@@ -697,7 +675,7 @@ static enum MHD_Result add_header(void *cls, enum MHD_ValueKind kind, const char
 	if (!value || dropped_header(key))
 		return MHD_YES;
 	/* Headers the client named in Connection are hop-by-hop too. */
-	if (c->connection && list_has(c->connection, key, key_size))
+	if (c->connection && http_list_has(c->connection, key, key_size))
 		return MHD_YES;
 	/* The token is for this server: never for the box, unless the port
 	 * is public (no token is checked; an Authorization is the app's). */
@@ -727,15 +705,15 @@ static int build_head(struct preview_req *pr, const char *method)
 {
 	struct req *r = pr->r;
 	struct pd_buf b = {.max = PREVIEW_HEAD_MAX + 4096};
-	const char *v, *host = header(r, "Host");
-	struct head_ctx c = {.pr = pr, .out = &b, .connection = header(r, "Connection")};
+	const char *v, *host = req_header(r, "Host");
+	struct head_ctx c = {.pr = pr, .out = &b, .connection = req_header(r, "Connection")};
 	bool ok;
 
 	ok = pd_buf_printf(&b, "%s %s HTTP/1.1\r\nHost: localhost:%u\r\n", method, pr->target,
 			   pr->ep.port) >= 0;
 	if (ok && MHD_get_connection_values_n(r->conn, MHD_HEADER_KIND, add_header, &c) < 0)
 		ok = false;
-	v = header(r, "Cookie");
+	v = req_header(r, "Cookie");
 	if (ok && v) {
 		struct pd_buf ck = {.max = PREVIEW_HEAD_MAX};
 		if (filtered_cookie(v, &ck) && pd_buf_append(&ck, "", 1) >= 0)
@@ -755,11 +733,11 @@ static int build_head(struct preview_req *pr, const char *method)
 	if (ok && !pr->host_form)
 		ok = pd_buf_printf(&b, "X-Forwarded-Prefix: " PREVIEW_PREFIX "%s/%u\r\n",
 				   pr->ep.box, pr->ep.port) >= 0;
-	v = header(r, "Transfer-Encoding");
+	v = req_header(r, "Transfer-Encoding");
 	if (ok && v) {
 		pr->chunked_up = true;
 		ok = pd_buf_printf(&b, "Transfer-Encoding: chunked\r\n") >= 0;
-	} else if (ok && (v = header(r, "Content-Length")))
+	} else if (ok && (v = req_header(r, "Content-Length")))
 		ok = pd_buf_printf(&b, "Content-Length: %s\r\n", v) >= 0;
 	if (ok && pr->websocket)
 		ok = pd_buf_printf(&b, "Upgrade: websocket\r\nConnection: Upgrade\r\n\r\n") >= 0;
@@ -832,8 +810,8 @@ int http_preview_begin(struct req *r, const char *url)
 	bool host_form = false;
 	int k;
 
-	if (cfg->preview_domain && *cfg->preview_domain && !own_host(cfg, header(r, "Host"))) {
-		k = ports_parse_host(header(r, "Host"), cfg->preview_domain, box, sizeof box,
+	if (cfg->preview_domain && *cfg->preview_domain && !own_host(cfg, req_header(r, "Host"))) {
+		k = ports_parse_host(req_header(r, "Host"), cfg->preview_domain, box, sizeof box,
 				     &port);
 		if (k == -EINVAL) {
 			reply_status(r, 400, EINVAL,
@@ -907,9 +885,9 @@ bool http_preview_start(struct req *r, const char *method)
 		reply_status(r, 400, EINVAL, "bad method");
 		return false;
 	}
-	v = header(r, MHD_HTTP_HEADER_UPGRADE);
-	if (v && list_has(v, "websocket", 9) && (v = header(r, MHD_HTTP_HEADER_CONNECTION)) &&
-	    list_has(v, "upgrade", 7))
+	v = req_header(r, MHD_HTTP_HEADER_UPGRADE);
+	if (v && http_list_has(v, "websocket", 9) && (v = req_header(r, MHD_HTTP_HEADER_CONNECTION)) &&
+	    http_list_has(v, "upgrade", 7))
 		pr->websocket = true;
 	if (build_head(pr, method) < 0) {
 		reply_status(r, 431, E2BIG, "request head too large");
@@ -1528,9 +1506,9 @@ void http_preview_ask(struct req *r)
 	/* Caddy on this host asks from loopback, to a loopback URL, with no
 	 * forwarding header: a client's request that a reverse proxy on this
 	 * host passes on has one or the other. */
-	if (!peer_loopback(r) || !host_loopback(header(r, "Host")) ||
-	    header(r, "X-Forwarded-For") || header(r, "Forwarded") ||
-	    header(r, "X-Forwarded-Host") || header(r, "X-Real-IP")) {
+	if (!peer_loopback(r) || !host_loopback(req_header(r, "Host")) ||
+	    req_header(r, "X-Forwarded-For") || req_header(r, "Forwarded") ||
+	    req_header(r, "X-Forwarded-Host") || req_header(r, "X-Real-IP")) {
 		reply_status(r, 403, EACCES,
 			     "only for the reverse proxy on this server (its on-demand TLS "
 			     "ask), from loopback");

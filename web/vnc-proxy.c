@@ -561,33 +561,9 @@ void http_vnc_release(struct req *r)
 
 /* --- the handshake ------------------------------------------------------------ */
 
-static const char *header(struct req *r, const char *name)
-{
-	return MHD_lookup_connection_value(r->conn, MHD_HEADER_KIND, name);
-}
-
-/* True if the comma-separated list holds token (case-insensitive). */
-static bool list_has(const char *list, const char *token)
-{
-	size_t tl = strlen(token);
-
-	while (list && *list) {
-		while (*list == ' ' || *list == '\t' || *list == ',')
-			list++;
-		size_t n = strcspn(list, ",");
-		size_t m = n;
-		while (m && (list[m - 1] == ' ' || list[m - 1] == '\t'))
-			m--;
-		if (m == tl && strncasecmp(list, token, tl) == 0)
-			return true;
-		list += n;
-	}
-	return false;
-}
-
 bool http_vnc_protocol_token(struct req *r, char *buf, size_t size)
 {
-	const char *list = header(r, "Sec-WebSocket-Protocol");
+	const char *list = req_header(r, "Sec-WebSocket-Protocol");
 	const size_t pl = strlen(VNC_PROTOCOL_TOKEN);
 
 	while (list && *list) {
@@ -638,7 +614,7 @@ static bool origin_split(const char *origin, char *hostport, size_t size, const 
  * guard, this the second. Clients that are not browsers send none. */
 static bool origin_ok(struct req *r)
 {
-	const char *origin = header(r, "Origin"), *host = header(r, "Host"), *def;
+	const char *origin = req_header(r, "Origin"), *host = req_header(r, "Host"), *def;
 	const char *pub = engine_config(http_engine(r->h))->public_url;
 	char o[256], h[256], pu[256];
 
@@ -707,7 +683,7 @@ static bool may_use_box(struct req *r, const struct box_view *v, bool write)
 void http_vnc_handle(struct req *r)
 {
 	struct vnc_proxy *p = http_vnc_proxy(r->h);
-	const char *v, *protocols = header(r, "Sec-WebSocket-Protocol");
+	const char *v, *protocols = req_header(r, "Sec-WebSocket-Protocol");
 	struct box_view box;
 	pd_error err = {0};
 	char accept[BASE64_ENCODE_RAW_LENGTH(SHA1_DIGEST_SIZE) + 1];
@@ -719,15 +695,15 @@ void http_vnc_handle(struct req *r)
 		r->status = 405;
 		return;
 	}
-	v = header(r, MHD_HTTP_HEADER_UPGRADE);
-	if (!v || !list_has(v, "websocket") || !(v = header(r, MHD_HTTP_HEADER_CONNECTION)) ||
-	    !list_has(v, "upgrade")) {
+	v = req_header(r, MHD_HTTP_HEADER_UPGRADE);
+	if (!v || !http_list_has(v, "websocket", 9) || !(v = req_header(r, MHD_HTTP_HEADER_CONNECTION)) ||
+	    !http_list_has(v, "upgrade", 7)) {
 		req_reply_error(r, EINVAL,
 				"a WebSocket handshake is expected (Upgrade: websocket, "
 				"Connection: Upgrade)");
 		return;
 	}
-	v = header(r, "Sec-WebSocket-Version");
+	v = req_header(r, "Sec-WebSocket-Version");
 	if (!v || strcmp(v, "13") != 0) {
 		req_reply_error(r, EINVAL, "WebSocket version 13 only");
 		if (r->resp)
@@ -735,13 +711,13 @@ void http_vnc_handle(struct req *r)
 		r->status = 426;
 		return;
 	}
-	v = header(r, "Sec-WebSocket-Key");
+	v = req_header(r, "Sec-WebSocket-Key");
 	if (!key_ok(v)) {
 		req_reply_error(r, EINVAL, "bad Sec-WebSocket-Key");
 		return;
 	}
 	accept_value(v, accept);
-	if (protocols && !list_has(protocols, "binary")) {
+	if (protocols && !http_list_has(protocols, "binary", 6)) {
 		req_reply_error(
 		    r, EINVAL, "offer the subprotocol \"binary\" (RFB travels in binary messages)");
 		return;
