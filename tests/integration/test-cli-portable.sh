@@ -182,11 +182,14 @@ rm -rf --one-file-system "$T"
 
 # One Wine prefix for both parts below (some 700 MB), removed at the end
 # with its wineserver.
-WINEPREFIX=$(mktemp -d "${TMPDIR:-/tmp}/paddock-wine.XXXXXX")
+# Wine's own temporary directory (its server's) goes inside it too.
+WINE_DIR=$(mktemp -d "${TMPDIR:-/tmp}/paddock-wine.XXXXXX")
+WINEPREFIX=$WINE_DIR/prefix
+mkdir "$WINEPREFIX" "$WINE_DIR/tmp"
 export WINEPREFIX WINEDEBUG=-all
 wine_gone() {
 	wineserver -k 2>/dev/null
-	rm -rf --one-file-system "$WINEPREFIX"
+	rm -rf --one-file-system "$WINE_DIR"
 }
 trap wine_gone EXIT
 
@@ -207,7 +210,7 @@ windows() {
 	start=$(date +%s)
 	# A mirror without bookworm's inih tarball: the next suite's (same API).
 	PD_DEBSRC_SUITES=${PD_DEBSRC_SUITES-trixie} \
-		"$src/scripts/build-windows-cli" --run "$out" >"$out/tap" 2>"$log"
+		TMPDIR=$WINE_DIR/tmp "$src/scripts/build-windows-cli" --run "$out" >"$out/tap" 2>"$log"
 	local rc=$?
 	diag "Windows: build and run took $(($(date +%s) - start)) s"
 	if ! grep -q '^1\.\.' "$out/tap"; then
@@ -251,7 +254,7 @@ fi
 
 wine=$(command -v wine64 || command -v wine)
 # Windows writes \r\n to a pipe in text mode; stdout is binary here.
-win() { "$wine" "$exe" "$@"; }
+win() { TMPDIR=$WINE_DIR/tmp "$wine" "$exe" "$@"; }
 export -f win
 export wine exe
 

@@ -89,7 +89,7 @@ fi
 ok "the tarball holds every tracked file" tarball_complete "$tarball"
 ok "SHA256SUMS matches" sh -c 'cd "$1" && sha256sum --quiet -c SHA256SUMS' - "$out"
 lintian_clean() {
-	lintian --fail-on error,warning "$out/paddock_${version}_amd64.changes" >"$work/lintian.txt" 2>&1 || {
+	mkdir -p "$work/tmp"; TMPDIR=$work/tmp lintian --fail-on error,warning "$out/paddock_${version}_amd64.changes" >"$work/lintian.txt" 2>&1 || {
 		grep -v '^running with root' "$work/lintian.txt" | sed 's/^/# /'
 		return 1
 	}
