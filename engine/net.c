@@ -648,6 +648,10 @@ out:
 		if (k < 0)
 			log_warn("network: cannot drop the tracked flows of box %lld: %s",
 				 (long long)id, strerror(-k));
+		else
+			log_info("network: box %lld: new policy; %zu tracked flows other than "
+				 "TCP dropped",
+				 (long long)id, n);
 	}
 	return r < 0 ? r : 0;
 }

@@ -669,19 +669,16 @@ static struct nlmsghdr *ct_msg(char *buf, uint16_t type, uint16_t flags)
 	return h;
 }
 
-static int conntrack_forget(uint32_t addr, bool keep_tcp, size_t *ret_n)
+/* One pass: dumps the table, then deletes addr's entries that the dump
+ * showed. *ret_gone: how many went. */
+static int conntrack_forget_pass(struct nl *nl, uint32_t addr, bool keep_tcp, size_t *ret_gone)
 {
 	struct ct_dump d = {.addr_be = htonl(addr), .keep_tcp = keep_tcp};
 	char buf[NL_BUF];
-	struct nl nl;
 	size_t gone = 0;
-	int r = nl_open_bus(&nl, NETLINK_NETFILTER);
+	int r;
 
-	if (ret_n)
-		*ret_n = 0;
-	if (r < 0)
-		return r;
-	r = nl_talk(&nl, ct_msg(buf, IPCTNL_MSG_CT_GET, NLM_F_DUMP), ct_dump_cb, &d);
+	r = nl_talk(nl, ct_msg(buf, IPCTNL_MSG_CT_GET, NLM_F_DUMP), ct_dump_cb, &d);
 	if (r >= 0)
 		r = d.r;
 	for (size_t i = 0; r >= 0 && i < d.n; i++) {
@@ -692,16 +689,53 @@ static int conntrack_forget(uint32_t addr, bool keep_tcp, size_t *ret_n)
 			     d.entries[i].tuple);
 		if (d.entries[i].has_zone)
 			mnl_attr_put_u16(h, CTA_ZONE, d.entries[i].zone);
-		q = nl_talk(&nl, h, NULL, NULL);
+		q = nl_talk(nl, h, NULL, NULL);
 		if (q >= 0)
 			gone++;
 		else if (q != -ENOENT) /* gone by itself meanwhile: fine */
 			r = q;
 	}
 	free(d.entries);
-	nl_close(&nl);
+	*ret_gone = gone;
+	return r;
+}
+
+/* A dump is not a snapshot: a table that changes while it is read (the
+ * garbage collector expiring the flows of a busy box, new flows) may
+ * leave entries out of it (a multi-part dump resumes after the last entry
+ * it sent, gone meanwhile), or end it with NLM_F_DUMP_INTR (EINTR). So
+ * passes repeat until one finds nothing of addr's left, at most
+ * CT_FORGET_PASSES of them. */
+#define CT_FORGET_PASSES 4
+
+static int conntrack_forget(uint32_t addr, bool keep_tcp, size_t *ret_n)
+{
+	size_t total = 0;
+	int r = 0;
+
 	if (ret_n)
-		*ret_n = gone;
+		*ret_n = 0;
+	for (unsigned pass = 0; pass < CT_FORGET_PASSES; pass++) {
+		struct nl nl;
+		size_t gone = 0;
+
+		/* A socket per pass: an interrupted dump leaves its rest
+		 * queued on the old one. */
+		r = nl_open_bus(&nl, NETLINK_NETFILTER);
+		if (r < 0)
+			break;
+		r = conntrack_forget_pass(&nl, addr, keep_tcp, &gone);
+		nl_close(&nl);
+		total += gone;
+		if (r == -EINTR || r == -EBUSY) {
+			r = 0;
+			continue;
+		}
+		if (r < 0 || (pass > 0 && gone == 0))
+			break;
+	}
+	if (ret_n)
+		*ret_n = total;
 	return r;
 }
 
