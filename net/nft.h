@@ -17,10 +17,16 @@
  *    the host's own addresses are unreachable from boxes;
  *  - forward to the bridge: established/related only (boxes cannot reach
  *    each other, nothing outside opens a connection into a box);
- *  - forward from the bridge: 169.254.0.0/16 dropped, then
- *    established/related accepted, IPv6 and DNS to anywhere but the
- *    resolver dropped, then box_N chosen by source address (map `boxes`,
- *    address : jump box_N); an address with no chain is dropped;
+ *  - forward from the bridge: 169.254.0.0/16 dropped, then established
+ *    TCP connections and related packets (ICMP errors) accepted, IPv6 and
+ *    DNS to anywhere but the resolver dropped, then box_N chosen by source
+ *    address (map `boxes`, address : jump box_N); an address with no chain
+ *    is dropped. Every other packet of a flow that is not TCP (UDP, ICMP)
+ *    goes through box_N, not only its first: such a flow has no end the
+ *    kernel sees, so one tracked under a looser policy would stay
+ *    "established" as long as packets keep it alive (a new container's
+ *    ping, with the PID and so the ICMP id of the one before). Its packets
+ *    meet the policy in force, whatever the connection tracking holds;
  *  - per box N: chain box_N, an interval set box_N_nets (the allowlist's
  *    networks) and a timeout set box_N_names (addresses the resolver let
  *    through). allow-all accepts; deny-all refuses (TCP reset, else ICMP

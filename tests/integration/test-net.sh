@@ -125,5 +125,21 @@ ok "stop leaves no chain, set or port entry of the box" no_rules_of_a
 ok "start/stop cycles leave nothing behind" bash -c "for i in 1 2; do echo running > '$A/state' && nft list chain inet $PD_NFT_TABLE box_1 >/dev/null && echo stopped > '$A/state' || exit 1; done"
 ok "after the cycles: no chain, set or port entry of the box" no_rules_of_a
 ok "after the cycles: b still reaches the fake host" fetch b http://203.0.113.10/
+# A flow other than TCP meets a new policy at its next packet: a ping
+# that runs on under allow-all gets no answer once deny-all is written.
+replies() { grep -c 'bytes from' "$PD_TMP/ping.out"; }
+pd_crun exec b ping -i 0.2 -c 40 -W 1 203.0.113.10 >"$PD_TMP/ping.out" 2>&1 &
+pingpid=$!
+answered() { [ "$(replies)" -ge 3 ]; }
+wait_for 5 answered
+ok "a ping running under allow-all gets answers" test "$(replies)" -ge 3
+echo deny-all >"$Bx/policy"
+sleep 0.5
+n1=$(replies)
+sleep 2
+ok "deny-all at once: that same ping gets no answer any more" same "$(replies)" "$n1"
+kill "$pingpid" 2>/dev/null
+wait "$pingpid" 2>/dev/null
+echo allow-all >"$Bx/policy"
 ok "rmdir removes b's link and namespace" bash -c "rmdir '$Bx' && ! ip link show ${PD_BRIDGE}v2 >/dev/null 2>&1 && [ ! -e '$PD_TMP/run/netns/b' ]"
 pd_done
