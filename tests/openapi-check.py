@@ -29,10 +29,12 @@ Prints what fails as TAP diagnostics ("# ...") and exits 1 if anything does.
 Uses the standard library, PyYAML and jsonschema only.
 """
 import http.client
+import io
 import json
 import os
 import re
 import sys
+import tarfile
 import urllib.parse
 
 import yaml
@@ -302,7 +304,9 @@ def values_for(doc, path, method, params, fx):
             continue
         name = p["name"]
         if name == "path" and path.startswith("/v1/tree/"):
-            out[name] = fx["files"]["dir" if path.endswith("/") else "file"]
+            # A directory that exists to read, one to make and remove.
+            kind = "file" if not path.endswith("/") else "listdir" if method == "get" else "dir"
+            out[name] = fx["files"][kind]
         elif victim and name in fx["victim"]:
             out[name] = fx["victim"][name]
         elif name in fx["keep"]:
@@ -314,12 +318,23 @@ def values_for(doc, path, method, params, fx):
     return out
 
 
-def build(doc, path, method, op, params, fx, values=None):
+def small_tar():
+    buf = io.BytesIO()
+    with tarfile.open(fileobj=buf, mode="w") as tar:
+        data = b"pushed by openapi-check\n"
+        info = tarfile.TarInfo("openapi-check/pushed.txt")
+        info.size = len(data)
+        tar.addfile(info, io.BytesIO(data))
+    return buf.getvalue()
+
+
+def build(doc, path, method, op, params, fx, values=None, extra_query=()):
     if values is None:
         values = values_for(doc, path, method, params, fx)
     url = fill(path, values)
     query = [(p["name"], str(p["example"])) for p in params
              if p["in"] == "query" and "example" in p]
+    query += list(extra_query)
     if query:
         url += "?" + urllib.parse.urlencode(query)
     body, headers = None, {}
@@ -328,6 +343,9 @@ def build(doc, path, method, op, params, fx, values=None):
         b = fx["bodies"][oid]
         body = json.dumps(b).encode() if not isinstance(b, str) else b.encode()
         headers["Content-Type"] = "application/json" if not isinstance(b, str) else "text/plain"
+    elif ("format", "tar") in extra_query and "application/x-tar" in \
+            deref(doc, op.get("requestBody", {})).get("content", {}):
+        body, headers["Content-Type"] = small_tar(), "application/x-tar"
     elif op.get("requestBody"):
         content = deref(doc, op["requestBody"]).get("content", {})
         for mt, media in content.items():
@@ -402,17 +420,25 @@ def live_ops(doc, cl, fx):
     ops = sorted(operations(doc), key=op_order)
     n = 0
     for path, m, op, params in ops:
-        url, body, headers, auth = build(doc, path, m, op, params, fx)
-        where = "%s %s (%s)" % (m.upper(), url, op.get("operationId"))
-        try:
-            status, h, data = cl.request(m.upper(), url, body, headers, auth)
-        except OSError as e:
-            fail("%s: %s" % (where, e))
-            continue
-        n += 1
-        if os.environ.get("OPENAPI_CHECK_VERBOSE"):
-            print("# %s -> %d %s" % (where, status, data[:80]))
-        check_answer(doc, where, op, status, h, data)
+        # The request, then one more for each named example of a query
+        # parameter (format=text, format=tar ...).
+        variants = [()]
+        for p in params:
+            if p["in"] == "query" and "example" not in p:
+                for ex in p.get("examples", {}).values():
+                    variants.append(((p["name"], str(deref(doc, ex)["value"])),))
+        for extra in variants:
+            url, body, headers, auth = build(doc, path, m, op, params, fx, extra_query=extra)
+            where = "%s %s (%s)" % (m.upper(), url, op.get("operationId"))
+            try:
+                status, h, data = cl.request(m.upper(), url, body, headers, auth)
+            except OSError as e:
+                fail("%s: %s" % (where, e))
+                continue
+            n += 1
+            if os.environ.get("OPENAPI_CHECK_VERBOSE"):
+                print("# %s -> %d %s %s" % (where, status, h.get("content-type"), data[:60]))
+            check_answer(doc, where, op, status, h, data)
     print("# %d requests" % n)
 
 

@@ -71,7 +71,7 @@ cat >"$FX" <<EOF
   "victim": {"box": "oa-victim", "job": "oa-vjob", "prompt": "oa-vprompt",
              "snapshot": "$VSNAP", "volume": "oa-vvol", "secret": "OA_VICTIM",
              "token": "$VTOKEN"},
-  "files": {"file": "tmp/hello.txt", "dir": "tmp/oa-dir"},
+  "files": {"file": "tmp/hello.txt", "listdir": "tmp", "dir": "tmp/oa-dir"},
   "missing_box": "no-such-box",
   "bodies": {"login": {"password": "$PD_PASSWORD", "label": "openapi-check"},
              "restoreBox": "$SNAP"},
