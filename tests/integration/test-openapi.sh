@@ -43,10 +43,18 @@ make_objects() {
 		same "$(hc boxes/web/exec/j1/exit)" 0 &&
 		put_ok 204 boxes/web/exec/new 'true' &&
 		put_ok 201 boxes/web/prompts/p1/ >/dev/null &&
+		# A job not started (its settings), one reading its stdin, and a
+		# server on the published port (preview URLs).
+		put_ok 201 boxes/web/exec/fresh/ >/dev/null &&
+		put_ok 201 boxes/web/exec/reader/ >/dev/null &&
+		put_ok 204 boxes/web/exec/reader/cmd 'cat' &&
+		put_ok 201 boxes/web/exec/httpd/ >/dev/null &&
+		put_ok 204 boxes/web/exec/httpd/cmd 'echo served >/tmp/index.html; exec httpd -f -p 127.0.0.1:8080 -h /tmp' &&
 		SNAP=$(put_ok 200 boxes/web/snapshot first | json_field snapshot) &&
 		put_ok 201 boxes/web/root/tmp/ >/dev/null
 	put_ok 204 boxes/web/root/tmp/hello.txt hello &&
 		put_ok 201 volumes/vol/ >/dev/null &&
+		put_ok 201 volumes/vempty/ >/dev/null &&
 		put_ok 201 volumes/vol/data/tmp/ >/dev/null &&
 		put_ok 204 volumes/vol/data/tmp/hello.txt hello &&
 		put_ok 204 secrets/API_KEY sk-keep &&
@@ -72,6 +80,11 @@ cat >"$FX" <<EOF
              "snapshot": "$VSNAP", "volume": "oa-vvol", "secret": "OA_VICTIM",
              "token": "$VTOKEN"},
   "files": {"file": "tmp/hello.txt", "listdir": "tmp", "dir": "tmp/oa-dir"},
+  "op_values": {"setJobEnv": {"job": "fresh"}, "setJobCwd": {"job": "fresh"},
+                "setJobUser": {"job": "fresh"}, "setJobDesktop": {"job": "fresh"},
+                "setJobCmd": {"job": "fresh"}, "writeJobStdin": {"job": "reader"},
+                "controlJob": {"job": "reader"}, "importVolume": {"volume": "vempty"}},
+  "last": ["restoreBox"],
   "missing_box": "no-such-box",
   "bodies": {"login": {"password": "$PD_PASSWORD", "label": "openapi-check"},
              "restoreBox": "$SNAP"},
