@@ -23,7 +23,10 @@
                  exist: 404 and an Error body;
         walk     the tree as the daemon lists it (every directory from
                  /v1/tree/ down, the first level of root/ and data/): every
-                 path matches a described path, with parameters that fit.
+                 path matches a described path, with parameters that fit
+                 and the methods its mode allows; every described tree
+                 path matches something listed (but those the fixtures
+                 name in walk_may_miss).
 
 Prints what fails as TAP diagnostics ("# ...") and exits 1 if anything does.
 Uses the standard library, PyYAML and jsonschema only.
@@ -556,6 +559,7 @@ def live_walk(doc, cl, fx):
                 seen.append((child, mode if e["type"] == "file" else None, in_root))
 
     visit("/v1/tree/")
+    matched = set()
     bad = 0
     for path, mode, in_root in seen:
         hit = None
@@ -575,6 +579,7 @@ def live_walk(doc, cl, fx):
                         ok = False
             if ok:
                 hit = tmpl
+                matched.add(tmpl)
                 break
         if not hit:
             bad += 1
@@ -591,6 +596,12 @@ def live_walk(doc, cl, fx):
             if not mode & 0o400 and "get" in item:
                 fail("%s: write-only (mode %04o) but %s has a GET" % (path, mode, hit))
     print("# %d paths walked, %d not described" % (len(seen), bad))
+    # The other way: a described tree path the daemon no longer serves
+    # (it would answer 404, which every tree operation documents).
+    for tmpl, _, _ in ms:
+        if tmpl.startswith("/v1/tree/") and tmpl not in matched and \
+                tmpl not in fx.get("walk_may_miss", []):
+            fail("%s is described, but the tree lists nothing it matches" % tmpl)
     paths_seen = {p for p, _, _ in seen}
     for needed in fx.get("walk_must_see", []):
         if needed not in paths_seen:

@@ -4,9 +4,10 @@
 # every described operation answers with a documented status, content type
 # and body (on a box, a job, a prompt, a snapshot, a volume, a secret and a
 # token made here); without a token every protected one is 401, on a
-# missing box every box one is 404; and every path of the tree the daemon
-# lists is described. A tree file or route added without its description
-# fails here.
+# missing box every box one is 404; every path of the tree the daemon
+# lists is described, and every described tree path is listed. A tree file
+# or route added without its description, or removed with it left there,
+# fails here. About 6 s.
 . "$(dirname "$0")/lib.sh"
 
 SPEC=$TOP_SRCDIR/docs/openapi.yaml
@@ -53,10 +54,12 @@ make_objects() {
 		SNAP=$(put_ok 200 boxes/web/snapshot first | json_field snapshot) &&
 		put_ok 201 boxes/web/root/tmp/ >/dev/null
 	put_ok 204 boxes/web/root/tmp/hello.txt hello &&
+		put_ok 204 boxes/web/root/hello.txt hello &&
 		put_ok 201 volumes/vol/ >/dev/null &&
 		put_ok 201 volumes/vempty/ >/dev/null &&
 		put_ok 201 volumes/vol/data/tmp/ >/dev/null &&
 		put_ok 204 volumes/vol/data/tmp/hello.txt hello &&
+		put_ok 204 volumes/vol/data/hello.txt hello &&
 		put_ok 204 secrets/API_KEY sk-keep &&
 		put_ok 204 secrets/OA_VICTIM sk-victim &&
 		# For the deletes: a snapshot of a box of its own, a second token.
@@ -88,6 +91,7 @@ cat >"$FX" <<EOF
   "missing_box": "no-such-box",
   "bodies": {"login": {"password": "$PD_PASSWORD", "label": "openapi-check"},
              "restoreBox": "$SNAP"},
+  "walk_may_miss": ["/v1/tree/agents/{agent}"],
   "walk_must_see": ["/v1/tree/boxes/web/exec/j1/stdout", "/v1/tree/boxes/web/exec/last",
                     "/v1/tree/boxes/web/prompts/p1/", "/v1/tree/snapshots/$SNAP/",
                     "/v1/tree/boxes/web/snapshots/$SNAP", "/v1/tree/volumes/vol/data/tmp/",
@@ -100,7 +104,7 @@ live() {
 	python3 "$CHECK" live "$SPEC" "$URL" "$PD_TOKEN" "$FX" "$1"
 }
 
-ok "every path the daemon's tree lists is described" live walk
+ok "every path the tree lists is described, every described tree path is listed" live walk
 ok "without a token, every protected operation is 401 with an Error body" live noauth
 ok "on a box that does not exist, every box operation is 404 with an Error body" live missing
 ok "every described operation answers as described" live ops
