@@ -330,7 +330,6 @@ class Box:
         else:
             raise ConflictError("no free box name found", status=409, errno="EEXIST")
         box = cls(n, client=c)
-        f = ""
         steps = [("image", image), ("type", type),
                  ("docker", None if docker is None else ("on" if docker else "off")),
                  ("ttl", None if ttl is None else _ttl_value(ttl)),
@@ -344,14 +343,12 @@ class Box:
                     c.put(box._dir + f, v)
                 else:
                     c.put_value(box._dir + f, v)
-        except BaseException as e:
+        except BaseException:
+            # The server's reason names the file; nothing half-made stays.
             try:
                 c.delete(box._dir)
             except PaddockError:
                 pass
-            if isinstance(e, PaddockError) and f:
-                e.message = "%s: %s" % (f, e.message)
-                e.args = (e.message,)
             raise
         return box
 
@@ -395,6 +392,11 @@ class Box:
     def kill(self) -> None:
         """Deletes the box (stopped first if running)."""
         self.client.delete(self._dir)
+
+    def ttl(self) -> Optional[int]:
+        """Seconds left before it is stopped automatically; None: no limit."""
+        v = self.client.get_value(self._dir + "ttl")
+        return None if v == "none" else int(v)
 
     def set_ttl(self, seconds: Ttl) -> None:
         """Restarts the countdown at seconds; None: no limit."""

@@ -10,6 +10,7 @@ import os
 import socket
 import ssl
 import threading
+import time
 import urllib.parse
 from typing import Any, Dict, Iterable, Iterator, List, Optional, Tuple, Union
 
@@ -270,7 +271,12 @@ class Client:
                     data = resp.read(65536)
                 finally:
                     r.close()
-                raise error_from_response(resp.status, data)
+                err = error_from_response(resp.status, data)
+                try:
+                    err.retry_after = float(resp.getheader("Retry-After") or "")
+                except ValueError:
+                    pass
+                raise err
             return r
         raise AssertionError("unreachable")
 
@@ -330,7 +336,16 @@ def login(url: str, password: str, label: Optional[str] = None, ttl: Optional[in
     if ttl is not None:
         body["ttl"] = int(ttl)
     try:
-        ans = c.post_json("/v1/login", body)
+        # Failed logins (anyone's, from this address) delay the next: the
+        # server says for how long (429); wait that, a few times.
+        for attempt in range(4):
+            try:
+                ans = c.post_json("/v1/login", body)
+                break
+            except PaddockError as e:
+                if e.status != 429 or attempt == 3:
+                    raise
+                time.sleep(min(max(e.retry_after or 1.0, 0.5), 10.0))
     finally:
         c.close()
     if not isinstance(ans, dict) or "token" not in ans:

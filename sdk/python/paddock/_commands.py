@@ -15,7 +15,11 @@ from ._errors import CommandTimeoutError, PaddockError
 OutputCallback = Callable[[str], object]
 Command = Union[str, Sequence[str]]
 
-STDIN_PIECE = 60 * 1024  # under the tree's 64 KiB per write
+# stdin is a FIFO written without blocking: a write of at most PIPE_BUF
+# bytes goes in whole or is refused (EAGAIN, 503) while the FIFO is full;
+# a larger one could go in only in part.
+STDIN_PIECE = 4096
+STDIN_STALL = 60.0  # seconds without room before giving up
 
 
 def random_name(prefix: str) -> str:
@@ -176,8 +180,19 @@ class CommandHandle:
         """Feeds data to the command's stdin."""
         if isinstance(data, str):
             data = data.encode("utf-8")
-        for off in range(0, len(data), STDIN_PIECE):
-            self._client.put(self._dir + "stdin", data[off:off + STDIN_PIECE])
+        off = 0
+        delay, stalled = 0.002, time.monotonic()
+        while off < len(data):
+            try:
+                self._client.put(self._dir + "stdin", data[off:off + STDIN_PIECE])
+            except PaddockError as e:
+                if e.errno != "EAGAIN" or time.monotonic() - stalled > STDIN_STALL:
+                    raise
+                time.sleep(delay)  # the command has not read what came before
+                delay = min(delay * 2, 0.1)
+                continue
+            off += STDIN_PIECE
+            delay, stalled = 0.002, time.monotonic()
 
     def close_stdin(self) -> None:
         """Closes its stdin (end of file)."""

@@ -17,6 +17,8 @@ class PaddockError(Exception):
         self.message = message
         self.status = status
         self.errno = errno
+        #: seconds to wait before trying again (429, 503), when the server said
+        self.retry_after: Optional[float] = None
 
     def __str__(self) -> str:
         return self.message

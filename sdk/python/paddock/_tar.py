@@ -134,6 +134,7 @@ def safe_extract(fileobj: IO[bytes], dest: str) -> List[str]:
     os.makedirs(dest, exist_ok=True)
     root = os.path.realpath(dest)
     skipped: List[str] = []
+    refused: List[str] = []
     dirs = []
     with tarfile.open(fileobj=fileobj, mode="r|*") as tf:
         for m in tf:
@@ -144,6 +145,9 @@ def safe_extract(fileobj: IO[bytes], dest: str) -> List[str]:
             if rel == "":
                 continue
             target = os.path.join(root, rel)
+            if any(rel.startswith(r + "/") for r in refused):
+                skipped.append("%s: under a refused entry" % m.name)
+                continue
             if not _parent_ok(root, rel):
                 skipped.append("%s: under a link or a file" % m.name)
                 continue
@@ -176,6 +180,7 @@ def safe_extract(fileobj: IO[bytes], dest: str) -> List[str]:
                 if link.startswith("/") or not _inside(
                         posixpath.join(posixpath.dirname(rel), link)):
                     skipped.append("%s: a link out (-> %s)" % (m.name, link))
+                    refused.append(rel)
                     continue
                 _clear(target)
                 os.symlink(link, target)
@@ -185,11 +190,13 @@ def safe_extract(fileobj: IO[bytes], dest: str) -> List[str]:
                 if not src or not _parent_ok(root, src_rel or "") or \
                         not os.path.isfile(src) or os.path.islink(src):
                     skipped.append("%s: a hard link to outside (-> %s)" % (m.name, m.linkname))
+                    refused.append(rel)
                     continue
                 _clear(target)
                 os.link(src, target, follow_symlinks=False)
             else:
                 skipped.append("%s: a device, FIFO or socket" % m.name)
+                refused.append(rel)
     # Directories last: their modes could forbid the writes inside them.
     for path, mode, mtime in reversed(dirs):
         os.chmod(path, mode | 0o700)

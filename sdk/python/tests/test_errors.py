@@ -1,0 +1,83 @@
+"""Errors come back typed, with the server's reason."""
+import json
+import os
+import urllib.request
+
+import pytest
+
+import paddock
+
+
+def test_bad_type_is_invalid(client):
+    before = {b.name for b in paddock.Box.list(client=client)}
+    with pytest.raises(paddock.InvalidError) as e:
+        paddock.Box.create(type="no-such-type", client=client)
+    assert e.value.status == 400 and e.value.errno == "EINVAL"
+    assert "no-such-type" in e.value.message, e.value.message
+    assert "unknown type" in e.value.message
+    # The box was deleted again.
+    assert {b.name for b in paddock.Box.list(client=client)} == before
+
+
+def test_missing_box_is_not_found(client):
+    with pytest.raises(paddock.NotFoundError) as e:
+        paddock.Box.connect("no-such-box", client=client)
+    assert e.value.status == 404 and e.value.errno == "ENOENT" and e.value.message
+
+
+def test_name_taken_is_conflict(tiny, client):
+    with pytest.raises(paddock.ConflictError) as e:
+        paddock.Box.create(name=tiny.name, client=client)
+    assert e.value.status == 409
+
+
+def test_bad_token_is_auth_error():
+    with pytest.raises(paddock.AuthError) as e:
+        paddock.Box.list(token="pd_nosuchtoken0_" + "x" * 43)
+    assert e.value.status == 401 and "token" in e.value.message
+
+
+def test_revoked_token_is_auth_error(tiny):
+    ans = paddock.login(os.environ["PADDOCK_URL"], os.environ["PD_PASSWORD"], label="sdk-test")
+    box = paddock.Box(tiny.name, token=ans["token"])
+    assert box.commands.run("echo ok").stdout == "ok\n"
+    tiny.client.delete("tokens/%s/" % ans["id"])
+    with pytest.raises(paddock.AuthError) as e:
+        box.info()
+    assert e.value.status == 401
+
+
+def test_wrong_password_is_auth_error():
+    with pytest.raises(paddock.AuthError):
+        paddock.login(os.environ["PADDOCK_URL"], "not the password")
+
+
+def test_expired_token_is_auth_error(tiny):
+    """A token with a TTL (login's "ttl"), once it expired."""
+    import time
+    try:
+        ans = paddock.login(os.environ["PADDOCK_URL"], os.environ["PD_PASSWORD"], ttl=1)
+    except paddock.InvalidError:
+        pytest.skip("this server's login takes no ttl")
+    if "expires" not in ans:
+        pytest.skip("this server's tokens do not expire")
+    time.sleep(2.2)
+    with pytest.raises(paddock.AuthError) as e:
+        paddock.Box(tiny.name, token=ans["token"]).info()
+    assert "expired" in e.value.message
+
+
+def test_config_file_login(tmp_path, monkeypatch, tiny):
+    """The CLI's stored login is used when nothing else names a server,
+    its token only with its own URL."""
+    url, token = os.environ["PADDOCK_URL"], os.environ["PADDOCK_TOKEN"]
+    cfg = tmp_path / "config.ini"
+    cfg.write_text("[server]\nurl = %s\ntoken = %s\n[state]\ncurrent = x\n" % (url, token))
+    monkeypatch.setenv("PADDOCK_CONFIG", str(cfg))
+    monkeypatch.delenv("PADDOCK_URL")
+    monkeypatch.delenv("PADDOCK_TOKEN")
+    assert paddock.Box.connect(tiny.name).state() == "running"
+    # Another URL: the config's token is not sent there.
+    other = url.replace("127.0.0.1", "localhost")
+    with pytest.raises(paddock.AuthError):
+        paddock.Box(tiny.name, url=other).info()
