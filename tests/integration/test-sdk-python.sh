@@ -18,6 +18,9 @@ pd_setup || exit 1
 # tiny beside debian (built in under a second).
 "$MKIMAGE" --config "$PD_TMP/paddock.ini" tiny >"$PD_TMP/mkimage.log" 2>&1 ||
 	{ diag "the tiny image does not build"; sed 's/^/# /' "$PD_TMP/mkimage.log"; exit 1; }
+# The local socket too (unix:PATH, no token).
+SOCK=$PD_TMP/run/paddock.sock
+sed -i "s|^\[paddock\]$|[paddock]\nsocket = $SOCK|" "$PD_TMP/paddock.ini"
 pd_start
 pd_owner || { diag "no owner token"; exit 1; }
 
@@ -32,7 +35,7 @@ ok "the wheel builds (python3 -m build --wheel --no-isolation)" bash -c "
 WHEEL=$(ls "$PD_TMP"/dist/paddock_sdk-0.1.0-*.whl 2>/dev/null | head -n1)
 ok "it is paddock_sdk-0.1.0, with py.typed, for any Python 3" bash -c "
 	test -n '$WHEEL' && case '$WHEEL' in *-py3-none-any.whl) ;; *) exit 1 ;; esac &&
-	'$PY' -m zipfile -l '$WHEEL' | grep -q 'paddock/py.typed'"
+	'$PY' -m zipfile -l '$WHEEL' | grep 'paddock/py.typed' >/dev/null"
 mkdir -p "$PD_TMP/site"
 "$PY" -m zipfile -e "$WHEEL" "$PD_TMP/site"
 
@@ -41,7 +44,7 @@ cp -r "$SDK/tests" "$PD_TMP/sdk-tests"
 cp "$SDK/README.md" "$PD_TMP/sdk-tests/README.md"
 export PADDOCK_URL=$PD_URL PADDOCK_TOKEN=$PD_TOKEN PD_PASSWORD
 export PADDOCK_CONFIG=$PD_TMP/no-config.ini
-export PD_SDK_README=$PD_TMP/sdk-tests/README.md PD_SDK_MOUNT=$M
+export PD_SDK_README=$PD_TMP/sdk-tests/README.md PD_SDK_SOCKET=$SOCK
 export PYTHONPATH=$PD_TMP/site PYTHONDONTWRITEBYTECODE=1
 ok "the SDK is imported from the wheel" same "$(cd "$PD_TMP" && "$PY" -c 'import paddock; print(paddock.__file__)')" \
 	"$PD_TMP/site/paddock/__init__.py"
@@ -80,4 +83,11 @@ ok "pytest ran and passed" same "$rc" 0
 # pytest's account of the failures (then its summary).
 [ "$rc" = 0 ] || sed -n '/= FAILURES =/,$p' "$PD_TMP/pytest.log" | grep -v '^$' | head -n 300 | sed 's/^/# /'
 
+# The benchmark's program (tests/bench calls it) on a box of its own.
+B=$("$PY" -c 'import paddock; print(paddock.Box.create(type="tiny", image="tiny", ttl=600).name)')
+ok "bench/run_true.py BOX 5 prints a median and a mean" bash -c "
+	'$PY' '$SDK/bench/run_true.py' '$B' 5 >'$PD_TMP/bench.out' 2>&1 &&
+	grep -Eq '^commands.run\(\"true\"\), 5 calls: median [0-9.]+ ms, mean [0-9.]+ ms' '$PD_TMP/bench.out' ||
+	{ sed 's/^/# /' '$PD_TMP/bench.out'; exit 1; }"
+diag "$(cat "$PD_TMP/bench.out")"
 pd_done

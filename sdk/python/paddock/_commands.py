@@ -194,17 +194,31 @@ class CommandHandle:
             off += STDIN_PIECE
             delay, stalled = 0.002, time.monotonic()
 
+    def _ctl(self, line: str) -> None:
+        # Just after cmd the job may have no process yet (EAGAIN): that
+        # passes within moments.
+        delay, end = 0.01, time.monotonic() + 10.0
+        while True:
+            try:
+                self._client.put_value(self._dir + "ctl", line)
+                return
+            except PaddockError as e:
+                if e.errno != "EAGAIN" or time.monotonic() > end:
+                    raise
+            time.sleep(delay)
+            delay = min(delay * 2, 0.2)
+
     def close_stdin(self) -> None:
         """Closes its stdin (end of file)."""
-        self._client.put_value(self._dir + "ctl", "eof")
+        self._ctl("eof")
 
     def signal(self, sig: Union[str, int]) -> None:
         """Sends a signal: a name ("INT", "TERM") or a number."""
-        self._client.put_value(self._dir + "ctl", "signal %s" % sig)
+        self._ctl("signal %s" % sig)
 
     def kill(self) -> None:
         """Kills the command (SIGKILL)."""
-        self._client.put_value(self._dir + "ctl", "kill")
+        self._ctl("kill")
 
 
 class Commands:

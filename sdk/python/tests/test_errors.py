@@ -81,3 +81,15 @@ def test_config_file_login(tmp_path, monkeypatch, tiny):
     other = url.replace("127.0.0.1", "localhost")
     with pytest.raises(paddock.AuthError):
         paddock.Box(tiny.name, url=other).info()
+
+
+def test_unix_socket_without_token(monkeypatch, tiny):
+    sock = os.environ.get("PD_SDK_SOCKET")
+    if not sock:
+        pytest.skip("no local socket given (PD_SDK_SOCKET)")
+    monkeypatch.delenv("PADDOCK_TOKEN")
+    c = paddock.Client(url="unix:" + sock)
+    assert c.token is None
+    assert tiny.name in [b.name for b in paddock.Box.list(client=c)]
+    assert paddock.Box(tiny.name, client=c).commands.run("echo sock").stdout == "sock\n"
+    c.close()
