@@ -2,9 +2,10 @@
 snapshots (each a thin layer over the box's directory in the tree)."""
 from __future__ import annotations
 
-import hashlib
+import http.client
 import json
 import os
+import tarfile
 from dataclasses import dataclass
 from typing import (IO, Any, Dict, Iterable, Iterator, List, Mapping, Optional, Sequence,
                     Union)
@@ -118,6 +119,8 @@ class Files:
     def upload(self, local_dir: str, remote_dir: str) -> Dict[str, Any]:
         """Copies local_dir's contents into remote_dir (made if missing) as
         one tar stream. Returns {"entries": N, "bytes": M}."""
+        if not os.path.isdir(local_dir):
+            raise NotADirectoryError("%s: not a directory" % local_dir)
         ans = self._client.put(self._path(remote_dir, dir_slash=True) + "?format=tar",
                                tar_stream(local_dir))
         return json.loads(ans.decode("utf-8")) if ans.strip() else {}
@@ -129,7 +132,13 @@ class Files:
         it after the rest was extracted."""
         with self._client.open("GET", "/v1/tree/" + self._path(remote_dir) + "?format=tar",
                                timeout=None) as r:
-            skipped = safe_extract(r.raw, local_dir)  # type: ignore[arg-type]
+            try:
+                skipped = safe_extract(r.raw, local_dir)  # type: ignore[arg-type]
+            except (tarfile.TarError, EOFError, http.client.HTTPException) as e:
+                # Cut short (the server could not finish it) or not a tar.
+                raise PaddockError("the archive of %s ended early or is damaged: %s; what "
+                                   "came before it is in %s" % (remote_dir, e, local_dir),
+                                   errno="EIO") from e
         if skipped:
             raise UnsafeArchiveError("%d %s refused: %s" % (
                 len(skipped), "entry was" if len(skipped) == 1 else "entries were",

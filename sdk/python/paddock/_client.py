@@ -175,8 +175,11 @@ class Client:
             self._host, self._port = u.hostname, u.port
             self._base = u.path.rstrip("/")
             if self._https:
-                self._ssl = ssl.create_default_context(cafile=cacert) if cacert \
-                    else ssl.create_default_context()
+                try:
+                    self._ssl = ssl.create_default_context(cafile=cacert)
+                except (OSError, ssl.SSLError) as e:
+                    raise PaddockError("cannot read the CA certificates %s: %s" % (cacert, e),
+                                       errno="ENOENT") from e
         if self._unix:
             self._base = ""
         self._idle: List[http.client.HTTPConnection] = []
@@ -258,6 +261,11 @@ class Client:
                 if reused and attempt == 0 and not chunked:
                     continue
                 raise PaddockError("%s %s: %s" % (method, path, e)) from e
+            except ssl.SSLCertVerificationError as e:
+                conn.close()
+                raise PaddockError("%s: %s (a server with a private CA: trust it with cacert= "
+                                   "or PADDOCK_CACERT; 'paddock login --cacert FILE URL' "
+                                   "saves it)" % (self.url, e)) from e
             except OSError as e:
                 conn.close()
                 raise PaddockError("%s %s: %s" % (method, path, e),

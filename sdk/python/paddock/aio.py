@@ -33,6 +33,7 @@ class AsyncCommandHandle:
     def __init__(self, h: CommandHandle):
         self._h = h
         self.job = h.job
+        self._pump: Optional["asyncio.Future[None]"] = None
 
     @property
     def stdout(self) -> str:
@@ -98,7 +99,7 @@ class AsyncCommands:
                         await res
 
         if background:
-            asyncio.ensure_future(pump())
+            h._pump = asyncio.ensure_future(pump())  # kept: a task nobody holds may vanish
             return h
         if timeout is None:
             await pump()

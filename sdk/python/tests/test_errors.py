@@ -93,3 +93,38 @@ def test_unix_socket_without_token(monkeypatch, tiny):
     assert tiny.name in [b.name for b in paddock.Box.list(client=c)]
     assert paddock.Box(tiny.name, client=c).commands.run("echo sock").stdout == "sock\n"
     c.close()
+
+
+def test_config_precedence(tmp_path, monkeypatch):
+    """Arguments, then the environment, then the stored login; the stored
+    token and CA file only for the stored URL."""
+    ca = "/etc/ssl/certs/ca-certificates.crt"
+    cfg = tmp_path / "config.ini"
+    cfg.write_text("[server]\nurl = https://paddock.example\ntoken = pd_stored\n"
+                   "cacert = %s\n" % ca)
+    monkeypatch.setenv("PADDOCK_CONFIG", str(cfg))
+    monkeypatch.delenv("PADDOCK_URL")
+    monkeypatch.delenv("PADDOCK_TOKEN")
+    c = paddock.Client(socket_path="")
+    assert (c.url, c.token) == ("https://paddock.example", "pd_stored")
+    c = paddock.Client(url="https://elsewhere.example", socket_path="")
+    assert c.token is None
+    monkeypatch.setenv("PADDOCK_URL", "http://127.0.0.1:1")
+    monkeypatch.setenv("PADDOCK_TOKEN", "pd_env")
+    c = paddock.Client()
+    assert (c.url, c.token) == ("http://127.0.0.1:1", "pd_env")
+    c = paddock.Client(url="unix:/nonexistent.sock", token="pd_arg")
+    assert (c.url, c.token) == ("unix:/nonexistent.sock", "pd_arg")
+    with pytest.raises(paddock.PaddockError):
+        c.get("boxes/")
+    cfg.write_text("[server]\ncacert = /nonexistent/ca.pem\nurl = https://x.example\n")
+    monkeypatch.delenv("PADDOCK_URL")
+    with pytest.raises(paddock.PaddockError) as e:
+        paddock.Client(socket_path="")
+    assert "/nonexistent/ca.pem" in e.value.message
+    monkeypatch.setenv("PADDOCK_CONFIG", str(tmp_path / "missing.ini"))
+    with pytest.raises(paddock.PaddockError) as e:
+        paddock.Client(socket_path="")
+    assert "paddock login" in e.value.message
+    with pytest.raises(ValueError):
+        paddock.Client(url="ftp://x")
