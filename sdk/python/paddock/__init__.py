@@ -9,13 +9,14 @@ of hosted sandboxes.
 from ._box import Box, BoxVolumes, Desktop, Entry, Files, Policy, Prompt, Volume
 from ._client import Client, config_path, login
 from ._commands import CommandHandle, CommandResult, Commands
+from .aio import AsyncBox, AsyncCommandHandle, AsyncVolume
 from ._errors import (AuthError, CommandTimeoutError, ConflictError, InvalidError,
                       NotFoundError, PaddockError, UnsafeArchiveError)
 
 __version__ = "0.1.0"
 
 __all__ = [
-    "AuthError", "Box", "BoxVolumes", "Client", "CommandHandle", "CommandResult",
+    "AsyncBox", "AsyncCommandHandle", "AsyncVolume", "AuthError", "Box", "BoxVolumes", "Client", "CommandHandle", "CommandResult",
     "CommandTimeoutError", "Commands", "ConflictError", "Desktop", "Entry", "Files",
     "InvalidError", "NotFoundError", "PaddockError", "Policy", "Prompt", "UnsafeArchiveError",
     "Volume", "config_path", "login",

@@ -310,7 +310,8 @@ class Box:
         return "Box(%r)" % self.name
 
     def __eq__(self, other: object) -> bool:
-        return isinstance(other, Box) and other.name == self.name and other.client is self.client
+        return isinstance(other, Box) and other.name == self.name and \
+            other.client.url == self.client.url
 
     def __hash__(self) -> int:
         return hash(self.name)

@@ -10,7 +10,7 @@ import time
 from typing import Callable, Dict, Iterator, List, Mapping, Optional, Sequence, Tuple, Union
 
 from ._client import Client, segment
-from ._errors import CommandTimeoutError, PaddockError
+from ._errors import CommandTimeoutError, ConflictError, PaddockError
 
 OutputCallback = Callable[[str], object]
 Command = Union[str, Sequence[str]]
@@ -252,10 +252,16 @@ class Commands:
         """run(..., background=True), typed as a handle."""
         line = cmd if isinstance(cmd, str) else shlex.join(list(cmd))
         c = self._client
-        job = random_name("sdk-")
-        h = CommandHandle(c, self._box, job, on_stdout, on_stderr)
-        d = h._dir
-        c.put(d)
+        for attempt in range(5):
+            h = CommandHandle(c, self._box, random_name("sdk-"), on_stdout, on_stderr)
+            d = h._dir
+            try:
+                c.put(d)
+                break
+            except ConflictError as e:
+                # A name taken (one in 36^6) is EEXIST: another.
+                if e.errno != "EEXIST" or attempt == 4:
+                    raise
         try:
             if env:
                 body = ""
