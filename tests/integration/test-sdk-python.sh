@@ -49,8 +49,12 @@ export PYTHONPATH=$PD_TMP/site PYTHONDONTWRITEBYTECODE=1
 ok "the SDK is imported from the wheel" same "$(cd "$PD_TMP" && "$PY" -c 'import paddock; print(paddock.__file__)')" \
 	"$PD_TMP/site/paddock/__init__.py"
 
-(cd "$PD_TMP/sdk-tests" && timeout 600 "$PY" -m pytest -p no:cacheprovider -q -rfEs \
-	--junitxml="$PD_TMP/junit.xml" . >"$PD_TMP/pytest.log" 2>&1)
+# Their temporary files (a 100 MB one, the README's mkdtemp()s) go into
+# the test's own directory, removed at the end.
+mkdir -p "$PD_TMP/tmp"
+(cd "$PD_TMP/sdk-tests" && TMPDIR=$PD_TMP/tmp timeout 600 "$PY" -m pytest -p no:cacheprovider \
+	-q -rfEs --basetemp="$PD_TMP/pytest" --junitxml="$PD_TMP/junit.xml" . \
+	>"$PD_TMP/pytest.log" 2>&1)
 rc=$?
 # One TAP line per pytest test.
 while IFS=$'\t' read -r status name; do
