@@ -20,6 +20,9 @@ __all__ = ["Client", "config_path", "login"]
 
 DEFAULT_SOCKET = "/run/paddock/paddock.sock"
 USER_AGENT = "paddock-sdk-python/0.1.0"
+# The server closes a kept-alive connection after 10 s without a request
+# (web/README.md, Limits); one idle longer than this is not reused.
+IDLE_REUSE_S = 8.0
 
 Body = Union[None, bytes, str, Iterable[bytes]]
 
@@ -182,7 +185,7 @@ class Client:
                                        errno="ENOENT") from e
         if self._unix:
             self._base = ""
-        self._idle: List[http.client.HTTPConnection] = []
+        self._idle: List[Tuple[http.client.HTTPConnection, float]] = []
         self._lock = threading.Lock()
 
     # --- connections ------------------------------------------------------
@@ -195,16 +198,31 @@ class Client:
                                                context=self._ssl)
         return http.client.HTTPConnection(self._host, self._port, timeout=timeout)
 
-    def _take(self) -> Tuple[http.client.HTTPConnection, bool]:
+    def _take(self, fresh: bool = False) -> Tuple[http.client.HTTPConnection, bool]:
+        """A kept-alive connection (True) or a new one (False). The server
+        closes one silent for 10 s: older ones are not used."""
+        stale = []
+        conn = None
         with self._lock:
-            if self._idle:
-                return self._idle.pop(), True
+            now = time.monotonic()
+            while self._idle and not fresh:
+                c, since = self._idle.pop()
+                if now - since < IDLE_REUSE_S:
+                    conn = c
+                    break
+                stale.append(c)
+            if fresh:
+                stale, self._idle = [c for c, _ in self._idle], []
+        for c in stale:
+            c.close()
+        if conn is not None:
+            return conn, True
         return self._new_conn(self.timeout), False
 
     def _release(self, conn: http.client.HTTPConnection) -> None:
         with self._lock:
             if len(self._idle) < 8:
-                self._idle.append(conn)
+                self._idle.append((conn, time.monotonic()))
                 return
         conn.close()
 
@@ -212,7 +230,7 @@ class Client:
         """Closes the idle connections."""
         with self._lock:
             idle, self._idle = self._idle, []
-        for c in idle:
+        for c, _ in idle:
             c.close()
 
     def __enter__(self) -> "Client":
@@ -244,7 +262,11 @@ class Client:
         if chunked:
             h["Transfer-Encoding"] = "chunked"
         for attempt in (0, 1):
-            conn, reused = self._take()
+            # A streamed body cannot be sent twice: never on a kept-alive
+            # connection the server may have closed meanwhile.
+            # After a kept-alive one failed, the others are suspect too.
+            conn, reused = (self._new_conn(self.timeout), False) if chunked \
+                else self._take(fresh=attempt > 0)
             want = self.timeout if timeout == -1.0 else timeout
             try:
                 if conn.sock is not None:

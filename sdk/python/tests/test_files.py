@@ -152,3 +152,25 @@ def test_safe_extract_refuses_hostile_entries(tmp_path):
     assert sorted(os.listdir(dest)) == ["good"]
     assert (dest / "good" / "link").read_text() == "ok"
     assert (dest / "good" / "hard").read_text() == "ok"
+
+
+def test_after_the_servers_idle_timeout(tiny, tmp_path, monkeypatch):
+    """The server closes a kept-alive connection after 10 s of silence:
+    the next requests (a plain one, a streamed upload) still work, whether
+    the client knew it (too old to reuse) or found out (closed under it:
+    sent again on a new connection)."""
+    import time
+    import paddock._client
+    tiny.files.write("/tmp/idle.txt", "1")
+    time.sleep(10.5)
+    with monkeypatch.context() as m:
+        m.setattr(paddock._client, "IDLE_REUSE_S", 3600.0)
+        assert tiny.files.read("/tmp/idle.txt") == "1"
+        assert tiny.commands.run("echo again").stdout == "again\n"
+    time.sleep(10.5)
+    assert tiny.files.read("/tmp/idle.txt") == "1"
+    p = tmp_path / "f"
+    p.write_bytes(b"streamed")
+    with open(p, "rb") as f:
+        tiny.files.write("/tmp/idle.txt", f)
+    assert tiny.files.read("/tmp/idle.txt") == "streamed"
