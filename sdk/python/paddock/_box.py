@@ -316,6 +316,16 @@ class Box:
     def __hash__(self) -> int:
         return hash(self.name)
 
+    def __enter__(self) -> "Box":
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        """``with Box.create() as box:`` deletes the box at the end."""
+        try:
+            self.kill()
+        except NotFoundError:
+            pass
+
     # --- making, finding --------------------------------------------------
 
     @classmethod

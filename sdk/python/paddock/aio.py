@@ -16,6 +16,7 @@ from typing import (Any, AsyncIterator, Callable, Dict, List, Mapping, Optional,
 from ._box import Box, BoxVolumes, Desktop, Entry, Files, Policy, PolicyValue, Prompt, Ttl, Volume
 from ._client import Client
 from ._commands import Command, CommandHandle, CommandResult, Commands
+from ._errors import NotFoundError
 
 __all__ = ["AsyncBox", "AsyncCommandHandle", "AsyncVolume"]
 
@@ -239,6 +240,16 @@ class AsyncBox:
 
     def __repr__(self) -> str:
         return "AsyncBox(%r)" % self.name
+
+    async def __aenter__(self) -> "AsyncBox":
+        return self
+
+    async def __aexit__(self, *exc: Any) -> None:
+        """``async with await AsyncBox.create() as box:`` deletes it at the end."""
+        try:
+            await self.kill()
+        except NotFoundError:
+            pass
 
     @classmethod
     async def create(cls, type: Optional[str] = None, ttl: Ttl = None,

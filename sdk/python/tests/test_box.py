@@ -64,3 +64,10 @@ def test_volumes(fresh, client):
         except paddock.PaddockError:
             pass
         paddock.Volume.remove("sdk-vol", client=client)
+
+
+def test_context_manager(client):
+    with paddock.Box.create(type="tiny", image="tiny", client=client) as box:
+        assert box.commands.run("echo in").stdout == "in\n"
+    with pytest.raises(paddock.NotFoundError):
+        box.info()
