@@ -13,6 +13,9 @@ PY=${PD_PYTHON:-/usr/bin/python3}
 "$PY" -c 'import pytest, build, setuptools, wheel' 2>/dev/null ||
 	skip_all "python3-pytest, python3-build, python3-setuptools or python3-wheel is missing"
 
+SDK=$TOP_SRCDIR/sdk/python
+[ -f "$SDK/pyproject.toml" ] || skip_all "no sdk/python in this source tree"
+
 pd_use_debian
 pd_setup || exit 1
 # tiny beside debian (built in under a second).
@@ -24,7 +27,6 @@ sed -i "s|^\[paddock\]$|[paddock]\nsocket = $SOCK|" "$PD_TMP/paddock.ini"
 pd_start
 pd_owner || { diag "no owner token"; exit 1; }
 
-SDK=$TOP_SRCDIR/sdk/python
 # Built from a copy: the build leaves build/ and *.egg-info behind it.
 cp -r "$SDK" "$PD_TMP/sdk-src"
 rm -rf "$PD_TMP/sdk-src/build" "$PD_TMP/sdk-src"/*.egg-info
