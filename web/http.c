@@ -1281,7 +1281,10 @@ static void parse_body_fields(struct req *r)
 		json_t *v = keys[i] ? json_object_get(o, keys[i]) : NULL;
 		if (v && r->route == ROUTE_LOGIN && strcmp(keys[i], "ttl") == 0) {
 			/* A number, not a string: kept as its digits (a negative
-			 * one with its sign, refused by work_login()). */
+			 * one with its sign, refused by work_login()). null is
+			 * no ttl, as a client's unset optional field. */
+			if (json_is_null(v))
+				continue;
 			char num[32];
 			if (!json_is_integer(v))
 				r->ttl_bad = true;
