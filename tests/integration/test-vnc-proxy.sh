@@ -163,6 +163,21 @@ diag "closed $(awk -v a="$t0" -v b="$t1" 'BEGIN {printf "%.3f", b - a}') s after
 ok "within a second and a half" awk -v a="$t0" -v b="$t1" 'BEGIN {exit !(b - a < 1.5)}'
 ok "and the token opens no new one: 401" same "$(status /v1/vnc/desk -H "Authorization: Bearer $token2")" 401
 
+# A token that expires: its socket closes within about two seconds of it,
+# saying when; then it opens no new one.
+out=$(curl -fsS -H 'Content-Type: application/json' \
+	--data "{\"password\":\"$PD_PASSWORD\",\"label\":\"vnc-short\",\"ttl\":3}" "$PD_URL/v1/login")
+token3=$(jq -r .token <<<"$out")
+exp3=$(jq -r .expires <<<"$out")
+timeout 90 $PY "$CLIENT" hold "$WS/v1/vnc/desk" --proto "$token3" >"$PD_TMP/hold3" 2>&1 &
+hold=$!
+ok "a socket opened with a token that expires" wait_for 20 grep -q open "$PD_TMP/hold3"
+ok "its expiry closes it (1008, the token expired at TIME)" shown "$PD_TMP/hold3" \
+	wait_for 8 grep -q "^closed 1008 the_token_expired_at_$exp3 " "$PD_TMP/hold3"
+wait "$hold"
+ok "and the expired token opens no new one: 401" same "$(status /v1/vnc/desk -H "Authorization: Bearer $token3")" 401
+ok "... saying so" grep -qF "the token expired at $exp3" "$PD_TMP/body"
+
 # Idle: a socket with nothing to say stays open past the HTTP timeouts.
 timeout 90 $PY "$CLIENT" hold "$WS/v1/vnc/desk" --token "$PD_TOKEN" >"$PD_TMP/idle" 2>&1 &
 idle=$!
