@@ -4,7 +4,8 @@
 # event does not move the box's pointer; with control=1 it does), the
 # refusals before any upgrade (no token, a wrong one, a box that does not
 # exist, a path that is not one segment, a foreign Origin), a revoked
-# token's socket closing within about a second, the socket closing when the
+# token's socket closing within about a second (an expired one's within
+# about two, saying when), the socket closing when the
 # box stops, and the attacks on the VNC socket itself: a link the box plants
 # in its place is not followed (the daemon would otherwise connect to a host
 # socket), another box and a host user other than root cannot reach it.
