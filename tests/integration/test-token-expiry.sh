@@ -124,7 +124,7 @@ rm -f "$PD_TMP/run/http-url"
 pd_start
 wait_for 10 test -s "$PD_TMP/run/http-url"
 URL=$(pd_url)
-PD_URL=$URL
+export PD_URL=$URL # hc's
 ok "a token made before the restart still works and never expires" bash -c "
 	[ \"\$(hc tokens/$id/expires)\" = never ]"
 out=$(login "{\"password\":\"$PW\"}")
