@@ -102,7 +102,7 @@ static const struct command_spec {
 } commands[] = {
     {NULL, "help", CLI_HELP, 0, 1, 0, false},
     {NULL, "version", CLI_VERSION, 0, 0, 0, false},
-    {NULL, "login", CLI_LOGIN, 1, 1, OPT_PASSWORD_STDIN, false},
+    {NULL, "login", CLI_LOGIN, 1, 1, OPT_PASSWORD_STDIN | OPT_TTL, false},
     {NULL, "new", CLI_NEW, 0, 0,
      OPT_NAME | OPT_TYPE | OPT_TTL | OPT_IMAGE | OPT_POLICY | OPT_DOCKER, false},
     {NULL, "current", CLI_CURRENT, 0, 0, 0, false},
@@ -421,6 +421,14 @@ static int assign(cli_args *a, const struct command_spec *cmd, const char **pos,
 	case CLI_DESKTOP:
 		return assign_desktop(a, pos, n, err);
 	case CLI_LOGIN:
+		/* A token's lifetime: seconds; no --ttl is the server's default. */
+		if (a->ttl &&
+		    (strcmp(a->ttl, "none") == 0 || strspn(a->ttl, "0") == strlen(a->ttl)))
+			return pd_error_set(
+			    err, -EINVAL,
+			    "login --ttl takes the token's lifetime in seconds (1 or "
+			    "more), not '%s'",
+			    a->ttl);
 		a->value = pos[0];
 		break;
 	case CLI_PUSH:

@@ -38,7 +38,9 @@ void cli_usage(FILE *f)
 	fputs("usage: paddock [OPTIONS] COMMAND [ARGS]\n"
 	      "\n"
 	      "Commands:\n"
-	      "  login URL [--password-stdin]      log in, store the token\n"
+	      "  login URL [--password-stdin] [--ttl SECONDS]\n"
+	      "                                    log in, store the token (valid for\n"
+	      "                                    SECONDS; default: the server's token_ttl)\n"
 	      "  new [--name N] [--type T] [--ttl S] [--image I] [--policy P]\n"
 	      "      [--docker | --no-docker]      create and start a box; prints its name\n"
 	      "  current                           the current box\n"
@@ -302,11 +304,13 @@ static int read_password(const char *url, bool from_stdin, char **ret, pd_error 
 	return *ret ? 0 : pd_error_set(err, -ENOMEM, "out of memory");
 }
 
-/* The body of POST /v1/login: {"password":…,"label":…}. The password
- * leaves no copy behind: jansson's own copy is wiped before it is freed,
- * and the text is dumped straight into a buffer of its exact size (which
- * the caller wipes) instead of a growing one. */
-static int login_body(const char *password, const char *label, char **ret, pd_error *err)
+/* The body of POST /v1/login: {"password":…,"label":…} and "ttl" (an
+ * integer) when ttl > 0. The password leaves no copy behind: jansson's own
+ * copy is wiped before it is freed, and the text is dumped straight into a
+ * buffer of its exact size (which the caller wipes) instead of a growing
+ * one. */
+static int login_body(const char *password, const char *label, long long ttl, char **ret,
+		      pd_error *err)
 {
 	json_t *o, *pw;
 	char *text;
@@ -316,6 +320,10 @@ static int login_body(const char *password, const char *label, char **ret, pd_er
 		return pd_error_set(err, -EINVAL, "the password is not UTF-8 text");
 	pw = json_string(password);
 	o = pw ? json_pack("{s:O,s:o}", "password", pw, "label", cli_json_str(label)) : NULL;
+	if (o && ttl > 0 && json_object_set_new(o, "ttl", json_integer(ttl)) < 0) {
+		json_decref(o);
+		o = NULL;
+	}
 	n = o ? json_dumpb(o, NULL, 0, JSON_COMPACT) : 0;
 	text = n > 0 ? malloc(n + 1) : NULL;
 	if (text && json_dumpb(o, text, n, JSON_COMPACT) == n) {
@@ -370,7 +378,9 @@ static int cmd_login(struct ctx *x)
 	_cleanup_free_ char *label = NULL;
 	if (asprintf(&label, "paddock-cli@%.40s", host[0] ? host : "unknown") < 0)
 		return oom(x);
-	r = login_body(password, label, &json, &x->err);
+	/* Digits (args.c); the server judges the bounds. */
+	long long ttl = a->ttl ? strtoll(a->ttl, NULL, 10) : 0;
+	r = login_body(password, label, ttl, &json, &x->err);
 	cli_platform_wipe(password, strlen(password));
 	if (r < 0)
 		return fail(x);
@@ -391,7 +401,11 @@ static int cmd_login(struct ctx *x)
 	r = cli_config_write(x->config_path, &x->config, &x->err);
 	if (r < 0)
 		return fail(x);
-	if (!a->quiet)
+	if (!a->quiet && ttl > 0)
+		fprintf(stderr,
+			"paddock: logged in to %s (token stored in %s, expires in %lld s)\n", url,
+			x->config_path, ttl);
+	else if (!a->quiet)
 		fprintf(stderr, "paddock: logged in to %s (token stored in %s)\n", url,
 			x->config_path);
 	return 0;
@@ -852,13 +866,13 @@ static int cmd_volume(struct ctx *x)
 
 static int cmd_token(struct ctx *x)
 {
-	static const char *const keys[] = {"id", "label", "created", "last_used"};
-	static const char *const heads[] = {"ID", "LABEL", "CREATED", "LAST USED"};
-	static const char *const files[] = {"label", "created", "last_used"};
+	static const char *const keys[] = {"id", "label", "created", "last_used", "expires"};
+	static const char *const heads[] = {"ID", "LABEL", "CREATED", "LAST USED", "EXPIRES"};
+	static const char *const files[] = {"label", "created", "last_used", "expires"};
 	_cleanup_free_ char *path = NULL, *eid = NULL;
 
 	if (x->a->verb == CLI_TOKEN_LS)
-		return object_table(x, "tokens/", keys, heads, files, 3, true, NULL);
+		return object_table(x, "tokens/", keys, heads, files, 4, true, NULL);
 	eid = cli_escape_segment(x->a->value);
 	if (!eid || asprintf(&path, "tokens/%s/", eid) < 0)
 		return oom(x);

@@ -59,7 +59,7 @@ _paddock()
 	if [[ $cur == -* ]]; then
 		local opts=$globals
 		case $cmd in
-		login) opts="$opts --password-stdin" ;;
+		login) opts="$opts --password-stdin --ttl" ;;
 		new) opts="$opts --name --type --ttl --image --policy --docker --no-docker" ;;
 		push) opts="$opts --to" ;;
 		pull) opts="$opts --to --owners" ;;

@@ -45,6 +45,7 @@ enum value_kind {
 	VAL_CGROUP, /* relative cgroup path */
 	VAL_NAME,   /* name_valid() */
 	VAL_TTL,
+	VAL_TOKEN_TTL, /* token_ttl: like default_ttl, at least 1 s */
 	VAL_GRACE,
 	VAL_SIZE,	 /* exec_log_max */
 	VAL_LISTEN,	 /* HOST:PORT or none */
@@ -82,6 +83,7 @@ static const struct paddock_key {
     {"default_image", VAL_NAME, offsetof(struct pd_config, default_image)},
     {"default_type", VAL_NAME, offsetof(struct pd_config, default_type)},
     {"default_ttl", VAL_TTL, 0},
+    {"token_ttl", VAL_TOKEN_TTL, 0},
     {"stop_grace", VAL_GRACE, 0},
     {"exec_log_max", VAL_SIZE, 0},
     {"listen", VAL_LISTEN, offsetof(struct pd_config, listen)},
@@ -514,6 +516,14 @@ static int set_paddock_key(struct parser *p, const char *key, const char *value)
 	case VAL_TTL:
 		ok = parse_ttl(value, &p->c->default_ttl) >= 0;
 		break;
+	case VAL_TOKEN_TTL: {
+		int64_t v;
+		/* 0 would make tokens dead at birth: "none" says never. */
+		ok = parse_ttl(value, &v) >= 0 && v != 0;
+		if (ok)
+			p->c->token_ttl = v < 0 ? 0 : v;
+		break;
+	}
 	case VAL_MERGE_DEPTH: {
 		uint64_t v;
 		ok = parse_uint64(value, CONFIG_MERGE_DEPTH_MAX, &v) >= 0 &&
@@ -619,11 +629,12 @@ static int set_paddock_key(struct parser *p, const char *key, const char *value)
 	if (!ok)
 		return fail_here(p, "bad value for %s: \"%s\"", key, value);
 
-	if (k->kind == VAL_TTL || k->kind == VAL_GRACE || k->kind == VAL_SIZE ||
-	    k->kind == VAL_PUSH_COUNT || k->kind == VAL_PUSH_BYTES || k->kind == VAL_MERGE_DEPTH ||
-	    k->kind == VAL_ONOFF || k->kind == VAL_SUBNET || k->kind == VAL_UPSTREAM ||
-	    k->kind == VAL_PROXIES || k->kind == VAL_SECCOMP || k->kind == VAL_USERNS ||
-	    k->kind == VAL_USER_IDS || k->kind == VAL_LXCFS || k->kind == VAL_DISK_LIMIT)
+	if (k->kind == VAL_TTL || k->kind == VAL_TOKEN_TTL || k->kind == VAL_GRACE ||
+	    k->kind == VAL_SIZE || k->kind == VAL_PUSH_COUNT || k->kind == VAL_PUSH_BYTES ||
+	    k->kind == VAL_MERGE_DEPTH || k->kind == VAL_ONOFF || k->kind == VAL_SUBNET ||
+	    k->kind == VAL_UPSTREAM || k->kind == VAL_PROXIES || k->kind == VAL_SECCOMP ||
+	    k->kind == VAL_USERNS || k->kind == VAL_USER_IDS || k->kind == VAL_LXCFS ||
+	    k->kind == VAL_DISK_LIMIT)
 		return 0;
 	if (strcmp(key, "default_type") == 0)
 		p->default_type_line = p->lineno;

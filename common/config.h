@@ -9,6 +9,12 @@
  *	default_image = debian
  *	default_type = small        must name a type
  *	default_ttl = none          seconds, with s/m/h/d suffix, or none
+ *	token_ttl = none            lifetime of an HTTP access token whose login
+ *	                            names none, and the longest a login may ask
+ *	                            for (a longer ttl is refused): seconds (at
+ *	                            least 1) with s/m/h/d suffix, or none (the
+ *	                            default: tokens never expire unless their
+ *	                            login asks)
  *	stop_grace = 10             seconds between SIGTERM and SIGKILL (0-3600)
  *	crun = /usr/bin/crun        the OCI runtime binary
  *	cgroup_parent = paddock     boxes' cgroups live under /<cgroup_parent>/NAME
@@ -163,6 +169,7 @@ struct pd_config {
 	char *default_image;
 	char *default_type;
 	int64_t default_ttl;   /* seconds, -1 = none */
+	int64_t token_ttl;     /* seconds, 0 = none (auth_options.token_ttl) */
 	unsigned stop_grace;   /* seconds */
 	uint64_t exec_log_max; /* bytes per job stream */
 	char *listen;	       /* "HOST:PORT" or "none" */

@@ -52,6 +52,12 @@ struct auth {
 	unsigned long long q_head, q_tail;
 	pthread_cond_t cond; /* CLOCK_MONOTONIC; the queue and verifying changed */
 
+	/* Expiry (lock): tokens expiring at or before `announced` were
+	 * announced (auth_expire_tick()); next_expiry is the earliest expiry
+	 * after it (0: none). */
+	int64_t token_ttl;
+	int64_t announced, next_expiry;
+
 	struct pd_mutex hooks_lock; /* hooks; taken without lock held */
 	struct hook hooks[AUTH_HOOKS_MAX];
 	size_t n_hooks;
@@ -91,11 +97,20 @@ int auth_new(const char *db_path, const struct auth_options *opts, struct auth *
 	a->burst = opts && opts->budget_burst ? opts->budget_burst : AUTH_BUDGET_BURST;
 	a->queue_max = opts && opts->queue_max ? opts->queue_max : AUTH_LOGIN_QUEUE_MAX;
 	a->verify_max = opts && opts->verify_max ? opts->verify_max : AUTH_VERIFY_MAX;
+	a->token_ttl = opts && opts->token_ttl > 0 ? opts->token_ttl : 0;
+	if (a->token_ttl > AUTH_TTL_MAX) {
+		auth_free(a);
+		return pd_error_set(err, -EINVAL, "token_ttl: at most %lld seconds", AUTH_TTL_MAX);
+	}
 	r = store_open(db_path, &a->store, err);
 	if (r < 0) {
 		auth_free(a);
 		return r;
 	}
+	/* Tokens that expired before this start have nothing open to end. */
+	a->announced = (int64_t)time(NULL);
+	if (store_token_next_expiry(a->store, a->announced, &a->next_expiry) < 0)
+		a->next_expiry = a->announced; /* read it again at the first tick */
 	*ret = a;
 	return 0;
 }
@@ -156,6 +171,14 @@ static void token_from_row(const struct token_row *row, struct auth_token *ret)
 	snprintf(ret->label, sizeof ret->label, "%s", row->label);
 	ret->created = (time_t)row->created;
 	ret->last_used = (time_t)row->last_used;
+	ret->expires = (time_t)row->expires;
+}
+
+/* Deletes the tokens expired longer than AUTH_EXPIRED_KEEP ago. Lock held;
+ * a failure only leaves them for the next time. */
+static void sweep_expired(struct auth *a, int64_t now)
+{
+	(void)store_token_delete_expired(a->store, now - AUTH_EXPIRED_KEEP, NULL);
 }
 
 /* --- setup ------------------------------------------------------------------ */
@@ -284,8 +307,9 @@ static unsigned long long lockout_usec(unsigned failures)
 }
 
 /* A new token, recorded in the store. Lock held. */
-static int make_token(struct auth *a, const char *label, char token[AUTH_TOKEN_LEN + 1],
-		      char id[AUTH_ID_LEN + 1], pd_error *err)
+static int make_token(struct auth *a, const char *label, int64_t ttl,
+		      char token[AUTH_TOKEN_LEN + 1], char id[AUTH_ID_LEN + 1],
+		      int64_t *ret_expires, pd_error *err)
 {
 	static const char alphabet[] = "abcdefghijklmnopqrstuvwxyz0123456789";
 	struct token_row row;
@@ -308,6 +332,7 @@ static int make_token(struct auth *a, const char *label, char token[AUTH_TOKEN_L
 		hash_string(token, row.hash);
 		snprintf(row.label, sizeof row.label, "%s", label);
 		row.created = (int64_t)time(NULL);
+		row.expires = ttl ? row.created + ttl : 0;
 		pd_error_clear(err);
 		r = store_token_insert(a->store, &row, err);
 	}
@@ -316,6 +341,10 @@ static int make_token(struct auth *a, const char *label, char token[AUTH_TOKEN_L
 		return r;
 	}
 	memcpy(id, row.id, AUTH_ID_LEN + 1);
+	*ret_expires = row.expires;
+	if (row.expires && (!a->next_expiry || row.expires < a->next_expiry))
+		a->next_expiry = row.expires;
+	sweep_expired(a, row.created);
 	return 0;
 }
 
@@ -423,10 +452,26 @@ static unsigned queue_retry_seconds(const struct auth *a)
 	return s ? (unsigned)s : 1;
 }
 
-int auth_login(struct auth *a, const char *client, const char *password, const char *label,
-	       char *ret_token, size_t token_size, char *ret_id, size_t id_size,
-	       unsigned *ret_retry_after, pd_error *err)
+/* The lifetime a login gets: ttl, or the default; -EINVAL (nothing done)
+ * for one out of bounds. */
+static int login_ttl(const struct auth *a, int64_t ttl, int64_t *ret, pd_error *err)
 {
+	if (ttl < 0 || ttl > AUTH_TTL_MAX)
+		return pd_error_set(err, -EINVAL, "ttl: 1 to %lld seconds (ten years)",
+				    AUTH_TTL_MAX);
+	if (ttl && a->token_ttl && ttl > a->token_ttl)
+		return pd_error_set(err, -EINVAL,
+				    "ttl: at most %lld seconds on this server (its token_ttl)",
+				    (long long)a->token_ttl);
+	*ret = ttl ? ttl : a->token_ttl;
+	return 0;
+}
+
+int auth_login(struct auth *a, const char *client, const char *password, const char *label,
+	       int64_t ttl, char *ret_token, size_t token_size, char *ret_id, size_t id_size,
+	       time_t *ret_expires, unsigned *ret_retry_after, pd_error *err)
+{
+	int64_t expires = 0;
 	char pwhash[STORE_PWHASH_MAX], token[AUTH_TOKEN_LEN + 1], id[AUTH_ID_LEN + 1];
 	char key[AUTH_CLIENT_MAX + 1];
 	unsigned long long now;
@@ -444,6 +489,9 @@ int auth_login(struct auth *a, const char *client, const char *password, const c
 	if (!label)
 		label = "";
 	r = check_label(label, err);
+	if (r < 0)
+		return r;
+	r = login_ttl(a, ttl, &ttl, err);
 	if (r < 0)
 		return r;
 	auth_client_key(client, key, sizeof key);
@@ -515,12 +563,14 @@ int auth_login(struct auth *a, const char *client, const char *password, const c
 		return pd_error_set(err, -EACCES, "wrong password");
 	}
 	forget_client(a, c);
-	r = make_token(a, label, token, id, err);
+	r = make_token(a, label, ttl, token, id, &expires, err);
 	pd_mutex_unlock(&a->lock);
 	if (r < 0)
 		return pd_error_prefix(err, "cannot create a token");
 	memcpy(ret_token, token, sizeof token);
 	memcpy(ret_id, id, sizeof id);
+	if (ret_expires)
+		*ret_expires = (time_t)expires;
 	sodium_memzero(token, sizeof token);
 	return 0;
 }
@@ -543,7 +593,8 @@ static bool token_id(const char *token, char id[AUTH_ID_LEN + 1])
 	return true;
 }
 
-int auth_check_token_id(struct auth *a, const char *token, char ret_id[AUTH_ID_LEN + 1])
+int auth_check_token(struct auth *a, const char *token, char ret_id[AUTH_ID_LEN + 1],
+		     time_t *ret_expires)
 {
 	uint8_t hash[STORE_HASH_LEN];
 	char id[AUTH_ID_LEN + 1];
@@ -551,24 +602,106 @@ int auth_check_token_id(struct auth *a, const char *token, char ret_id[AUTH_ID_L
 	time_t now;
 	int r;
 
+	if (ret_expires)
+		*ret_expires = 0;
 	if (!token_id(token, id))
 		return -EACCES;
 	hash_string(token, hash);
 	pd_mutex_lock(&a->lock);
+	now = time(NULL);
 	r = store_token_get(a->store, id, &row);
 	if (r >= 0 && sodium_memcmp(row.hash, hash, sizeof hash) != 0)
 		r = -EACCES;
-	if (r >= 0) {
-		now = time(NULL);
-		if (now < row.last_used || now - row.last_used >= AUTH_TOUCH_INTERVAL)
-			(void)store_token_set_last_used(a->store, id, (int64_t)now, NULL);
+	if (r >= 0 && row.expires && now >= row.expires) {
+		/* Expired: told apart from an unknown token for a while, then
+		 * gone. */
+		if (now - row.expires >= AUTH_EXPIRED_KEEP)
+			(void)store_token_delete(a->store, id, NULL);
+		else if (ret_expires)
+			*ret_expires = (time_t)row.expires;
+		r = -EACCES;
 	}
+	if (r >= 0 && (now < row.last_used || now - row.last_used >= AUTH_TOUCH_INTERVAL))
+		(void)store_token_set_last_used(a->store, id, (int64_t)now, NULL);
 	pd_mutex_unlock(&a->lock);
 	if (r == -ENOENT)
 		return -EACCES;
-	if (r >= 0 && ret_id)
+	if (r < 0)
+		return r;
+	if (ret_id)
 		memcpy(ret_id, id, sizeof id);
-	return r < 0 ? r : 0;
+	if (ret_expires)
+		*ret_expires = (time_t)row.expires;
+	return 0;
+}
+
+int auth_check_token_id(struct auth *a, const char *token, char ret_id[AUTH_ID_LEN + 1])
+{
+	return auth_check_token(a, token, ret_id, NULL);
+}
+
+struct expired {
+	char id[STORE_TOKEN_ID_MAX + 1];
+	int64_t expires;
+};
+
+struct expire_ctx {
+	int64_t after, now;
+	struct expired *v;
+	size_t n, cap;
+};
+
+static int expire_one(const struct token_row *row, void *userdata)
+{
+	struct expire_ctx *x = userdata;
+
+	if (!row->expires || row->expires <= x->after || row->expires > x->now)
+		return 0;
+	if (x->n == x->cap) {
+		size_t cap = x->cap ? x->cap * 2 : 8;
+		struct expired *nv = realloc(x->v, cap * sizeof *nv);
+		if (!nv)
+			return -ENOMEM;
+		x->v = nv;
+		x->cap = cap;
+	}
+	snprintf(x->v[x->n].id, sizeof x->v[x->n].id, "%s", row->id);
+	x->v[x->n++].expires = row->expires;
+	return 0;
+}
+
+void auth_expire_tick(struct auth *a)
+{
+	struct expire_ctx x = {0};
+	int64_t next = 0;
+
+	pd_mutex_lock(&a->lock);
+	x.now = (int64_t)time(NULL);
+	if (!a->next_expiry || x.now < a->next_expiry) {
+		pd_mutex_unlock(&a->lock);
+		return;
+	}
+	x.after = a->announced;
+	/* On a failure nothing is announced and the next tick tries again. */
+	if (store_token_foreach(a->store, expire_one, &x) < 0 ||
+	    store_token_next_expiry(a->store, x.now, &next) < 0) {
+		pd_mutex_unlock(&a->lock);
+		free(x.v);
+		return;
+	}
+	a->announced = x.now;
+	a->next_expiry = next;
+	pd_mutex_unlock(&a->lock);
+	if (x.n) {
+		atomic_fetch_add(&a->revocations, 1);
+		pd_mutex_lock(&a->hooks_lock);
+		for (size_t i = 0; i < x.n; i++)
+			for (size_t j = 0; j < a->n_hooks; j++)
+				a->hooks[j].fn(a->hooks[j].userdata, x.v[i].id,
+					       (time_t)x.v[i].expires);
+		pd_mutex_unlock(&a->hooks_lock);
+	}
+	free(x.v);
 }
 
 struct list_ctx {
@@ -598,6 +731,7 @@ int auth_token_list(struct auth *a, struct auth_token **ret, size_t *ret_n)
 	int r;
 
 	pd_mutex_lock(&a->lock);
+	sweep_expired(a, (int64_t)time(NULL));
 	r = store_token_foreach(a->store, list_one, &l);
 	pd_mutex_unlock(&a->lock);
 	if (r < 0) {
@@ -653,7 +787,7 @@ int auth_token_revoke(struct auth *a, const char *id)
 	atomic_fetch_add(&a->revocations, 1);
 	pd_mutex_lock(&a->hooks_lock);
 	for (size_t i = 0; i < a->n_hooks; i++)
-		a->hooks[i].fn(a->hooks[i].userdata, id);
+		a->hooks[i].fn(a->hooks[i].userdata, id, 0);
 	pd_mutex_unlock(&a->hooks_lock);
 	return 0;
 }

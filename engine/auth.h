@@ -41,6 +41,16 @@
  * streams, WebSockets), and bumps a generation counter that a request can
  * compare with the value it saw when its token was checked.
  *
+ * Expiry: a token may have a lifetime (auth_login()'s ttl, else the
+ * server's token_ttl; none: it never expires). From its expiry on, a check
+ * of it fails with -EACCES and tells the time it expired, so that a client
+ * hears why; the token is kept AUTH_EXPIRED_KEEP seconds for that, then
+ * deleted by the next login, listing or check of it (expired tokens do not
+ * pile up). auth_expire_tick(), called about once a second by the HTTP
+ * server, announces each expiry once through the revocation hooks (with the
+ * expiry time) and bumps the generation: what the token has open ends as
+ * if it were revoked.
+ *
  * Locking: every function is thread-safe. The auth object has its own
  * sqlite connection to the engine's database (WAL, busy timeout) and one
  * mutex guarding that connection, the client table and the budget; the
@@ -80,6 +90,10 @@
 #define AUTH_LOCKOUT_FIRST_MS 500
 #define AUTH_LOCKOUT_MAX_MS 60000
 #define AUTH_TOUCH_INTERVAL 60 /* seconds between writes of a token's last_used */
+/* A token's longest lifetime: ten years. */
+#define AUTH_TTL_MAX (10LL * 365 * 24 * 3600)
+/* Seconds an expired token is kept, told apart from an unknown one. */
+#define AUTH_EXPIRED_KEEP 86400
 
 struct auth;
 
@@ -96,6 +110,10 @@ struct auth_options {
 	unsigned budget_burst;
 	unsigned queue_max;
 	unsigned verify_max;
+	/* The lifetime of a token whose login names none, and the longest a
+	 * login may ask for (config token_ttl); 0: none (tokens never expire
+	 * unless their login says so). 1..AUTH_TTL_MAX. */
+	int64_t token_ttl;
 };
 
 /* Opens its own connection to the database at db_path, migrating it if
@@ -131,25 +149,41 @@ void auth_client_key(const char *client, char *out, size_t size);
 /* Checks the owner's password for client (an address, <= AUTH_CLIENT_MAX
  * bytes, grouped by auth_client_key()) and on success creates a token labelled label (NULL or ""
  * for none; <= AUTH_LABEL_MAX bytes of UTF-8 without control characters, else -EINVAL before
- * anything is checked). The token (token_size must be > AUTH_TOKEN_LEN) and its ID (id_size >
- * AUTH_ID_LEN) are copied out. -EACCES wrong password, or no owner password yet; -EAGAIN refused by
- * the rate limit (the client's lockout, or pushed out of a full queue), with the seconds to wait
- * (>= 1) in *ret_retry_after (written only with -EAGAIN). May sleep for the budget: up to
- * AUTH_LOGIN_QUEUE_MAX budget intervals plus the checks ahead of it. */
+ * anything is checked). ttl is the token's lifetime in seconds: 0 for the server's token_ttl
+ * (auth_options; none: the token never expires), else 1..AUTH_TTL_MAX and, when token_ttl is
+ * set, at most token_ttl: a longer one is refused with -EINVAL before anything is checked (not
+ * cut short: the client asked for something it will not get). The token (token_size must be >
+ * AUTH_TOKEN_LEN) and its ID (id_size > AUTH_ID_LEN) are copied out, and its expiry (unix
+ * seconds, 0 = never) into *ret_expires (may be NULL). -EACCES wrong password, or no owner
+ * password yet; -EAGAIN refused by the rate limit (the client's lockout, or pushed out of a full
+ * queue), with the seconds to wait (>= 1) in *ret_retry_after (written only with -EAGAIN). May
+ * sleep for the budget: up to AUTH_LOGIN_QUEUE_MAX budget intervals plus the checks ahead of it. */
 int auth_login(struct auth *a, const char *client, const char *password, const char *label,
-	       char *ret_token, size_t token_size, char *ret_id, size_t id_size,
-	       unsigned *ret_retry_after, pd_error *err);
+	       int64_t ttl, char *ret_token, size_t token_size, char *ret_id, size_t id_size,
+	       time_t *ret_expires, unsigned *ret_retry_after, pd_error *err);
 
 /* Refuses every login waiting in the queue (they return -EAGAIN); for a
  * server that stops. Logins arriving later queue as usual. */
 void auth_cancel_waiting(struct auth *a);
 
-/* 0 if token is a valid, unrevoked token, else -EACCES (-EIO if the
- * database cannot be read). On success copies the token's ID into ret_id
- * (AUTH_ID_LEN + 1 bytes; may be NULL): the name its revocation will be
- * announced by. Records the use in last_used at most once per
+/* 0 if token is a valid, unrevoked, unexpired token, else -EACCES (-EIO if
+ * the database cannot be read). On success copies the token's ID into
+ * ret_id (AUTH_ID_LEN + 1 bytes; may be NULL): the name its revocation will
+ * be announced by. Records the use in last_used at most once per
  * AUTH_TOUCH_INTERVAL. Fast: a lookup by ID, no password hashing. */
 int auth_check_token_id(struct auth *a, const char *token, char ret_id[AUTH_ID_LEN + 1]);
+/* The same, and *ret_expires (may be NULL; always written): on success the
+ * token's expiry (unix seconds, 0 = never); on -EACCES the time the token
+ * expired when it is a real token that expired (its secret matched; kept
+ * AUTH_EXPIRED_KEEP seconds after), else 0 (unknown, wrong or revoked). */
+int auth_check_token(struct auth *a, const char *token, char ret_id[AUTH_ID_LEN + 1],
+		     time_t *ret_expires);
+
+/* Announces the tokens that expired since the last call (or since
+ * auth_new()) to the revocation hooks, each once, with its expiry time, and
+ * bumps the revocation generation if any did. Cheap when none is due (no
+ * database read): call it about once a second. */
+void auth_expire_tick(struct auth *a);
 
 struct auth_token {
 	int64_t seq; /* a number never reused by another token (inode numbers) */
@@ -157,10 +191,12 @@ struct auth_token {
 	char label[AUTH_LABEL_MAX + 1];
 	time_t created;
 	time_t last_used; /* 0 = never */
+	time_t expires;	  /* 0 = never; may be past (kept AUTH_EXPIRED_KEEP s) */
 };
 
-/* Every token in creation order. *ret is malloc'd (free()); NULL when
- * there are none. */
+/* Every token in creation order, expired ones still kept included (the
+ * ones expired longer than AUTH_EXPIRED_KEEP ago are deleted first). *ret
+ * is malloc'd (free()); NULL when there are none. */
 int auth_token_list(struct auth *a, struct auth_token **ret, size_t *ret_n);
 /* -ENOENT if there is no such token. */
 int auth_token_get(struct auth *a, const char *id, struct auth_token *ret);
@@ -170,14 +206,16 @@ int auth_token_get_seq(struct auth *a, int64_t seq, struct auth_token *ret);
  * the ID (in the caller's thread, before returning). */
 int auth_token_revoke(struct auth *a, const char *id);
 
-/* Revocation hooks: fn(userdata, id) is called for every revoked token
- * until removed. At most AUTH_HOOKS_MAX; -ENOSPC beyond. Removing waits for
- * a call in progress to end (do not remove from inside a hook). */
+/* Revocation hooks: fn(userdata, id, expired) is called for every revoked
+ * token (expired 0) and every token that expires (expired: its expiry,
+ * unix seconds; auth_expire_tick()) until removed. At most AUTH_HOOKS_MAX;
+ * -ENOSPC beyond. Removing waits for a call in progress to end (do not
+ * remove from inside a hook). */
 #define AUTH_HOOKS_MAX 8
-typedef void (*auth_revoke_fn)(void *userdata, const char *id);
+typedef void (*auth_revoke_fn)(void *userdata, const char *id, time_t expired);
 int auth_add_revoke_hook(struct auth *a, auth_revoke_fn fn, void *userdata);
 void auth_remove_revoke_hook(struct auth *a, auth_revoke_fn fn, void *userdata);
-/* How many tokens were revoked since start (never decreases). Read it
+/* How many revocations and expiry announcements since start (never decreases). Read it
  * before checking a token; a different value later means a revocation may
  * have come in between (check again). */
 uint64_t auth_revocations(struct auth *a);

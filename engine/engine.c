@@ -2116,7 +2116,7 @@ int engine_new_on(const struct pd_config *cfg, const char *init_path, struct run
 			store_set_autocheckpoint(e->store, 4000);
 	}
 	/* After the store: the database is migrated by now. */
-	r = auth_new(path, /* opts= */ NULL, &e->auth, err);
+	r = auth_new(path, &(struct auth_options){.token_ttl = cfg->token_ttl}, &e->auth, err);
 	if (r < 0)
 		goto fail;
 	r = eng_secrets_init(e, err);

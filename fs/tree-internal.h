@@ -81,7 +81,7 @@ enum { SF_DIR, SF_BOX, SF_LABEL, SF_CREATED, SF_SIZE, SF_ROOT, SF_ERROR, SF_EXPO
 enum { VF_DIR, VF_DATA, VF_SIZE, VF_BOXES, VF_EXPORT, VF_IMPORT, VF_ERROR, _VF_MAX };
 
 /* tokens/ID/: the owner's access tokens (auth.h), read-only; rmdir revokes. */
-enum { TF_DIR, TF_LABEL, TF_CREATED, TF_LAST_USED, _TF_MAX };
+enum { TF_DIR, TF_LABEL, TF_CREATED, TF_LAST_USED, TF_EXPIRES, _TF_MAX };
 
 enum { IF_DIR, IF_DESCRIPTION, IF_SIZE, IF_CREATED, _IF_MAX };
 

@@ -74,7 +74,8 @@ static const char readme_text[] =
     "                every stop takes one; rmdir snapshots/ID deletes one\n"
     "                (EBUSY while a box is built on it: see its error file)\n"
     "  tokens/ID/    access tokens of the HTTP API (made by logging in):\n"
-    "                label, created, last_used; rmdir tokens/ID revokes one\n"
+    "                label, created, last_used, expires (or never: an\n"
+    "                expired token is refused); rmdir tokens/ID revokes one\n"
     "\n"
     "  mkdir volumes/data                a named volume; outlives every box\n"
     "  echo data > boxes/web/volumes     mount it at /mnt/data (at once)\n"
@@ -291,6 +292,12 @@ static int read_token_last_used(struct tree *t, const struct obj *o, struct pd_b
 {
 	(void)t;
 	return line_time(out, o->tok.last_used, "never");
+}
+
+static int read_token_expires(struct tree *t, const struct obj *o, struct pd_buf *out)
+{
+	(void)t;
+	return line_time(out, o->tok.expires, "never");
 }
 
 static int read_box_state(struct tree *t, const struct obj *o, struct pd_buf *out)
@@ -944,6 +951,7 @@ static const struct node token_nodes[] = {
     [TF_LABEL] = {"label", S_IFREG | 0400, .read = read_token_label},
     [TF_CREATED] = {"created", S_IFREG | 0400, .read = read_time, .field = OBJ_TIME(tok.created)},
     [TF_LAST_USED] = {"last_used", S_IFREG | 0400, .read = read_token_last_used},
+    [TF_EXPIRES] = {"expires", S_IFREG | 0400, .read = read_token_expires},
 };
 
 static const struct node box_nodes[] = {

@@ -144,6 +144,9 @@ static const char *const migrations[] = {
     /* 12 -> 13: the ports published as preview URLs (common/ports.h),
      * their canonical text ('' none). */
     "ALTER TABLE boxes ADD COLUMN ports TEXT NOT NULL DEFAULT '';",
+    /* 13 -> 14: tokens that expire: unix seconds, NULL never (every token
+     * made before keeps working as it did). */
+    "ALTER TABLE tokens ADD COLUMN expires INTEGER;",
 };
 
 static int sql_err(sqlite3 *db, pd_error *err, const char *what)
@@ -833,14 +836,15 @@ int store_token_insert(struct store *s, struct token_row *row, pd_error *err)
 	_cleanup_stmt_ sqlite3_stmt *st = NULL;
 
 	if (sqlite3_prepare_v2(s->db,
-			       "INSERT INTO tokens (id, hash, label, created, last_used)"
-			       " VALUES (?1, ?2, ?3, ?4, NULLIF(?5, 0))",
+			       "INSERT INTO tokens (id, hash, label, created, last_used, expires)"
+			       " VALUES (?1, ?2, ?3, ?4, NULLIF(?5, 0), NULLIF(?6, 0))",
 			       -1, &st, NULL) != SQLITE_OK ||
 	    sqlite3_bind_text(st, 1, row->id, -1, SQLITE_STATIC) != SQLITE_OK ||
 	    sqlite3_bind_blob(st, 2, row->hash, STORE_HASH_LEN, SQLITE_STATIC) != SQLITE_OK ||
 	    sqlite3_bind_text(st, 3, row->label, -1, SQLITE_STATIC) != SQLITE_OK ||
 	    sqlite3_bind_int64(st, 4, row->created) != SQLITE_OK ||
-	    sqlite3_bind_int64(st, 5, row->last_used) != SQLITE_OK)
+	    sqlite3_bind_int64(st, 5, row->last_used) != SQLITE_OK ||
+	    sqlite3_bind_int64(st, 6, row->expires) != SQLITE_OK)
 		return sql_err(s->db, err, "insert token");
 	if (sqlite3_step(st) != SQLITE_DONE) {
 		int r = sql_err(s->db, err, "insert token");
@@ -852,7 +856,7 @@ int store_token_insert(struct store *s, struct token_row *row, pd_error *err)
 	return 0;
 }
 
-#define TOKEN_COLUMNS "seq, id, hash, label, created, coalesce(last_used, 0)"
+#define TOKEN_COLUMNS "seq, id, hash, label, created, coalesce(last_used, 0), coalesce(expires, 0)"
 
 static int token_from(sqlite3_stmt *st, struct token_row *row)
 {
@@ -864,6 +868,7 @@ static int token_from(sqlite3_stmt *st, struct token_row *row)
 	copy_text(row->label, sizeof row->label, st, 3);
 	row->created = sqlite3_column_int64(st, 4);
 	row->last_used = sqlite3_column_int64(st, 5);
+	row->expires = sqlite3_column_int64(st, 6);
 	return 0;
 }
 
@@ -950,6 +955,30 @@ int store_token_foreach(struct store *s, int (*fn)(const struct token_row *row, 
 			return r;
 	}
 	return rc == SQLITE_DONE ? 0 : -EIO;
+}
+
+int store_token_next_expiry(struct store *s, int64_t after, int64_t *ret)
+{
+	_cleanup_stmt_ sqlite3_stmt *st = NULL;
+
+	if (sqlite3_prepare_v2(s->db,
+			       "SELECT coalesce(min(expires), 0) FROM tokens WHERE expires > ?1",
+			       -1, &st, NULL) != SQLITE_OK ||
+	    sqlite3_bind_int64(st, 1, after) != SQLITE_OK || sqlite3_step(st) != SQLITE_ROW)
+		return -EIO;
+	*ret = sqlite3_column_int64(st, 0);
+	return 0;
+}
+
+int store_token_delete_expired(struct store *s, int64_t before, pd_error *err)
+{
+	_cleanup_stmt_ sqlite3_stmt *st = NULL;
+
+	if (sqlite3_prepare_v2(s->db, "DELETE FROM tokens WHERE expires <= ?1", -1, &st, NULL) !=
+		SQLITE_OK ||
+	    sqlite3_bind_int64(st, 1, before) != SQLITE_OK || sqlite3_step(st) != SQLITE_DONE)
+		return sql_err(s->db, err, "delete expired tokens");
+	return sqlite3_changes(s->db);
 }
 
 /* --- layers, snapshots, intents ---------------------------------------------- */

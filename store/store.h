@@ -16,7 +16,7 @@
 #include "common/parse.h"
 
 /* The schema version this build writes. */
-#define STORE_SCHEMA_VERSION 13
+#define STORE_SCHEMA_VERSION 14
 /* Host ids per box (its user namespace maps 0..STORE_BOX_IDS-1). */
 #define STORE_BOX_IDS 65536
 
@@ -166,6 +166,7 @@ struct token_row {
 	char label[STORE_TOKEN_LABEL_MAX + 1];
 	int64_t created;   /* unix seconds */
 	int64_t last_used; /* unix seconds, 0 = never */
+	int64_t expires;   /* unix seconds, 0 = never (NULL in the table) */
 };
 
 /* Inserts a token and sets row->seq; -EEXIST if its id or hash is taken. */
@@ -176,6 +177,11 @@ int store_token_get_seq(struct store *s, int64_t seq, struct token_row *ret);
 int store_token_set_last_used(struct store *s, const char *id, int64_t when, pd_error *err);
 /* -ENOENT if there is no such token. */
 int store_token_delete(struct store *s, const char *id, pd_error *err);
+/* The earliest expiry of a token that expires after `after` (unix
+ * seconds), 0 when none does. */
+int store_token_next_expiry(struct store *s, int64_t after, int64_t *ret);
+/* Deletes the tokens that expired at or before `before`; returns how many. */
+int store_token_delete_expired(struct store *s, int64_t before, pd_error *err);
 /* Calls fn for every token in creation (seq) order; stops early when fn
  * returns < 0 and returns that value. */
 int store_token_foreach(struct store *s, int (*fn)(const struct token_row *row, void *userdata),

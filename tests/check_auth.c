@@ -88,8 +88,8 @@ static int login(const char *client, const char *password, const char *label, ch
 	pd_error err = {0};
 	int r;
 
-	r = auth_login(au, client, password, label, token ? token : tbuf, AUTH_TOKEN_LEN + 1,
-		       id ? id : ibuf, AUTH_ID_LEN + 1, retry ? retry : &rbuf, &err);
+	r = auth_login(au, client, password, label, 0, token ? token : tbuf, AUTH_TOKEN_LEN + 1,
+		       id ? id : ibuf, AUTH_ID_LEN + 1, NULL, retry ? retry : &rbuf, &err);
 	if (r < 0) {
 		ck_assert_int_eq(err.code, r);
 		ck_assert_str_ne(err.msg, "");
@@ -234,9 +234,9 @@ START_TEST(test_login_before_setup)
 	char token[AUTH_TOKEN_LEN + 1], id[AUTH_ID_LEN + 1];
 	unsigned retry = 0;
 
-	ck_assert_int_eq(
-	    auth_login(au, "c", PASSWORD, NULL, token, sizeof(token), id, sizeof(id), &retry, &err),
-	    -EACCES);
+	ck_assert_int_eq(auth_login(au, "c", PASSWORD, NULL, 0, token, sizeof(token), id,
+				    sizeof(id), NULL, &retry, &err),
+			 -EACCES);
 	ck_assert_ptr_nonnull(strstr(err.msg, "setup link"));
 	ck_assert_uint_eq(token_count(), 0);
 }
@@ -260,8 +260,8 @@ START_TEST(test_login_right_wrong)
 		ck_assert((id[i] >= 'a' && id[i] <= 'z') || (id[i] >= '0' && id[i] <= '9'));
 	ck_assert_int_eq(auth_check_token_id(au, token, NULL), 0);
 
-	ck_assert_int_eq(auth_login(au, "10.0.0.2", "wrong password", NULL, token, sizeof(token),
-				    id, sizeof(id), &retry, &err),
+	ck_assert_int_eq(auth_login(au, "10.0.0.2", "wrong password", NULL, 0, token, sizeof(token),
+				    id, sizeof(id), NULL, &retry, &err),
 			 -EACCES);
 	ck_assert_str_eq(err.msg, "wrong password");
 	ck_assert_uint_eq(token_count(), 1);
@@ -282,11 +282,11 @@ START_TEST(test_login_bad_arguments)
 	unsigned retry = 0;
 
 	set_owner(PASSWORD);
-	ck_assert_int_eq(auth_login(au, "c", PASSWORD, NULL, token, AUTH_TOKEN_LEN, id, sizeof(id),
-				    &retry, &err),
+	ck_assert_int_eq(auth_login(au, "c", PASSWORD, NULL, 0, token, AUTH_TOKEN_LEN, id,
+				    sizeof(id), NULL, &retry, &err),
 			 -EINVAL);
-	ck_assert_int_eq(auth_login(au, "c", PASSWORD, NULL, token, sizeof(token), id, AUTH_ID_LEN,
-				    &retry, &err),
+	ck_assert_int_eq(auth_login(au, "c", PASSWORD, NULL, 0, token, sizeof(token), id,
+				    AUTH_ID_LEN, NULL, &retry, &err),
 			 -EINVAL);
 	memset(client, 'c', sizeof(client) - 1);
 	client[sizeof(client) - 1] = '\0';
@@ -586,8 +586,8 @@ static void *worker_run(void *arg)
 
 	snprintf(client, sizeof(client), "192.168.0.%d", w->id);
 	for (int i = 0; i < 10; i++) {
-		int r = auth_login(au, client, PASSWORD, NULL, token, sizeof(token), id, sizeof(id),
-				   &retry, &err);
+		int r = auth_login(au, client, PASSWORD, NULL, 0, token, sizeof(token), id,
+				   sizeof(id), NULL, &retry, &err);
 		if (r == 0 && auth_check_token_id(au, token, NULL) == 0)
 			w->ok++;
 		else if (r == -EAGAIN)
@@ -839,10 +839,11 @@ struct hook_log {
 	char last[AUTH_ID_LEN + 1];
 };
 
-static void on_revoked(void *userdata, const char *id)
+static void on_revoked(void *userdata, const char *id, time_t expired)
 {
 	struct hook_log *l = userdata;
 
+	ck_assert_int_eq(expired, 0);
 	l->calls++;
 	snprintf(l->last, sizeof(l->last), "%s", id);
 	/* The token is gone by the time hooks run. */
@@ -885,6 +886,202 @@ START_TEST(test_revoke_hooks)
 	for (int i = 0; i < AUTH_HOOKS_MAX; i++)
 		ck_assert_int_eq(auth_add_revoke_hook(au, on_revoked, &a), 0);
 	ck_assert_int_eq(auth_add_revoke_hook(au, on_revoked, &a), -ENOSPC);
+}
+END_TEST
+
+/* ---- expiry ---- */
+
+static int login_ttl(const char *client, const char *password, int64_t ttl, char *token, char *id,
+		     time_t *expires, pd_error *err)
+{
+	char tbuf[AUTH_TOKEN_LEN + 1], ibuf[AUTH_ID_LEN + 1];
+	unsigned retry = 0;
+
+	pd_error_clear(err);
+	return auth_login(au, client, password, NULL, ttl, token ? token : tbuf, AUTH_TOKEN_LEN + 1,
+			  id ? id : ibuf, AUTH_ID_LEN + 1, expires, &retry, err);
+}
+
+/* Sets a token's expiry behind auth's back (an older one than a login
+ * can make), through a connection of the test's own. */
+static void set_expires(const char *id, int64_t when)
+{
+	sqlite3 *db = NULL;
+	char sql[128];
+
+	ck_assert_int_eq(sqlite3_open(db_path, &db), SQLITE_OK);
+	sqlite3_busy_timeout(db, 5000);
+	snprintf(sql, sizeof(sql), "UPDATE tokens SET expires = %lld WHERE id = '%s'",
+		 (long long)when, id);
+	ck_assert_int_eq(sqlite3_exec(db, sql, NULL, NULL, NULL), SQLITE_OK);
+	ck_assert_int_eq(sqlite3_changes(db), 1);
+	sqlite3_close(db);
+}
+
+START_TEST(test_token_expiry)
+{
+	char token[AUTH_TOKEN_LEN + 1], id[AUTH_ID_LEN + 1], old[AUTH_TOKEN_LEN + 1],
+	    old_id[AUTH_ID_LEN + 1], forever[AUTH_TOKEN_LEN + 1], seen[AUTH_ID_LEN + 1];
+	time_t expires = -1, now = time(NULL);
+	struct auth_token t;
+	pd_error err = {0};
+
+	set_owner(PASSWORD);
+	/* No ttl, no token_ttl: never. */
+	ck_assert_int_eq(login_ttl("c", PASSWORD, 0, forever, NULL, &expires, &err), 0);
+	ck_assert_int_eq(expires, 0);
+	ck_assert_int_eq(auth_check_token(au, forever, NULL, &expires), 0);
+	ck_assert_int_eq(expires, 0);
+
+	ck_assert_int_eq(login_ttl("c", PASSWORD, 100, token, id, &expires, &err), 0);
+	ck_assert_int_ge(expires, now + 100);
+	ck_assert_int_le(expires, time(NULL) + 100);
+	ck_assert_int_eq(auth_token_get(au, id, &t), 0);
+	ck_assert_int_eq(t.expires, expires);
+	time_t made = expires;
+	ck_assert_int_eq(auth_check_token(au, token, seen, &expires), 0);
+	ck_assert_int_eq(expires, made);
+	ck_assert_str_eq(seen, id);
+
+	/* Expired: refused, and told apart from an unknown token. */
+	set_expires(id, now - 10);
+	ck_assert_int_eq(auth_check_token(au, token, NULL, &expires), -EACCES);
+	ck_assert_int_eq(expires, now - 10);
+	ck_assert_int_eq(auth_check_token_id(au, token, NULL), -EACCES);
+	ck_assert_int_eq(auth_token_get(au, id, &t), 0); /* kept for the reason */
+	ck_assert_int_eq(t.expires, now - 10);
+	/* The right ID with a wrong secret says nothing of the expiry. */
+	char wrong[AUTH_TOKEN_LEN + 1];
+	memcpy(wrong, token, sizeof(wrong));
+	wrong[AUTH_TOKEN_LEN - 1] = wrong[AUTH_TOKEN_LEN - 1] == 'A' ? 'B' : 'A';
+	ck_assert_int_eq(auth_check_token(au, wrong, NULL, &expires), -EACCES);
+	ck_assert_int_eq(expires, 0);
+	ck_assert_uint_eq(token_count(), 2);
+
+	/* Expired long ago: deleted by its check, then unknown. */
+	set_expires(id, now - AUTH_EXPIRED_KEEP - 1);
+	ck_assert_int_eq(auth_check_token(au, token, NULL, &expires), -EACCES);
+	ck_assert_int_eq(expires, 0);
+	ck_assert_int_eq(auth_token_get(au, id, &t), -ENOENT);
+
+	/* ... or by a listing, or a login. */
+	ck_assert_int_eq(login_ttl("c", PASSWORD, 5, old, old_id, &expires, &err), 0);
+	set_expires(old_id, now - AUTH_EXPIRED_KEEP - 1);
+	ck_assert_uint_eq(token_count(), 1);
+	ck_assert_int_eq(login_ttl("c", PASSWORD, 5, old, old_id, &expires, &err), 0);
+	set_expires(old_id, now - AUTH_EXPIRED_KEEP - 1);
+	ck_assert_int_eq(login_ttl("c", PASSWORD, 0, NULL, NULL, NULL, &err), 0);
+	ck_assert_int_eq(auth_token_get(au, old_id, &t), -ENOENT);
+	ck_assert_int_eq(auth_check_token_id(au, forever, NULL), 0);
+}
+END_TEST
+
+START_TEST(test_ttl_bounds)
+{
+	char id[AUTH_ID_LEN + 1];
+	time_t expires = -1;
+	pd_error err = {0};
+	unsigned retry = 0;
+	char token[AUTH_TOKEN_LEN + 1];
+
+	set_owner(PASSWORD);
+	/* Refused before the password is looked at: no lockout, no token. */
+	ck_assert_int_eq(login_ttl("c", PASSWORD, -1, NULL, NULL, NULL, &err), -EINVAL);
+	ck_assert_ptr_nonnull(strstr(err.msg, "ttl"));
+	ck_assert_int_eq(login_ttl("c", "wrong password", AUTH_TTL_MAX + 1, NULL, NULL, NULL, &err),
+			 -EINVAL);
+	ck_assert_int_eq(login_ttl("c", PASSWORD, INT64_MAX, NULL, NULL, NULL, &err), -EINVAL);
+	ck_assert_uint_eq(token_count(), 0);
+	ck_assert_int_eq(auth_login(au, "c", PASSWORD, NULL, AUTH_TTL_MAX, token, sizeof(token), id,
+				    sizeof(id), &expires, &retry, &err),
+			 0);
+	ck_assert_int_ge(expires, time(NULL) + AUTH_TTL_MAX - 2);
+	ck_assert_int_eq(login_ttl("c", PASSWORD, 1, NULL, NULL, NULL, &err), 0);
+	ck_assert_uint_eq(token_count(), 2);
+}
+END_TEST
+
+/* token_ttl: the lifetime of a login that names none, and the longest one
+ * may ask for. */
+START_TEST(test_token_ttl_default)
+{
+	struct auth_options o = fast;
+	time_t expires = 0, now;
+	pd_error err = {0};
+
+	o.token_ttl = 60;
+	open_auth_with(&o);
+	set_owner(PASSWORD);
+	now = time(NULL);
+	ck_assert_int_eq(login_ttl("c", PASSWORD, 0, NULL, NULL, &expires, &err), 0);
+	ck_assert_int_ge(expires, now + 60);
+	ck_assert_int_le(expires, time(NULL) + 60);
+	ck_assert_int_eq(login_ttl("c", PASSWORD, 30, NULL, NULL, &expires, &err), 0);
+	ck_assert_int_le(expires, time(NULL) + 30);
+	ck_assert_int_eq(login_ttl("c", PASSWORD, 60, NULL, NULL, &expires, &err), 0);
+	ck_assert_int_eq(login_ttl("c", PASSWORD, 61, NULL, NULL, &expires, &err), -EINVAL);
+	ck_assert_str_eq(err.msg, "ttl: at most 60 seconds on this server (its token_ttl)");
+	ck_assert_uint_eq(token_count(), 3);
+
+	/* Out of bounds itself: refused. */
+	o.token_ttl = AUTH_TTL_MAX + 1;
+	au = auth_free(au);
+	ck_assert_int_eq(auth_new(db_path, &o, &au, &err), -EINVAL);
+	ck_assert_ptr_null(au);
+}
+END_TEST
+
+struct expiry_log {
+	unsigned calls;
+	char last[AUTH_ID_LEN + 1];
+	time_t expired;
+};
+
+static void on_expired(void *userdata, const char *id, time_t expired)
+{
+	struct expiry_log *l = userdata;
+
+	l->calls++;
+	snprintf(l->last, sizeof(l->last), "%s", id);
+	l->expired = expired;
+}
+
+/* Each expiry is announced once, through the revocation hooks, after it
+ * passed; a token that expired before the start is not. */
+START_TEST(test_expire_tick)
+{
+	char token[AUTH_TOKEN_LEN + 1], id[AUTH_ID_LEN + 1], gone_id[AUTH_ID_LEN + 1];
+	struct expiry_log l = {0};
+	time_t expires = 0;
+	pd_error err = {0};
+	uint64_t gen;
+
+	set_owner(PASSWORD);
+	ck_assert_int_eq(login_ttl("c", PASSWORD, 1000, NULL, gone_id, NULL, &err), 0);
+	set_expires(gone_id, time(NULL) - 5);
+	au = auth_free(au);
+	open_auth();
+	ck_assert_int_eq(auth_add_revoke_hook(au, on_expired, &l), 0);
+	ck_assert_int_eq(login_ttl("c", PASSWORD, 1, token, id, &expires, &err), 0);
+	ck_assert_int_eq(login_ttl("c", PASSWORD, 0, NULL, NULL, NULL, &err), 0);
+	gen = auth_revocations(au);
+	auth_expire_tick(au);
+	if (time(NULL) < expires)
+		ck_assert_uint_eq(l.calls, 0);
+	while (time(NULL) < expires)
+		sleep_ms(50);
+	auth_expire_tick(au);
+	ck_assert_uint_eq(l.calls, 1);
+	ck_assert_str_eq(l.last, id);
+	ck_assert_int_eq(l.expired, expires);
+	ck_assert_uint_gt(auth_revocations(au), gen);
+	ck_assert_int_eq(auth_check_token(au, token, NULL, &expires), -EACCES);
+	ck_assert_int_eq(expires, l.expired);
+	gen = auth_revocations(au);
+	auth_expire_tick(au);
+	ck_assert_uint_eq(l.calls, 1);
+	ck_assert_uint_eq(auth_revocations(au), gen);
+	auth_remove_revoke_hook(au, on_expired, &l);
 }
 END_TEST
 
@@ -994,6 +1191,10 @@ static Suite *auth_suite(void)
 	tcase_add_test(tc, test_cancel_waiting);
 	tcase_add_test(tc, test_impossible_passwords_free);
 	tcase_add_test(tc, test_revoke_hooks);
+	tcase_add_test(tc, test_token_expiry);
+	tcase_add_test(tc, test_ttl_bounds);
+	tcase_add_test(tc, test_token_ttl_default);
+	tcase_add_test(tc, test_expire_tick);
 	suite_add_tcase(s, tc);
 
 	tc = tcase_create("errors");

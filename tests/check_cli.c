@@ -109,6 +109,13 @@ START_TEST(parse_login_new)
 	ck_assert_int_eq(a.verb, CLI_LOGIN);
 	ck_assert_str_eq(a.value, "https://p.example");
 	ck_assert(a.password_stdin);
+	ck_assert_ptr_null(a.ttl);
+	PARSE_OK(&a, "login", "https://p.example", "--ttl", "3600");
+	ck_assert_str_eq(a.ttl, "3600");
+	PARSE_BAD("login", "https://p.example", "--ttl", "none");
+	PARSE_BAD("login", "https://p.example", "--ttl", "0");
+	PARSE_BAD("login", "https://p.example", "--ttl", "-5");
+	PARSE_BAD("login", "https://p.example", "--ttl", "1h");
 	PARSE_BAD("login");
 	PARSE_BAD("login", "a", "b");
 	PARSE_BAD("ls", "--password-stdin");

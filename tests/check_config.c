@@ -414,6 +414,24 @@ START_TEST(test_values)
 	ck_assert_str_eq(c.mount, "/colon");
 	config_release(&c);
 
+	/* token_ttl: none by default; seconds with a suffix; 0 is no lifetime. */
+	ck_assert_int_eq(load_text("[paddock]\n", &c, &err), 0);
+	ck_assert_int_eq(c.token_ttl, 0);
+	config_release(&c);
+	ck_assert_int_eq(load_text("[paddock]\ntoken_ttl = 12h\n", &c, &err), 0);
+	ck_assert_int_eq(c.token_ttl, 12 * 3600);
+	config_release(&c);
+	ck_assert_int_eq(load_text("[paddock]\ntoken_ttl = none\n", &c, &err), 0);
+	ck_assert_int_eq(c.token_ttl, 0);
+	config_release(&c);
+	ck_assert_int_eq(load_text("[paddock]\ntoken_ttl = 3650d\n", &c, &err), 0);
+	ck_assert_int_eq(c.token_ttl, 3650LL * 86400);
+	config_release(&c);
+	expect_error("[paddock]\ntoken_ttl = 0\n", 2, "bad value for token_ttl: \"0\"");
+	expect_error("[paddock]\ntoken_ttl = 3651d\n", 2, "bad value for token_ttl: \"3651d\"");
+	expect_error("[paddock]\ntoken_ttl = -5\n", 2, "bad value for token_ttl: \"-5\"");
+	expect_error("[paddock]\ntoken_ttl = forever\n", 2, "bad value for token_ttl: \"forever\"");
+
 	/* CRLF line ends. */
 	ck_assert_int_eq(load_text("[paddock]\r\nmount = /crlf\r\n", &c, &err), 0);
 	ck_assert_str_eq(c.mount, "/crlf");

@@ -677,6 +677,7 @@ START_TEST(test_migrate_docker)
 	db = raw_open();
 	raw_exec(db, "ALTER TABLE boxes DROP COLUMN docker;"
 		     "ALTER TABLE boxes DROP COLUMN ports;"
+		     "ALTER TABLE tokens DROP COLUMN expires;"
 		     "INSERT INTO boxes (name, state, type, image, created)"
 		     " VALUES ('raw', 'stopped', 'small', 'docker', 8);"
 		     "PRAGMA user_version = 11;");
@@ -694,7 +695,7 @@ START_TEST(test_migrate_docker)
 	ck_assert_str_eq(raw_query(db, "SELECT group_concat(name || ':' || docker, ',')"
 				       " FROM (SELECT * FROM boxes ORDER BY id)"),
 			 "before:-1,raw:-1");
-	ck_assert_str_eq(raw_query(db, "PRAGMA user_version"), "13");
+	ck_assert_str_eq(raw_query(db, "PRAGMA user_version"), "14");
 	sqlite3_close(db);
 	/* A box made after the upgrade has the column like any other. */
 	b.docker = 1;
@@ -719,11 +720,12 @@ START_TEST(test_migrate_ports)
 	insert(&a);
 	st = store_close(st);
 	db = raw_open();
-	raw_exec(db, "ALTER TABLE boxes DROP COLUMN ports; PRAGMA user_version = 12;");
+	raw_exec(db, "ALTER TABLE boxes DROP COLUMN ports; ALTER TABLE tokens DROP COLUMN expires;"
+		     " PRAGMA user_version = 12;");
 	sqlite3_close(db);
 
 	ck_assert_int_eq(store_open(db_path, &s, &err), 0);
-	ck_assert_int_eq(store_schema_version(s), 13);
+	ck_assert_int_eq(store_schema_version(s), STORE_SCHEMA_VERSION);
 	ck_assert_int_eq(store_box_ports_get(s, a.id, &text), 0);
 	ck_assert_str_eq(text, "");
 	free(text);
@@ -738,6 +740,65 @@ START_TEST(test_migrate_ports)
 	free(text);
 	ck_assert_int_eq(store_box_ports_get(s, 999999, &text), -ENOENT);
 	ck_assert_int_eq(store_box_ports_set(s, 999999, "1\n", &err), -ENOENT);
+	store_close(s);
+}
+END_TEST
+
+/* Schema 13 -> 14: tokens gain a nullable expiry; the tokens of the older
+ * database are kept and never expire. */
+START_TEST(test_migrate_token_expiry)
+{
+	struct token_row a = {0}, b = {0}, got;
+	struct store *s = NULL;
+	pd_error err = {0};
+	int64_t next = -1;
+	sqlite3 *db;
+
+	open_store();
+	st = store_close(st);
+	db = raw_open();
+	raw_exec(db, "ALTER TABLE tokens DROP COLUMN expires;"
+		     "INSERT INTO tokens (id, hash, label, created)"
+		     " VALUES ('oldoldoldold', "
+		     "x'0101010101010101010101010101010101010101010101010101010101010101',"
+		     " 'old', 5);"
+		     "PRAGMA user_version = 13;");
+	sqlite3_close(db);
+
+	ck_assert_int_eq(store_open(db_path, &s, &err), 0);
+	ck_assert_int_eq(store_schema_version(s), STORE_SCHEMA_VERSION);
+	ck_assert_int_eq(store_token_get(s, "oldoldoldold", &got), 0);
+	ck_assert_str_eq(got.label, "old");
+	ck_assert_int_eq(got.expires, 0);
+	db = raw_open();
+	ck_assert_str_eq(raw_query(db, "SELECT typeof(expires) FROM tokens"), "null");
+	sqlite3_close(db);
+
+	/* A token with an expiry: stored, read back, found by the next expiry
+	 * and deleted once it has passed; one without stays NULL (never). */
+	snprintf(a.id, sizeof a.id, "aaaaaaaaaaaa");
+	memset(a.hash, 0xaa, sizeof a.hash);
+	a.created = 100;
+	a.expires = 1000;
+	ck_assert_int_eq(store_token_insert(s, &a, &err), 0);
+	snprintf(b.id, sizeof b.id, "bbbbbbbbbbbb");
+	memset(b.hash, 0xbb, sizeof b.hash);
+	b.created = 100;
+	b.expires = 2000;
+	ck_assert_int_eq(store_token_insert(s, &b, &err), 0);
+	ck_assert_int_eq(store_token_get(s, "aaaaaaaaaaaa", &got), 0);
+	ck_assert_int_eq(got.expires, 1000);
+	ck_assert_int_eq(store_token_next_expiry(s, 0, &next), 0);
+	ck_assert_int_eq(next, 1000);
+	ck_assert_int_eq(store_token_next_expiry(s, 1000, &next), 0);
+	ck_assert_int_eq(next, 2000);
+	ck_assert_int_eq(store_token_next_expiry(s, 2000, &next), 0);
+	ck_assert_int_eq(next, 0);
+	ck_assert_int_eq(store_token_delete_expired(s, 999, &err), 0);
+	ck_assert_int_eq(store_token_delete_expired(s, 1000, &err), 1);
+	ck_assert_int_eq(store_token_get(s, "aaaaaaaaaaaa", &got), -ENOENT);
+	ck_assert_int_eq(store_token_delete_expired(s, 1LL << 40, &err), 1);
+	ck_assert_int_eq(store_token_get(s, "oldoldoldold", &got), 0);
 	store_close(s);
 }
 END_TEST
@@ -1189,6 +1250,7 @@ static Suite *store_suite(void)
 	tcase_add_test(tc, test_migrate_jobs_kind);
 	tcase_add_test(tc, test_migrate_docker);
 	tcase_add_test(tc, test_migrate_ports);
+	tcase_add_test(tc, test_migrate_token_expiry);
 	tcase_add_test(tc, test_docker_round_trip);
 	tcase_add_test(tc, test_owner);
 	tcase_add_test(tc, test_tokens);

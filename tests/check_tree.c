@@ -1271,8 +1271,8 @@ static void login_token(const char *label, char token[AUTH_TOKEN_LEN + 1], char 
 		ck_assert_int_eq(auth_setup_begin(au, secret, sizeof(secret)), 0);
 		ck_assert_int_eq(auth_setup_finish(au, secret, "owner password", &err), 0);
 	}
-	r = auth_login(au, "127.0.0.1", "owner password", label, token, AUTH_TOKEN_LEN + 1, id,
-		       AUTH_ID_LEN + 1, &retry, &err);
+	r = auth_login(au, "127.0.0.1", "owner password", label, 0, token, AUTH_TOKEN_LEN + 1, id,
+		       AUTH_ID_LEN + 1, NULL, &retry, &err);
 	ck_assert_msg(r == 0, "login: %d %s", r, err.msg);
 }
 
@@ -1294,7 +1294,7 @@ START_TEST(test_tokens)
 	ck_assert_uint_eq(a.mode, S_IFDIR | 0550);
 	snprintf(path, sizeof(path), "tokens/%s", id);
 	ck_assert_uint_eq(a.ino, ino_of(path));
-	ck_assert_uint_eq(dir_count(a.ino), 3);
+	ck_assert_uint_eq(dir_count(a.ino), 4);
 
 	ck_assert_int_eq(auth_token_get(engine_auth(eng), id, &tok), 0);
 	format_rfc3339(tok.created, ts, sizeof(ts) - 1);
@@ -1307,6 +1307,9 @@ START_TEST(test_tokens)
 	ck_assert_int_eq(tree_unlink(tr, a.ino, "label"), -EPERM);
 	snprintf(path, sizeof(path), "tokens/%s/created", id);
 	ck_assert_str_eq(cat(path), ts);
+	snprintf(path, sizeof(path), "tokens/%s/expires", id);
+	ck_assert_str_eq(cat(path), "never\n");
+	ck_assert_uint_eq(attr_of(path).mode, S_IFREG | 0440);
 	snprintf(path, sizeof(path), "tokens/%s/last_used", id);
 	ck_assert_str_eq(cat(path), "never\n");
 
@@ -1343,6 +1346,24 @@ START_TEST(test_tokens)
 	ck_assert_str_eq(cat(path), "");
 	ck_assert_int_eq(tree_lookup(tr, tokens, "nosuchtoken0", &a), -ENOENT);
 	ck_assert_int_eq(tree_lookup(tr, ino_of(path), "x", &a), -ENOTDIR);
+
+	/* A token that expires says when. */
+	{
+		char t2[AUTH_TOKEN_LEN + 1], id2[AUTH_ID_LEN + 1];
+		pd_error err = {0};
+		unsigned retry = 0;
+		time_t expires = 0;
+
+		ck_assert_int_eq(auth_login(engine_auth(eng), "127.0.0.1", "owner password",
+					    "short", 3600, t2, sizeof(t2), id2, sizeof(id2),
+					    &expires, &retry, &err),
+				 0);
+		format_rfc3339(expires, ts, sizeof(ts) - 1);
+		strcat(ts, "\n");
+		snprintf(path, sizeof(path), "tokens/%s/expires", id2);
+		ck_assert_str_eq(cat(path), ts);
+		ck_assert_int_eq(tree_rmdir(tr, tokens, id2, NULL), 0);
+	}
 }
 END_TEST
 

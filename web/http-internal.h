@@ -70,6 +70,12 @@ struct req {
 	/* Its token was revoked since it was checked: it must not act, read
 	 * or reply any more (set under park_lock, read anywhere). */
 	atomic_bool revoked;
+	/* The token's expiry when the check found it (0: never; active_add()
+	 * refuses the request once it has passed), and, set before revoked
+	 * when an expiry rather than a revocation ended it, when it expired
+	 * (auth_check_token()'s on a failed check). */
+	time_t token_expires;
+	_Atomic int64_t expired_at;
 
 	/* the raw request, checked before routing */
 	const char *raw_uri; /* as received, up to the first NUL byte */
@@ -79,9 +85,10 @@ struct req {
 
 	/* login and setup: the client and the body's fields */
 	char client[AUTH_CLIENT_MAX + 1];
-	char *fields[2];
+	char *fields[3]; /* login: password, label, ttl (digits) */
 	int fields_err;
-	bool form; /* the body was a form (setup answers HTML) */
+	bool ttl_bad; /* login: a JSON ttl that is not an integer */
+	bool form;    /* the body was a form (setup answers HTML) */
 
 	enum req_method method;
 	enum req_route route;
@@ -142,6 +149,12 @@ void req_reply_text(struct req *r, unsigned status, const char *type, const char
 void req_reply_error(struct req *r, int code, const char *msg);
 /* 401 with WWW-Authenticate: Bearer, for a token missing, wrong or revoked. */
 void req_reply_unauthorized(struct req *r, const char *msg);
+/* 401 for a token that expired at t: "the token expired at RFC3339",
+ * WWW-Authenticate: Bearer error="invalid_token". */
+void req_reply_expired(struct req *r, time_t t);
+/* 401 for a request whose token ended after its check: expired
+ * (r->expired_at) or revoked. */
+void req_reply_token_ended(struct req *r);
 unsigned http_status_from_errno(int code);
 /* The JSON listing of the contract, {"path": "/PATH", "entries": arr};
  * takes arr's reference. */

@@ -184,8 +184,8 @@ static int push_before_merge(void *userdata, int stagefd, pd_error *err)
 	int k = u->inner.before_merge ? u->inner.before_merge(u->inner.userdata, stagefd, err) : 0;
 
 	if (k >= 0 && atomic_load(&u->r->revoked))
-		k = pd_error_set(err, -EACCES,
-				 "the token was revoked during the push; nothing was merged");
+		k = pd_error_set(err, -EACCES, "the token %s during the push; nothing was merged",
+				 atomic_load(&u->r->expired_at) ? "expired" : "was revoked");
 	return k;
 }
 

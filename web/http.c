@@ -255,6 +255,29 @@ void req_reply_unauthorized(struct req *r, const char *msg)
 		MHD_add_response_header(r->resp, MHD_HTTP_HEADER_WWW_AUTHENTICATE, "Bearer");
 }
 
+void req_reply_expired(struct req *r, time_t t)
+{
+	char when[32], msg[64];
+
+	format_rfc3339(t, when, sizeof(when));
+	snprintf(msg, sizeof(msg), "the token expired at %s", when);
+	req_reply_error(r, EACCES, msg);
+	r->status = 401;
+	if (r->resp)
+		MHD_add_response_header(r->resp, MHD_HTTP_HEADER_WWW_AUTHENTICATE,
+					"Bearer error=\"invalid_token\"");
+}
+
+void req_reply_token_ended(struct req *r)
+{
+	int64_t t = atomic_load(&r->expired_at);
+
+	if (t)
+		req_reply_expired(r, (time_t)t);
+	else
+		req_reply_unauthorized(r, "the token was revoked");
+}
+
 /* --- workers ------------------------------------------------------------- */
 
 /* The request whose work this worker thread runs, if any: a revocation it
@@ -282,7 +305,7 @@ static void *pool_main(void *arg)
 		/* Queued before its token's revocation, run after it: it does
 		 * nothing. */
 		if (atomic_load(&r->revoked))
-			req_reply_unauthorized(r, "the token was revoked");
+			req_reply_token_ended(r);
 		else {
 			working = r;
 			r->work(r);
@@ -535,8 +558,9 @@ static void on_wake(void *userdata, uint64_t key)
  * (begin()) until the request completes (park_lock): what a revocation
  * reaches, whether the request still waits for its body, is queued for a
  * worker, runs, or streams its reply. -EACCES when the token was revoked
- * since the request's check; -ENOMEM when the request cannot be listed (a
- * revocation would not reach it: it is refused). */
+ * since the request's check, or has expired (r->expired_at set); -ENOMEM
+ * when the request cannot be listed (a revocation would not reach it: it is
+ * refused). */
 static int active_add(struct http *h, struct req *r)
 {
 	uint64_t gen;
@@ -559,8 +583,14 @@ static int active_add(struct http *h, struct req *r)
 	r->active = true;
 	gen = auth_revocations(h->auth);
 	pd_mutex_unlock(&h->park_lock);
-	/* Listed before the generation was read: a revocation after this finds
-	 * the request; one before it shows in the generation. */
+	/* Listed before the generation was read: a revocation or an expiry
+	 * announced after this finds the request; one before it shows in the
+	 * generation, or here in the clock (an expiry is announced after it
+	 * passed). */
+	if (r->token_expires && time(NULL) >= r->token_expires) {
+		atomic_store(&r->expired_at, (int64_t)r->token_expires);
+		return -EACCES;
+	}
 	if (gen == r->auth_gen)
 		return 0;
 	struct auth_token t;
@@ -576,21 +606,23 @@ static void active_remove_locked(struct http *h, struct req *r)
 	r->active = false;
 }
 
-/* Called by auth_token_revoke(), in the revoker's thread: every request of
- * the token is cut at once. It is marked revoked, so that it does nothing
- * more: a body still coming is not taken (on_request closes the
- * connection), a request not yet dispatched or still queued for a worker
- * is refused, a tar push not yet merged merges nothing (http-root.c), a
- * read replies 401 (queue_reply). Shutting the socket down reaches a
- * flowing reply (MHD's next send or read fails and it closes the
- * connection) as well as a parked one (its EPOLLRDHUP wakes the hangup
- * thread, which resumes it into stream_reader's hangup), and makes the
- * kernel refuse more of the body. The request making the revocation (its
- * work runs in this thread) is spared: what it did is done, and it hears
- * that it worked. The socket stays open while the request is listed (it
- * leaves the list in on_completed, before MHD closes the socket), so the
- * descriptor cannot be another's. */
-static void on_revoke(void *userdata, const char *id)
+/* Called by auth_token_revoke(), in the revoker's thread, and by
+ * auth_expire_tick() (expired: when the token expired), in the hangup
+ * thread within about a second of the expiry: every request of the token
+ * is cut at once, an expiry exactly like a revocation. It is marked
+ * revoked, so that it does nothing more: a body still coming is not taken
+ * (on_request closes the connection), a request not yet dispatched or
+ * still queued for a worker is refused, a tar push not yet merged merges
+ * nothing (http-root.c), a read replies 401 (queue_reply). Shutting the
+ * socket down reaches a flowing reply (MHD's next send or read fails and
+ * it closes the connection) as well as a parked one (its EPOLLRDHUP wakes
+ * the hangup thread, which resumes it into stream_reader's hangup), and
+ * makes the kernel refuse more of the body. The request making the
+ * revocation (its work runs in this thread) is spared: what it did is
+ * done, and it hears that it worked. The socket stays open while the
+ * request is listed (it leaves the list in on_completed, before MHD closes
+ * the socket), so the descriptor cannot be another's. */
+static void on_revoke(void *userdata, const char *id, time_t expired)
 {
 	struct http *h = userdata;
 
@@ -599,6 +631,8 @@ static void on_revoke(void *userdata, const char *id)
 		struct req *r = h->active[i];
 		if (r == working || strcmp(r->token_id, id) != 0)
 			continue;
+		if (expired && !atomic_load(&r->revoked))
+			atomic_store(&r->expired_at, (int64_t)expired);
 		atomic_store(&r->revoked, true);
 		atomic_store(&r->hangup, true);
 		/* A WebSocket says why it closes (vnc-proxy.c's own hook). */
@@ -811,7 +845,9 @@ static void sweep_deadlines(struct http *h)
 }
 
 /* A client that goes away while its stream is parked: resume it so MHD
- * notices and frees the connection. Also the deadline sweep, every second. */
+ * notices and frees the connection. Also the deadline sweep and the
+ * announcement of tokens that expired (on_revoke() ends what they have
+ * open), every second. */
 static void *hangup_main(void *arg)
 {
 	struct http *h = arg;
@@ -829,6 +865,7 @@ static void *hangup_main(void *arg)
 		}
 		if (now_usec() - swept >= 1000000ULL) {
 			sweep_deadlines(h);
+			auth_expire_tick(h->auth);
 			swept = now_usec();
 		}
 	}
@@ -1039,8 +1076,12 @@ static int login_client(struct req *r)
 	return 0;
 }
 
+/* Whether the request may go on: the local socket's trusted peers, or a
+ * valid token. A token that expired leaves its expiry in r->expired_at
+ * (reply_unauthorized() tells it). */
 static bool authorized(struct req *r)
 {
+	time_t expires = 0;
 	const char *a;
 	char tok[AUTH_TOKEN_LEN + 8];
 
@@ -1058,9 +1099,22 @@ static bool authorized(struct req *r)
 	else
 		return false;
 	r->auth_gen = auth_revocations(r->h->auth);
-	bool ok = auth_check_token_id(r->h->auth, a, r->token_id) == 0;
+	bool ok = auth_check_token(r->h->auth, a, r->token_id, &expires) == 0;
 	explicit_bzero(tok, sizeof tok);
+	if (ok)
+		r->token_expires = expires;
+	else
+		atomic_store(&r->expired_at, (int64_t)expires);
 	return ok;
+}
+
+/* The 401 of a request authorized() refused. */
+static void reply_unauthorized(struct req *r)
+{
+	if (atomic_load(&r->expired_at))
+		req_reply_token_ended(r);
+	else
+		req_reply_unauthorized(r, "missing or invalid token");
 }
 
 /* --- setup and login ----------------------------------------------------- */
@@ -1142,8 +1196,8 @@ static bool form_has_control(const char *s, size_t n)
 }
 
 /* The fields a route reads from its body. */
-static const char *const setup_keys[] = {"token", "password"};
-static const char *const login_keys[] = {"password", "label"};
+static const char *const setup_keys[] = {"token", "password", NULL};
+static const char *const login_keys[] = {"password", "label", "ttl"};
 
 static const char *const *body_keys(const struct req *r)
 {
@@ -1160,7 +1214,7 @@ static enum MHD_Result form_field(void *cls, enum MHD_ValueKind kind, const char
 
 	(void)kind, (void)filename, (void)content_type, (void)transfer_encoding;
 	for (size_t i = 0; i < ELEMENTSOF(r->fields); i++) {
-		if (strcmp(key, keys[i]) != 0)
+		if (!keys[i] || strcmp(key, keys[i]) != 0)
 			continue;
 		size_t have = r->fields[i] ? strlen(r->fields[i]) : 0;
 		if ((off == 0 && r->fields[i]) || off != have || has_control(data, size, false)) {
@@ -1224,7 +1278,22 @@ static void parse_body_fields(struct req *r)
 		return;
 	}
 	for (size_t i = 0; i < ELEMENTSOF(r->fields) && !r->fields_err; i++) {
-		json_t *v = json_object_get(o, keys[i]);
+		json_t *v = keys[i] ? json_object_get(o, keys[i]) : NULL;
+		if (v && r->route == ROUTE_LOGIN && strcmp(keys[i], "ttl") == 0) {
+			/* A number, not a string: kept as its digits (a negative
+			 * one with its sign, refused by work_login()). null is
+			 * no ttl, as a client's unset optional field. */
+			if (json_is_null(v))
+				continue;
+			char num[32];
+			if (!json_is_integer(v))
+				r->ttl_bad = true;
+			else if (snprintf(num, sizeof(num), "%" JSON_INTEGER_FORMAT,
+					  json_integer_value(v)),
+				 !(r->fields[i] = strdup(num)))
+				r->fields_err = -ENOMEM;
+			continue;
+		}
 		if (!v || !json_is_string(v))
 			continue;
 		if (has_control(json_string_value(v), json_string_length(v), false))
@@ -1318,19 +1387,50 @@ static void refuse_login(struct req *r)
 	reply_too_many(r, 1, "too many logins at once; retry in 1 s");
 }
 
+/* A login's ttl: absent (0: the server's default), or a whole number of
+ * seconds, 1..AUTH_TTL_MAX, as digits (a form's field, a JSON integer's
+ * text). */
+static int login_ttl(struct req *r, int64_t *ret)
+{
+	const char *s = r->fields[2];
+	int64_t v = 0;
+
+	*ret = 0;
+	if (!s && !r->ttl_bad)
+		return 0;
+	if (r->ttl_bad || !*s || strlen(s) > 12)
+		goto bad;
+	for (const char *p = s; *p; p++) {
+		if (*p < '0' || *p > '9')
+			goto bad;
+		v = v * 10 + (*p - '0');
+	}
+	if (v < 1 || v > AUTH_TTL_MAX)
+		goto bad;
+	*ret = v;
+	return 0;
+bad:
+	req_reply_error(r, EINVAL,
+			"ttl: the token's lifetime, a whole number of seconds from 1 to 315360000 "
+			"(ten years)");
+	return -EINVAL;
+}
+
 static void work_login(struct req *r)
 {
 	char token[160], id[32];
 	unsigned retry = 0;
 	pd_error err = {0};
+	time_t expires = 0;
+	int64_t ttl;
 	int k;
 
-	if (!body_ok(r, "{\"password\": ...}")) {
+	if (!body_ok(r, "{\"password\": ...}") || login_ttl(r, &ttl) < 0) {
 		free_fields(r);
 		return;
 	}
-	k = auth_login(r->h->auth, r->client, r->fields[0], r->fields[1], token, sizeof(token), id,
-		       sizeof(id), &retry, &err);
+	k = auth_login(r->h->auth, r->client, r->fields[0], r->fields[1], ttl, token, sizeof(token),
+		       id, sizeof(id), &expires, &retry, &err);
 	free_fields(r);
 	if (k == -EAGAIN) {
 		reply_too_many(r, retry, err.msg);
@@ -1350,6 +1450,11 @@ static void work_login(struct req *r)
 		req_reply_text(r, 200, "text/plain; charset=utf-8", line, (size_t)n);
 	} else {
 		json_t *o = json_pack("{s:s, s:s}", "token", token, "id", id);
+		if (o && expires) {
+			char when[32];
+			format_rfc3339(expires, when, sizeof(when));
+			json_object_set_new(o, "expires", json_string(when));
+		}
 		char *s = o ? json_dumps(o, JSON_COMPACT) : NULL;
 		json_decref(o);
 		req_reply_json(r, 200, s ? s : "{}");
@@ -1381,7 +1486,7 @@ static enum MHD_Result queue_reply(struct req *r)
 	 * revocation). An action's reply does: what it did was done before
 	 * (and the request that revoked its own token hears that it worked). */
 	if (atomic_load(&r->revoked) && (r->method == M_GET || r->method == M_HEAD))
-		req_reply_unauthorized(r, "the token was revoked");
+		req_reply_token_ended(r);
 	http_metrics_count(r);
 	ok = MHD_queue_response(r->conn, r->status, r->resp);
 	MHD_destroy_response(r->resp);
@@ -1584,12 +1689,12 @@ static bool begin(struct req *r, const char *url, const char *method, const char
 		return false;
 	if (k > 0) {
 		if (k == 1 && !authorized(r)) {
-			req_reply_unauthorized(r, "missing or invalid token");
+			reply_unauthorized(r);
 			return false;
 		}
 		if (k == 1 && (k = active_add(r->h, r)) < 0) {
 			if (k == -EACCES)
-				req_reply_unauthorized(r, "the token was revoked");
+				req_reply_token_ended(r);
 			else
 				req_reply_error(r, EAGAIN, "out of memory; try again");
 			return false;
@@ -1639,7 +1744,7 @@ static bool begin(struct req *r, const char *url, const char *method, const char
 	if ((r->method == M_GET || r->method == M_HEAD) && strcmp(url, "/metrics") == 0)
 		r->route = ROUTE_METRICS;
 	if (!authorized(r)) {
-		req_reply_unauthorized(r, "missing or invalid token");
+		reply_unauthorized(r);
 		return false;
 	}
 	/* Listed from now on, so that a revocation reaches it whatever it
@@ -1647,7 +1752,7 @@ static bool begin(struct req *r, const char *url, const char *method, const char
 	k = active_add(r->h, r);
 	if (k < 0) {
 		if (k == -EACCES)
-			req_reply_unauthorized(r, "the token was revoked");
+			req_reply_token_ended(r);
 		else
 			req_reply_error(r, EAGAIN, "out of memory; try again");
 		return false;
@@ -1782,7 +1887,7 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const 
 		r->started = true;
 		conn_set_deadline(r->c, 0);
 		if (atomic_load(&r->revoked)) {
-			req_reply_unauthorized(r, "the token was revoked");
+			req_reply_token_ended(r);
 			return queue_reply(r);
 		}
 		if (r->too_big) {

@@ -283,10 +283,13 @@ static void *waiter_main(void *arg)
 
 /* --- sessions: WebSockets relayed as bytes ------------------------------------ */
 
-static void on_revoke(void *userdata, const char *id)
+/* Called by auth_token_revoke() and auth_expire_tick(): an expiry ends a
+ * session as a revocation does. */
+static void on_revoke(void *userdata, const char *id, time_t expired)
 {
 	struct preview_proxy *p = userdata;
 
+	(void)expired;
 	pd_mutex_lock(&p->lock);
 	for (struct preview_session *s = p->sessions; s; s = s->next)
 		if (s->token_id[0] && strcmp(s->token_id, id) == 0) {
@@ -1355,7 +1358,7 @@ enum MHD_Result http_preview_request(struct req *r, const char *upload_data,
 	if (atomic_load(&r->revoked)) {
 		if (*upload_data_size)
 			return MHD_NO;
-		req_reply_unauthorized(r, "the token was revoked");
+		req_reply_token_ended(r);
 		return http_queue_reply(r);
 	}
 	if (pr->hangup)

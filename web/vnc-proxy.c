@@ -45,6 +45,7 @@
 
 #include "engine/desktop-vnc.h"
 #include "common/log.h"
+#include "common/parse.h"
 #include "common/util.h"
 #include "web/http-internal.h"
 #include "web/rfb-filter.h"
@@ -75,8 +76,10 @@ struct vnc_session {
 	struct MHD_UpgradeResponseHandle *urh;
 	bool started; /* its thread runs (or ran) */
 
-	/* why it must end (under the proxy's lock) */
+	/* why it must end (under the proxy's lock); expired: when its token
+	 * expired, if that (not a revocation) ended it */
 	bool revoked, stopping;
+	time_t expired;
 
 	/* the thread's own */
 	wslay_event_context_ptr ctx;
@@ -110,14 +113,17 @@ static void wake(struct vnc_session *s)
 	(void)!write(s->efd, &one, sizeof one);
 }
 
-/* Called by auth_token_revoke(): every session of the token ends. */
-static void on_revoke(void *userdata, const char *id)
+/* Called by auth_token_revoke() and auth_expire_tick(): every session of
+ * the token ends. */
+static void on_revoke(void *userdata, const char *id, time_t expired)
 {
 	struct vnc_proxy *p = userdata;
 
 	pd_mutex_lock(&p->lock);
 	for (struct vnc_session *s = p->sessions; s; s = s->next)
 		if (s->token_id[0] && strcmp(s->token_id, id) == 0) {
+			if (!s->revoked)
+				s->expired = expired;
 			s->revoked = true;
 			wake(s);
 		}
@@ -381,14 +387,21 @@ static void session_loop(struct vnc_session *s)
 	for (;;) {
 		unsigned long long now = now_usec();
 		bool revoked, stopping;
+		time_t expired;
 
 		pd_mutex_lock(&s->p->lock);
 		revoked = s->revoked;
 		stopping = s->stopping;
+		expired = s->expired;
 		pd_mutex_unlock(&s->p->lock);
 		if ((revoked || stopping) && !s->close_deadline) {
 			s->failed = true;
-			if (revoked)
+			if (revoked && expired) {
+				char when[32], why[64];
+				format_rfc3339(expired, when, sizeof when);
+				snprintf(why, sizeof why, "the token expired at %s", when);
+				close_with(s, WSLAY_CODE_POLICY_VIOLATION, why);
+			} else if (revoked)
 				close_with(s, WSLAY_CODE_POLICY_VIOLATION, "the token was revoked");
 			else
 				close_with(s, WSLAY_CODE_GOING_AWAY, "the server stops");
@@ -748,7 +761,7 @@ void http_vnc_handle(struct req *r)
 		return;
 	}
 	if (atomic_load(&r->revoked)) {
-		req_reply_unauthorized(r, "the token was revoked");
+		req_reply_token_ended(r);
 		return;
 	}
 

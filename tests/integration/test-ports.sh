@@ -238,6 +238,18 @@ ok "its token revoked: it closes at once" wait_for 3 grep -qx closed "$PD_TMP/he
 kill "$WS_PID" 2>/dev/null
 wait "$WS_PID" 2>/dev/null
 
+token3=$(curl -fsS -H 'Content-Type: application/json' \
+	--data "{\"password\":\"$PD_PASSWORD\",\"label\":\"ws-short\",\"ttl\":3}" "$PD_URL/v1/login" | jq -r .token)
+node "$PD_TMP/ws.js" "$PORT" /held 8080-web.preview.test "$token3" hold >"$PD_TMP/held3.out" &
+WS_PID=$!
+ok "a WebSocket held open with a token that expires" wait_for 10 grep -qx 'echo:hello:/held' "$PD_TMP/held3.out"
+ok "its token expired: it closes within about two seconds" wait_for 8 grep -qx closed "$PD_TMP/held3.out"
+kill "$WS_PID" 2>/dev/null
+wait "$WS_PID" 2>/dev/null
+ok "the expired token: 401, saying so" bash -c "
+	test \"\$(pv /v1/ports/web/8080/ -H 'Authorization: Bearer $token3')\" = 401 &&
+	grep -q 'the token expired at' '$PD_TMP/body'"
+
 # --- what is not reachable ---------------------------------------------------------------
 
 ok "a port listening but not listed: 404 (path form)" same "$(pv /v1/ports/web/9090/ "${T[@]}")" 404

@@ -183,8 +183,10 @@ if command -v sqlite3 >/dev/null; then
 	sqlite3 -cmd '.timeout 5000' "$D/paddock.db" "INSERT INTO tokens (id, hash, label, created)
 		VALUES ('abcdef012345', randomblob(32), 'laptop', 1767225600)"
 	ok "a token shows as tokens/ID/" same "$(ls "$M/tokens")" abcdef012345
-	ok "a token directory has label, created, last_used" \
-		same "$(ls "$M/tokens/abcdef012345" | tr '\n' ' ')" "created label last_used "
+	ok "a token directory has label, created, last_used, expires" \
+		same "$(ls "$M/tokens/abcdef012345" | tr '\n' ' ')" "created expires label last_used "
+	ok "tokens/ID/expires is never for a token made without a lifetime" \
+		same "$(cat "$M/tokens/abcdef012345/expires")" never
 	ok "tokens/ID/label" same "$(cat "$M/tokens/abcdef012345/label")" laptop
 	ok "tokens/ID/created is RFC 3339" same "$(cat "$M/tokens/abcdef012345/created")" \
 		2026-01-01T00:00:00Z

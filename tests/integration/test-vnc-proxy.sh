@@ -4,7 +4,8 @@
 # event does not move the box's pointer; with control=1 it does), the
 # refusals before any upgrade (no token, a wrong one, a box that does not
 # exist, a path that is not one segment, a foreign Origin), a revoked
-# token's socket closing within about a second, the socket closing when the
+# token's socket closing within about a second (an expired one's within
+# about two, saying when), the socket closing when the
 # box stops, and the attacks on the VNC socket itself: a link the box plants
 # in its place is not followed (the daemon would otherwise connect to a host
 # socket), another box and a host user other than root cannot reach it.
@@ -162,6 +163,21 @@ t1=$(awk '/^closed/ {print $NF}' "$PD_TMP/hold")
 diag "closed $(awk -v a="$t0" -v b="$t1" 'BEGIN {printf "%.3f", b - a}') s after the revocation"
 ok "within a second and a half" awk -v a="$t0" -v b="$t1" 'BEGIN {exit !(b - a < 1.5)}'
 ok "and the token opens no new one: 401" same "$(status /v1/vnc/desk -H "Authorization: Bearer $token2")" 401
+
+# A token that expires: its socket closes within about two seconds of it,
+# saying when; then it opens no new one.
+out=$(curl -fsS -H 'Content-Type: application/json' \
+	--data "{\"password\":\"$PD_PASSWORD\",\"label\":\"vnc-short\",\"ttl\":3}" "$PD_URL/v1/login")
+token3=$(jq -r .token <<<"$out")
+exp3=$(jq -r .expires <<<"$out")
+timeout 90 $PY "$CLIENT" hold "$WS/v1/vnc/desk" --proto "$token3" >"$PD_TMP/hold3" 2>&1 &
+hold=$!
+ok "a socket opened with a token that expires" wait_for 20 grep -q open "$PD_TMP/hold3"
+ok "its expiry closes it (1008, the token expired at TIME)" shown "$PD_TMP/hold3" \
+	wait_for 8 grep -q "^closed 1008 the_token_expired_at_$exp3 " "$PD_TMP/hold3"
+wait "$hold"
+ok "and the expired token opens no new one: 401" same "$(status /v1/vnc/desk -H "Authorization: Bearer $token3")" 401
+ok "... saying so" grep -qF "the token expired at $exp3" "$PD_TMP/body"
 
 # Idle: a socket with nothing to say stays open past the HTTP timeouts.
 timeout 90 $PY "$CLIENT" hold "$WS/v1/vnc/desk" --token "$PD_TOKEN" >"$PD_TMP/idle" 2>&1 &

@@ -1354,9 +1354,10 @@
 		try {
 			const ids = await listNames(tree('tokens') + '/', 'dir');
 			const toks = await Promise.all(ids.map(async (id) => {
-				const [label, created, lastUsed] = await Promise.all(['label', 'created', 'last_used']
-					.map((f) => textOr(tree('tokens', id, f), '')));
-				return { id, label, created, lastUsed };
+				const [label, created, lastUsed, expires] = await Promise.all(
+					['label', 'created', 'last_used', 'expires']
+						.map((f) => textOr(tree('tokens', id, f), '')));
+				return { id, label, created, lastUsed, expires };
 			}));
 			const mine = localStorage.getItem(TOKEN_ID_KEY);
 			const tbody = $('token-rows');
@@ -1369,6 +1370,7 @@
 				setText(cell(tr, 'token-label'), (t.label || '—') + (t.id === mine ? ' (this panel)' : ''));
 				setText(cell(tr, 'token-created'), t.created);
 				setText(cell(tr, 'token-last-used'), t.lastUsed);
+				setText(cell(tr, 'token-expires'), t.expires);
 				cell(tr, 'token-actions').append(button('Revoke', 'token-revoke', () => revokeToken(t.id)));
 				tbody.appendChild(tr);
 			}
