@@ -21,12 +21,18 @@ export interface CreateOptions extends ConnectionOptions {
   docker?: boolean;
 }
 
-/** What boxes/NAME/info says (the server's JSON; fields as it names them). */
+/** What boxes/NAME/info says (the server's JSON, fields as it names
+ * them: created, ip, policy, usage, limits, volumes, error…), with the
+ * TTL's countdown and expiry added. */
 export interface BoxInfo {
   name: string;
   state: string;
   type: string;
   image: string;
+  /** Milliseconds left before the box is stopped; null: no limit. */
+  ttlMs: number | null;
+  /** RFC 3339 time of the TTL's expiry, or "never". */
+  expires: string;
   [key: string]: unknown;
 }
 
@@ -174,8 +180,12 @@ export class Box {
 
   /** boxes/NAME/info: state, type, image, ttl, expires, ip, policy, usage… */
   async info(): Promise<BoxInfo> {
-    const res = await this.conn.tree("GET", this.dir + "info");
-    return (await res.json()) as BoxInfo;
+    const [info, ttl, expires] = await Promise.all([
+      this.conn.tree("GET", this.dir + "info").then((r) => r.json()),
+      this.conn.get(this.dir + "ttl"),
+      this.conn.get(this.dir + "expires"),
+    ]);
+    return { ...info, ttlMs: /^\d+$/.test(ttl) ? Number(ttl) * 1000 : null, expires } as BoxInfo;
   }
 
   /** The state: created, running, stopped (starting/stopping meanwhile). */
