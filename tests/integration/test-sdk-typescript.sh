@@ -18,6 +18,11 @@ command -v tar >/dev/null || skip_all "needs tar"
 SDK_SRC=$TOP_SRCDIR/sdk/typescript
 pd_use_debian
 pd_setup || exit 1
+# The desktop image beside debian, when the cache has it: the desktop test.
+if [ -d "${PD_IMAGES:-}/desktop/rootfs" ]; then
+	ln -s "$PD_IMAGES/desktop" "$D/images/desktop"
+	export PADDOCK_TEST_DESKTOP_IMAGE=desktop
+fi
 PORT=$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
 sed -i "s|^listen *=.*|listen = 127.0.0.1:$PORT|" "$PD_TMP/paddock.ini"
 pd_start

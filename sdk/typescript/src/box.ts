@@ -343,6 +343,8 @@ export class Desktop {
     this.dir = boxDir;
   }
 
+  /** Turns the session on (it comes up within seconds: the calls below
+   * wait for it). */
   async start(): Promise<void> {
     await this.conn.put(this.dir + "desktop/state", "on");
   }
@@ -351,16 +353,50 @@ export class Desktop {
     await this.conn.put(this.dir + "desktop/state", "off");
   }
 
+  /** "on" or "off". */
+  state(): Promise<string> {
+    return this.conn.get(this.dir + "desktop/state");
+  }
+
+  /** Retries fn while the desktop is still coming up (503, EAGAIN), up
+   * to 30 s, as the CLI does. */
+  private async whenUp<T>(fn: () => Promise<T>): Promise<T> {
+    const end = Date.now() + 30_000;
+    for (;;) {
+      try {
+        return await fn();
+      } catch (e) {
+        if (!(e instanceof PaddockError && e.status === 503) || Date.now() > end) throw e;
+        await new Promise((r) => setTimeout(r, 250));
+      }
+    }
+  }
+
   /** A PNG of the current screen. */
-  async screenshot(): Promise<Uint8Array> {
-    const res = await this.conn.tree("GET", this.dir + "screenshot.png");
-    return new Uint8Array(await res.arrayBuffer());
+  screenshot(): Promise<Uint8Array> {
+    return this.whenUp(async () => {
+      const res = await this.conn.tree("GET", this.dir + "screenshot.png");
+      return new Uint8Array(await res.arrayBuffer());
+    });
+  }
+
+  /** One line per window: id, title, geometry. */
+  async windows(): Promise<string[]> {
+    const text = await this.whenUp(() => this.conn.get(this.dir + "desktop/windows"));
+    return text.split("\n").filter((l) => l !== "");
+  }
+
+  /** Where the pointer is. */
+  async cursor(): Promise<{ x: number; y: number }> {
+    const [x, y] = (await this.whenUp(() => this.conn.get(this.dir + "desktop/cursor"))).split(/\s+/).map(Number);
+    return { x, y };
   }
 
   /** Sends actions, one a line, as desktop/input takes them ("move X Y",
    * "click left 10 20", "key ctrl+s"…); all or none are sent. */
   async input(...actions: string[]): Promise<void> {
-    await this.conn.put(this.dir + "desktop/input", actions.map((a) => a + "\n").join(""));
+    const body = actions.map((a) => a + "\n").join("");
+    await this.whenUp(() => this.conn.put(this.dir + "desktop/input", body));
   }
 
   click(x: number, y: number, button: "left" | "middle" | "right" = "left"): Promise<void> {

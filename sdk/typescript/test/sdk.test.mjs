@@ -282,3 +282,25 @@ test("an expired token: AuthError", { skip: !process.env.PADDOCK_PASSWORD && "ne
     return true;
   });
 });
+
+// The desktop: PADDOCK_TEST_DESKTOP_IMAGE names an image that has one.
+const desktopImage = process.env.PADDOCK_TEST_DESKTOP_IMAGE;
+test("desktop: screenshot, click, type, key", { skip: !desktopImage && "no desktop image (PADDOCK_TEST_DESKTOP_IMAGE)" }, async () => {
+  const d = await Box.create({ image: desktopImage, ttl: 600_000 });
+  try {
+    await d.desktop.start();
+    assert.equal(await d.desktop.state(), "on");
+    const png = await d.desktop.screenshot();
+    assert.deepEqual([...png.subarray(0, 8)], [0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]);
+    assert.ok(png.length > 1000, `${png.length} bytes`);
+    await d.desktop.move(100, 120);
+    assert.deepEqual(await d.desktop.cursor(), { x: 100, y: 120 });
+    await d.desktop.click(200, 150);
+    await d.desktop.type("hello\nworld");
+    await d.desktop.key("ctrl+a");
+    await assert.rejects(d.desktop.input("fly 1 2"), InvalidError);
+    await d.desktop.stop();
+  } finally {
+    await d.kill();
+  }
+});
