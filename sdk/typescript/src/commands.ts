@@ -119,14 +119,29 @@ export class CommandHandle {
     }
   }
 
+  /** A ctl write; a job whose process is still being made answers 503
+   * (EAGAIN) for a moment: tried again for up to 10 s. */
+  private async ctl(line: string): Promise<void> {
+    const end = Date.now() + 10_000;
+    for (;;) {
+      try {
+        await this.conn.put(this.dir + "ctl", line);
+        return;
+      } catch (e) {
+        if (!(e instanceof PaddockError && e.status === 503) || Date.now() > end) throw e;
+        await new Promise((r) => setTimeout(r, 20));
+      }
+    }
+  }
+
   /** Kills the job (SIGKILL). */
-  async kill(): Promise<void> {
-    await this.conn.put(this.dir + "ctl", "kill");
+  kill(): Promise<void> {
+    return this.ctl("kill");
   }
 
   /** Sends a signal by name or number ("INT", "TERM", 15). */
-  async signal(sig: string | number): Promise<void> {
-    await this.conn.put(this.dir + "ctl", `signal ${sig}`);
+  signal(sig: string | number): Promise<void> {
+    return this.ctl(`signal ${sig}`);
   }
 
   /** Writes data to the job's stdin (in order with other writes). */
@@ -156,7 +171,7 @@ export class CommandHandle {
 
   /** Closes the job's stdin (after the writes sent before). */
   closeStdin(): Promise<void> {
-    const p = this.stdinQueue.then(() => this.conn.put(this.dir + "ctl", "eof")).then(() => undefined);
+    const p = this.stdinQueue.then(() => this.ctl("eof"));
     this.stdinQueue = p.catch(() => undefined);
     return p;
   }

@@ -304,3 +304,15 @@ test("desktop: screenshot, click, type, key", { skip: !desktopImage && "no deskt
     await d.kill();
   }
 });
+
+// A prompt's events need an image with agents and a model to talk to
+// (test-cli-prompt.sh has both); here: its refusal comes back typed, and
+// the prompt made for it is gone again.
+test("prompt: an image without agents is refused with the server's text", async () => {
+  await assert.rejects(box.prompt("say hi"), (e) => {
+    assert.ok(e instanceof NotFoundError, String(e));
+    assert.match(e.message, /has no agents/);
+    return true;
+  });
+  assert.deepEqual(await box.conn.list(`boxes/${box.name}/prompts/`).then((l) => l.filter((x) => x.name.startsWith("sdk-"))), []);
+});
