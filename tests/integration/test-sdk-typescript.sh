@@ -16,6 +16,7 @@ command -v tsc >/dev/null || skip_all "needs tsc (node-typescript)"
 command -v tar >/dev/null || skip_all "needs tar"
 
 SDK_SRC=$TOP_SRCDIR/sdk/typescript
+[ -d "$SDK_SRC/src" ] || skip_all "no SDK sources in $SDK_SRC"
 pd_use_debian
 pd_setup || exit 1
 # The desktop image beside debian, when the cache has it: the desktop test.
