@@ -66,6 +66,9 @@ ok "import and require both load it from the project" bash -c "
 cp -r "$SDK/test" "$SDK/bench" "$SDK/README.md" "$APP/"
 export PADDOCK_URL=$PD_URL PADDOCK_TOKEN=$PD_TOKEN PADDOCK_PASSWORD=$PD_PASSWORD
 export PADDOCK_CONFIG=$PD_TMP/no-config.ini
+# What the tests and examples put in the temporary directory goes with PD_TMP.
+export TMPDIR=$PD_TMP/tmp
+mkdir -p "$TMPDIR"
 (cd "$APP" && timeout 300 node --test --test-reporter=tap test/ >"$PD_TMP/node-test.tap" 2>&1)
 rc=$?
 # Each top-level test of node's TAP (no indentation) is one line here (a

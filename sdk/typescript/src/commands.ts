@@ -48,6 +48,7 @@ export class CommandHandle {
   private readonly conn: Connection;
   private readonly dir: string;
   private readonly streams: Promise<[string, string]>;
+  private readonly exit: Promise<string>;
   private result?: Promise<CommandResult>;
   private timer?: ReturnType<typeof setTimeout>;
   private timedOut = false;
@@ -62,8 +63,12 @@ export class CommandHandle {
       this.follow("stdout", o.onStdout),
       this.follow("stderr", o.onStderr),
     ]);
+    // exit answers at the job's end: asked now, it costs no round trip
+    // after the streams end.
+    this.exit = this.conn.get(this.dir + "exit");
     // Not awaited by a handle nobody waits for: no unhandled rejection.
     this.streams.catch(() => undefined);
+    this.exit.catch(() => undefined);
     if (o.timeoutMs !== undefined) {
       this.timer = setTimeout(() => {
         this.timedOut = true;
@@ -103,8 +108,7 @@ export class CommandHandle {
 
   private async finish(): Promise<CommandResult> {
     try {
-      const [stdout, stderr] = await this.streams;
-      const code = await this.conn.get(this.dir + "exit");
+      const [[stdout, stderr], code] = await Promise.all([this.streams, this.exit]);
       const exitCode = Number.parseInt(code, 10);
       if (!/^\d+$/.test(code)) throw new PaddockError(`unexpected exit code '${code}'`, 0, "EPROTO");
       if (this.timedOut) {

@@ -109,8 +109,9 @@ export class Connection {
     return new Connection(url, token);
   }
 
-  /** A request on the API (path below the server, e.g. "/v1/tree/boxes/");
-   * throws the typed error for an answer that is not 2xx. */
+  /** @internal A request on the API (path below the server, e.g.
+   * "/v1/tree/boxes/"); throws the typed error for an answer that is not
+   * 2xx. */
   async request(method: string, path: string, o: RequestOptions = {}): Promise<Response> {
     let url = this.url + path;
     if (o.query) url += "?" + new URLSearchParams(o.query).toString();
@@ -137,7 +138,8 @@ export class Connection {
     return res;
   }
 
-  /** A request on the tree (path relative to /v1/tree/, already encoded). */
+  /** @internal A request on the tree (path relative to /v1/tree/,
+   * already encoded). */
   tree(method: string, path: string, o: RequestOptions = {}): Promise<Response> {
     return this.request(method, "/v1/tree/" + path, o);
   }

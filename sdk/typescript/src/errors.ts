@@ -29,7 +29,7 @@ export class TimeoutError extends PaddockError {
   stderr = "";
 }
 
-/** The error for an answer that is not 2xx, from its body. */
+/** @internal The error for an answer that is not 2xx, from its body. */
 export function errorFromResponse(status: number, body: string, what: string): PaddockError {
   let message = "";
   let errno = "";
