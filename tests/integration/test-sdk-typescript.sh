@@ -18,7 +18,20 @@ command -v tar >/dev/null || skip_all "needs tar"
 SDK_SRC=$TOP_SRCDIR/sdk/typescript
 [ -d "$SDK_SRC/src" ] || skip_all "no SDK sources in $SDK_SRC"
 pd_use_debian
-pd_setup || exit 1
+# A prompt's events need a coding agent and a model: when the image cache
+# has the agents image, the whole test runs in agents-lib.sh's fake
+# internet (its fake model), with that image beside debian.
+# shellcheck source=agents-lib.sh
+. "$(dirname "$0")/agents-lib.sh"
+if [ -d "${PD_IMAGES:-}/agents/rootfs" ] && pd_model_can; then
+	pd_model_outer "$0"
+	pd_model_setup
+	ln -s "$PD_IMAGES/agents" "$D/images/agents"
+	AGENTS=1
+else
+	pd_setup || exit 1
+	AGENTS=
+fi
 # The desktop image beside debian, when the cache has it: the desktop test.
 if [ -d "${PD_IMAGES:-}/desktop/rootfs" ]; then
 	ln -s "$PD_IMAGES/desktop" "$D/images/desktop"
@@ -28,6 +41,21 @@ PORT=$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0));
 sed -i "s|^listen *=.*|listen = 127.0.0.1:$PORT|" "$PD_TMP/paddock.ini"
 pd_start
 pd_owner || { diag "cannot set the owner's password and log in"; exit 1; }
+
+# The agents box: claude under its allowlist, its key a secret.
+if [ -n "$AGENTS" ]; then
+	if hc -fsS -o /dev/null -X PUT boxes/agent/ && hc -fsS -o /dev/null -X PUT --data agents boxes/agent/image &&
+		hc -fsS -o /dev/null -X PUT --data-binary $'allowlist\n@claude\n' boxes/agent/policy &&
+		for s in $(sed -n 's/^secrets //p' "$M/agents/claude"); do
+			hc -fsS -o /dev/null -X PUT --data "sk-test-$RANDOM" "secrets/$s" || exit 1
+			echo "$s"
+		done >"$PD_TMP/secrets" && hc -fsS -o /dev/null -X PUT --data-binary @"$PD_TMP/secrets" boxes/agent/secrets &&
+		hc -fsS -o /dev/null -X PUT --data running boxes/agent/state; then
+		export PADDOCK_TEST_AGENT_BOX=agent
+	else
+		diag "cannot make the agents box"
+	fi
+fi
 
 # --- build, pack, install -------------------------------------------------
 # A copy: the build writes dist/ and the tarball, never into the sources.

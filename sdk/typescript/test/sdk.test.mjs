@@ -316,3 +316,22 @@ test("prompt: an image without agents is refused with the server's text", async 
   });
   assert.deepEqual(await box.conn.list(`boxes/${box.name}/prompts/`).then((l) => l.filter((x) => x.name.startsWith("sdk-"))), []);
 });
+
+// A prompt's run: PADDOCK_TEST_AGENT_BOX names a box of an image with the
+// claude agent, whose model the test's fake answers.
+const agentBox = process.env.PADDOCK_TEST_AGENT_BOX;
+test("prompt: the agent's events, its result, its work in the box", { skip: !agentBox && "no agents box (PADDOCK_TEST_AGENT_BOX)" }, async () => {
+  const b = await Box.connect(agentBox);
+  const run = await b.prompt("Create the file hello.txt with content: hi from the fake model", { agent: "claude" });
+  const events = [];
+  for await (const ev of run) events.push(ev);
+  const types = events.map((e) => e.type);
+  assert.equal(types[0], "start", JSON.stringify(events));
+  assert.equal(types.at(-1), "end");
+  assert.equal(events.at(-1).exit, 0, JSON.stringify(events.at(-1)));
+  assert.ok(types.includes("tool_call"), types.join(" "));
+  assert.ok(events.every((e) => typeof e.time === "string"));
+  assert.equal(await run.exit(), 0);
+  assert.ok((await run.result()).length > 0);
+  assert.match(await b.files.read("/config/hello.txt"), /hi from the fake model/);
+});
