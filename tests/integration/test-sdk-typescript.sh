@@ -42,15 +42,22 @@ sed -i "s|^listen *=.*|listen = 127.0.0.1:$PORT|" "$PD_TMP/paddock.ini"
 pd_start
 pd_owner || { diag "cannot set the owner's password and log in"; exit 1; }
 
-# The agents box: claude under its allowlist, its key a secret.
+# The agents box: claude under its allowlist, its keys secrets.
+agent_box() {
+	local s
+	hc -fsS -o /dev/null -X PUT boxes/agent/ &&
+		hc -fsS -o /dev/null -X PUT --data agents boxes/agent/image &&
+		hc -fsS -o /dev/null -X PUT --data-binary $'allowlist\n@claude\n' boxes/agent/policy || return 1
+	: >"$PD_TMP/secrets"
+	for s in $(sed -n 's/^secrets //p' "$M/agents/claude"); do
+		hc -fsS -o /dev/null -X PUT --data "sk-test-$RANDOM$RANDOM" "secrets/$s" || return 1
+		echo "$s" >>"$PD_TMP/secrets"
+	done
+	hc -fsS -o /dev/null -X PUT --data-binary @"$PD_TMP/secrets" boxes/agent/secrets &&
+		hc -fsS -o /dev/null -X PUT --data running boxes/agent/state
+}
 if [ -n "$AGENTS" ]; then
-	if hc -fsS -o /dev/null -X PUT boxes/agent/ && hc -fsS -o /dev/null -X PUT --data agents boxes/agent/image &&
-		hc -fsS -o /dev/null -X PUT --data-binary $'allowlist\n@claude\n' boxes/agent/policy &&
-		for s in $(sed -n 's/^secrets //p' "$M/agents/claude"); do
-			hc -fsS -o /dev/null -X PUT --data "sk-test-$RANDOM" "secrets/$s" || exit 1
-			echo "$s"
-		done >"$PD_TMP/secrets" && hc -fsS -o /dev/null -X PUT --data-binary @"$PD_TMP/secrets" boxes/agent/secrets &&
-		hc -fsS -o /dev/null -X PUT --data running boxes/agent/state; then
+	if agent_box; then
 		export PADDOCK_TEST_AGENT_BOX=agent
 	else
 		diag "cannot make the agents box"
