@@ -138,8 +138,9 @@ export class Files {
   async download(remoteDir: string, localDir: string): Promise<void> {
     await mkdir(localDir, { recursive: true });
     const res = await this.conn.tree("GET", this.path(remoteDir) + "/", { query: { format: "tar" } });
-    // The box's files are the box's: never its owners or modes' setuid bits.
-    const child = spawn("tar", ["-x", "-f", "-", "--no-same-owner", "-C", localDir], {
+    // What the box holds is the box's: never its owners, nor setuid or
+    // setgid bits (which tar run as root would otherwise restore).
+    const child = spawn("tar", ["-x", "-f", "-", "--no-same-owner", "--no-same-permissions", "-C", localDir], {
       stdio: ["pipe", "ignore", "pipe"],
       windowsHide: true,
     });

@@ -4,7 +4,7 @@
 import { test, before, after } from "node:test";
 import assert from "node:assert/strict";
 import { createHash } from "node:crypto";
-import { mkdtemp, mkdir, writeFile, readFile, readdir, rm, symlink, readlink } from "node:fs/promises";
+import { mkdtemp, mkdir, writeFile, readFile, readdir, rm, stat, symlink, readlink } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { Box, AuthError, InvalidError, NotFoundError, PaddockError, Volume } from "paddock-sdk";
@@ -85,6 +85,9 @@ test("stdout, stderr, exit code, env and cwd", async () => {
   assert.equal(words.stdout, "a b|it's|$HOME|");
   const fed = await box.commands.run("wc -c", { stdin: "12345" });
   assert.equal(fed.stdout.trim(), "5");
+  const much = new Uint8Array(300_000).fill(65); // over several 64 KiB writes
+  const counted = await box.commands.run("sha256sum", { stdin: much });
+  assert.equal(counted.stdout.split(" ")[0], createHash("sha256").update(much).digest("hex"));
 });
 
 test("a background job: stdin, then kill", async () => {
@@ -158,6 +161,7 @@ test("upload and download a tree", async () => {
   await writeFile(join(src, "sub", "b.bin"), Buffer.from([0, 1, 2, 255]));
   await writeFile(join(src, "sub", "deeper", "c.txt"), "x".repeat(100000));
   await symlink("a.txt", join(src, "link"));
+  await writeFile(join(src, "-dash"), "an option's look\n");
   await box.files.upload(src, "/home/tree");
   assert.equal(await box.files.read("/home/tree/sub/deeper/c.txt"), "x".repeat(100000));
   const dst = join(tmp, "back");
@@ -166,7 +170,12 @@ test("upload and download a tree", async () => {
   assert.deepEqual(await readFile(join(dst, "sub", "b.bin")), Buffer.from([0, 1, 2, 255]));
   assert.equal((await readFile(join(dst, "sub", "deeper", "c.txt"))).length, 100000);
   assert.equal(await readlink(join(dst, "link")), "a.txt");
-  assert.deepEqual((await readdir(dst)).sort(), ["a.txt", "link", "sub"]);
+  assert.deepEqual((await readdir(dst)).sort(), ["-dash", "a.txt", "link", "sub"]);
+  // setuid in the box stays in the box
+  const chmod = await box.commands.run("chmod 4755 /home/tree/a.txt && stat -c %a /home/tree/a.txt");
+  assert.deepEqual([chmod.exitCode, chmod.stdout], [0, "4755\n"], chmod.stderr);
+  await box.files.download("/home/tree", join(tmp, "again"));
+  assert.equal((await stat(join(tmp, "again", "a.txt"))).mode & 0o7000, 0);
   // an empty directory
   await mkdir(join(tmp, "empty"));
   await box.files.upload(join(tmp, "empty"), "/home/empty");
