@@ -1,6 +1,6 @@
 // Boxes: boxes/NAME/ and what hangs off it.
 import { Commands } from "./commands.js";
-import { Connection, ConnectionOptions, encodePath, randomName } from "./connection.js";
+import { Connection, ConnectionOptions, encodePath, randomName, readBody } from "./connection.js";
 import { ConflictError, NotFoundError, PaddockError } from "./errors.js";
 import { Files } from "./files.js";
 
@@ -181,7 +181,7 @@ export class Box {
   /** boxes/NAME/info: state, type, image, ttl, expires, ip, policy, usage… */
   async info(): Promise<BoxInfo> {
     const [info, ttl, expires] = await Promise.all([
-      this.conn.tree("GET", this.dir + "info").then((r) => r.json()),
+      this.conn.tree("GET", this.dir + "info").then((r) => readBody(r.json(), this.name + "/info")),
       this.conn.get(this.dir + "ttl"),
       this.conn.get(this.dir + "expires"),
     ]);
@@ -291,7 +291,14 @@ export class PromptRun implements AsyncIterable<PromptEvent> {
     let buf = "";
     try {
       for (;;) {
-        const { done, value } = await reader.read();
+        let piece: ReadableStreamReadResult<Uint8Array>;
+        try {
+          piece = await reader.read();
+        } catch (e) {
+          // The connection cut (a revoked token, the server stopping).
+          throw new PaddockError(`events of prompt ${this.name}: ${(e as Error).message}`, 0, "EIO");
+        }
+        const { done, value } = piece;
         if (done) buf += decoder.decode() + "\n";
         else buf += decoder.decode(value, { stream: true });
         let nl: number;
@@ -376,7 +383,7 @@ export class Desktop {
   screenshot(): Promise<Uint8Array> {
     return this.whenUp(async () => {
       const res = await this.conn.tree("GET", this.dir + "screenshot.png");
-      return new Uint8Array(await res.arrayBuffer());
+      return new Uint8Array(await readBody(res.arrayBuffer(), "screenshot.png"));
     });
   }
 

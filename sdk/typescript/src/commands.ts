@@ -74,6 +74,10 @@ export class CommandHandle {
         this.timedOut = true;
         this.kill().catch(() => undefined);
       }, o.timeoutMs);
+      // A job that ends first needs no timer, waited for or not.
+      Promise.all([this.streams, this.exit])
+        .catch(() => undefined)
+        .then(() => clearTimeout(this.timer));
     }
   }
 
@@ -84,7 +88,14 @@ export class CommandHandle {
     if (!res.body) return out;
     const reader = res.body.getReader();
     for (;;) {
-      const { done, value } = await reader.read();
+      let piece: ReadableStreamReadResult<Uint8Array>;
+      try {
+        piece = await reader.read();
+      } catch (e) {
+        // The connection cut (a revoked token, the server stopping).
+        throw new PaddockError(`${stream} of job ${this.name}: ${(e as Error).message}`, 0, "EIO");
+      }
+      const { done, value } = piece;
       if (done) break;
       const s = decoder.decode(value, { stream: true });
       if (s) {

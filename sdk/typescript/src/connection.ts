@@ -70,6 +70,18 @@ export function encodePath(path: string): string {
     .join("/");
 }
 
+/** @internal An answer's body, read: a connection cut meanwhile (a revoked
+ * token, the server stopping) is a PaddockError too. */
+export async function readBody<T>(p: Promise<T>, what: string): Promise<T> {
+  try {
+    return await p;
+  } catch (e) {
+    if (e instanceof PaddockError) throw e;
+    const cause = (e as { cause?: Error }).cause;
+    throw new PaddockError(`${what}: ${cause?.message || (e as Error).message}`, 0, "EIO");
+  }
+}
+
 export interface RequestOptions {
   body?: string | Uint8Array | AsyncIterable<Uint8Array>;
   query?: Record<string, string>;
@@ -134,7 +146,8 @@ export class Connection {
         (cause as { code?: string } | undefined)?.code || "EIO",
       );
     }
-    if (!res.ok) throw errorFromResponse(res.status, await res.text(), `${method} ${path}`);
+    if (!res.ok)
+      throw errorFromResponse(res.status, await readBody(res.text(), `${method} ${path}`), `${method} ${path}`);
     return res;
   }
 
@@ -147,7 +160,7 @@ export class Connection {
   /** A file's value without its trailing newline. */
   async get(path: string): Promise<string> {
     const res = await this.tree("GET", path);
-    return (await res.text()).replace(/\n$/, "");
+    return (await readBody(res.text(), path)).replace(/\n$/, "");
   }
 
   /** One write of value (a newline is added unless it ends with one);
@@ -155,18 +168,18 @@ export class Connection {
   async put(path: string, value: string | Uint8Array = ""): Promise<string> {
     const body = typeof value === "string" && value !== "" && !value.endsWith("\n") ? value + "\n" : value;
     const res = await this.tree("PUT", path, { body });
-    return res.status === 204 ? "" : await res.text();
+    return res.status === 204 ? "" : await readBody(res.text(), path);
   }
 
   async delete(path: string, query?: Record<string, string>): Promise<void> {
     const res = await this.tree("DELETE", path, { query });
-    await res.arrayBuffer();
+    await readBody(res.arrayBuffer(), path);
   }
 
   /** A directory's entries. */
   async list(path: string): Promise<DirEntry[]> {
     const res = await this.tree("GET", path.endsWith("/") ? path : path + "/");
-    const j = (await res.json()) as { entries?: DirEntry[] };
+    const j = (await readBody(res.json(), path)) as { entries?: DirEntry[] };
     return j.entries || [];
   }
 }

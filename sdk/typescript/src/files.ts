@@ -2,7 +2,7 @@
 // through the system's tar (GNU tar, or bsdtar on macOS and Windows).
 import { spawn, ChildProcess } from "node:child_process";
 import { mkdir, readdir } from "node:fs/promises";
-import { Connection, DirEntry, encodePath } from "./connection.js";
+import { Connection, DirEntry, encodePath, readBody } from "./connection.js";
 import { NotFoundError, PaddockError } from "./errors.js";
 
 export interface TransferResult {
@@ -49,8 +49,8 @@ export class Files {
   read(path: string, opts: { format: "bytes" }): Promise<Uint8Array>;
   async read(path: string, opts: { format?: "text" | "bytes" } = {}): Promise<string | Uint8Array> {
     const res = await this.conn.tree("GET", this.path(path));
-    if (opts.format === "bytes") return new Uint8Array(await res.arrayBuffer());
-    return res.text();
+    if (opts.format === "bytes") return new Uint8Array(await readBody(res.arrayBuffer(), path));
+    return readBody(res.text(), path);
   }
 
   /** Replaces the file with data, atomically; missing parent directories
@@ -125,7 +125,7 @@ export class Files {
         query: { format: "tar" },
         body: child.stdout as unknown as AsyncIterable<Uint8Array>,
       });
-      const answer = (await res.json()) as TransferResult;
+      const answer = (await readBody(res.json(), remoteDir)) as TransferResult;
       await done;
       return answer;
     } finally {
@@ -155,7 +155,7 @@ export class Files {
       if (res.body) {
         const reader = res.body.getReader();
         for (;;) {
-          const { done: end, value } = await reader.read();
+          const { done: end, value } = await readBody(reader.read(), remoteDir);
           if (end) break;
           if (broken) break;
           // tar ending early (an error) must not leave this waiting.

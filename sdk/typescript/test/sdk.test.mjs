@@ -267,7 +267,18 @@ test("a revoked token: AuthError", { skip: !process.env.PADDOCK_PASSWORD && "nee
   const { token, id } = await login({});
   const opts = { url: process.env.PADDOCK_URL, token };
   assert.ok(Array.isArray(await Box.list(opts)));
+  // a job followed with it: its streams are cut at the revocation
+  const mine = await Box.connect(box.name, opts);
+  const job = await mine.commands.run("echo started; sleep 30", { background: true, onStdout: () => {} });
+  const cut = job.wait();
+  cut.catch(() => {});
+  await new Promise((r) => setTimeout(r, 300));
   await box.conn.tree("DELETE", `tokens/${id}/`);
+  await assert.rejects(cut, (e) => {
+    assert.ok(e instanceof PaddockError, String(e));
+    return true;
+  });
+  await box.commands.connect(job.name).kill();
   await assert.rejects(Box.list(opts), (e) => {
     assert.ok(e instanceof AuthError, String(e));
     assert.equal(e.status, 401);
