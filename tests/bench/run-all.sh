@@ -53,7 +53,7 @@ fi
 
 results=()
 broken=0
-for b in box-start box-rmdir state-read idle-memory exec root-copy http login snapshot stop-snapshot export net dns seccomp isolation volume-live lock shot agents-image prompt docker-image docker preview; do
+for b in box-start box-rmdir state-read idle-memory exec root-copy http login snapshot stop-snapshot export net dns seccomp isolation volume-live lock shot agents-image prompt docker-image docker preview sdk; do
 	echo "=== $b"
 	"$here/$b.sh" | tee "$work/$b.out"
 	rc=${PIPESTATUS[0]}

@@ -21,7 +21,8 @@
 # the floor — they read both streams — and the ratio says what that costs).
 #
 # Needs root, node with npm and tsc (node-typescript), python3 with
-# python3-build (the wheel is built as test-sdk-python.sh builds it).
+# python3-build (the wheel is built with Debian's python3, as test-sdk-python.sh
+# builds it).
 BENCH_NAME=sdk_run_true_ms
 BENCH_TARGET=none
 . "$(dirname "$0")/common.sh"
@@ -66,7 +67,7 @@ cp "$TS_SRC/bench/run-true.mjs" "$TS/app/"
 PY=$PD_TMP/py
 mkdir -p "$PY"
 cp -r "$PY_SRC" "$PY/src"
-(cd "$PY/src" && python3 -m build --wheel --no-isolation --outdir "$PY/dist" >"$PD_TMP/py-build.log" 2>&1) ||
+(cd "$PY/src" && /usr/bin/python3 -m build --wheel --no-isolation --outdir "$PY/dist" >"$PD_TMP/py-build.log" 2>&1) ||
 	{ cat "$PD_TMP/py-build.log"; bench_broken "the Python SDK's wheel does not build"; }
 WHEEL=$(ls "$PY"/dist/*.whl)
 
@@ -110,7 +111,7 @@ for r in $(seq "$ROUNDS"); do
 	python3 "$PD_TMP/raw.py" "$N" "$r" | median_of >>"$PD_TMP/raw.ms" || bench_broken "raw HTTP failed"
 	(cd "$TS/app" && node run-true.mjs bench "$N") | median_of >>"$PD_TMP/ts.ms" ||
 		bench_broken "the TypeScript run failed"
-	PYTHONPATH=$WHEEL python3 "$PY_SRC/bench/run_true.py" bench "$N" | median_of >>"$PD_TMP/py.ms" ||
+	PYTHONPATH=$WHEEL python3 "$PY_SRC/bench/run_true.py" --json bench "$N" | jq -r .median_ms >>"$PD_TMP/py.ms" ||
 		bench_broken "the Python run failed"
 	"$PADDOCK" exec bench -- true || bench_broken "paddock exec failed"
 	for _ in $(seq "$N"); do
