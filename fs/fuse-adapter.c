@@ -541,7 +541,7 @@ static void op_write(fuse_req_t req, fuse_ino_t ino, const char *buf, size_t siz
 	if (r < 0)
 		fuse_reply_err(req, -r);
 	else
-		fuse_reply_write(req, size);
+		fuse_reply_write(req, r > 0 ? (size_t)r : size); /* r > 0: a short write */
 }
 
 static void op_flush(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)

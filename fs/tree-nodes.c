@@ -796,9 +796,10 @@ static int write_job_stdin(struct tree *t, const struct obj *o, const char *data
 {
 	int r = engine_job_stdin(t->engine, o->job.id, data, len, err);
 
-	(void)ret_answer;
-	if (r >= 0 && (size_t)r < len)
-		r = -EAGAIN; /* partial: FUSE writes are all or nothing here */
+	/* What the pipe took: all, or part (a short write; the caller sends
+	 * the rest: never the part again, which would repeat bytes). */
+	if (r >= 0)
+		*ret_answer = json_pack("{s:i}", "written", r);
 	return r;
 }
 

@@ -1139,7 +1139,8 @@ static int apply(struct tree *t, struct tree_file *f, const struct obj *o, const
 			f->answer = json_dumps(answer, JSON_COMPACT);
 		json_decref(answer);
 		o->kind->record(t, o, label, /* err= */ NULL);
-		return 0;
+		/* A short write: the caller sends the rest. */
+		return (n->flags & N_PARTIAL) && r > 0 && (size_t)r < len ? r : 0;
 	}
 	json_decref(answer);
 	if (!err.code)
@@ -1510,6 +1511,8 @@ static int apply_temp(struct tree *t, uint64_t id, uint64_t target)
 		if (r < 0 || (n == 0 && off > 0))
 			break;
 		r = tree_write(t, f, off, buf, n, /* te= */ NULL);
+		if (r > 0) /* a job's stdin took part of it: no way to send the rest */
+			r = -EAGAIN;
 		if (r < 0 || n == 0)
 			break;
 		off += n;

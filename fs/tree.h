@@ -131,7 +131,10 @@ bool tree_file_is_stream(const struct tree_file *f);
 /* The key that wakes a parked read of f (see engine_wake_fn). */
 uint64_t tree_file_wait_key(const struct tree_file *f);
 
-/* One write(2). Returns 0 (all of len taken) or -errno. */
+/* One write(2). Returns 0 (all of len taken) or -errno; a file that may
+ * take part of a write (N_PARTIAL: a job's stdin, a pipe) returns the bytes
+ * it took, 0 < n < len, like a short write(2), and -EAGAIN when it took
+ * none. Its answer (tree_file_answer()) is {"written":N} either way. */
 int tree_write(struct tree *t, struct tree_file *f, uint64_t off, const char *buf, size_t len,
 	       struct tree_error *te);
 

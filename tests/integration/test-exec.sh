@@ -88,6 +88,33 @@ ok "ctl eof closes it and the job ends" bash -c "echo eof > '$X/cat/ctl' && test
 ok "what went in came out" same "$(cat "$X/cat/stdout")" "one
 two"
 
+# A write bigger than the job's pipes take while nothing reads them is a
+# short write (the bytes taken); writes go on until one is EAGAIN (the
+# pipes full), and nothing is taken twice: the job counts exactly what the
+# writes said they took.
+mkdir "$X/big"
+echo 'sleep 2; wc -c' >"$X/big/cmd"
+cat >"$PD_TMP/stdin-big.py" <<'PY'
+import errno, os, sys
+fd = os.open(sys.argv[1], os.O_WRONLY)
+first = os.write(fd, b"x" * 300000)
+total, end = first, "none"
+for _ in range(64):
+    try:
+        total += os.write(fd, b"y" * 300000)
+    except OSError as e:
+        end = errno.errorcode[e.errno]
+        break
+os.close(fd)
+print(first, total, end)
+PY
+read -r took total end < <(python3 "$PD_TMP/stdin-big.py" "$X/big/stdin")
+ok "a write bigger than the pipe takes is short: $took of 300000 bytes" \
+	test "${took:-0}" -gt 0 -a "${took:-0}" -lt 300000
+ok "writes on, once the pipes are full, are EAGAIN (after $total bytes)" same "$end" EAGAIN
+echo eof >"$X/big/ctl"
+ok "the job read exactly the bytes taken, none twice" same "$(timeout 10 cat "$X/big/stdout" | tr -d ' ')" "$total"
+
 # ctl: kill and signals.
 mkdir "$X/sleep"
 echo 'sleep 1000' >"$X/sleep/cmd"

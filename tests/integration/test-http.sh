@@ -119,6 +119,26 @@ ok "?follow=0 of a finished stream" same "$(hc 'boxes/web/exec/j1/output?follow=
 ok "exec/new then exec/last/stdout" bash -c "
 	hc -o /dev/null -X PUT --data 'echo via-last' boxes/web/exec/new &&
 	[ \"\$(hc boxes/web/exec/last/stdout)\" = via-last ]"
+# stdin: the answer says how much the job's pipes took; a body bigger
+# than they take is taken in part (the rest is the client's to send).
+hc -fsS -o /dev/null -X PUT boxes/web/exec/in/ && hc -fsS -o /dev/null -X PUT --data 'sleep 2; wc -c' boxes/web/exec/in/cmd
+ok "PUT stdin answers what it took: all of a small body" \
+	same "$(hc -X PUT --data-binary 'hello' boxes/web/exec/in/stdin)" '{"written":5}'
+# Bodies of 60000 bytes until the pipes are full (503): one is taken in
+# part on the way.
+head -c 60000 /dev/zero >"$PD_TMP/piece.in"
+sum=5 short=
+for _ in $(seq 60); do
+	a=$(hc -X PUT --data-binary @"$PD_TMP/piece.in" boxes/web/exec/in/stdin)
+	n=$(printf '%s' "$a" | jq -r '.written // empty' 2>/dev/null)
+	[ -n "$n" ] || break
+	sum=$((sum + n))
+	[ "$n" -lt 60000 ] && short="$n"
+done
+ok "filled up: a body taken in part (${short:-none} of 60000 bytes), then EAGAIN" \
+	bash -c "[ -n '$short' ] && printf '%s' '$a' | grep -q EAGAIN"
+hc -fsS -o /dev/null -X PUT --data eof boxes/web/exec/in/ctl
+ok "the job read exactly what the answers said ($sum bytes)" same "$(hc boxes/web/exec/in/stdout | tr -d ' ')" "$sum"
 ok "GET exec/last itself shows the link" bash -c "hc boxes/web/exec/last | grep -q '\"link\"'"
 # Each read returns at once (timeout 5 < the job's 30 s); the first may
 # come before the job has written.

@@ -3,6 +3,7 @@ stderr followed live over two streamed GETs."""
 from __future__ import annotations
 
 import codecs
+import json
 import secrets
 import shlex
 import threading
@@ -17,9 +18,20 @@ Command = Union[str, Sequence[str]]
 
 # stdin is a FIFO written without blocking: a write of at most PIPE_BUF
 # bytes goes in whole or is refused (EAGAIN, 503) while the FIFO is full;
-# a larger one could go in only in part.
+# a larger one may go in only in part (the answer's "written" says how
+# much).
 STDIN_PIECE = 4096
 STDIN_STALL = 60.0  # seconds without room before giving up
+
+
+def _written(answer: bytes, sent: int) -> int:
+    """How much of a stdin write the job's pipe took: the server's
+    {"written": N} (a short write; the rest goes next), else all of it."""
+    try:
+        n = json.loads(answer.decode("utf-8")).get("written") if answer else None
+    except (ValueError, AttributeError):
+        n = None
+    return n if isinstance(n, int) and 0 <= n <= sent else sent
 
 
 def random_name(prefix: str) -> str:
@@ -183,15 +195,16 @@ class CommandHandle:
         off = 0
         delay, stalled = 0.002, time.monotonic()
         while off < len(data):
+            piece = data[off:off + STDIN_PIECE]
             try:
-                self._client.put(self._dir + "stdin", data[off:off + STDIN_PIECE])
+                answer = self._client.put(self._dir + "stdin", piece)
             except PaddockError as e:
                 if e.errno != "EAGAIN" or time.monotonic() - stalled > STDIN_STALL:
                     raise
                 time.sleep(delay)  # the command has not read what came before
                 delay = min(delay * 2, 0.1)
                 continue
-            off += STDIN_PIECE
+            off += _written(answer, len(piece))
             delay, stalled = 0.002, time.monotonic()
 
     def _ctl(self, line: str) -> None:

@@ -171,8 +171,16 @@ export class CommandHandle {
     for (let off = 0; off < bytes.length; ) {
       const piece = bytes.subarray(off, off + STDIN_CHUNK);
       try {
-        await this.conn.tree("PUT", this.dir + "stdin", { body: piece });
-        off += piece.length;
+        // The pipe takes all of a piece or part of it: the answer says
+        // how much ({"written": N}); the rest goes next, never again.
+        const res = await this.conn.tree("PUT", this.dir + "stdin", { body: piece });
+        let written = piece.length;
+        if (res.status === 200) {
+          const a = (await res.json()) as { written?: unknown };
+          if (typeof a.written === "number" && a.written >= 0 && a.written <= piece.length)
+            written = a.written;
+        }
+        off += written;
       } catch (e) {
         // The process's pipe is full: it has not read yet.
         if (e instanceof PaddockError && e.status === 503) {
