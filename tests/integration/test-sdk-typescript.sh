@@ -117,9 +117,11 @@ awk '/^(not )?ok [0-9]+ - / { if (line != "") print line "\t?"; line = $0; next 
 	/^  duration_ms: / { if (line != "") { print line "\t" int($2); line = "" } }
 	END { if (line != "") print line "\t?" }' "$PD_TMP/node-test.tap" >"$PD_TMP/node-test.lines"
 while IFS=$'\t' read -r line ms; do
+	name=${line#* - }
+	name=${name#"$APP/"} # a file with no test of its own is named by its path
 	case $line in
-	"ok "*) ok "sdk: ${line#* - }" true ;;
-	*) ok "sdk: ${line#* - }" false ;;
+	"ok "*) ok "sdk: $name" true ;;
+	*) ok "sdk: $name" false ;;
 	esac
 	diag "$ms ms"
 done <"$PD_TMP/node-test.lines"

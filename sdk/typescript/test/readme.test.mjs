@@ -8,6 +8,7 @@ import { spawnSync } from "node:child_process";
 import { createRequire } from "node:module";
 import { mkdir, readFile, rm, writeFile } from "node:fs/promises";
 import { dirname, join } from "node:path";
+import { seedProject } from "./seed-project.mjs";
 
 const require = createRequire(join(process.cwd(), "index.js"));
 const readmePath = join(dirname(require.resolve("paddock-sdk/package.json")), "README.md");
@@ -19,20 +20,6 @@ const blocks = [...readme.matchAll(/^```(js|cjs|ts)\n([\s\S]*?)^```$/gm)].map((m
   heading: [...readme.slice(0, m.index).matchAll(/^## (.*)$/gm)].pop()?.[1] ?? "",
 }));
 
-async function project(dir) {
-  await mkdir(join(dir, "test"), { recursive: true });
-  await writeFile(
-    join(dir, "package.json"),
-    '{ "name": "seed", "version": "1.0.0", "private": true, "scripts": { "test": "node --test" } }\n',
-  );
-  await writeFile(join(dir, "sum.js"), "module.exports = (a, b) => a + b;\n");
-  await writeFile(
-    join(dir, "test", "sum.test.js"),
-    "const test = require('node:test');\nconst assert = require('node:assert');\n" +
-      "const sum = require('../sum.js');\ntest('adds', () => assert.strictEqual(sum(2, 3), 5));\n",
-  );
-}
-
 test("the README has examples of each kind", () => {
   assert.ok(blocks.filter((b) => b.lang === "js").length >= 5);
   assert.ok(blocks.some((b) => b.lang === "cjs"));
@@ -41,7 +28,7 @@ test("the README has examples of each kind", () => {
 
 for (const b of blocks) {
   test(`README example ${b.n} (${b.heading}, ${b.lang})`, async () => {
-    await project(join(process.cwd(), "project"));
+    await seedProject(join(process.cwd(), "project"));
     if (b.lang === "ts") {
       // A fragment: what it uses is declared around it.
       const file = join(process.cwd(), `readme-${b.n}.ts`);

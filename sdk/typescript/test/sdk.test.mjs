@@ -8,6 +8,7 @@ import { mkdtemp, mkdir, writeFile, readFile, readdir, rm, stat, symlink, readli
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { Box, AuthError, InvalidError, NotFoundError, PaddockError, Volume } from "paddock-sdk";
+import { seedProject } from "./seed-project.mjs";
 
 let box; // shared by the tests after the seed's
 let tmp;
@@ -22,23 +23,9 @@ after(async () => {
   await rm(tmp, { recursive: true, force: true });
 });
 
-async function nodeProject(dir) {
-  await mkdir(join(dir, "test"), { recursive: true });
-  await writeFile(
-    join(dir, "package.json"),
-    '{ "name": "seed", "version": "1.0.0", "private": true, "scripts": { "test": "node --test" } }\n',
-  );
-  await writeFile(join(dir, "sum.js"), "module.exports = (a, b) => a + b;\n");
-  await writeFile(
-    join(dir, "test", "sum.test.js"),
-    "const test = require('node:test');\nconst assert = require('node:assert');\n" +
-      "const sum = require('../sum.js');\ntest('adds', () => assert.strictEqual(sum(2, 3), 5));\n",
-  );
-}
-
 test("the seed's first test: create, upload, npm test, stop", async () => {
   const project = join(tmp, "project");
-  await nodeProject(project);
+  await seedProject(project);
   const b = await Box.create({ type: "small", ttl: 3600_000 });
   try {
     const info = await b.info();
