@@ -502,7 +502,7 @@ struct creator {
 	struct archive_entry_linkresolver *links;
 	char *buf; /* 64 KiB copy buffer */
 	int out_fd;
-	bool failed; /* nothing more reaches out_fd, not even the end marker */
+	bool failed;   /* nothing more reaches out_fd, not even the end marker */
 	int write_err; /* -errno of the write to out_fd that failed */
 	const struct tar_create_hooks *hooks;
 	pd_error *err;

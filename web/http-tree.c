@@ -88,7 +88,8 @@ static int resolve(struct tree *t, const char *path, bool follow_last, uint64_t 
 				return RESOLVE_OUT_OF_TREE;
 			/* The target, then what is left of the path, from the
 			 * link's directory. */
-			if ((size_t)snprintf(tmp, sizeof(tmp), "%s/%s", target, next) >= sizeof(buf))
+			if ((size_t)snprintf(tmp, sizeof(tmp), "%s/%s", target, next) >=
+			    sizeof(buf))
 				return -ENAMETOOLONG;
 			memcpy(buf, tmp, strlen(tmp) + 1);
 			next = buf;
