@@ -5,7 +5,7 @@
 # desktop that is off (409 ENODEV) or that an image cannot have (501
 # ENOTSUP), JSON values served as application/json, a link to a host path
 # (a snapshot's root) never shown, and paths through the tree's own
-# relative links (boxes/NAME/snapshots/ID/label). About 10 s.
+# relative links (boxes/NAME/snapshots/ID/label). About 5 s.
 . "$(dirname "$0")/lib.sh"
 
 HOLD=$(mktemp -d /tmp/paddock-hold.XXXXXX)
