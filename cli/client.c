@@ -210,10 +210,11 @@ int cli_transfer_result(CURLcode res, const char *errbuf, long status, const cha
 
 	int code = cli_status_errno(status);
 	_cleanup_free_ char *reason = cli_error_from_body(body, len);
-	if (code == -EIO) {
-		/* The statuses keep their errno above; the ones that only say
-		 * "server error" (500: ENODEV for a desktop that is off, ENOTSUP
-		 * for an image without one…) take the errno the body names. */
+	if (code == -EIO || status == 409) {
+		/* The statuses keep their errno above, but those that stand for
+		 * several take the errno the body names: 409 (EEXIST, EBUSY,
+		 * ENOTEMPTY, ENODEV for a desktop that is off), 501 (ENOTSUP for
+		 * an image without a desktop), 500 (anything else). */
 		_cleanup_free_ char *name = cli_json_get_string(body, len, "errno");
 		for (int e = 1; name && e < 256; e++)
 			if (strcmp(errno_name(e), name) == 0) {

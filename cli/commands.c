@@ -452,7 +452,7 @@ static int cmd_new(struct ctx *x)
 		if (!dir)
 			return oom(x);
 		r = cli_put(&x->client, dir, NULL, 0, &x->err);
-		if (r != -EBUSY || a->name)
+		if ((r != -EEXIST && r != -EBUSY) || a->name)
 			break;
 	}
 	if (r < 0)

@@ -166,5 +166,9 @@ void pd_fault(const char *step);
  *   tree-act    the tree fetched an object by the id in an inode and is
  *               about to act on it (fs/tree.c: a write applied, an
  *               archive opened), no lock held: what a delete and a new
- *               object of the same name meanwhile do to the action */
+ *               object of the same name meanwhile do to the action
+ *   export-end  an export's compressor thread finished (or was cancelled)
+ *               and is about to drop its reference, which may release
+ *               the snapshot's or volume's mark in the engine
+ *               (runtime/export.c), no lock held */
 void pd_hold(const char *step);

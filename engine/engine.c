@@ -568,6 +568,26 @@ static void trash_wait(struct engine *e)
 	pd_mutex_unlock(&e->lock);
 }
 
+/* Waits for the exports to be released (the daemon stops). Their readers
+ * are gone by then (the tree closed every file, which cancels them), but
+ * their threads may still be finishing and then call back into the engine
+ * (a wake, the release of the snapshot's or volume's mark). */
+static void exports_wait(struct engine *e)
+{
+	pd_mutex_lock(&e->lock);
+	while (e->exports_busy)
+		pd_cond_wait(&e->exports_cond, &e->lock);
+	pd_mutex_unlock(&e->lock);
+}
+
+void eng_export_released(struct engine *e)
+{
+	pd_mutex_lock(&e->lock);
+	e->exports_busy--;
+	pthread_cond_broadcast(&e->exports_cond);
+	pd_mutex_unlock(&e->lock);
+}
+
 /* A deleted box's files out of the way: its view unmounted (the host sees
  * it no more), then its directory renamed into the trash, whose path is
  * returned for trash_spawn() once the row is gone (empty when there was no
@@ -2051,6 +2071,7 @@ int engine_new_on(const struct pd_config *cfg, const char *init_path, struct run
 		pthread_condattr_destroy(&ca);
 	}
 	pthread_cond_init(&e->trash_cond, NULL);
+	pthread_cond_init(&e->exports_cond, NULL);
 	e->cfg = cfg;
 	e->events_fd = -1;
 	e->inotify_fd = -1;
@@ -2174,6 +2195,7 @@ struct engine *engine_free(struct engine *e)
 {
 	if (!e)
 		return NULL;
+	exports_wait(e);
 	eng_desktop_stop_all(e);
 	eng_docker_stop_all(e);
 	if (e->timer_started) {
@@ -2225,6 +2247,7 @@ struct engine *engine_free(struct engine *e)
 	pthread_cond_destroy(&e->du_cond);
 	pthread_cond_destroy(&e->desk_cond);
 	pthread_cond_destroy(&e->trash_cond);
+	pthread_cond_destroy(&e->exports_cond);
 	free(e);
 	return NULL;
 }

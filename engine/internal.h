@@ -170,7 +170,15 @@ struct engine {
 	pthread_cond_t du_cond;	   /* broadcast when a disk walk ends */
 	unsigned trash_busy;	   /* threads emptying trash_dir (e->lock) */
 	pthread_cond_t trash_cond; /* broadcast when one ends */
+	/* Exports (snapshots' and volumes') whose release has not run yet:
+	 * their threads may still call back into the engine (e->lock). */
+	unsigned exports_busy;
+	pthread_cond_t exports_cond; /* broadcast when one is released */
 };
+
+/* An export's release ran: the last use of the engine by its threads
+ * (engine lock not held). */
+void eng_export_released(struct engine *e);
 
 /* Shared with jobs.c. Engine lock held for all but eng_wake(). */
 void eng_box_path(const struct engine *e, const struct box *b, const char *sub, char *buf,

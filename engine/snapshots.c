@@ -1217,6 +1217,7 @@ static void snap_export_release(void *userdata)
 		}
 	pd_mutex_unlock(&e->lock);
 	free(h);
+	eng_export_released(e);
 }
 
 int engine_snapshot_export(struct engine *e, const char *id, struct export_stream **ret,
@@ -1252,9 +1253,10 @@ int engine_snapshot_export(struct engine *e, const char *id, struct export_strea
 	if (r >= 0 && nv) {
 		e->snap_exports = nv;
 		nv[e->n_snap_exports] = strdup(id);
-		if (nv[e->n_snap_exports])
+		if (nv[e->n_snap_exports]) {
 			e->n_snap_exports++;
-		else
+			e->exports_busy++; /* until snap_export_release() */
+		} else
 			nv = NULL;
 	}
 	if (r >= 0 && !nv)

@@ -1325,9 +1325,11 @@ static void export_wake(void *userdata, uint64_t key)
 static void export_release(void *userdata)
 {
 	struct volume_hold *h = userdata;
+	struct engine *e = h->e;
 
-	release_volume(h->e, h->id, /* import= */ false);
+	release_volume(e, h->id, /* import= */ false);
 	free(h);
+	eng_export_released(e);
 }
 
 int engine_volume_export_open(struct engine *e, int64_t id, struct export_stream **ret,
@@ -1347,6 +1349,7 @@ int engine_volume_export_open(struct engine *e, int64_t id, struct export_stream
 	v = claim_volume(e, id, err);
 	if (v) {
 		v->exports++;
+		e->exports_busy++; /* until export_release() */
 		h->id = v->row.id;
 		snprintf(name, sizeof name, "%s", v->row.name);
 	}

@@ -206,6 +206,7 @@ struct tree_file {
 	size_t len;
 	int stream_fd;	/* events log or job stream, or -1 */
 	bool wait_exit; /* a job's exit: reads wait for the end */
+	bool json;	/* its node is N_JSON */
 	uint64_t wait_key;
 	/* Multi-line values (env, cmd, exec/new) may arrive in several
 	 * write(2)s of one open: they accumulate here. */
@@ -313,6 +314,7 @@ enum {
 	N_NEEDS_START = 1 << 4, /* open refused while its job has not started: no end would come */
 	N_PARTIAL = 1 << 5,	/* a write may be refused for now (EAGAIN), recorded nowhere */
 	N_IMPORT = 1 << 6,	/* an archive's sink: its writes go to f->import */
+	N_JSON = 1 << 7,	/* its value is one JSON object (tree_file_is_json()) */
 };
 
 /* An object kind: its table (indexed by the inode's file byte), how its

@@ -875,6 +875,11 @@ static int open_snapshot_export(struct tree *t, const struct obj *o, struct tree
 	{                                                                                          \
 		.name = (n), .mode = S_IFREG | 0444, .read = (r)                                   \
 	}
+/* A value that is one JSON object and a newline (N_JSON). */
+#define JSON_VALUE(n, r)                                                                           \
+	{                                                                                          \
+		.name = (n), .mode = S_IFREG | 0444, .flags = N_JSON, .read = (r)                  \
+	}
 #define SETTING(n, r, s)                                                                           \
 	{                                                                                          \
 		.name = (n), .mode = S_IFREG | 0644, .flags = N_LINE, .read = (r),                 \
@@ -962,7 +967,7 @@ static const struct node box_nodes[] = {
     [BF_IMAGE] = SETTING_TEXT("image", box.image, engine_box_set_image),
     [BF_CREATED] = TIME("created", box.created),
     [BF_USAGE] = VALUE("usage", read_box_usage),
-    [BF_INFO] = VALUE("info", read_box_info),
+    [BF_INFO] = JSON_VALUE("info", read_box_info),
     [BF_ERROR] = VALUE("error", read_box_error),
     [BF_EVENTS] = STREAM("events", stream_box_events),
     [BF_TTL] = SETTING("ttl", read_box_ttl, engine_box_set_ttl),

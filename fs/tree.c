@@ -719,6 +719,7 @@ int tree_open(struct tree *t, uint64_t ino, int flags, struct tree_file **ret,
 	f->ino = ino;
 	f->flags = flags;
 	f->stream_fd = -1;
+	f->json = o.node && (o.node->flags & N_JSON);
 	if (!o.node)
 		; /* a temp: read as it is now (temp_read()) */
 	else if (o.node->open) {
@@ -802,6 +803,11 @@ const char *tree_file_answer(const struct tree_file *f)
 bool tree_file_is_stream(const struct tree_file *f)
 {
 	return f->stream_fd >= 0 || f->wait_exit || f->export;
+}
+
+bool tree_file_is_json(const struct tree_file *f)
+{
+	return f->json;
 }
 
 uint64_t tree_file_wait_key(const struct tree_file *f)

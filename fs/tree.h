@@ -128,6 +128,10 @@ int tree_read_fd(struct tree *t, struct tree_file *f, uint64_t off, size_t size,
 /* True if reads of f may wait (TREE_WAIT); only those ever need parking. */
 bool tree_file_is_stream(const struct tree_file *f);
 
+/* True if f's value is one JSON object (a box's info): the HTTP mirror
+ * serves it as application/json. */
+bool tree_file_is_json(const struct tree_file *f);
+
 /* The key that wakes a parked read of f (see engine_wake_fn). */
 uint64_t tree_file_wait_key(const struct tree_file *f);
 

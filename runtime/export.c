@@ -788,6 +788,7 @@ static void *zstd_main(void *userdata)
 	x->err = err;
 	pd_mutex_unlock(&x->lock);
 	x->wake(x->userdata, x->key);
+	pd_hold("export-end");
 	stream_unref(x);
 	return NULL;
 }

@@ -1562,8 +1562,9 @@ START_TEST(screenshot_names_and_png_headers)
 }
 END_TEST
 
-/* Statuses keep their errno; a 500 takes the errno its body names (ENODEV:
- * the desktop is off), and stays EIO when the body names none. */
+/* Statuses keep their errno; a 409 or a 5xx takes the errno its body names
+ * (ENODEV: the desktop is off; ENOTSUP: no desktop in the image), a 5xx
+ * stays EIO and a 409 EBUSY when the body names none. */
 START_TEST(error_errno_from_body)
 {
 	pd_error err = {0};
@@ -1572,12 +1573,20 @@ START_TEST(error_errno_from_body)
 
 	ck_assert_int_eq(cli_transfer_result(CURLE_OK, "", 500, off, strlen(off), &err), -ENODEV);
 	ck_assert_str_eq(err.msg, "the desktop is off (echo on > boxes/web/desktop/state)");
+	ck_assert_int_eq(cli_transfer_result(CURLE_OK, "", 409, off, strlen(off), &err), -ENODEV);
+	ck_assert_str_eq(err.msg, "the desktop is off (echo on > boxes/web/desktop/state)");
 	const char *nots = "{\"errno\":\"ENOTSUP\",\"error\":\"image debian has no desktop\"}";
 	ck_assert_int_eq(cli_transfer_result(CURLE_OK, "", 500, nots, strlen(nots), &err),
 			 -ENOTSUP);
+	ck_assert_int_eq(cli_transfer_result(CURLE_OK, "", 501, nots, strlen(nots), &err),
+			 -ENOTSUP);
+	ck_assert_str_eq(err.msg, "image debian has no desktop");
 	const char *exists = "{\"error\":\"box web exists\",\"errno\":\"EEXIST\"}";
 	ck_assert_int_eq(cli_transfer_result(CURLE_OK, "", 409, exists, strlen(exists), &err),
-			 -EBUSY);
+			 -EEXIST);
+	const char *busy = "{\"error\":\"box web is busy\"}";
+	ck_assert_int_eq(cli_transfer_result(CURLE_OK, "", 409, busy, strlen(busy), &err), -EBUSY);
+	ck_assert_str_eq(err.msg, "box web is busy");
 	const char *odd = "{\"error\":\"strange\",\"errno\":\"EWHATEVER\"}";
 	ck_assert_int_eq(cli_transfer_result(CURLE_OK, "", 500, odd, strlen(odd), &err), -EIO);
 	ck_assert_str_eq(err.msg, "strange");

@@ -1828,6 +1828,40 @@ START_TEST(test_create_write_error_mid_stream)
 }
 END_TEST
 
+/* A write that fails while libarchive writes a header (a tree of empty
+ * files: headers only) leaves the archive in its fatal state, where
+ * archive_write_free() skips the close that frees the block buffer; the
+ * writer never fails towards libarchive, so nothing leaks (LSan; an
+ * export whose reader went away, or a tar pull whose client did). */
+static void *create_headers_to_closed_pipe(void *arg)
+{
+	int p[2], *ret = arg;
+	pd_error err = {0};
+
+	ck_assert_int_eq(pipe2(p, O_CLOEXEC), 0);
+	close(p[0]);
+	*ret = tarsafe_create(rootfd, "many", p[1], &err);
+	close(p[1]);
+	return NULL;
+}
+
+START_TEST(test_create_write_error_in_a_header)
+{
+	pthread_t th;
+	char name[64];
+	int r = 0;
+
+	ck_assert_int_eq(mkdir(root_path("many"), 0755), 0);
+	for (int i = 0; i < 200; i++) {
+		snprintf(name, sizeof(name), "many/f%03d", i);
+		make_file(root_path(name), "", 0644);
+	}
+	ck_assert_int_eq(pthread_create(&th, NULL, create_headers_to_closed_pipe, &r), 0);
+	ck_assert_int_eq(pthread_join(th, NULL), 0);
+	ck_assert_int_eq(r, -EPIPE);
+}
+END_TEST
+
 /* ---- plain file operations ---- */
 
 START_TEST(test_open_resolves_inside)
@@ -2064,6 +2098,7 @@ static Suite *tarsafe_suite(void)
 	tcase_add_test(tc, test_create_then_extract_round_trip);
 	tcase_add_test(tc, test_create_write_error);
 	tcase_add_test(tc, test_create_write_error_mid_stream);
+	tcase_add_test(tc, test_create_write_error_in_a_header);
 	tcase_add_test(tc, test_create_error_has_no_end_marker);
 	suite_add_tcase(s, tc);
 

@@ -14,23 +14,40 @@
 #include "engine/volumes.h"
 
 #define VALUE_READ_MAX (16u << 20)
-#define LINK_HOPS_MAX 4
+#define LINK_HOPS_MAX 8
+#define RESOLVE_DEPTH_MAX 64
 
-/* Walks path from the root. A link in the middle (exec/last) continues at
- * its target, resolved in the link's directory; a final link is returned
- * as is. Fills the final node's parent and name for mkdir/rmdir. */
-static int resolve(struct tree *t, const char *path, uint64_t *ret_parent, char *ret_name,
-		   size_t name_size, struct tree_attr *ret)
+/* resolve()'s answer for a link whose target is a host path (a snapshot's
+ * root): never shown, never followed over HTTP. */
+#define RESOLVE_OUT_OF_TREE (-EREMOTE)
+
+/* Walks path from the root. A link in the middle (exec/last, a box's
+ * snapshots/ID) continues at its target, read as a path relative to the
+ * link's directory, `..` included (boxes/NAME/snapshots/ID leads to
+ * ../../../snapshots/ID): the walk keeps the directories it went through,
+ * so `..` goes back up the tree's own path, never above its root
+ * (-ENOENT), at most LINK_HOPS_MAX links a path (-ELOOP). A final link is
+ * returned as is, unless follow_last (a path ending in '/': the directory
+ * it leads to). A target that is absolute (a host path) is never followed:
+ * RESOLVE_OUT_OF_TREE. Fills the final node's parent and name for
+ * mkdir/rmdir. */
+static int resolve(struct tree *t, const char *path, bool follow_last, uint64_t *ret_parent,
+		   char *ret_name, size_t name_size, struct tree_attr *ret)
 {
-	char buf[HTTP_PATH_MAX];
+	char buf[HTTP_PATH_MAX], tmp[HTTP_PATH_MAX];
+	uint64_t dirs[RESOLVE_DEPTH_MAX];
+	size_t depth = 1;
 	struct tree_attr a = {0};
-	uint64_t dir = TREE_ROOT_INO, parent = TREE_ROOT_INO;
+	uint64_t parent = TREE_ROOT_INO;
+	unsigned hops = 0;
 	char *s, *next;
 	int k;
 
-	snprintf(buf, sizeof(buf), "%s", path);
+	if ((size_t)snprintf(buf, sizeof(buf), "%s", path) >= sizeof(buf))
+		return -ENAMETOOLONG;
 	if (ret_name)
 		ret_name[0] = '\0';
+	dirs[0] = TREE_ROOT_INO;
 	k = tree_getattr(t, TREE_ROOT_INO, &a);
 	if (k < 0)
 		return k;
@@ -40,26 +57,52 @@ static int resolve(struct tree *t, const char *path, uint64_t *ret_parent, char 
 			*next++ = '\0';
 		else
 			next = s + strlen(s);
+		if (!*s || strcmp(s, ".") == 0)
+			continue; /* only a link's target has these: the URL's are refused */
 		if (!S_ISDIR(a.mode))
 			return -ENOTDIR;
-		parent = dir;
-		k = tree_lookup(t, dir, s, &a);
+		if (strcmp(s, "..") == 0) {
+			if (depth == 1)
+				return -ENOENT; /* above the tree's root */
+			depth--;
+			k = tree_getattr(t, dirs[depth - 1], &a);
+			if (k < 0)
+				return k;
+			parent = depth > 1 ? dirs[depth - 2] : TREE_ROOT_INO;
+			if (ret_name)
+				ret_name[0] = '\0';
+			continue;
+		}
+		parent = dirs[depth - 1];
+		k = tree_lookup(t, parent, s, &a);
 		if (k < 0)
 			return k;
-		for (int hops = 0; S_ISLNK(a.mode) && *next && hops < LINK_HOPS_MAX; hops++) {
+		if (S_ISLNK(a.mode) && (*next || follow_last)) {
 			char target[256];
+			if (++hops > LINK_HOPS_MAX)
+				return -ELOOP;
 			k = tree_readlink(t, a.ino, target, sizeof(target));
 			if (k < 0)
 				return k;
-			if (strchr(target, '/'))
-				return -EXDEV; /* only links within a directory */
-			k = tree_lookup(t, dir, target, &a);
+			if (target[0] == '/')
+				return RESOLVE_OUT_OF_TREE;
+			/* The target, then what is left of the path, from the
+			 * link's directory. */
+			if ((size_t)snprintf(tmp, sizeof(tmp), "%s/%s", target, next) >=
+			    sizeof(buf))
+				return -ENAMETOOLONG;
+			memcpy(buf, tmp, strlen(tmp) + 1);
+			next = buf;
+			k = tree_getattr(t, parent, &a);
 			if (k < 0)
 				return k;
+			continue;
 		}
 		if (ret_name)
 			snprintf(ret_name, name_size, "%s", s);
-		dir = a.ino;
+		if (depth == RESOLVE_DEPTH_MAX)
+			return -ENAMETOOLONG;
+		dirs[depth++] = a.ino;
 	}
 	if (ret_parent)
 		*ret_parent = parent;
@@ -75,6 +118,15 @@ static void reply_tree_error(struct req *r, int k, const struct tree_error *te)
 {
 	char msg[HTTP_PATH_MAX + TREE_ERROR_MAX + 128];
 
+	if (k == RESOLVE_OUT_OF_TREE) {
+		/* A snapshot's root: a directory of the host, outside the tree. */
+		snprintf(msg, sizeof(msg),
+			 "/%s: leads to files outside the tree, which are not served over HTTP "
+			 "(read the snapshot's export, or browse it through the mount)",
+			 r->path);
+		req_reply_error(r, ENOTSUP, msg);
+		return;
+	}
 	if (te && te->code && te->text[0]) {
 		snprintf(msg, sizeof(msg), "%s", te->text);
 		msg[strcspn(msg, "\n")] = '\0';
@@ -147,9 +199,14 @@ static ssize_t stream_reader(void *cls, uint64_t pos, char *buf, size_t max)
 	return (ssize_t)n;
 }
 
-static const char *content_type(const char *path)
+/* A file's type: its JSON values are application/json (a client may parse
+ * them as such), a .png an image, everything else text. */
+static const char *content_type(const char *path, const struct tree_file *f)
 {
 	size_t n = strlen(path);
+
+	if (tree_file_is_json(f))
+		return "application/json";
 	return n > 4 && strcmp(path + n - 4, ".png") == 0 ? "image/png"
 							  : "text/plain; charset=utf-8";
 }
@@ -162,7 +219,7 @@ static void tree_get(struct req *r)
 	struct tree_file *f = NULL;
 	int k;
 
-	k = resolve(t, r->path, NULL, NULL, 0, &a);
+	k = resolve(t, r->path, r->dir, NULL, NULL, 0, &a);
 	if (k < 0) {
 		reply_tree_error(r, k, NULL);
 		return;
@@ -178,6 +235,10 @@ static void tree_get(struct req *r)
 	if (S_ISLNK(a.mode)) {
 		char target[PATH_MAX];
 		k = tree_readlink(t, a.ino, target, sizeof(target));
+		/* A host path (a snapshot's root) is never shown: the link
+		 * answers as the directory it leads to does over HTTP. */
+		if (k >= 0 && target[0] == '/')
+			k = RESOLVE_OUT_OF_TREE;
 		if (k < 0) {
 			reply_tree_error(r, k, NULL);
 			return;
@@ -205,7 +266,8 @@ static void tree_get(struct req *r)
 							 r, NULL);
 		if (!resp)
 			return;
-		MHD_add_response_header(resp, MHD_HTTP_HEADER_CONTENT_TYPE, content_type(r->path));
+		MHD_add_response_header(resp, MHD_HTTP_HEADER_CONTENT_TYPE,
+					content_type(r->path, f));
 		MHD_add_response_header(resp, MHD_HTTP_HEADER_CACHE_CONTROL, "no-store");
 		MHD_add_response_header(resp, "X-Accel-Buffering", "no");
 		if (r->resp)
@@ -216,6 +278,7 @@ static void tree_get(struct req *r)
 	}
 
 	/* A value: rendered at open, read whole. */
+	const char *type = content_type(r->path, f);
 	size_t cap = 4096, len = 0;
 	_cleanup_free_ char *buf = malloc(cap);
 	for (;;) {
@@ -247,7 +310,7 @@ static void tree_get(struct req *r)
 		reply_tree_error(r, k, NULL);
 		return;
 	}
-	req_reply_text(r, 200, content_type(r->path), buf, len);
+	req_reply_text(r, 200, type, buf, len);
 }
 
 /* The path's last name and the attributes of the directory above it. */
@@ -265,7 +328,7 @@ static int resolve_parent(struct tree *t, const char *path, struct tree_attr *re
 	if (strlen(slash + 1) >= name_size)
 		return -ENAMETOOLONG;
 	snprintf(name, name_size, "%s", slash + 1);
-	return resolve(t, parent, NULL, NULL, 0, ret_dir);
+	return resolve(t, parent, /* follow_last= */ true, NULL, NULL, 0, ret_dir);
 }
 
 /* PUT of secrets/NAME that does not exist: made, as a shell's
@@ -292,7 +355,7 @@ static void work_write(struct req *r)
 	_cleanup_free_ char *answer = NULL;
 	int k;
 
-	k = resolve(t, r->path, NULL, NULL, 0, &a);
+	k = resolve(t, r->path, /* follow_last= */ false, NULL, NULL, 0, &a);
 	if (k == -ENOENT)
 		k = create_secret(r, &f);
 	else if (k >= 0 && !S_ISREG(a.mode))
@@ -342,7 +405,7 @@ static void work_mkdir(struct req *r)
 		req_reply_error(r, EEXIST, "the root exists");
 		return;
 	}
-	k = resolve(t, parent_path, NULL, NULL, 0, &parent_attr);
+	k = resolve(t, parent_path, /* follow_last= */ true, NULL, NULL, 0, &parent_attr);
 	if (k >= 0)
 		k = tree_mkdir(t, parent_attr.ino, name, &a);
 	if (k < 0) {
@@ -365,7 +428,7 @@ static void work_rmdir(struct req *r)
 	char name[TREE_NAME_MAX + 1];
 	int k;
 
-	k = resolve(t, r->path, &parent, name, sizeof(name), &a);
+	k = resolve(t, r->path, /* follow_last= */ false, &parent, name, sizeof(name), &a);
 	/* secrets/NAME is a file: DELETE removes it, as unlink does. */
 	if (k >= 0 && parent == TREE_SECRETS_INO && S_ISREG(a.mode)) {
 		k = tree_unlink(t, parent, name);

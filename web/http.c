@@ -149,6 +149,7 @@ unsigned http_status_from_errno(int code)
 	case EEXIST:
 	case EBUSY:
 	case ENOTEMPTY:
+	case ENODEV: /* a desktop that is off: a state the client can change */
 		return 409;
 	case E2BIG:
 	case EFBIG:
@@ -158,6 +159,9 @@ unsigned http_status_from_errno(int code)
 		return 507;
 	case EAGAIN:
 		return 503;
+	case ENOTSUP: /* (EOPNOTSUPP) never for this box or this server: an image
+		       * without a desktop, disk limits off */
+		return 501;
 	default:
 		return 500;
 	}

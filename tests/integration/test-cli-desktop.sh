@@ -265,7 +265,7 @@ class H(http.server.BaseHTTPRequestHandler):
         self.end_headers()
         self.wfile.write(body)
     def error(self, name, text):
-        status = {"ENOENT": 404}.get(name, 500)
+        status = {"ENOENT": 404, "ENODEV": 409, "ENOTSUP": 501}.get(name, 500)
         self.reply(status, json.dumps({"error": text, "errno": name}).encode())
     def do_PUT(self):
         body = self.rfile.read(int(self.headers.get("Content-Length", 0)))
@@ -316,7 +316,7 @@ class H(http.server.BaseHTTPRequestHandler):
             body, status = b'{"error":"bad \\u001b[2J\\u0007 title \\u009b","errno":"EIO"}', 500
         elif box == "off":
             body, status = json.dumps({"error": "the desktop is off (echo on > boxes/off/desktop/state)",
-                                       "errno": "ENODEV"}).encode(), 500
+                                       "errno": "ENODEV"}).encode(), 409
         elif box == "short":    # promises more than it sends, then closes
             self.send_response(200)
             self.send_header("Content-Length", str(len(png) * 10))
