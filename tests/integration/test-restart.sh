@@ -62,7 +62,8 @@ ok "a box interrupted while being created is rolled back" test ! -e "$M/boxes/ha
 ok "its files are removed" test ! -e "$D/boxes/$half_id"
 ok "a box interrupted while being deleted is deleted" test ! -e "$M/boxes/idle"
 ok "the database agrees" same "$(python3 -c "import sqlite3; print(sqlite3.connect('$db').execute('SELECT group_concat(name) FROM (SELECT name FROM boxes ORDER BY name)').fetchone()[0])")" "dies,keep"
-ok "schema is versioned" same "$(python3 -c "import sqlite3; print(sqlite3.connect('$db').execute('PRAGMA user_version').fetchone()[0])")" 13
+ok "schema is versioned" same "$(python3 -c "import sqlite3; print(sqlite3.connect('$db').execute('PRAGMA user_version').fetchone()[0])")" \
+	"$(sed -n 's/^#define STORE_SCHEMA_VERSION \([0-9]*\).*/\1/p' "$TOP_SRCDIR/store/store.h")"
 ok "the database is in WAL mode" same "$(python3 -c "import sqlite3; print(sqlite3.connect('$db').execute('PRAGMA journal_mode').fetchone()[0])")" wal
 
 # Two daemons cannot share a data directory or a mount point.
