@@ -131,7 +131,7 @@ if [ "$rc" -ne 0 ]; then
 fi
 ok "node --test passed (every test file ran to its end)" same "$rc" 0
 
-# The benchmark the lead's run calls, on a box of its own: a few calls
+# The benchmark's program (tests/bench/sdk.sh runs it), on a box of its own: a few calls
 # suffice to check it.
 ok "bench/run-true.mjs prints the median and mean" bash -c "
 	hc -fsS -o /dev/null -X PUT boxes/bench/ && hc -fsS -o /dev/null -X PUT --data running boxes/bench/state &&
