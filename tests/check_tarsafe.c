@@ -1796,69 +1796,66 @@ START_TEST(test_create_error_has_no_end_marker)
 }
 END_TEST
 
-/* A write that fails mid-stream (more than libarchive's 10 KiB block) fails
- * the archive: its buffers are freed all the same (LSan). In a thread of
- * its own, as the daemon's exports are, so that no stale pointer on this
- * stack hides a leak. */
+/* tarsafe_create() of one path of the root into a pipe whose reader is
+ * gone, in a thread of its own, as the daemon's exports are, so that no
+ * stale pointer on this stack hides a leak (LSan). Returns its result. */
+struct closed_pipe_run {
+	const char *path;
+	int r;
+};
+
 static void *create_to_closed_pipe(void *arg)
 {
-	int p[2], *ret = arg;
+	struct closed_pipe_run *run = arg;
 	pd_error err = {0};
+	int p[2];
 
 	ck_assert_int_eq(pipe2(p, O_CLOEXEC), 0);
 	close(p[0]);
-	*ret = tarsafe_create(rootfd, "big", p[1], &err);
+	run->r = tarsafe_create(rootfd, run->path, p[1], &err);
 	close(p[1]);
 	return NULL;
 }
 
+static int create_in_thread_to_closed_pipe(const char *path)
+{
+	struct closed_pipe_run run = {.path = path};
+	pthread_t th;
+
+	ck_assert_int_eq(pthread_create(&th, NULL, create_to_closed_pipe, &run), 0);
+	ck_assert_int_eq(pthread_join(th, NULL), 0);
+	return run.r;
+}
+
+/* A write that fails mid-stream (more than libarchive's 10 KiB block) fails
+ * the archive: its buffers are freed all the same. */
 START_TEST(test_create_write_error_mid_stream)
 {
 	_cleanup_free_ char *big = malloc(1 << 20);
-	pthread_t th;
-	int r = 0;
 
 	ck_assert_ptr_nonnull(big);
 	memset(big, 'x', (1 << 20) - 1);
 	big[(1 << 20) - 1] = '\0';
 	make_file(root_path("big"), big, 0644);
-	ck_assert_int_eq(pthread_create(&th, NULL, create_to_closed_pipe, &r), 0);
-	ck_assert_int_eq(pthread_join(th, NULL), 0);
-	ck_assert_int_eq(r, -EPIPE);
+	ck_assert_int_eq(create_in_thread_to_closed_pipe("big"), -EPIPE);
 }
 END_TEST
 
 /* A write that fails while libarchive writes a header (a tree of empty
  * files: headers only) leaves the archive in its fatal state, where
  * archive_write_free() skips the close that frees the block buffer; the
- * writer never fails towards libarchive, so nothing leaks (LSan; an
- * export whose reader went away, or a tar pull whose client did). */
-static void *create_headers_to_closed_pipe(void *arg)
-{
-	int p[2], *ret = arg;
-	pd_error err = {0};
-
-	ck_assert_int_eq(pipe2(p, O_CLOEXEC), 0);
-	close(p[0]);
-	*ret = tarsafe_create(rootfd, "many", p[1], &err);
-	close(p[1]);
-	return NULL;
-}
-
+ * writer never fails towards libarchive, so nothing leaks (an export whose
+ * reader went away, or a tar pull whose client did). */
 START_TEST(test_create_write_error_in_a_header)
 {
-	pthread_t th;
 	char name[64];
-	int r = 0;
 
 	ck_assert_int_eq(mkdir(root_path("many"), 0755), 0);
 	for (int i = 0; i < 200; i++) {
 		snprintf(name, sizeof(name), "many/f%03d", i);
 		make_file(root_path(name), "", 0644);
 	}
-	ck_assert_int_eq(pthread_create(&th, NULL, create_headers_to_closed_pipe, &r), 0);
-	ck_assert_int_eq(pthread_join(th, NULL), 0);
-	ck_assert_int_eq(r, -EPIPE);
+	ck_assert_int_eq(create_in_thread_to_closed_pipe("many"), -EPIPE);
 }
 END_TEST
 
